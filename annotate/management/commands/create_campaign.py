@@ -1,0 +1,86 @@
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.campaigns import campaign_create
+from annotate.selectors import criterion_set_latest
+
+
+def topics_arg(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise CommandError(f"--topics takes a number or 'all', not {value!r}") from None
+    return number
+
+
+class Command(BaseCommand):
+    help = "Create an annotation campaign and its pairs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--criteria", required=True, help="criterion set key (latest version), or KEY:VERSION")
+        parser.add_argument("--systems", required=True, help="comma-separated system keys, e.g. wikipedia,gemini_3_pro")
+        parser.add_argument("--topics", default="all", help="how many topics (in title order), or 'all'")
+        parser.add_argument("--overlap", type=int, default=1, help="distinct annotators per pair")
+        parser.add_argument("--pairs", choices=["reference", "all"], default="reference")
+        parser.add_argument("--reference", default="wikipedia", help="the reference system (default wikipedia)")
+        parser.add_argument("--allow-tie", action="store_true")
+        parser.add_argument("--no-rationale", action="store_true", help="do not require a rationale per criterion")
+        parser.add_argument("--rationale-min-length", type=int, default=10)
+        parser.add_argument("--overall", action="store_true", help="also ask which article is better overall")
+        parser.add_argument("--instructions", type=Path, help="a markdown file shown to annotators")
+        parser.add_argument("--annotators", default="", help="comma-separated usernames (default: every non-staff user)")
+        parser.add_argument("--claim-timeout", type=int, default=120, help="minutes before an untouched claim returns to the pool")
+        parser.add_argument("--benchmark", help="only topics of this benchmark")
+
+    def handle(self, *args, **options):
+        key, _, version = options["criteria"].partition(":")
+        if version:
+            from annotate.models import CriterionSet
+
+            criterion_set = CriterionSet.objects.filter(key=key, version=version).first() if version.isdigit() else None
+        else:
+            criterion_set = criterion_set_latest(key=key)
+        if criterion_set is None:
+            raise CommandError(f"No criterion set '{options['criteria']}'. Import one with import_criteria or import_wlc.")
+        names = [n.strip() for n in options["annotators"].split(",") if n.strip()]
+        users = list(get_user_model().objects.filter(username__in=names))
+        unknown = sorted(set(names) - {u.username for u in users})
+        if unknown:
+            raise CommandError(f"Unknown annotator(s): {', '.join(unknown)}")
+        instructions = ""
+        if options["instructions"]:
+            try:
+                instructions = options["instructions"].read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(f"{options['instructions']}: cannot be read ({exc})") from exc
+        try:
+            campaign = campaign_create(
+                name=options["name"],
+                criterion_set=criterion_set,
+                systems=options["systems"].split(","),
+                topics=topics_arg(options["topics"]),
+                overlap=options["overlap"],
+                pair_mode=options["pairs"],
+                allow_tie=options["allow_tie"],
+                rationale_required=not options["no_rationale"],
+                rationale_min_length=options["rationale_min_length"],
+                ask_overall=options["overall"],
+                instructions=instructions,
+                annotators=users,
+                reference=options["reference"],
+                claim_timeout_minutes=options["claim_timeout"],
+                benchmark=options["benchmark"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        pairs = campaign.pairs.count()
+        self.stdout.write(
+            f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap} "
+            f"({pairs * campaign.overlap} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
+        )

@@ -1,0 +1,70 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotate.campaigns import campaign_create
+from annotate.models import Campaign
+from annotate.services import articles_import, criterion_set_import
+from annotate.sources import read_jsonl, read_rubric
+
+FIXTURES = Path(settings.BASE_DIR) / "fixtures"
+RUBRIC = FIXTURES / "criteria" / "wiki_writing.json"
+ARTICLES = FIXTURES / "demo" / "articles.jsonl"
+
+# Local demo accounts; the passwords are printed and are not secrets.
+ACCOUNTS = [
+    ("researcher", "demo-researcher", True),
+    ("annotator1", "demo-annotator1", False),
+    ("annotator2", "demo-annotator2", False),
+]
+
+
+DEMO_CAMPAIGN = "Demo campaign"
+INSTRUCTIONS = """Read both articles, then decide for every criterion which article does better.
+
+- Judge the writing only; the articles' sources are hidden on purpose.
+- Write a short reason for each choice, naming the passage that decided it.
+- Select a passage in either article to mark it as good or bad.
+"""
+
+
+class Command(BaseCommand):
+    help = "Load the demo rubric and articles and create the demo accounts (safe to run again)."
+
+    def handle(self, *args, **options):
+        rubric, problems = read_rubric(RUBRIC, key="wiki_writing")
+        if problems:
+            raise CommandError("; ".join(str(p) for p in problems))
+        batch = read_jsonl(ARTICLES, max_bytes=settings.MAX_ARTICLE_BYTES)
+        batch.benchmark = "demo"
+        if batch.problems:
+            raise CommandError("; ".join(str(p) for p in batch.problems))
+        with transaction.atomic():
+            criterion_set, _ = criterion_set_import(rubric=rubric)
+            summary = articles_import(batch=batch)
+            User = get_user_model()
+            for username, password, staff in ACCOUNTS:
+                user, created = User.objects.get_or_create(username=username, defaults={"is_staff": staff, "is_superuser": staff})
+                if created:
+                    user.set_password(password)
+                    user.save()
+            if not Campaign.objects.filter(name=DEMO_CAMPAIGN).exists():
+                campaign_create(
+                    name=DEMO_CAMPAIGN,
+                    criterion_set=criterion_set,
+                    systems=["wikipedia", "atlas_agent", "quill_researcher"],
+                    overlap=2,
+                    ask_overall=True,
+                    instructions=INSTRUCTIONS,
+                    annotators=list(User.objects.filter(username__in=["annotator1", "annotator2"])),
+                    benchmark="demo",
+                )
+        self.stdout.write(f"criterion set {criterion_set}; " + "; ".join(summary.lines()))
+        self.stdout.write(f"Campaign '{DEMO_CAMPAIGN}' is ready for annotator1 and annotator2.")
+        self.stdout.write("Demo logins (username / password):")
+        for username, password, staff in ACCOUNTS:
+            role = "researcher (staff, admin)" if staff else "annotator"
+            self.stdout.write(f"  {username} / {password}   {role}")

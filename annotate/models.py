@@ -1,0 +1,262 @@
+from django.db import models
+
+
+class Topic(models.Model):
+    """One subject that every system writes an article about."""
+
+    benchmark = models.CharField(max_length=100, default="default")
+    title = models.CharField(max_length=300)
+    slug = models.SlugField(max_length=300, allow_unicode=True)
+    category = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "title"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "slug"], name="topic_unique_slug"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class System(models.Model):
+    """Who wrote an article: `wikipedia` for the human reference, or an agent id."""
+
+    key = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    is_reference = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-is_reference", "key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Article(models.Model):
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="articles")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="articles")
+    raw_markdown = models.TextField()
+    display_markdown = models.TextField()
+    html = models.TextField()
+    toc = models.JSONField(default=list, help_text="[level, text, anchor] per heading, computed at import.")
+    word_count = models.PositiveIntegerField()
+    raw_word_count = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    source = models.CharField(max_length=500, blank=True, help_text="Where it was imported from; never shown to annotators.")
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "system"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "system"], name="article_unique_topic_system"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic} / {self.system}"
+
+
+class CriterionSet(models.Model):
+    """A rubric. Rows are never edited: a changed rubric becomes a new version."""
+
+    key = models.SlugField(max_length=100)
+    version = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    content_hash = models.CharField(max_length=64)
+    source = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["key", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "version"], name="criterionset_unique_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} v{self.version}"
+
+
+class Category(models.Model):
+    criterion_set = models.ForeignKey(CriterionSet, on_delete=models.CASCADE, related_name="categories")
+    key = models.SlugField(max_length=100)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    order = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["criterion_set", "order"]
+        verbose_name_plural = "categories"
+        constraints = [
+            models.UniqueConstraint(fields=["criterion_set", "key"], name="category_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Criterion(models.Model):
+    criterion_set = models.ForeignKey(CriterionSet, on_delete=models.CASCADE, related_name="criteria")
+    category = models.ForeignKey(Category, on_delete=models.CASCADE, related_name="criteria")
+    key = models.CharField(max_length=100, help_text="Stable id such as ww_cc_1, shared with other tools.")
+    subcategory_key = models.CharField(max_length=100, blank=True)
+    subcategory_name = models.CharField(max_length=200, blank=True)
+    watch_class = models.CharField(max_length=100, blank=True)
+    text = models.TextField()
+    order = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["criterion_set", "order"]
+        verbose_name_plural = "criteria"
+        constraints = [
+            models.UniqueConstraint(fields=["criterion_set", "key"], name="criterion_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+# --- annotation campaigns ---------------------------------------------------
+
+
+class Campaign(models.Model):
+    class PairMode(models.TextChoices):
+        REFERENCE = "reference", "Reference against each other system"
+        ALL = "all", "Every pair of systems"
+
+    name = models.CharField(max_length=200, unique=True)
+    criterion_set = models.ForeignKey(CriterionSet, on_delete=models.PROTECT, related_name="campaigns")
+    reference_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    pair_mode = models.CharField(max_length=20, choices=PairMode.choices, default=PairMode.REFERENCE)
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators each pair needs.")
+    allow_tie = models.BooleanField(default=False)
+    rationale_required = models.BooleanField(default=True)
+    rationale_min_length = models.PositiveSmallIntegerField(default=10)
+    ask_overall = models.BooleanField(default=False, help_text="Also ask which article is better overall.")
+    instructions = models.TextField(blank=True, help_text="Markdown shown to annotators.")
+    instructions_html = models.TextField(blank=True)
+    claim_timeout_minutes = models.PositiveIntegerField(default=120)
+    is_open = models.BooleanField(default=True)
+    annotators = models.ManyToManyField("auth.User", blank=True, related_name="campaigns", help_text="Empty: every non-staff user may annotate.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(overlap__gte=1), name="campaign_overlap_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Pair(models.Model):
+    """Two articles on one topic. `article_a` is the reference (or the lower system key)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pairs")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
+    article_a = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+    article_b = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["campaign", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "article_a", "article_b"], name="pair_unique_articles"),
+            models.CheckConstraint(condition=~models.Q(article_a=models.F("article_b")), name="pair_two_articles"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
+
+
+class Assignment(models.Model):
+    """One annotator's work on one pair, with the left/right order drawn for them."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "In progress"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Returned to the pool"
+
+    class Overall(models.TextChoices):
+        LEFT = "1", "Article 1"
+        RIGHT = "2", "Article 2"
+        TIE = "tie", "Tie"
+        BOTH_BAD = "both_bad", "Both bad"
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="assignments")
+    a_on_left = models.BooleanField(help_text="Drawn at random when claimed; never shown to the annotator.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    overall = models.CharField(max_length=20, choices=Overall.choices, blank=True)
+    claimed_at = models.DateTimeField()
+    first_opened_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["claimed_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "annotator"], name="assignment_one_per_annotator"),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["pair", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on pair {self.pair_id}"
+
+
+class Label(models.Model):
+    """A verdict on one criterion. `winner` names a side of the pair (a/b), never a position."""
+
+    class Winner(models.TextChoices):
+        A = "a", "Article A"
+        B = "b", "Article B"
+        TIE = "tie", "Tie"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="labels")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    winner = models.CharField(max_length=3, choices=Winner.choices, blank=True)
+    rationale = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    saved_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "criterion"], name="label_one_per_criterion"),
+        ]
+
+
+class LabelChange(models.Model):
+    """Audit trail: every change to a label, overall answer or submission."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="changes")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    field = models.CharField(max_length=20)
+    old_value = models.TextField(blank=True)
+    new_value = models.TextField(blank=True)
+    changed_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["changed_at", "id"]
+
+
+class Span(models.Model):
+    """A passage an annotator marked up or down, by character offsets into the displayed text."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="spans")
+    article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+    polarity = models.SmallIntegerField(choices=[(1, "up"), (-1, "down")])
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="span_not_empty"),
+        ]

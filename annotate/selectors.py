@@ -1,0 +1,173 @@
+"""Reads of the catalogue, shared by pages, the API and commands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.db.models import Count, Q, QuerySet
+
+from annotate.campaigns import can_annotate, position_from_winner
+from annotate.models import Article, Assignment, Campaign, Criterion, CriterionSet, Label, Pair, Topic
+
+
+def article_export_rows(*, benchmark: str | None = None) -> Iterator[dict]:
+    articles = Article.objects.select_related("topic", "system").order_by("topic__benchmark", "topic__title", "system__key")
+    if benchmark:
+        articles = articles.filter(topic__benchmark=benchmark)
+    for article in articles.iterator(chunk_size=200):
+        yield {
+            "benchmark": article.topic.benchmark,
+            "topic": article.topic.title,
+            "system": article.system.key,
+            "reference": article.system.is_reference,
+            "category": article.topic.category,
+            "raw_markdown": article.raw_markdown,
+            "display_markdown": article.display_markdown,
+            "word_count": article.word_count,
+            "content_hash": article.content_hash,
+        }
+
+
+def topic_list() -> QuerySet[Topic]:
+    return Topic.objects.annotate(article_count=Count("articles")).order_by("benchmark", "title")
+
+
+def topic_articles(*, topic: Topic) -> list[Article]:
+    return list(topic.articles.select_related("system").order_by("-system__is_reference", "system__key"))
+
+
+def criterion_set_latest(*, key: str) -> CriterionSet | None:
+    return CriterionSet.objects.filter(key=key).order_by("-version").first()
+
+
+# --- campaigns -------------------------------------------------------------------
+
+
+@dataclass
+class CriterionRow:
+    criterion: Criterion
+    position: str = ""
+    rationale: str = ""
+    saved_at: object = None
+
+
+@dataclass
+class CategoryBlock:
+    key: str
+    name: str
+    rows: list[CriterionRow] = field(default_factory=list)
+
+
+def annotation_page(*, assignment: Assignment) -> dict:
+    """Everything the annotation page shows, in a fixed number of queries.
+
+    Articles are named only by position; nothing here says which system wrote which.
+    """
+    pair = assignment.pair
+    campaign = pair.campaign
+    left, right = (pair.article_a, pair.article_b) if assignment.a_on_left else (pair.article_b, pair.article_a)
+    labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
+    blocks: dict[int, CategoryBlock] = {}
+    done = total = 0
+    for criterion in Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).select_related("category").order_by("order"):
+        block = blocks.get(criterion.category_id)
+        if block is None:
+            block = blocks[criterion.category_id] = CategoryBlock(criterion.category.key, criterion.category.name)
+        label = labels.get(criterion.pk)
+        row = CriterionRow(criterion)
+        if label is not None:
+            row.position = position_from_winner(assignment, label.winner)
+            row.rationale = label.rationale
+            row.saved_at = label.saved_at
+        block.rows.append(row)
+        total += 1
+        done += bool(row.position)
+    spans = [
+        {"id": s.pk, "position": "1" if s.article_id == left.pk else "2", "start": s.start, "end": s.end, "quote": s.quote, "polarity": s.polarity, "comment": s.comment}
+        for s in assignment.spans.all()
+    ]
+    return {
+        "assignment": assignment,
+        "campaign": campaign,
+        "topic": pair.topic,
+        # Only what is shown goes to the template: no article object, so no system can leak.
+        "columns": [_column("1", left), _column("2", right)],
+        "categories": list(blocks.values()),
+        "done": done,
+        "total": total,
+        "spans": spans,
+        "overall_choices": Assignment.Overall.choices,
+    }
+
+
+def _column(position: str, article: Article) -> dict:
+    # Both articles use ids sec-1, sec-2, ...; a per-column prefix keeps them unique on one page.
+    prefix = f"a{position}-"
+    return {
+        "position": position,
+        "html": article.html.replace(' id="sec-', f' id="{prefix}sec-'),
+        "toc": [(level, text, prefix + anchor) for level, text, anchor in article.toc],
+    }
+
+
+def annotator_queue(*, user: User) -> list[dict]:
+    """Open campaigns the user may work on, with their own progress."""
+    rows = []
+    campaigns = Campaign.objects.filter(is_open=True).filter(Q(annotators=user) | Q(annotators__isnull=True)).distinct().order_by("name")
+    for campaign in campaigns:
+        if not can_annotate(campaign, user):
+            continue
+        mine = Assignment.objects.filter(pair__campaign=campaign, annotator=user)
+        rows.append(
+            {
+                "campaign": campaign,
+                "submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
+                "active": mine.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first(),
+                "submitted_list": list(mine.filter(status=Assignment.Status.SUBMITTED).select_related("pair__topic").order_by("-submitted_at")[:50]),
+            }
+        )
+    return rows
+
+
+def campaign_progress(*, campaign: Campaign) -> dict:
+    """Per annotator, per pair and per criterion counts for researchers."""
+    pairs = list(
+        Pair.objects.filter(campaign=campaign)
+        .select_related("topic", "article_a__system", "article_b__system")
+        .annotate(
+            submitted=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+            active=Count("assignments", filter=Q(assignments__status=Assignment.Status.ACTIVE)),
+        )
+        .order_by("order", "id")
+    )
+    annotators = list(
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("annotator__username")
+        .annotate(
+            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            active=Count("id", filter=Q(status=Assignment.Status.ACTIVE)),
+            expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED)),
+            labels=Count("labels", filter=~Q(labels__winner="")),
+        )
+        .order_by("annotator__username")
+    )
+    criteria = list(Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order"))
+    per_criterion = dict(
+        Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="").values_list("criterion_id").annotate(n=Count("id"))
+    )
+    return {
+        "pairs": pairs,
+        "annotators": annotators,
+        "criteria": [(c, per_criterion.get(c.pk, 0)) for c in criteria],
+        "needed": len(pairs) * campaign.overlap,
+        "submitted": sum(p.submitted for p in pairs),
+    }
+
+
+def campaign_list() -> QuerySet[Campaign]:
+    return Campaign.objects.select_related("criterion_set").annotate(
+        pair_count=Count("pairs", distinct=True),
+        submitted=Count("pairs__assignments", filter=Q(pairs__assignments__status=Assignment.Status.SUBMITTED), distinct=True),
+    )

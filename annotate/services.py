@@ -1,0 +1,229 @@
+"""Writes to the catalogue of topics, systems, articles and rubrics."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotate.cleaning import clean_article, count_words
+from annotate.models import Article, Category, Criterion, CriterionSet, System, Topic
+from annotate.rendering import render_html, toc_from_html
+from annotate.sources import ArticleRecord, Batch, Problem, RubricRecord, SystemRecord
+
+
+@dataclass
+class ImportSummary:
+    topics_created: int = 0
+    systems_created: int = 0
+    articles_created: int = 0
+    articles_updated: int = 0
+    articles_unchanged: int = 0
+    criterion_set: str = ""
+    criterion_set_created: bool = False
+    markdown_bytes: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"topics: {self.topics_created} new",
+            f"systems: {self.systems_created} new",
+            f"articles: {self.articles_created} new, {self.articles_updated} updated, {self.articles_unchanged} unchanged",
+        ]
+        if self.criterion_set:
+            state = "new" if self.criterion_set_created else "unchanged"
+            lines.append(f"criterion set: {self.criterion_set} ({state})")
+        return lines
+
+
+def topic_slug(title: str) -> str:
+    slug = slugify(title, allow_unicode=True)
+    if not slug:
+        slug = "topic-" + hashlib.sha256(title.encode("utf-8")).hexdigest()[:12]
+    return slug[:300]
+
+
+@dataclass
+class PreparedArticle:
+    record: ArticleRecord
+    display_markdown: str
+    html: str
+    toc: list
+    word_count: int
+    raw_word_count: int
+    content_hash: str
+
+
+def article_prepare(record: ArticleRecord) -> PreparedArticle:
+    """Cleans and renders one article; pure CPU work, done before any write."""
+    display = clean_article(record.markdown, record.topic)
+    html = render_html(display)
+    return PreparedArticle(
+        record=record,
+        display_markdown=display,
+        html=html,
+        toc=[list(entry) for entry in toc_from_html(html)],
+        word_count=count_words(display),
+        raw_word_count=count_words(record.markdown),
+        content_hash=hashlib.sha256(record.markdown.encode("utf-8")).hexdigest(),
+    )
+
+
+def articles_prepare(records: list[ArticleRecord], *, progress: Callable[[int, int], None] | None = None) -> list[PreparedArticle]:
+    """Cleans and renders many articles. One process is enough: the whole
+    sample prepares in about 0.2 s, and forking workers measured no faster."""
+    prepared = []
+    for done, record in enumerate(records, start=1):
+        prepared.append(article_prepare(record))
+        if progress:
+            progress(done, len(records))
+    return prepared
+
+
+def _systems_ensure(systems: dict[str, SystemRecord], summary: ImportSummary) -> dict[str, System]:
+    existing = {s.key: s for s in System.objects.filter(key__in=list(systems))}
+    for key, record in systems.items():
+        if key in existing:
+            continue
+        existing[key] = System.objects.create(
+            key=key, name=record.name, description=record.description, is_reference=record.is_reference
+        )
+        summary.systems_created += 1
+    return existing
+
+
+def _topics_ensure(benchmark: str, articles: list[ArticleRecord], summary: ImportSummary) -> dict[str, Topic]:
+    wanted: dict[str, tuple[str, str]] = {}
+    for record in articles:
+        slug = topic_slug(record.topic)
+        title, category = wanted.get(slug, (record.topic, ""))
+        wanted[slug] = (title, category or record.category)
+    existing = {t.slug: t for t in Topic.objects.filter(benchmark=benchmark, slug__in=list(wanted))}
+    new = [
+        Topic(benchmark=benchmark, slug=slug, title=title, category=category)
+        for slug, (title, category) in wanted.items()
+        if slug not in existing
+    ]
+    Topic.objects.bulk_create(new)
+    summary.topics_created += len(new)
+    # Fill a category learned later without overwriting one already set.
+    for slug, (_, category) in wanted.items():
+        topic = existing.get(slug)
+        if topic is not None and category and not topic.category:
+            topic.category = category
+            topic.save(update_fields=["category"])
+    return {t.slug: t for t in Topic.objects.filter(benchmark=benchmark, slug__in=list(wanted))}
+
+
+def articles_import(*, batch: Batch, replace: bool = False, prepared: list[PreparedArticle] | None = None) -> ImportSummary:
+    """Imports everything usable in `batch` in one transaction.
+
+    An article already stored for the same (topic, system) is left alone when
+    its content is the same; when it differs it is kept and reported unless
+    `replace` is set, so a re-import never silently changes what was labelled.
+    """
+    summary = ImportSummary(problems=list(batch.problems), notes=list(batch.notes))
+    if prepared is not None and len(prepared) != len(batch.articles):
+        raise ValueError("prepared must hold one entry per article of the batch, in order")
+    seen: dict[tuple[str, str], str] = {}
+    keep: list[int] = []
+    for index, record in enumerate(batch.articles):
+        key = (topic_slug(record.topic), record.system)
+        if key in seen:
+            summary.problems.append(Problem(record.source, f"a second article for topic '{record.topic}' and system '{record.system}' (first: {seen[key]}): skipped"))
+            continue
+        seen[key] = record.source
+        keep.append(index)
+    if prepared is None:
+        prepared = articles_prepare([batch.articles[i] for i in keep])
+    else:
+        prepared = [prepared[i] for i in keep]
+    summary.markdown_bytes = sum(len(p.record.markdown.encode("utf-8")) for p in prepared)
+
+    with transaction.atomic():
+        if batch.rubric is not None:
+            criterion_set, created = criterion_set_import(rubric=batch.rubric)
+            summary.criterion_set = str(criterion_set)
+            summary.criterion_set_created = created
+        if not prepared:
+            return summary
+        systems = _systems_ensure(batch.systems, summary)
+        topics = _topics_ensure(batch.benchmark, [p.record for p in prepared], summary)
+        stored = {
+            (a.topic_id, a.system_id): a
+            for a in Article.objects.filter(topic__in=list(topics.values()), system__in=list(systems.values())).only(
+                "id", "topic_id", "system_id", "content_hash"
+            )
+        }
+        new: list[Article] = []
+        for item in prepared:
+            topic = topics[topic_slug(item.record.topic)]
+            system = systems[item.record.system]
+            current = stored.get((topic.id, system.id))
+            fields = dict(
+                raw_markdown=item.record.markdown,
+                display_markdown=item.display_markdown,
+                html=item.html,
+                toc=item.toc,
+                word_count=item.word_count,
+                raw_word_count=item.raw_word_count,
+                content_hash=item.content_hash,
+                source=item.record.source,
+            )
+            if current is None:
+                new.append(Article(topic=topic, system=system, **fields))
+            elif current.content_hash == item.content_hash:
+                summary.articles_unchanged += 1
+            elif replace:
+                Article.objects.filter(pk=current.pk).update(**fields)
+                summary.articles_updated += 1
+            else:
+                summary.problems.append(
+                    Problem(item.record.source, "differs from the stored article for this topic and system: stored version kept (use --replace to overwrite)")
+                )
+        Article.objects.bulk_create(new, batch_size=200)
+        summary.articles_created += len(new)
+    return summary
+
+
+def criterion_set_import(*, rubric: RubricRecord) -> tuple[CriterionSet, bool]:
+    """Stores a rubric; identical content reuses the latest version, changed content adds one."""
+    digest = rubric.content_hash()
+    with transaction.atomic():
+        latest = CriterionSet.objects.select_for_update().filter(key=rubric.key).order_by("-version").first()
+        if latest is not None and latest.content_hash == digest:
+            return latest, False
+        criterion_set = CriterionSet.objects.create(
+            key=rubric.key,
+            version=(latest.version + 1) if latest else 1,
+            name=rubric.name,
+            description=rubric.description,
+            content_hash=digest,
+            source=rubric.source,
+        )
+        order = 0
+        criteria: list[Criterion] = []
+        for c_order, record in enumerate(rubric.categories):
+            category = Category.objects.create(
+                criterion_set=criterion_set, key=record.key, name=record.name, description=record.description, order=c_order
+            )
+            for item in record.criteria:
+                criteria.append(
+                    Criterion(
+                        criterion_set=criterion_set,
+                        category=category,
+                        key=item.key,
+                        text=item.text,
+                        subcategory_key=item.subcategory_key,
+                        subcategory_name=item.subcategory_name,
+                        watch_class=item.watch_class,
+                        order=order,
+                    )
+                )
+                order += 1
+        Criterion.objects.bulk_create(criteria)
+    return criterion_set, True

@@ -1,0 +1,485 @@
+"""Reading benchmarks from disk into plain records. No Django imports here.
+
+Every reader collects `Problem`s instead of stopping at the first bad file, so
+an import can report all of them and still load the rest.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REFERENCE_SYSTEM = "wikipedia"
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass
+class ArticleRecord:
+    topic: str
+    system: str
+    markdown: str
+    category: str = ""
+    source: str = ""
+
+
+@dataclass
+class SystemRecord:
+    key: str
+    name: str
+    description: str = ""
+    is_reference: bool = False
+
+
+@dataclass
+class CriterionRecord:
+    key: str
+    text: str
+    subcategory_key: str = ""
+    subcategory_name: str = ""
+    watch_class: str = ""
+
+
+@dataclass
+class CategoryRecord:
+    key: str
+    name: str
+    description: str
+    criteria: list[CriterionRecord]
+
+
+@dataclass
+class RubricRecord:
+    key: str
+    name: str
+    description: str
+    categories: list[CategoryRecord]
+    source: str = ""
+
+    def content_hash(self) -> str:
+        """Hash of everything an annotator reads, so a changed text means a new version."""
+        canonical = json.dumps(
+            [
+                [c.key, c.name, c.description, [[k.key, k.text, k.subcategory_key, k.subcategory_name, k.watch_class] for k in c.criteria]]
+                for c in self.categories
+            ],
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @property
+    def criterion_count(self) -> int:
+        return sum(len(c.criteria) for c in self.categories)
+
+
+@dataclass
+class Batch:
+    """What a reader found: records to import and problems to report."""
+
+    benchmark: str = "default"
+    systems: dict[str, SystemRecord] = field(default_factory=dict)
+    articles: list[ArticleRecord] = field(default_factory=list)
+    rubric: RubricRecord | None = None
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class SourceError(Exception):
+    """The input as a whole cannot be used (missing folder, unreadable layout)."""
+
+
+# --- reading files ---------------------------------------------------------
+
+
+def read_text(path: Path, *, max_bytes: int, label: str | None = None) -> tuple[str | None, Problem | None]:
+    where = label or str(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return None, Problem(where, f"cannot be read ({exc.strerror})")
+    if size > max_bytes:
+        return None, Problem(where, f"is {size / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit per article (MAX_ARTICLE_BYTES)")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, Problem(where, f"cannot be read ({exc.strerror})")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, Problem(where, f"is not valid UTF-8 (bad byte at offset {exc.start})")
+    if not text.strip():
+        return None, Problem(where, "is empty")
+    return text, None
+
+
+# --- matching file names to titles -----------------------------------------
+
+_SEPARATORS = re.compile(r"[\s_/\\:]+")
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def title_from_stem(stem: str) -> str:
+    return _SEPARATORS.sub(" ", unicodedata.normalize("NFC", stem).replace("_", " ")).strip()
+
+
+def title_keys(title: str) -> tuple[str, str]:
+    """Two keys for matching, strict then loose.
+
+    File names replace `/` and spaces with `_` and may differ in Unicode
+    normalization or case; the loose key also drops punctuation and accents.
+    """
+    nfc = unicodedata.normalize("NFKC", title).casefold()
+    strict = _SEPARATORS.sub(" ", nfc).strip()
+    decomposed = unicodedata.normalize("NFKD", nfc)
+    ascii_like = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    loose = _NON_WORD.sub("", ascii_like)
+    return strict, loose
+
+
+class TitleIndex:
+    """Finds the topic a file name belongs to."""
+
+    def __init__(self) -> None:
+        self._strict: dict[str, str] = {}
+        self._loose: dict[str, str | None] = {}
+
+    def add(self, key_source: str, topic: str) -> None:
+        strict, loose = title_keys(key_source)
+        self._strict.setdefault(strict, topic)
+        # A loose key shared by two topics is ambiguous: refuse to guess.
+        if loose in self._loose and self._loose[loose] != topic:
+            self._loose[loose] = None
+        else:
+            self._loose[loose] = topic
+
+    def find(self, name: str) -> str | None:
+        strict, loose = title_keys(name)
+        if strict in self._strict:
+            return self._strict[strict]
+        return self._loose.get(loose)
+
+
+_FIRST_HEADING = re.compile(r"\A\s*#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def heading_title(markdown: str) -> str | None:
+    match = _FIRST_HEADING.match(markdown)
+    return match.group(1).strip() if match else None
+
+
+# --- criteria files --------------------------------------------------------
+
+
+def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord | None, list[Problem]]:
+    """Reads the Wiki Live Challenge criteria layout (categories, optional subcategories)."""
+    problems: list[Problem] = []
+    if not isinstance(data, dict) or not isinstance(data.get("categories"), list) or not data["categories"]:
+        return None, [Problem(source, "is not a criteria file: expected an object with a non-empty 'categories' list")]
+    categories: list[CategoryRecord] = []
+    seen_criteria: dict[str, str] = {}
+    seen_categories: set[str] = set()
+    for c_index, raw_category in enumerate(data["categories"]):
+        where = f"{source}: categories[{c_index}]"
+        if not isinstance(raw_category, dict) or not str(raw_category.get("id") or "").strip():
+            problems.append(Problem(where, "has no 'id'"))
+            continue
+        category_key = str(raw_category["id"]).strip()
+        if category_key in seen_categories:
+            problems.append(Problem(where, f"duplicate category id '{category_key}'"))
+            continue
+        seen_categories.add(category_key)
+        groups: list[tuple[str, str, list]] = []
+        if isinstance(raw_category.get("criteria"), list):
+            groups.append(("", "", raw_category["criteria"]))
+        for sub in raw_category.get("subcategories") or []:
+            if not isinstance(sub, dict) or not isinstance(sub.get("criteria"), list):
+                problems.append(Problem(where, "has a subcategory without a 'criteria' list"))
+                continue
+            groups.append((str(sub.get("id") or ""), str(sub.get("name") or sub.get("id") or ""), sub["criteria"]))
+        criteria: list[CriterionRecord] = []
+        for sub_key, sub_name, items in groups:
+            for item in items:
+                if not isinstance(item, dict):
+                    problems.append(Problem(where, "has a criterion that is not an object"))
+                    continue
+                criterion_key = str(item.get("id") or "").strip()
+                text = str(item.get("text") or "").strip()
+                if not criterion_key:
+                    problems.append(Problem(where, "has a criterion without an 'id'"))
+                    continue
+                if criterion_key in seen_criteria:
+                    problems.append(Problem(source, f"duplicate criterion id '{criterion_key}' (in {seen_criteria[criterion_key]} and {category_key})"))
+                    continue
+                if not text:
+                    problems.append(Problem(source, f"criterion '{criterion_key}' has no text"))
+                    continue
+                seen_criteria[criterion_key] = category_key
+                criteria.append(
+                    CriterionRecord(
+                        key=criterion_key,
+                        text=text,
+                        subcategory_key=sub_key,
+                        subcategory_name=sub_name,
+                        watch_class=str(item.get("watch_class") or ""),
+                    )
+                )
+        if not criteria:
+            problems.append(Problem(where, f"category '{category_key}' has no criteria"))
+            continue
+        categories.append(
+            CategoryRecord(
+                key=category_key,
+                name=str(raw_category.get("name") or category_key),
+                description=str(raw_category.get("description") or ""),
+                criteria=criteria,
+            )
+        )
+    if problems:
+        return None, problems
+    rubric = RubricRecord(
+        key=key,
+        name=str(data.get("name") or key),
+        description=str(data.get("description") or ""),
+        categories=categories,
+        source=source,
+    )
+    return rubric, []
+
+
+def rubric_key_from_path(path: Path) -> str:
+    return re.sub(r"[^a-z0-9_-]+", "-", path.stem.lower()).strip("-") or "criteria"
+
+
+def read_rubric(path: Path, *, key: str | None = None) -> tuple[RubricRecord | None, list[Problem]]:
+    text, problem = read_text(path, max_bytes=10 * 1_048_576)
+    if problem:
+        return None, [problem]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, [Problem(f"{path}:{exc.lineno}", f"is not valid JSON ({exc.msg})")]
+    return parse_rubric(data, key=key or rubric_key_from_path(path), source=str(path))
+
+
+# --- the Wiki Live Challenge layout ----------------------------------------
+
+
+def _benchmark_dir(path: Path, benchmark: str | None) -> tuple[Path, Path | None]:
+    """Returns (data/<benchmark> folder, repository root or None)."""
+    if not path.exists():
+        raise SourceError(f"{path}: no such folder")
+    if not path.is_dir():
+        raise SourceError(f"{path}: is not a folder")
+    if (path / "wiki_data").is_dir() or (path / "test_data").is_dir():
+        if benchmark and benchmark != path.name:
+            raise SourceError(f"{path} is the benchmark folder '{path.name}', not '{benchmark}'")
+        root = path.parent.parent
+        return path, root if (root / "evaluation").is_dir() else None
+    data = path / "data"
+    if not data.is_dir():
+        raise SourceError(f"{path}: neither a Wiki Live Challenge repository (no data/ folder) nor a data/<benchmark> folder (no wiki_data/ or test_data/)")
+    found = sorted(p.name for p in data.iterdir() if p.is_dir() and ((p / "wiki_data").is_dir() or (p / "test_data").is_dir()))
+    if not found:
+        raise SourceError(f"{data}: holds no benchmark folder with wiki_data/ or test_data/")
+    if benchmark:
+        if benchmark not in found:
+            raise SourceError(f"{data}: no benchmark '{benchmark}' (found: {', '.join(found)})")
+        return data / benchmark, path
+    if len(found) > 1:
+        raise SourceError(f"{data}: several benchmarks ({', '.join(found)}); choose one with --benchmark")
+    return data / found[0], path
+
+
+def _read_categories(csv_path: Path, batch: Batch) -> dict[str, str]:
+    categories: dict[str, str] = {}
+    if not csv_path.is_file():
+        batch.notes.append(f"{csv_path.name} not found: topics get no category")
+        return categories
+    text, problem = read_text(csv_path, max_bytes=50 * 1_048_576)
+    if problem:
+        batch.problems.append(problem)
+        return categories
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or "title" not in reader.fieldnames:
+        batch.problems.append(Problem(str(csv_path), "has no 'title' column"))
+        return categories
+    for row in reader:
+        title = (row.get("title") or "").strip()
+        category = (row.get("category") or row.get("ga_topic_keyword") or "").strip()
+        if title:
+            categories[title_keys(title)[0]] = category
+    return categories
+
+
+def _read_agencies(path: Path, batch: Batch) -> dict[str, SystemRecord]:
+    systems: dict[str, SystemRecord] = {}
+    if not path.is_file():
+        batch.notes.append("test_data/agencies.json not found: systems are named after their folders")
+        return systems
+    text, problem = read_text(path, max_bytes=10 * 1_048_576)
+    if problem:
+        batch.problems.append(problem)
+        return systems
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        batch.problems.append(Problem(f"{path}:{exc.lineno}", f"is not valid JSON ({exc.msg})"))
+        return systems
+    agencies = data.get("agencies") if isinstance(data, dict) else None
+    if not isinstance(agencies, dict):
+        batch.problems.append(Problem(str(path), "has no 'agencies' object"))
+        return systems
+    for key, info in agencies.items():
+        info = info if isinstance(info, dict) else {}
+        systems[key] = SystemRecord(key=key, name=str(info.get("name") or key), description=str(info.get("description") or ""))
+    return systems
+
+
+def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Batch:
+    bench_dir, root = _benchmark_dir(path, benchmark)
+    batch = Batch(benchmark=bench_dir.name)
+    wiki_dir = bench_dir / "wiki_data"
+    article_dir = wiki_dir / "cleaned_data" / "article"
+    test_dir = bench_dir / "test_data"
+    if not article_dir.is_dir():
+        raise SourceError(f"{article_dir}: missing; the reference articles define the topics")
+
+    categories = _read_categories(wiki_dir / "ga_100.csv", batch)
+    batch.systems[REFERENCE_SYSTEM] = SystemRecord(REFERENCE_SYSTEM, "Wikipedia", "Human-written Wikipedia article (reference)", True)
+
+    index = TitleIndex()
+    for md in sorted(article_dir.glob("*.md")):
+        label = str(md.relative_to(bench_dir))
+        text, problem = read_text(md, max_bytes=max_bytes, label=label)
+        if problem:
+            batch.problems.append(problem)
+            continue
+        stem_title = title_from_stem(md.stem)
+        heading = heading_title(text)
+        # The article's own heading keeps characters that file names lose (such as '/').
+        title = heading if heading and title_keys(heading.replace("/", "_"))[1] == title_keys(md.stem)[1] else stem_title
+        index.add(md.stem, title)
+        index.add(title, title)
+        category = categories.get(title_keys(md.stem)[0]) or categories.get(title_keys(title)[0], "")
+        batch.articles.append(ArticleRecord(title, REFERENCE_SYSTEM, text, category, label))
+    if not batch.articles:
+        raise SourceError(f"{article_dir}: holds no readable .md article")
+
+    if not test_dir.is_dir():
+        batch.notes.append("test_data/ not found: only reference articles imported")
+        return batch
+    agencies = _read_agencies(test_dir / "agencies.json", batch)
+    for system_dir in sorted(p for p in test_dir.iterdir() if p.is_dir()):
+        md_dir = system_dir / "md_data"
+        if not md_dir.is_dir():
+            batch.notes.append(f"test_data/{system_dir.name}/ has no md_data/ folder: skipped")
+            continue
+        key = system_dir.name
+        if key not in agencies:
+            batch.notes.append(f"system '{key}' is not listed in agencies.json: named after its folder")
+        batch.systems[key] = agencies.get(key) or SystemRecord(key, key)
+        for md in sorted(md_dir.glob("*.md")):
+            label = str(md.relative_to(bench_dir))
+            topic = index.find(md.stem)
+            if topic is None:
+                batch.problems.append(Problem(label, "matches no reference article title: not placed"))
+                continue
+            text, problem = read_text(md, max_bytes=max_bytes, label=label)
+            if problem:
+                batch.problems.append(problem)
+                continue
+            batch.articles.append(ArticleRecord(topic, key, text, "", label))
+    for key in sorted(set(agencies) - set(batch.systems)):
+        batch.notes.append(f"system '{key}' is listed in agencies.json but has no md_data/ folder")
+
+    if root is not None:
+        criteria_path = root / "evaluation" / "data" / "wiki_writing_criteria.json"
+        if criteria_path.is_file():
+            batch.rubric, problems = read_rubric(criteria_path)
+            batch.problems.extend(problems)
+        else:
+            batch.notes.append("evaluation/data/wiki_writing_criteria.json not found: no criterion set imported")
+    return batch
+
+
+# --- generic JSON Lines ----------------------------------------------------
+
+REQUIRED_FIELDS = ("topic", "system", "markdown")
+
+
+def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
+    if not path.exists():
+        raise SourceError(f"{path}: no such file")
+    if not path.is_file():
+        raise SourceError(f"{path}: is not a file")
+    batch = Batch(benchmark=path.stem)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if not raw.strip():
+        raise SourceError(f"{path}: is empty")
+    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        where = f"{path}:{number}"
+        if not line_bytes.strip():
+            continue
+        try:
+            line = line_bytes.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            batch.problems.append(Problem(where, f"is not valid UTF-8 (bad byte at column {exc.start + 1})"))
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            batch.problems.append(Problem(where, f"is not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        if not isinstance(obj, dict):
+            batch.problems.append(Problem(where, "is not a JSON object"))
+            continue
+        missing = [name for name in REQUIRED_FIELDS if not isinstance(obj.get(name), str) or not obj[name].strip()]
+        if missing:
+            batch.problems.append(Problem(where, f"lacks the field(s) {', '.join(missing)} (each a non-empty string)"))
+            continue
+        if len(line_bytes) > max_bytes:
+            batch.problems.append(Problem(where, f"article is {len(line_bytes) / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit (MAX_ARTICLE_BYTES)"))
+            continue
+        system = obj["system"].strip()
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", system):
+            batch.problems.append(Problem(where, f"system '{system}' must use only letters, digits, '-' and '_'"))
+            continue
+        is_reference = bool(obj.get("reference")) or system == REFERENCE_SYSTEM
+        known = batch.systems.get(system)
+        if known is None:
+            batch.systems[system] = SystemRecord(
+                key=system,
+                name=str(obj.get("system_name") or ("Wikipedia" if system == REFERENCE_SYSTEM else system)),
+                description=str(obj.get("system_description") or ""),
+                is_reference=is_reference,
+            )
+        elif known.is_reference != is_reference:
+            batch.problems.append(Problem(where, f"system '{system}' is marked reference on one line and not on another"))
+            continue
+        batch.articles.append(
+            ArticleRecord(
+                topic=" ".join(obj["topic"].split()),
+                system=system,
+                markdown=obj["markdown"],
+                category=str(obj.get("category") or "").strip(),
+                source=where,
+            )
+        )
+    if not batch.articles and not batch.problems:
+        raise SourceError(f"{path}: holds no article")
+    return batch
