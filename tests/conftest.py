@@ -40,3 +40,35 @@ def sample_path():
     if not (SAMPLE / "data").is_dir():
         pytest.skip("../shared/wlc-sample is not present")
     return SAMPLE
+
+
+@pytest.fixture
+def catalogue(db):
+    """The demo rubric and articles, without the demo users or campaign."""
+    from django.conf import settings
+
+    from annotate.services import articles_import, criterion_set_import
+    from annotate.sources import read_jsonl, read_rubric
+
+    rubric, problems = read_rubric(FIXTURES / "criteria" / "wiki_writing.json", key="wiki_writing")
+    assert not problems
+    criterion_set, _ = criterion_set_import(rubric=rubric)
+    batch = read_jsonl(FIXTURES / "demo" / "articles.jsonl", max_bytes=settings.MAX_ARTICLE_BYTES)
+    batch.benchmark = "demo"
+    articles_import(batch=batch)
+    return criterion_set
+
+
+@pytest.fixture
+def campaign(catalogue, alice, bob):
+    """Reference against two agents on 4 topics: 8 pairs, each for both alice and bob."""
+    from annotate.campaigns import campaign_create
+
+    return campaign_create(
+        name="Pilot",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        overlap=2,
+        annotators=[alice, bob],
+        rationale_min_length=5,
+    )

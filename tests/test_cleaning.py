@@ -441,13 +441,19 @@ def test_it_counts_the_same_words_before_and_after_cleaning_a_clean_article():
     assert count_words(clean_article(text, "T")) == count_words(text)
 
 
+# These bounds guard against quadratic or exponential regex behaviour (which would
+# take minutes), not against slowness: bench/clean_only.py measures speed. They are
+# ten times the worst time seen here, so a loaded CI machine does not fail them.
+BLOW_UP_SECONDS = 10.0
+
+
 def _timed(fn, *args):
     start = time.perf_counter()
     fn(*args)
     return time.perf_counter() - start
 
 
-def test_it_cleans_a_5_mb_article_in_well_under_a_second():
+def test_it_cleans_a_5_mb_article_without_blowing_up():
     # About one citation or URL per 100 bytes: denser than any agent in the sample.
     block = (
         "## Operations [1]\n\n"
@@ -463,7 +469,7 @@ def test_it_cleans_a_5_mb_article_in_well_under_a_second():
     )
     text = "# Big\n\n" + block * (5_000_000 // len(block)) + "## References\n\n[1] https://example.com\n"
     assert len(text) >= 4_990_000
-    assert _timed(clean_article, text, "Big") < 1.0
+    assert _timed(clean_article, text, "Big") < BLOW_UP_SECONDS
 
 
 @pytest.mark.parametrize(
@@ -484,5 +490,5 @@ def test_it_cleans_a_5_mb_article_in_well_under_a_second():
         "\x01" * 100_000,
     ],
 )
-def test_it_survives_a_pathological_line_quickly(line):
-    assert _timed(clean_article, f"Intro.\n\n{line}\n\nOutro.", "T") < 1.0
+def test_it_survives_a_pathological_line(line):
+    assert _timed(clean_article, f"Intro.\n\n{line}\n\nOutro.", "T") < BLOW_UP_SECONDS

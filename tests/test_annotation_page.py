@@ -1,0 +1,223 @@
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.campaigns import assignment_claim_next, campaign_create, label_save
+from annotate.models import Article, Assignment, Criterion, Label, LabelChange, System
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def work(campaign, alice):
+    return assignment_claim_next(campaign=campaign, user=alice)
+
+
+def page(client, assignment):
+    return client.get(reverse("assignment", args=[assignment.pk]))
+
+
+def leaks(html: str) -> list[str]:
+    """Everything in an annotator-facing response that could name a source."""
+    found = []
+    for system in System.objects.all():
+        for word in {system.key, system.name}:
+            if re.search(rf"\b{re.escape(word)}\b", html):
+                found.append(word)
+    for article in Article.objects.all():
+        if article.source and article.source in html:
+            found.append(article.source)
+    for hint in ("http://", "https://", "www.", "example.org", "href=\"/topics"):
+        if hint in html:
+            found.append(hint)
+    return found
+
+
+def test_it_shows_no_trace_of_which_system_wrote_which(client, alice, work):
+    client.force_login(alice)
+    response = page(client, work)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.count('class="column-label">Article 1<') == 1
+    assert html.count('class="column-label">Article 2<') == 1
+    assert leaks(html) == []
+
+
+def test_it_keeps_every_annotator_facing_response_blind(client, alice, work, campaign):
+    client.force_login(alice)
+    criterion = campaign.criterion_set.criteria.first()
+    bodies = [
+        client.get(reverse("home")).content.decode(),
+        client.post(reverse("label-save", args=[work.pk, criterion.key]), {"position": "1", "rationale": "clearer prose"}, HTTP_HX_REQUEST="true").content.decode(),
+        client.post(reverse("label-save", args=[work.pk, criterion.key]), {"position": "tie"}, HTTP_HX_REQUEST="true").content.decode(),
+        client.post(reverse("submit", args=[work.pk])).content.decode(),
+        client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": "0", "end": "3", "quote": "zzz", "polarity": "1"}, HTTP_HX_REQUEST="true").content.decode(),
+    ]
+    for body in bodies:
+        assert leaks(body) == []
+
+
+def test_it_puts_the_drawn_article_on_the_left(client, alice, work):
+    client.force_login(alice)
+    for a_on_left in (True, False):
+        Assignment.objects.filter(pk=work.pk).update(a_on_left=a_on_left)
+        html = page(client, work).content.decode()
+        left = work.pair.article_a if a_on_left else work.pair.article_b
+        first_words = left.html[left.html.index("<p>") + 3:][:60]
+        assert html.index(first_words) < html.index('class="column-label">Article 2<')
+
+
+def test_it_forbids_other_peoples_work(client, bob, rachel, oscar, work):
+    for user in (bob, rachel, oscar):
+        client.force_login(user)
+        assert page(client, work).status_code == 403
+        criterion = Criterion.objects.filter(criterion_set=work.pair.campaign.criterion_set).first()
+        assert client.post(reverse("label-save", args=[work.pk, criterion.key]), {"position": "1"}).status_code == 403
+        assert client.post(reverse("submit", args=[work.pk])).status_code == 403
+    assert not Label.objects.exists()
+
+
+def test_it_sends_anonymous_visitors_to_log_in(client, work):
+    response = page(client, work)
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_it_refuses_a_get_on_a_save_url(client, alice, work):
+    client.force_login(alice)
+    assert client.get(reverse("label-save", args=[work.pk, "ww_cc_1"])).status_code == 405
+    assert client.get(reverse("submit", args=[work.pk])).status_code == 405
+
+
+def test_it_saves_one_criterion_by_htmx_and_maps_the_position(client, alice, work):
+    client.force_login(alice)
+    for a_on_left, position, winner in [(True, "1", "a"), (True, "2", "b"), (False, "1", "b"), (False, "2", "a")]:
+        Assignment.objects.filter(pk=work.pk).update(a_on_left=a_on_left)
+        response = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": position, "rationale": f"r {a_on_left} {position}"}, HTTP_HX_REQUEST="true")
+        assert response.status_code == 200
+        assert b"Saved" in response.content
+        assert b'id="progress" hx-swap-oob="true">1 / 39' in response.content
+        assert Label.objects.get(criterion__key="ww_cc_1").winner == winner
+
+
+def test_it_saves_without_javascript_and_comes_back_to_the_criterion(client, alice, work):
+    client.force_login(alice)
+    response = client.post(reverse("label-save", args=[work.pk, "ww_ls_2"]), {"position": "2", "rationale": "a longer lead"})
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/work/{work.pk}/#c-ww_ls_2")
+    html = page(client, work).content.decode()
+    form = html[html.index('id="c-ww_ls_2"'):]
+    form = form[: form.index("</form>")]
+    assert 'value="2" checked' in form
+    assert "a longer lead</textarea>" in form
+
+
+def test_it_refuses_a_tie_in_a_strict_campaign(client, alice, work):
+    client.force_login(alice)
+    response = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": "tie"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 422
+    assert b"does not allow ties" in response.content
+    assert not Label.objects.exists()
+
+
+def test_it_enforces_csrf_on_htmx_posts(alice, work):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    response = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": "1"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 403
+    assert not Label.objects.exists()
+    client.get(reverse("assignment", args=[work.pk]))
+    token = client.cookies["csrftoken"].value
+    ok = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": "1"}, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN=token)
+    assert ok.status_code == 200
+
+
+def test_it_refuses_submit_in_strict_mode_with_exactly_what_is_missing(client, alice, work):
+    client.force_login(alice)
+    for criterion in Criterion.objects.filter(criterion_set=work.pair.campaign.criterion_set).exclude(key__in=["n_3", "bc_2"]):
+        label_save(assignment=work, criterion=criterion, user=alice, position="1", rationale="fine prose")
+    label_save(assignment=work, criterion=Criterion.objects.get(key="bc_2"), user=alice, position="2", rationale="no")
+    response = client.post(reverse("submit", args=[work.pk]))
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "Still missing (3)" in html
+    assert "bc_2: write a rationale of at least 5 characters (2 so far)" in html
+    assert "n_3: choose a winner" in html
+    assert "n_3: write a rationale" in html
+    work.refresh_from_db()
+    assert work.status == Assignment.Status.ACTIVE
+
+
+def test_it_submits_then_opens_the_next_pair_and_keeps_an_audit_of_amendments(client, alice, work):
+    client.force_login(alice)
+    for criterion in Criterion.objects.filter(criterion_set=work.pair.campaign.criterion_set):
+        label_save(assignment=work, criterion=criterion, user=alice, position="1", rationale="fine prose")
+    response = client.post(reverse("submit", args=[work.pk]))
+    assert response.status_code == 302
+    following = Assignment.objects.get(annotator=alice, status=Assignment.Status.ACTIVE)
+    assert response["Location"] == reverse("assignment", args=[following.pk])
+    work.refresh_from_db()
+    assert work.status == Assignment.Status.SUBMITTED and work.submitted_at
+
+    client.post(reverse("label-save", args=[work.pk, "n_1"]), {"position": "2", "rationale": "second thoughts"}, HTTP_HX_REQUEST="true")
+    changes = LabelChange.objects.filter(assignment=work, criterion__key="n_1").order_by("id")
+    expected_old_winner = "a" if work.a_on_left else "b"
+    assert [(c.field, c.old_value, c.new_value, c.changed_by) for c in changes][-2:] == [
+        ("winner", expected_old_winner, "b" if work.a_on_left else "a", alice),
+        ("rationale", "fine prose", "second thoughts", alice),
+    ]
+    assert LabelChange.objects.filter(assignment=work, field="status", new_value="submitted").exists()
+
+
+def test_it_records_time_on_task(client, alice, work):
+    client.force_login(alice)
+    page(client, work)
+    work.refresh_from_db()
+    opened = work.first_opened_at
+    assert opened is not None
+    page(client, work)
+    work.refresh_from_db()
+    assert work.first_opened_at == opened
+    client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": "1"}, HTTP_HX_REQUEST="true")
+    label = Label.objects.get()
+    assert label.saved_at >= opened
+    assert LabelChange.objects.get().changed_at == label.saved_at
+
+
+def test_it_stores_span_feedback_by_offsets_into_the_displayed_text(client, alice, work):
+    from annotate.rendering import plain_text
+
+    client.force_login(alice)
+    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    text = plain_text(left.html)
+    start = text.index(" ") + 1
+    quote = text[start:start + 20]
+    response = client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": start, "end": start + 20, "quote": quote, "polarity": "-1", "comment": "vague"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    span = work.spans.get()
+    assert (span.article, span.start, span.end, span.quote, span.polarity, span.comment) == (left, start, start + 20, quote, -1, "vague")
+    assert "vague" in response.content.decode()
+    wrong = client.post(reverse("span-add", args=[work.pk]), {"position": "2", "start": start, "end": start + 20, "quote": "not there", "polarity": "1"}, HTTP_HX_REQUEST="true")
+    assert wrong.status_code == 422
+    assert work.spans.count() == 1
+
+
+def test_it_renders_the_page_in_constant_queries(client, alice, catalogue, campaign, django_assert_num_queries):
+    client.force_login(alice)
+    big = assignment_claim_next(campaign=campaign, user=alice)
+    for criterion in Criterion.objects.filter(criterion_set=catalogue)[:10]:
+        label_save(assignment=big, criterion=criterion, user=alice, position="1", rationale="ok ok ok")
+    page(client, big)  # the first open writes the time stamp
+    # 39 criteria, 10 labels: session, user, assignment, labels, criteria, spans.
+    with django_assert_num_queries(6):
+        page(client, big)
+    from annotate.services import criterion_set_import
+    from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
+
+    small_set, _ = criterion_set_import(rubric=RubricRecord("tiny", "Tiny", "", [CategoryRecord("c", "C", "", [CriterionRecord("x1", "One"), CriterionRecord("x2", "Two")])]))
+    small = campaign_create(name="Small", criterion_set=small_set, systems=["wikipedia", "quill_researcher"], topics=1, annotators=[alice])
+    assignment = assignment_claim_next(campaign=small, user=alice)
+    page(client, assignment)
+    with django_assert_num_queries(6):
+        page(client, assignment)

@@ -1,0 +1,108 @@
+import threading
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db import connection, connections
+from django.utils import timezone
+
+from annotate.campaigns import assignment_claim_next, campaign_create
+from annotate.models import Assignment
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_gives_back_unfinished_work_first(campaign, alice):
+    first = assignment_claim_next(campaign=campaign, user=alice)
+    again = assignment_claim_next(campaign=campaign, user=alice)
+    assert first == again
+    assert Assignment.objects.filter(annotator=alice).count() == 1
+
+
+def test_it_never_gives_a_pair_twice_to_one_annotator(campaign, alice):
+    seen = set()
+    while (assignment := assignment_claim_next(campaign=campaign, user=alice)) is not None:
+        assert assignment.pair_id not in seen
+        seen.add(assignment.pair_id)
+        assignment.status = Assignment.Status.SUBMITTED
+        assignment.save()
+    assert len(seen) == campaign.pairs.count()
+
+
+def test_it_stops_at_overlap_distinct_annotators(catalogue, django_user_model):
+    users = [django_user_model.objects.create_user(f"ann{i}") for i in range(3)]
+    campaign = campaign_create(name="K1", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1, overlap=2)
+    assert assignment_claim_next(campaign=campaign, user=users[0]) is not None
+    assert assignment_claim_next(campaign=campaign, user=users[1]) is not None
+    assert assignment_claim_next(campaign=campaign, user=users[2]) is None
+
+
+def test_it_returns_an_untouched_claim_to_the_pool(catalogue, django_user_model):
+    first, second, third = (django_user_model.objects.create_user(n) for n in ("u1", "u2", "u3"))
+    campaign = campaign_create(name="Timeout", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1, overlap=2, claim_timeout_minutes=30)
+    now = timezone.now()
+    stale = assignment_claim_next(campaign=campaign, user=first, now=now)
+    assignment_claim_next(campaign=campaign, user=second, now=now)
+    assert assignment_claim_next(campaign=campaign, user=third, now=now + timedelta(minutes=29)) is None
+    fresh = assignment_claim_next(campaign=campaign, user=third, now=now + timedelta(minutes=31))
+    assert fresh is not None and fresh.pair_id == stale.pair_id
+    stale.refresh_from_db()
+    assert stale.status == Assignment.Status.EXPIRED
+
+
+def test_it_refuses_people_outside_the_campaign(campaign, oscar, rachel):
+    for user in (oscar, rachel):
+        with pytest.raises(PermissionDenied):
+            assignment_claim_next(campaign=campaign, user=user)
+
+
+def test_it_gives_nothing_from_a_closed_campaign(campaign, alice):
+    campaign.is_open = False
+    campaign.save()
+    assert assignment_claim_next(campaign=campaign, user=alice) is None
+
+
+def test_it_draws_both_orders(catalogue, django_user_model):
+    campaign = campaign_create(name="Orders", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], pair_mode="all", overlap=5)
+    orders = []
+    for i in range(5):
+        user = django_user_model.objects.create_user(f"o{i}")
+        while (a := assignment_claim_next(campaign=campaign, user=user)) is not None:
+            orders.append(a.a_on_left)
+            a.status = Assignment.Status.SUBMITTED
+            a.save()
+    # 60 fair coin flips all landing one way would happen with probability 2^-59.
+    assert len(orders) == 60 and 0 < sum(orders) < 60
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_overlap_under_concurrent_claims(catalogue):
+    if connection.vendor != "postgresql":
+        pytest.skip("real row locking is exercised on PostgreSQL; SQLite serializes writers")
+    User = get_user_model()
+    users = [User.objects.create_user(f"racer{i}") for i in range(8)]
+    campaign = campaign_create(name="Race", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], topics=2, overlap=2)
+    barrier = threading.Barrier(len(users))
+    errors = []
+
+    def worker(user):
+        try:
+            barrier.wait()
+            while (a := assignment_claim_next(campaign=campaign, user=user)) is not None:
+                Assignment.objects.filter(pk=a.pk).update(status=Assignment.Status.SUBMITTED)
+        except Exception as exc:  # reported below; a thread's exception would otherwise vanish
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    per_pair = Counter(Assignment.objects.filter(pair__campaign=campaign).values_list("pair_id", flat=True))
+    assert set(per_pair.values()) == {2}
+    assert len(per_pair) == campaign.pairs.count() == 4
