@@ -1,6 +1,19 @@
 from django.contrib import admin
 
-from annotate.models import Article, Category, Criterion, CriterionSet, System, Topic
+from annotate.models import (
+    Article,
+    Assignment,
+    Campaign,
+    Category,
+    Criterion,
+    CriterionSet,
+    Label,
+    LabelChange,
+    Pair,
+    Span,
+    System,
+    Topic,
+)
 
 
 @admin.register(Topic)
@@ -58,3 +71,56 @@ class CriterionAdmin(admin.ModelAdmin):
     search_fields = ["key", "text"]
     # Text under existing labels must never change: import a new version instead.
     readonly_fields = ["criterion_set", "category", "key", "subcategory_key", "subcategory_name", "watch_class", "text", "order"]
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ["name", "criterion_set", "overlap", "allow_tie", "is_open", "created_at"]
+    list_filter = ["is_open"]
+    filter_horizontal = ["annotators"]
+    # Pairs and the rubric are fixed at creation; use the campaign page or create_campaign.
+    readonly_fields = ["criterion_set", "reference_system", "pair_mode", "instructions_html", "created_at"]
+
+
+@admin.register(Pair)
+class PairAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "topic", "article_a", "article_b"]
+    list_filter = ["campaign"]
+    list_select_related = ["campaign", "topic", "article_a__system", "article_a__topic", "article_b__system", "article_b__topic"]
+    readonly_fields = ["campaign", "topic", "article_a", "article_b"]
+
+
+class LabelInline(admin.TabularInline):
+    model = Label
+    fields = ["criterion", "winner", "rationale", "saved_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["id", "pair", "annotator", "status", "a_on_left", "claimed_at", "submitted_at"]
+    list_filter = ["status", "pair__campaign"]
+    list_select_related = ["pair__topic", "pair__article_a__system", "pair__article_b__system", "pair__article_a__topic", "pair__article_b__topic", "annotator"]
+    readonly_fields = ["pair", "annotator", "a_on_left", "overall", "claimed_at", "first_opened_at", "last_activity_at", "submitted_at"]
+    inlines = [LabelInline]
+
+
+@admin.register(LabelChange)
+class LabelChangeAdmin(admin.ModelAdmin):
+    list_display = ["changed_at", "changed_by", "assignment", "criterion", "field", "old_value", "new_value"]
+    list_filter = ["field"]
+    readonly_fields = ["assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Span)
+class SpanAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "article", "start", "end", "polarity", "created_at"]
+    readonly_fields = ["assignment", "article", "start", "end", "quote", "polarity", "comment", "created_at"]
