@@ -106,7 +106,8 @@ def campaign_create(
             ref = by_system[reference]
             planned += [(topic, ref, by_system[k]) for k in keys if k != reference and k in by_system]
         else:
-            present = [k for k in keys if k in by_system]
+            # Article A is the reference when it takes part, else the lower system key.
+            present = sorted((k for k in keys if k in by_system), key=lambda k: (k != reference, k))
             planned += [(topic, by_system[x], by_system[y]) for x, y in itertools.combinations(present, 2)]
     if not planned:
         raise ValidationError(["No topic has articles from two of the chosen systems: the campaign would have no pairs."])
@@ -170,10 +171,10 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
     the lock; on SQLite the IMMEDIATE transaction serializes claimers.
     """
     now = now or timezone.now()
-    if not campaign.is_open:
-        return None
     if not can_annotate(campaign, user):
         raise PermissionDenied("You are not an annotator of this campaign.")
+    if not campaign.is_open:
+        return None
     unfinished = (
         Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
         .order_by("claimed_at", "id")

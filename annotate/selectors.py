@@ -136,6 +136,7 @@ def campaign_progress(*, campaign: Campaign) -> dict:
     pairs = list(
         Pair.objects.filter(campaign=campaign)
         .select_related("topic", "article_a__system", "article_b__system")
+        .only("id", "order", "topic__title", "article_a__system__key", "article_b__system__key")
         .annotate(
             submitted=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
             active=Count("assignments", filter=Q(assignments__status=Assignment.Status.ACTIVE)),
@@ -146,9 +147,9 @@ def campaign_progress(*, campaign: Campaign) -> dict:
         Assignment.objects.filter(pair__campaign=campaign)
         .values("annotator__username")
         .annotate(
-            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            active=Count("id", filter=Q(status=Assignment.Status.ACTIVE)),
-            expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED)),
+            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED), distinct=True),
+            active=Count("id", filter=Q(status=Assignment.Status.ACTIVE), distinct=True),
+            expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED), distinct=True),
             labels=Count("labels", filter=~Q(labels__winner="")),
         )
         .order_by("annotator__username")

@@ -15,6 +15,12 @@ FIXTURES = REPO / "fixtures"
 SAMPLE = REPO.parent / "shared" / "wlc-sample"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The default hasher is slow on purpose; tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", password="alice-password")

@@ -1,0 +1,196 @@
+"""JSON API for annotators and researchers: thin views over the same services and selectors as the pages.
+
+Session or token authentication (settings.REST_FRAMEWORK); DRF turns Django's
+PermissionDenied into 403 and Http404 into 404. Annotators only ever see their
+own work, with the two articles named by position.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from rest_framework import status
+from rest_framework.decorators import api_view, permission_classes
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotate import campaigns as work
+from annotate import selectors
+from annotate.labels_io import label_rows
+from annotate.models import Assignment, Campaign, Criterion
+from annotate.serializers import (
+    AnnotatorCampaignSerializer,
+    AssignmentPageSerializer,
+    AssignmentSummarySerializer,
+    CampaignStaffSerializer,
+    CriterionRowSerializer,
+    LabelInputSerializer,
+    OverallInputSerializer,
+    campaign_progress_data,
+    criterion_row,
+    error_messages,
+)
+
+
+class Pages(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+# --- campaigns ----------------------------------------------------------------------
+
+
+def _staff_campaigns() -> QuerySet[Campaign]:
+    return selectors.campaign_list().select_related("reference_system").prefetch_related("annotators").order_by("-created_at", "-id")
+
+
+def _queue_row(campaign: Campaign, user: User) -> dict:
+    """The caller's row for one campaign, the same one their home page shows; 403 if they have none."""
+    for row in selectors.annotator_queue(user=user):
+        if row["campaign"].pk == campaign.pk:
+            return row
+    raise PermissionDenied("You are not an annotator of this campaign.")
+
+
+@api_view(["GET"])
+def campaign_list(request: Request) -> Response:
+    if request.user.is_staff:
+        return Response(CampaignStaffSerializer(_staff_campaigns(), many=True).data)
+    return Response(AnnotatorCampaignSerializer(selectors.annotator_queue(user=request.user), many=True).data)
+
+
+@api_view(["GET"])
+def campaign_detail(request: Request, campaign_id: int) -> Response:
+    if request.user.is_staff:
+        campaign = get_object_or_404(_staff_campaigns(), pk=campaign_id)
+        data = CampaignStaffSerializer(campaign).data
+        data["progress"] = campaign_progress_data(selectors.campaign_progress(campaign=campaign))
+        return Response(data)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return Response(AnnotatorCampaignSerializer(_queue_row(campaign, request.user)).data)
+
+
+@api_view(["POST"])
+def campaign_claim(request: Request, campaign_id: int) -> Response:
+    """The caller's unfinished assignment (200), a new claim (201), or 204 when nothing is left."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    # The service answers "nothing left" for a closed campaign before it checks who asks.
+    if not work.can_annotate(campaign, request.user):
+        raise PermissionDenied("You are not an annotator of this campaign.")
+    now = timezone.now()
+    assignment = work.assignment_claim_next(campaign=campaign, user=request.user, now=now)
+    if assignment is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    claimed_now = assignment.claimed_at == now
+    return Response(
+        AssignmentSummarySerializer(assignment).data, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK
+    )
+
+
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def campaign_labels(request: Request, campaign_id: int) -> StreamingHttpResponse:
+    """Every decided label in the long format (labels_io, as the file export), streamed as one JSON array."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return StreamingHttpResponse(_json_array(label_rows(campaign)), content_type="application/json")
+
+
+def _json_array(rows: Iterable[dict]) -> Iterator[str]:
+    yield "["
+    for i, row in enumerate(rows):
+        yield ("," if i else "") + "\n" + json.dumps(row, ensure_ascii=False)
+    yield "\n]\n"
+
+
+# --- the caller's own assignments ----------------------------------------------------
+
+
+def _own_assignments(user: User) -> QuerySet[Assignment]:
+    criteria = (
+        Criterion.objects.filter(criterion_set_id=OuterRef("pair__campaign__criterion_set_id"))
+        .order_by()
+        .values("criterion_set_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return (
+        Assignment.objects.filter(annotator=user)
+        .select_related("pair__campaign", "pair__topic")
+        .annotate(done=Count("labels", filter=~Q(labels__winner="")), total=Subquery(criteria, output_field=IntegerField()))
+        .order_by("-claimed_at", "-id")
+    )
+
+
+@api_view(["GET"])
+def assignment_list(request: Request) -> Response:
+    paginator = Pages()
+    page = paginator.paginate_queryset(_own_assignments(request.user), request)
+    return paginator.get_paginated_response(AssignmentSummarySerializer(page, many=True).data)
+
+
+@api_view(["GET"])
+def assignment_detail(request: Request, assignment_id: int) -> Response:
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    work.assignment_open(assignment=assignment)
+    return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
+
+
+@api_view(["PUT", "PATCH"])
+def label_save(request: Request, assignment_id: int, criterion_key: str) -> Response:
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    criterion = get_object_or_404(
+        Criterion.objects.select_related("category"), criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key
+    )
+    body = LabelInputSerializer(data=request.data)
+    if not body.is_valid():
+        return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+    try:
+        result = work.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
+    except ValidationError as exc:
+        return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+    label = result.label
+    row = criterion_row(
+        criterion=criterion,
+        category_key=criterion.category.key,
+        position=work.position_from_winner(assignment, label.winner),
+        rationale=label.rationale,
+        saved_at=label.saved_at if label.pk else None,
+    )
+    return Response(CriterionRowSerializer(row).data)
+
+
+@api_view(["PUT", "PATCH"])
+def overall_save(request: Request, assignment_id: int) -> Response:
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    body = OverallInputSerializer(data=request.data)
+    if not body.is_valid():
+        return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+    try:
+        work.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
+    except ValidationError as exc:
+        return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+    return Response({"overall": assignment.overall})
+
+
+@api_view(["POST"])
+def assignment_submit(request: Request, assignment_id: int) -> Response:
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    try:
+        work.assignment_submit(assignment=assignment, user=request.user)
+    except ValidationError as exc:
+        missing = work.assignment_missing(assignment=assignment)
+        if missing and missing == exc.messages:
+            return Response({"missing": missing}, status=status.HTTP_400_BAD_REQUEST)
+        # A closed campaign or an expired claim: nothing the annotator can fill in.
+        return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(AssignmentSummarySerializer(assignment).data)

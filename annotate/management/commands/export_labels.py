@@ -1,0 +1,68 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.labels_io import (
+    FORMATS,
+    LABEL_COLUMNS,
+    OVERALL_COLUMNS,
+    SPAN_COLUMNS,
+    companion_paths,
+    format_of,
+    label_rows,
+    overall_rows,
+    rows_format,
+    span_rows,
+)
+from annotate.models import Campaign
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a campaign's labels in long format, one row per pair, criterion and rater "
+        "(labels without a winner are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--format", choices=FORMATS, help="default: from the --out extension (csv for -)")
+        parser.add_argument("--out", required=True, help="FILE.csv or FILE.jsonl, or - for the labels alone on standard output")
+
+    def handle(self, *args, **options):
+        campaign = Campaign.objects.filter(name=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        if options["out"] == "-":
+            fmt = options["format"] or "csv"
+            rows = label_rows(campaign)
+            for chunk in rows_format(rows, fmt=fmt, columns=LABEL_COLUMNS):
+                self.stdout.write(chunk, ending="")
+            self.stderr.write(f"{len(rows)} label rows")
+            return
+        target = Path(options["out"])
+        fmt = format_of(target)
+        if fmt is None or (options["format"] and options["format"] != fmt):
+            wanted = options["format"] or "csv or .jsonl"
+            raise CommandError(f"{target}: the file name must end in .{wanted} (import_labels reads the format from it)")
+        if not target.parent.is_dir():
+            raise CommandError(f"{target.parent}: no such folder")
+        overall_path, spans_path = companion_paths(target)
+        outputs = [
+            (target, label_rows(campaign), LABEL_COLUMNS, "label"),
+            (overall_path, overall_rows(campaign), OVERALL_COLUMNS, "overall"),
+            (spans_path, span_rows(campaign), SPAN_COLUMNS, "span"),
+        ]
+        parts = [path.with_name(path.name + ".part") for path, *_ in outputs]
+        try:
+            for part, (_, rows, columns, _) in zip(parts, outputs):
+                with part.open("w", encoding="utf-8", newline="") as stream:
+                    stream.writelines(rows_format(rows, fmt=fmt, columns=columns))
+        except BaseException:
+            for part in parts:
+                part.unlink(missing_ok=True)
+            raise
+        # Renamed only once all three are written: a crash never leaves half an export under the real names.
+        for part, (path, *_) in zip(parts, outputs):
+            part.replace(path)
+        for path, rows, _, what in outputs:
+            self.stdout.write(f"{len(rows)} {what} rows written to {path}")

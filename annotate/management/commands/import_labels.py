@@ -1,0 +1,50 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.labels_io import (
+    LABEL_COLUMNS,
+    OVERALL_COLUMNS,
+    SPAN_COLUMNS,
+    LabelsFileError,
+    companion_paths,
+    labels_import,
+    rows_read,
+)
+from annotate.management.importing import PARTIAL_EXIT
+from annotate.models import Campaign
+
+
+class Command(BaseCommand):
+    help = (
+        "Import labels in the long format of export_labels (.csv or .jsonl) into an existing campaign, "
+        "with <stem>.overall.<ext> and <stem>.spans.<ext> when they sit beside FILE. "
+        "Creates missing pairs and the raters' accounts (inactive, no password)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--campaign", required=True, help="the campaign to import into (create it first with create_campaign)")
+        parser.add_argument("--skip-bad", action="store_true", help="import the good rows and report the bad ones (default: import nothing)")
+
+    def handle(self, *args, **options):
+        campaign = Campaign.objects.filter(name=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"No campaign named '{options['campaign']}'. Create it first with create_campaign.")
+        path = options["file"]
+        overall_path, spans_path = companion_paths(path)
+        try:
+            labels = rows_read(path, columns=LABEL_COLUMNS)
+            overall = rows_read(overall_path, columns=OVERALL_COLUMNS) if overall_path.is_file() else None
+            spans = rows_read(spans_path, columns=SPAN_COLUMNS) if spans_path.is_file() else None
+        except LabelsFileError as exc:
+            raise CommandError(str(exc)) from exc
+        report = labels_import(campaign=campaign, labels=labels, overall=overall, spans=spans, skip_bad=options["skip_bad"])
+        for problem in report.problems:
+            self.stderr.write(str(problem))
+        if not report.imported:
+            raise CommandError(f"{report.bad_rows} bad row(s) (listed above); nothing was imported")
+        for line in report.lines():
+            self.stdout.write(line)
+        if report.problems:
+            raise CommandError(f"{report.bad_rows} bad row(s) skipped (listed above); the rest was imported", returncode=PARTIAL_EXIT)

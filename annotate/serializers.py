@@ -1,0 +1,220 @@
+"""The API's JSON shapes. No business logic: services decide, these only name fields.
+
+Every field is listed explicitly. Anything an annotator receives names the two
+articles by position ("1" on the left, "2" on the right) and never by system,
+article id, file or `a_on_left`: the blind presentation depends on it, and
+tests/test_api.py checks it.
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+# --- input ------------------------------------------------------------------------
+
+
+class LabelInputSerializer(serializers.Serializer):
+    """A label change; either field may be omitted. The service checks the values."""
+
+    position = serializers.CharField(required=False, allow_blank=True)
+    rationale = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class OverallInputSerializer(serializers.Serializer):
+    overall = serializers.CharField(allow_blank=True)
+
+
+def error_messages(errors) -> list[str]:
+    """Flattens DRF's {"field": ["message"]} into the ["field: message"] list the API returns."""
+    if isinstance(errors, dict):
+        return [
+            message if field == "non_field_errors" else f"{field}: {message}"
+            for field, messages in errors.items()
+            for message in error_messages(messages)
+        ]
+    if isinstance(errors, list):
+        return [message for item in errors for message in error_messages(item)]
+    return [str(errors)]
+
+
+# --- annotators -------------------------------------------------------------------
+
+
+class CampaignBriefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class AnnotatorCampaignSerializer(serializers.Serializer):
+    """One row of `selectors.annotator_queue`: the campaign's rules and the caller's own counts."""
+
+    id = serializers.IntegerField(source="campaign.pk")
+    name = serializers.CharField(source="campaign.name")
+    instructions_html = serializers.CharField(source="campaign.instructions_html")
+    allow_tie = serializers.BooleanField(source="campaign.allow_tie")
+    rationale_required = serializers.BooleanField(source="campaign.rationale_required")
+    rationale_min_length = serializers.IntegerField(source="campaign.rationale_min_length")
+    ask_overall = serializers.BooleanField(source="campaign.ask_overall")
+    is_open = serializers.BooleanField(source="campaign.is_open")
+    mine = serializers.SerializerMethodField()
+
+    def get_mine(self, row: dict) -> dict:
+        active = row["active"]
+        return {"submitted": row["submitted"], "active_assignment": active.pk if active is not None else None}
+
+
+class AssignmentSummarySerializer(serializers.Serializer):
+    """An assignment in a list; `done`/`total` are read when the queryset annotates them."""
+
+    id = serializers.IntegerField()
+    campaign = CampaignBriefSerializer(source="pair.campaign")
+    topic = serializers.CharField(source="pair.topic.title")
+    status = serializers.CharField()
+    claimed_at = serializers.DateTimeField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    progress = serializers.SerializerMethodField()
+
+    def get_progress(self, assignment) -> dict | None:
+        if not hasattr(assignment, "done"):
+            return None
+        return {"done": assignment.done, "total": assignment.total or 0}
+
+
+class ArticleColumnSerializer(serializers.Serializer):
+    position = serializers.CharField()
+    html = serializers.CharField()
+    toc = serializers.SerializerMethodField()
+
+    def get_toc(self, column: dict) -> list[dict]:
+        return [{"level": level, "text": text, "anchor": anchor} for level, text, anchor in column["toc"]]
+
+
+class CriterionRowSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    category = serializers.CharField()
+    text = serializers.CharField()
+    position = serializers.CharField(allow_blank=True)
+    rationale = serializers.CharField(allow_blank=True)
+    saved_at = serializers.DateTimeField(allow_null=True)
+
+
+def criterion_row(*, criterion, category_key: str, position: str, rationale: str, saved_at) -> dict:
+    return {
+        "key": criterion.key,
+        "category": category_key,
+        "text": criterion.text,
+        "position": position,
+        "rationale": rationale,
+        "saved_at": saved_at,
+    }
+
+
+class AssignmentPageSerializer(serializers.Serializer):
+    """The annotation page (`selectors.annotation_page`) as JSON, by position only."""
+
+    id = serializers.IntegerField(source="assignment.pk")
+    campaign = serializers.SerializerMethodField()
+    topic = serializers.CharField(source="topic.title")
+    status = serializers.CharField(source="assignment.status")
+    claimed_at = serializers.DateTimeField(source="assignment.claimed_at")
+    submitted_at = serializers.DateTimeField(source="assignment.submitted_at", allow_null=True)
+    articles = ArticleColumnSerializer(source="columns", many=True)
+    criteria = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    overall = serializers.SerializerMethodField()
+
+    def get_campaign(self, page: dict) -> dict:
+        campaign = page["campaign"]
+        return {
+            "id": campaign.pk,
+            "name": campaign.name,
+            "instructions_html": campaign.instructions_html,
+            "allow_tie": campaign.allow_tie,
+            "rationale_required": campaign.rationale_required,
+            "rationale_min_length": campaign.rationale_min_length,
+            "ask_overall": campaign.ask_overall,
+            "is_open": campaign.is_open,
+        }
+
+    def get_criteria(self, page: dict) -> list[dict]:
+        rows = [
+            criterion_row(
+                criterion=row.criterion, category_key=block.key, position=row.position, rationale=row.rationale, saved_at=row.saved_at
+            )
+            for block in page["categories"]
+            for row in block.rows
+        ]
+        return CriterionRowSerializer(rows, many=True).data
+
+    def get_progress(self, page: dict) -> dict:
+        return {"done": page["done"], "total": page["total"]}
+
+    def get_overall(self, page: dict) -> str | None:
+        # Assignment.overall is stored by position already ("1", "2", "tie", "both_bad").
+        return page["assignment"].overall if page["campaign"].ask_overall else None
+
+
+# --- researchers ------------------------------------------------------------------
+
+
+class CampaignStaffSerializer(serializers.Serializer):
+    """A campaign from `selectors.campaign_list()` with its settings and counts."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    criterion_set = serializers.SerializerMethodField()
+    reference_system = serializers.SerializerMethodField()
+    pair_mode = serializers.CharField()
+    overlap = serializers.IntegerField()
+    allow_tie = serializers.BooleanField()
+    rationale_required = serializers.BooleanField()
+    rationale_min_length = serializers.IntegerField()
+    ask_overall = serializers.BooleanField()
+    claim_timeout_minutes = serializers.IntegerField()
+    is_open = serializers.BooleanField()
+    instructions = serializers.CharField()
+    annotators = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    counts = serializers.SerializerMethodField()
+
+    def get_criterion_set(self, campaign) -> dict:
+        return {"key": campaign.criterion_set.key, "version": campaign.criterion_set.version}
+
+    def get_reference_system(self, campaign) -> str | None:
+        return campaign.reference_system.key if campaign.reference_system_id else None
+
+    def get_annotators(self, campaign) -> list[str]:
+        return sorted(user.username for user in campaign.annotators.all())
+
+    def get_counts(self, campaign) -> dict:
+        return {"pairs": campaign.pair_count, "needed": campaign.pair_count * campaign.overlap, "submitted": campaign.submitted}
+
+
+def campaign_progress_data(progress: dict) -> dict:
+    """`selectors.campaign_progress` as JSON; researchers may see the systems."""
+    return {
+        "needed": progress["needed"],
+        "submitted": progress["submitted"],
+        "annotators": [
+            {
+                "username": row["annotator__username"],
+                "submitted": row["submitted"],
+                "active": row["active"],
+                "expired": row["expired"],
+                "labels": row["labels"],
+            }
+            for row in progress["annotators"]
+        ],
+        "criteria": [{"key": criterion.key, "labels": count} for criterion, count in progress["criteria"]],
+        "pairs": [
+            {
+                "id": pair.pk,
+                "topic": pair.topic.title,
+                "system_a": pair.article_a.system.key,
+                "system_b": pair.article_b.system.key,
+                "submitted": pair.submitted,
+                "active": pair.active,
+            }
+            for pair in progress["pairs"]
+        ],
+    }

@@ -1,0 +1,166 @@
+from decimal import Decimal
+
+from django.db import models
+
+from annotate.models import Campaign, Category, Criterion, Pair
+
+
+class Judge(models.Model):
+    """A configured judge: an OpenAI-compatible model, or an offline baseline.
+
+    The API key is never stored: `api_key_env` names the environment variable
+    that holds it, read when a run starts.
+    """
+
+    class Kind(models.TextChoices):
+        LLM = "llm", "LLM (OpenAI-compatible endpoint)"
+        LENGTH = "length", "Baseline: the longer article wins"
+        WORDS_TO_WATCH = "words-to-watch", "Baseline: fewer words to watch wins"
+        RANDOM = "random", "Baseline: seeded coin"
+        IMPORTED = "imported", "Verdicts imported from elsewhere"
+
+    class Mode(models.TextChoices):
+        CATEGORY = "category", "One call per criterion category"
+        CRITERION = "criterion", "One call per criterion"
+
+    name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.LLM)
+    model = models.CharField(max_length=200, blank=True)
+    base_url = models.URLField(max_length=500, blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True, help_text="Name of the environment variable holding the key.")
+    input_price = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal(0), help_text="USD per million prompt tokens.")
+    cached_input_price = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million cached prompt tokens; empty: the input price.")
+    output_price = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal(0), help_text="USD per million completion tokens.")
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=4096)
+    mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.CATEGORY)
+    structured_output = models.BooleanField(default=True, help_text="Send response_format with a JSON schema.")
+    timeout_seconds = models.FloatField(default=120.0)
+    max_attempts = models.PositiveSmallIntegerField(default=3, help_text="Attempts per request for invalid output.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgeRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        STOPPING = "stopping", "Stopping"
+        STOPPED = "stopped", "Stopped"
+        BUDGET = "budget", "Stopped at the budget"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    swap = models.BooleanField(default=False, help_text="Judge both orders of every pair.")
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    budget_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    limit = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many pairs.")
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    message = models.TextField(blank=True)
+    task_id = models.CharField(max_length=100, blank=True)
+    units_total = models.PositiveIntegerField(default=0)
+    units_done = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+    calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.BigIntegerField(default=0)
+    cached_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on {self.campaign} ({self.status})"
+
+
+class JudgeUnit(models.Model):
+    """One piece of judging work: a pair, in one order, on one category (or criterion).
+
+    The unique key makes runs resumable: a unit that is done is never redone.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        ERROR = "error", "Error"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units")
+    category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="+")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Set in per-criterion mode.")
+    a_first = models.BooleanField(help_text="Article A was shown as Article 1.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="units")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            # Partial indexes instead of one with a nullable column, which SQLite would not enforce.
+            models.UniqueConstraint(
+                fields=["judge", "pair", "category", "a_first"], condition=models.Q(criterion__isnull=True), name="judgeunit_unique_category"
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "pair", "criterion", "a_first"], condition=models.Q(criterion__isnull=False), name="judgeunit_unique_criterion"
+            ),
+        ]
+
+
+class JudgeCall(models.Model):
+    """One request to the endpoint (or the cache), billed whether or not its output was usable."""
+
+    unit = models.ForeignKey(JudgeUnit, on_delete=models.CASCADE, related_name="calls")
+    run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="judge_calls")
+    attempt = models.PositiveSmallIntegerField()
+    request_hash = models.CharField(max_length=64, db_index=True)
+    from_cache = models.BooleanField(default=False)
+    valid = models.BooleanField(default=False)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class JudgeVerdict(models.Model):
+    """A judge's winner on one criterion; `winner` names a side of the pair (a/b), like human labels."""
+
+    unit = models.ForeignKey(JudgeUnit, on_delete=models.CASCADE, related_name="verdicts")
+    call = models.ForeignKey(JudgeCall, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    winner = models.CharField(max_length=3, choices=[("a", "A"), ("b", "B"), ("tie", "Tie")])
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["unit", "criterion"], name="judgeverdict_unique")]
+
+
+class CachedResponse(models.Model):
+    """Identical requests are answered from here at no cost."""
+
+    request_hash = models.CharField(max_length=64, unique=True)
+    model = models.CharField(max_length=200)
+    content = models.TextField()
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
