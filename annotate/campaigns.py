@@ -231,6 +231,8 @@ def assignment_for_user(*, assignment_id: int, user: User) -> Assignment:
     """The assignment if it is the user's own; 403 for anybody else's, staff included."""
     assignment = (
         Assignment.objects.select_related("pair__campaign__criterion_set", "pair__topic", "pair__article_a", "pair__article_b")
+        # The page shows the rendered HTML; the markdown versions are never needed here.
+        .defer(*(f"pair__{side}__{field}" for side in ("article_a", "article_b") for field in ("raw_markdown", "display_markdown")))
         .filter(pk=assignment_id)
         .first()
     )
@@ -340,6 +342,7 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         )
         Assignment.objects.filter(pk=assignment.pk).update(overall=value, last_activity_at=now)
         assignment.overall = value
+        assignment.last_activity_at = now
 
 
 def assignment_missing(*, assignment: Assignment) -> list[str]:

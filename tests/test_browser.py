@@ -1,0 +1,226 @@
+"""End to end in a real browser: an annotator labels a whole pair with the mouse and the keyboard.
+
+Runs Debian's Chromium (/usr/bin/chromium) through Playwright against pytest-django's
+live server. Every step waits until the page has no request in flight, so the live
+server never runs two requests at once: with SQLite in memory it shares one database
+connection with this thread.
+"""
+
+import io
+import os
+import random
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotate.models import Assignment, Criterion, Label
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls made here are still synchronous.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+TIMEOUT_MS = 10_000
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+
+# Counts htmx requests in flight; installed before any page script so that it survives reloads.
+INFLIGHT_SCRIPT = """
+window.__inflight = 0;
+document.addEventListener("htmx:beforeRequest", () => { window.__inflight += 1; });
+document.addEventListener("htmx:afterRequest", () => { window.__inflight -= 1; });
+"""
+IDLE_AND_SAVED = """id => window.__inflight === 0 &&
+    document.getElementById(id).querySelector(".save-status").textContent.startsWith("Saved")"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url)
+    context.set_default_timeout(TIMEOUT_MS)
+    context.add_init_script(INFLIGHT_SCRIPT)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def demo(live_server):
+    call_command("load_demo", stdout=io.StringIO())
+
+
+def log_in(page, username: str, password: str) -> None:
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/$"))
+
+
+def start_next_pair(page) -> Assignment:
+    page.get_by_role("button", name="Start the next pair").click()
+    page.wait_for_url(re.compile(r"/work/\d+/$"))
+    return Assignment.objects.select_related("pair__article_a__system", "pair__article_b__system").get(pk=assignment_id(page))
+
+
+def assignment_id(page) -> int:
+    return int(re.search(r"/work/(\d+)/", page.url).group(1))
+
+
+def wait_saved(page, form_id: str) -> None:
+    page.wait_for_function(IDLE_AND_SAVED, arg=form_id)
+
+
+def checked_position(form) -> str:
+    return form.evaluate("f => (f.querySelector('input[name=position]:checked') || {}).value || ''")
+
+
+def active_id(page) -> str:
+    return page.evaluate("() => document.activeElement && (document.activeElement.closest('form.criterion') || {}).id || ''") or ""
+
+
+def answer(page, key: str, previous: str | None, *, position: str, rationale: str, keyboard: bool) -> None:
+    """Chooses and explains one criterion, then waits until both are saved."""
+    form_id = f"c-{key}"
+    form = page.locator(f"#{form_id}")
+    textarea = form.locator("textarea[name=rationale]")
+    if keyboard:
+        # From the previous criterion (or from nothing on a fresh page) `j` moves here.
+        if previous is not None and active_id(page) != f"c-{previous}":
+            page.locator(f"#c-{previous}").focus()
+        page.keyboard.press("j")
+        assert active_id(page) == form_id
+        page.keyboard.press(position)
+        # Tab reaches the checked radio, then the text box.
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.name") == "rationale"
+    else:
+        form.locator(f"input[name=position][value='{position}']").click()
+        textarea.click()
+    # The rationale opens with 1, 2, j and k typed as keys: they must stay text, not move focus nor change the choice.
+    page.keyboard.type(rationale[:5])
+    page.keyboard.insert_text(rationale[5:])  # the rest at once: typing key by key costs seconds per pair
+    assert textarea.input_value() == rationale
+    assert checked_position(form) == position
+    assert page.evaluate("() => document.activeElement.name") == "rationale"
+    page.keyboard.press("Escape")
+    assert active_id(page) == form_id
+    wait_saved(page, form_id)
+
+
+def assert_page_shows(page, answers: dict[str, tuple[str, str]]) -> None:
+    for key, (position, rationale) in answers.items():
+        form = page.locator(f"#c-{key}")
+        assert checked_position(form) == position, key
+        assert form.locator("textarea[name=rationale]").input_value() == rationale, key
+
+
+def label_the_whole_pair(page, assignment: Assignment, *, seed: int) -> dict[str, tuple[str, str]]:
+    keys = list(
+        Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order").values_list("key", flat=True)
+    )
+    assert len(keys) == 39
+    draw = random.Random(seed)
+    answers: dict[str, tuple[str, str]] = {}
+    previous = None
+    for i, key in enumerate(keys):
+        position = draw.choice("12")
+        rationale = f"j1 k2 decides {key} ({i})"
+        answer(page, key, previous, position=position, rationale=rationale, keyboard=draw.random() < 0.5)
+        answers[key] = (position, rationale)
+        previous = key
+        if i == 19:
+            page.reload()
+            assert_page_shows(page, answers)
+            assert page.locator("#progress").inner_text() == "20 / 39"
+            assert page.locator("form.criterion.answered").count() == 20
+    assert page.locator("#progress").inner_text() == "39 / 39"
+    return answers
+
+
+@pytest.mark.parametrize(("username", "a_on_left", "seed"), [("annotator1", True, 1), ("annotator2", False, 2)], ids=["a-on-left", "b-on-left"])
+def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_systems(page, demo, username, a_on_left, seed):
+    log_in(page, username, f"demo-{username}")
+    assignment = start_next_pair(page)
+    # The order is drawn at random on claim; fix it so that both orders are covered every run.
+    Assignment.objects.filter(pk=assignment.pk).update(a_on_left=a_on_left)
+    page.reload()
+
+    answers = label_the_whole_pair(page, assignment, seed=seed)
+    page.locator("#overall input[name=overall][value='2']").click()
+    wait_saved(page, "overall")
+    page.get_by_role("button", name="Submit and open the next pair").click()
+    page.wait_for_url(lambda url: not url.endswith(f"/work/{assignment.pk}/"))
+    assert re.search(r"/work/\d+/$", page.url), page.url
+    assert "Submitted: " in page.locator(".messages").inner_text()
+
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.a_on_left is a_on_left
+    assert assignment.overall == "2"
+    pair = assignment.pair
+    left, right = (pair.article_a, pair.article_b) if a_on_left else (pair.article_b, pair.article_a)
+    system_of = {Label.Winner.A: pair.article_a.system.key, Label.Winner.B: pair.article_b.system.key}
+    labels = {label.criterion.key: label for label in Label.objects.filter(assignment=assignment).select_related("criterion")}
+    assert len(labels) == 39
+    expected_system = {}
+    for key, (position, rationale) in answers.items():
+        expected_system[key] = (left if position == "1" else right).system.key
+        assert system_of[labels[key].winner] == expected_system[key], key
+        assert labels[key].rationale == rationale
+    assert set(expected_system.values()) == {left.system.key, right.system.key}  # both sides won somewhere
+
+    try:
+        from annotate.labels_io import label_rows
+    except ImportError:
+        return
+    rows = [row for row in label_rows(pair.campaign) if row["rater"] == username]
+    assert {row["criterion"]: row["winner_system"] for row in rows} == expected_system
+    assert {(row["left_system"], row["right_system"]) for row in rows} == {(left.system.key, right.system.key)}
+
+
+def test_it_retries_a_failed_save(page, demo):
+    log_in(page, "annotator1", "demo-annotator1")
+    assignment = start_next_pair(page)
+    key = Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order").values_list("key", flat=True)[0]
+    posts = []
+
+    def fail_the_first_post(route):
+        posts.append(route.request.method)
+        if route.request.method == "POST" and len(posts) == 1:
+            route.fulfill(status=500, body="Server Error")
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/work/\d+/criteria/[^/]+/$"), fail_the_first_post)
+    form = page.locator(f"#c-{key}")
+    form.locator("input[name=position][value='1']").click()
+    status = form.locator(".save-status")
+    page.wait_for_function("() => window.__inflight === 0")
+    assert status.inner_text() == "Not saved (500); retrying in 2 s"
+    assert not Label.objects.filter(assignment=assignment).exists()
+
+    wait_saved(page, f"c-{key}")
+    assert posts == ["POST", "POST"]
+    label = Label.objects.get(assignment=assignment, criterion__key=key)
+    assert label.winner == (Label.Winner.A if assignment.a_on_left else Label.Winner.B)
