@@ -1,0 +1,278 @@
+"""A fake OpenAI-compatible chat-completions server on 127.0.0.1 for tests and benchmarks.
+
+The judge code talks to it through the real ``openai`` client over real HTTP, so
+retries, timeouts, status codes and headers are exercised as they would be
+against a provider; only the model is fake.
+
+    with FakeLLM(latency=0.2) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        server.script("500", ("429", 2), "truncated")   # the next three requests fail
+        ...
+
+Answers: the criterion keys are read from the last block of ``- <key>: <text>``
+lines in the last user message (the form ``judges.protocol.build_request``
+writes; articles come earlier, so a list item such as ``- born: 1950`` in an
+article does not count), and each gets ``policy(key, user_message)``, by default
+a hash of the key and the first 200 characters of the user message ("1" or "2",
+never "tie", so it is valid whether or not ties are allowed).
+
+Faults (``script``), consumed one per request in arrival order:
+``"500"``, ``("429", seconds)`` (with ``Retry-After``), ``"timeout"`` (the reply is
+held ``hang_seconds``, 5 s by default, longer than a test client's timeout),
+``"truncated"``, ``"wrong_count"``, ``"bad_winner"``, ``"not_json"``. The last four
+are 200 answers with unusable content and, like any billed answer, carry usage.
+
+Fixture: ``llm_server`` (import it into a test module or conftest) hands out one
+server shared by the whole session, reset before and after each test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+__all__ = ["FakeLLM", "FAULTS", "default_policy", "llm_server"]
+
+FAULTS = ("500", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json")
+MODEL_ID = "fake-judge"
+_CRITERION_LINE_RE = re.compile(r"^- ([A-Za-z0-9_.-]+): ", re.MULTILINE)
+
+
+def default_policy(criterion_key: str, user_message: str) -> str:
+    digest = hashlib.sha256(f"{criterion_key}\0{user_message[:200]}".encode("utf-8")).digest()
+    return "1" if digest[0] % 2 == 0 else "2"
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": …}]
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "" if content is None else json.dumps(content)
+
+
+def criterion_keys(user_message: str) -> list[str]:
+    """Keys of the last contiguous block of ``- <key>: `` lines."""
+    blocks: list[list[str]] = []
+    previous_end = None
+    for match in _CRITERION_LINE_RE.finditer(user_message):
+        line_start = match.start()
+        contiguous = previous_end is not None and user_message.count("\n", previous_end, line_start) == 1
+        if contiguous:
+            blocks[-1].append(match.group(1))
+        else:
+            blocks.append([match.group(1)])
+        previous_end = user_message.find("\n", match.end())
+        if previous_end == -1:
+            previous_end = len(user_message)
+    return blocks[-1] if blocks else []
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # 32+ concurrent clients must not be refused
+
+
+class FakeLLM:
+    hang_seconds = 5.0
+
+    def __init__(self, *, latency: float = 0.0, policy: Callable[[str, str], str] | None = None):
+        self._initial = (latency, policy)
+        self.latency = latency
+        self.policy = policy or default_policy
+        self.cached_tokens = 0
+        self.requests: list[dict] = []
+        self.base_url = ""
+        self._faults: deque = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ids = 0
+
+    # -------------------------------------------------------------- lifecycle
+
+    def __enter__(self) -> "FakeLLM":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._stopping.clear()
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        host, port = self._server.server_address[:2]
+        self.base_url = f"http://{host}:{port}/v1"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases requests held by "timeout"
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._thread.join(timeout=5)
+            self._server = None
+
+    def script(self, *faults) -> None:
+        queued = []
+        for fault in faults:
+            name = fault[0] if isinstance(fault, tuple) else fault
+            if name not in FAULTS or (isinstance(fault, tuple) and name != "429"):
+                raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+            queued.append(("429", 1) if fault == "429" else fault)
+        with self._lock:
+            self._faults.extend(queued)
+
+    def reset(self) -> None:
+        """Forget requests and queued faults; back to the constructor's latency and policy."""
+        with self._lock:
+            self.requests.clear()
+            self._faults.clear()
+        self.latency, policy = self._initial
+        self.policy = policy or default_policy
+        self.cached_tokens = 0
+
+    # -------------------------------------------------------------- answers
+
+    def _next_fault(self):
+        with self._lock:
+            return self._faults.popleft() if self._faults else None
+
+    def _record(self, body: dict) -> int:
+        with self._lock:
+            self.requests.append(body)
+            self._ids += 1
+            return self._ids
+
+    def _completion(self, body: dict, number: int, fault) -> dict:
+        messages = body.get("messages") or []
+        user_message = next(
+            (_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), ""
+        )
+        verdicts = [
+            {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}
+            for key in criterion_keys(user_message)
+        ]
+        if fault == "wrong_count" and verdicts:
+            verdicts.pop()
+        if fault == "bad_winner" and verdicts:
+            verdicts[0]["winner"] = "3"
+        content = json.dumps({"verdicts": verdicts})
+        if fault == "truncated":
+            content = content[: len(content) // 2]
+        if fault == "not_json":
+            content = "Both articles have their merits, but on balance I would lean towards the first one."
+        prompt_tokens = math.ceil(sum(len(_text(message.get("content"))) for message in messages) / 4)
+        completion_tokens = math.ceil(len(content) / 4)
+        return {
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or MODEL_ID,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": min(self.cached_tokens, prompt_tokens)},
+            },
+        }
+
+    def _handler_class(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+
+            def log_message(self, format, *args):  # quiet
+                pass
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up (timeout)
+
+            def _error(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
+                self._send(status, {"error": {"message": message, "type": kind, "code": None, "param": None}}, headers)
+
+            def do_GET(self):
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests"}]})
+                else:
+                    self._error(404, f"no route {self.path}", "invalid_request_error")
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._error(404, f"no route {self.path}", "invalid_request_error")
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    self._error(400, "the body is not JSON", "invalid_request_error")
+                    return
+                number = fake._record(body)
+                fault = fake._next_fault()
+                if fake.latency:
+                    time.sleep(fake.latency)
+                if fault == "500":
+                    self._error(500, "the fake server failed on purpose", "server_error")
+                elif isinstance(fault, tuple):
+                    self._error(429, "rate limited on purpose", "rate_limit_error", {"Retry-After": str(fault[1])})
+                elif fault == "timeout":
+                    fake._stopping.wait(fake.hang_seconds)
+                    self._send(200, fake._completion(body, number, None))
+                else:
+                    self._send(200, fake._completion(body, number, fault))
+
+        return Handler
+
+
+_shared: FakeLLM | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_server() -> FakeLLM:
+    """One server for the whole process, started on first use (daemon threads end with it)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = FakeLLM()
+            _shared.start()
+        return _shared
+
+
+@pytest.fixture
+def llm_server():
+    server = shared_server()
+    server.reset()
+    yield server
+    server.reset()

@@ -1,0 +1,207 @@
+"""tests.llm_server: the fake chat-completions server, driven by the real openai client."""
+
+import json
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import openai
+import pytest
+
+from judges.protocol import CriterionSpec, InvalidResponse, build_request, parse_verdicts
+from tests.llm_server import FakeLLM, criterion_keys, llm_server  # noqa: F401
+
+CRITERIA = [CriterionSpec("nu_1", "Gives each view its due weight."), CriterionSpec("nu_2", "Avoids loaded words.")]
+KEYS = ("nu_1", "nu_2")
+
+
+def make_request(article_1="Lake Baikal is a rift lake.\n\n- born: never\n- depth: 1,642 m", allow_tie=False):
+    return build_request(
+        topic="Lake Baikal",
+        article_1=article_1,
+        article_2="The deepest lake lies in Siberia.",
+        category="Neutral",
+        category_description="Fair to every view.",
+        criteria=CRITERIA,
+        allow_tie=allow_tie,
+        structured=True,
+    )
+
+
+def client_for(server, timeout=5.0):
+    return openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=timeout)
+
+
+def ask(server, request=None, timeout=5.0):
+    request = request or make_request()
+    return client_for(server, timeout).chat.completions.create(
+        model="fake-judge",
+        messages=request.messages,
+        response_format=request.response_format,
+        temperature=0,
+        max_tokens=500,
+    )
+
+
+def test_it_answers_the_asked_criteria(llm_server):
+    completion = ask(llm_server)
+    content = completion.choices[0].message.content
+    verdicts = parse_verdicts(content, criteria=KEYS, allow_tie=False)
+    assert list(verdicts) == list(KEYS)
+    assert all(winner in ("1", "2") for winner, _ in verdicts.values())
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.model == "fake-judge"
+
+
+def test_it_ignores_list_items_inside_the_articles(llm_server):
+    user = make_request().messages[1]["content"]
+    assert "- born: never" in user
+    assert criterion_keys(user) == list(KEYS)
+
+
+def test_it_reports_usage(llm_server):
+    llm_server.cached_tokens = 64
+    request = make_request()
+    completion = ask(llm_server, request)
+    characters = sum(len(m["content"]) for m in request.messages)
+    usage = completion.usage
+    assert usage.prompt_tokens == math.ceil(characters / 4)
+    assert usage.completion_tokens == math.ceil(len(completion.choices[0].message.content) / 4)
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert usage.prompt_tokens_details.cached_tokens == 64
+
+
+def test_it_records_every_request_body(llm_server):
+    request = make_request()
+    ask(llm_server, request)
+    assert len(llm_server.requests) == 1
+    body = llm_server.requests[0]
+    assert body["model"] == "fake-judge"
+    assert body["messages"] == request.messages
+    assert body["response_format"] == request.response_format
+
+
+def test_the_default_policy_is_deterministic_and_depends_on_the_pair(llm_server):
+    first = ask(llm_server).choices[0].message.content
+    assert ask(llm_server).choices[0].message.content == first
+    answers = {
+        json.dumps(parse_verdicts(ask(llm_server, make_request(article_1=f"Article number {n}.")).choices[0].message.content, criteria=KEYS, allow_tie=False))
+        for n in range(12)
+    }
+    assert len(answers) > 1
+
+
+def test_a_policy_decides_the_winners(llm_server):
+    llm_server.policy = lambda key, user_message: "tie" if key == "nu_2" else "2"
+    verdicts = parse_verdicts(ask(llm_server, make_request(allow_tie=True)).choices[0].message.content, criteria=KEYS, allow_tie=True)
+    assert {key: winner for key, (winner, _) in verdicts.items()} == {"nu_1": "2", "nu_2": "tie"}
+
+
+def test_it_lists_models(llm_server):
+    models = client_for(llm_server).models.list()
+    assert [model.id for model in models.data] == ["fake-judge"]
+
+
+def test_an_unknown_route_is_404(llm_server):
+    with pytest.raises(openai.NotFoundError):
+        client_for(llm_server).completions.create(model="fake-judge", prompt="hi")
+
+
+# ------------------------------------------------------------------ faults
+
+
+def test_a_500_fault_is_an_internal_server_error(llm_server):
+    llm_server.script("500")
+    with pytest.raises(openai.InternalServerError) as caught:
+        ask(llm_server)
+    assert caught.value.status_code == 500
+
+
+def test_a_429_fault_is_a_rate_limit_with_retry_after(llm_server):
+    llm_server.script(("429", 7))
+    with pytest.raises(openai.RateLimitError) as caught:
+        ask(llm_server)
+    assert caught.value.status_code == 429
+    assert caught.value.response.headers["retry-after"] == "7"
+
+
+def test_a_timeout_fault_times_the_client_out(llm_server):
+    llm_server.script("timeout")
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        ask(llm_server, timeout=0.3)
+    assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("truncated", "truncated"),
+        ("wrong_count", "no verdict: nu_2"),
+        ("bad_winner", "winner '3'"),
+        ("not_json", "no JSON"),
+    ],
+)
+def test_content_faults_are_billed_but_unreadable(llm_server, fault, message):
+    llm_server.script(fault)
+    completion = ask(llm_server)
+    assert completion.usage.prompt_tokens > 0 and completion.usage.completion_tokens > 0
+    with pytest.raises(InvalidResponse, match=message):
+        parse_verdicts(completion.choices[0].message.content, criteria=KEYS, allow_tie=False)
+
+
+def test_faults_are_consumed_in_order_then_answers_are_normal(llm_server):
+    llm_server.script("500", ("429", 1), "not_json")
+    with pytest.raises(openai.InternalServerError):
+        ask(llm_server)
+    with pytest.raises(openai.RateLimitError):
+        ask(llm_server)
+    with pytest.raises(InvalidResponse):
+        parse_verdicts(ask(llm_server).choices[0].message.content, criteria=KEYS, allow_tie=False)
+    parse_verdicts(ask(llm_server).choices[0].message.content, criteria=KEYS, allow_tie=False)
+    assert len(llm_server.requests) == 4
+
+
+def test_an_unknown_fault_is_refused(llm_server):
+    with pytest.raises(ValueError, match="unknown fault"):
+        llm_server.script("503")
+
+
+def test_reset_forgets_requests_faults_and_settings(llm_server):
+    llm_server.script("500", "500")
+    llm_server.cached_tokens = 10
+    llm_server.policy = lambda key, message: "3"
+    with pytest.raises(openai.InternalServerError):
+        ask(llm_server)
+    llm_server.reset()
+    assert llm_server.requests == [] and llm_server.cached_tokens == 0
+    completion = ask(llm_server)
+    parse_verdicts(completion.choices[0].message.content, criteria=KEYS, allow_tie=False)
+    assert completion.usage.prompt_tokens_details.cached_tokens == 0
+    assert len(llm_server.requests) == 1
+
+
+# ------------------------------------------------------------------ concurrency
+
+
+def test_it_serves_concurrent_requests_in_parallel():
+    with FakeLLM(latency=0.2) as server:
+        client = client_for(server)
+        request = make_request()
+
+        def one(_):
+            return client.chat.completions.create(model="fake-judge", messages=request.messages, response_format=request.response_format)
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=32) as pool:
+            completions = list(pool.map(one, range(32)))
+        elapsed = time.monotonic() - started
+    assert len(completions) == 32 and len(server.requests) == 32
+    assert elapsed < 2.0, f"32 requests of 0.2 s took {elapsed:.2f} s"
+
+
+def test_a_stopped_server_refuses_connections():
+    with FakeLLM() as server:
+        base_url = server.base_url
+    with pytest.raises(openai.APIConnectionError):
+        openai.OpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=1).models.list()
