@@ -5,7 +5,16 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
 
 * labels: one row per (pair, criterion, rater). Only labels that name a winner
   are exported, whatever the assignment's status (in progress, submitted or
-  expired): a criterion the rater has not decided has no row.
+  expired): a criterion the rater has not decided has no row. Judges' rows
+  (`rater_kind` judge, `rater` the judge's name) follow the humans': one per
+  (pair, criterion, order shown) the judge has finished, either a verdict or, for
+  a unit in error, a row with an empty `winner_system` and the `error`. They fill
+  the judge columns (`model`, the call's `prompt_tokens`, `completion_tokens`,
+  `cost_usd`, `latency_ms` with its `call_id`, so that sums are taken over
+  distinct calls, and `position`, "1"/"2" as shown, "" for a tie). These columns
+  are written only when the export holds judge rows (human rows leave them
+  empty), so a humans-only export keeps its eleven columns; files without them
+  are read as before.
 * overall: one row per (pair, rater) that answered the overall question.
 * spans: one row per marked passage.
 
@@ -44,11 +53,14 @@ from annotate.campaigns import MAX_COMMENT, MAX_RATIONALE
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, LabelChange, Pair, Span, System, Topic
 from annotate.rendering import plain_text
 from annotate.sources import Problem
+from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
 LABEL_COLUMNS = (
     "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
     "winner_system", "rationale", "started_at", "saved_at",
 )
+# Added after LABEL_COLUMNS when an export holds judge rows; read as empty when a file has none.
+JUDGE_COLUMNS = ("model", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "position", "call_id", "error")
 OVERALL_COLUMNS = ("campaign", "topic", "rater_kind", "rater", "left_system", "right_system", "overall")
 SPAN_COLUMNS = (
     "campaign", "topic", "rater", "left_system", "right_system", "system",
@@ -62,6 +74,7 @@ POLARITIES = {name: value for value, name in POLARITY_NAMES.items()}
 # Free text is kept exactly as written (a quote must match the article); identifiers are trimmed.
 VERBATIM = frozenset({"rationale", "quote", "comment"})
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
+JUDGE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,100}")
 DIGITS = re.compile(r"[0-9]+")
 
 
@@ -145,6 +158,72 @@ def label_rows(campaign: Campaign) -> list[dict]:
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at),
             "saved_at": iso(label.saved_at),
         })
+    return rows + judge_label_rows(campaign)
+
+
+def _call_columns(call: JudgeCall | None) -> dict:
+    if call is None:
+        return {"prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None, "call_id": None}
+    return {
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "cost_usd": f"{call.cost_usd:.8f}",
+        "latency_ms": call.latency_ms,
+        "call_id": call.id,
+    }
+
+
+def judge_label_rows(campaign: Campaign) -> list[dict]:
+    """A verdict or an error row for every (pair, criterion, order) of every finished judge unit."""
+    units = list(
+        JudgeUnit.objects.filter(pair__campaign=campaign)
+        .exclude(status=JudgeUnit.Status.PENDING)
+        .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system")
+    )
+    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
+    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
+        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
+    last_calls: dict[int, JudgeCall] = {}
+    for call in JudgeCall.objects.filter(unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]).order_by("id"):
+        last_calls[call.unit_id] = call
+    criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
+    by_category: dict[int, list[Criterion]] = {}
+    for criterion in criteria:
+        by_category.setdefault(criterion.category_id, []).append(criterion)
+    by_id = {c.id: c for c in criteria}
+
+    def order(unit: JudgeUnit) -> tuple:
+        pair = unit.pair
+        systems = sorted((pair.article_a.system.key, pair.article_b.system.key))
+        return (pair.topic.title, pair.topic_id, *systems, unit.judge.name, not unit.a_first)
+
+    rows = []
+    for unit in sorted(units, key=order):
+        pair = unit.pair
+        left, right = (pair.article_a, pair.article_b) if unit.a_first else (pair.article_b, pair.article_a)
+        sides = {"a": pair.article_a.system.key, "b": pair.article_b.system.key, TIE: TIE}
+        head = {
+            "campaign": campaign.name,
+            "topic": pair.topic.title,
+            "rater_kind": JUDGE,
+            "rater": unit.judge.name,
+            "left_system": left.system.key,
+            "right_system": right.system.key,
+            "started_at": "",
+            "saved_at": iso(unit.updated_at),
+            "model": unit.judge.model,
+        }
+        found = verdicts.get(unit.id, {})
+        for criterion in [by_id[unit.criterion_id]] if unit.criterion_id else by_category.get(unit.category_id, []):
+            verdict = found.get(criterion.id)
+            if verdict is not None:
+                winner = sides[verdict.winner]
+                position = "" if winner == TIE else ("1" if winner == left.system.key else "2")
+                rows.append({**head, "criterion": criterion.key, "winner_system": winner, "rationale": verdict.reason,
+                             **_call_columns(verdict.call), "position": position, "error": ""})
+            elif unit.status == JudgeUnit.Status.ERROR:
+                rows.append({**head, "criterion": criterion.key, "winner_system": "", "rationale": "",
+                             **_call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error"})
     return rows
 
 
@@ -177,8 +256,19 @@ def span_rows(campaign: Campaign) -> list[dict]:
     return rows
 
 
+def _optional(columns: tuple[str, ...]) -> tuple[str, ...]:
+    return JUDGE_COLUMNS if columns == LABEL_COLUMNS else ()
+
+
 def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> Iterator[str]:
-    """The file's text in chunks: a header and one record per row (CSV), or one object per line."""
+    """The file's text in chunks: a header and one record per row (CSV), or one object per line.
+
+    Labels get the judge columns when any row is a judge's.
+    """
+    if _optional(columns):
+        rows = list(rows)
+        if any(row.get("rater_kind") == JUDGE for row in rows):
+            columns = columns + _optional(columns)
     if fmt == "csv":
         buffer = io.StringIO()
         # The default "\r\n" terminator makes the writer quote any field holding \r or \n.
@@ -188,11 +278,12 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()
-            writer.writerow([row[c] for c in columns])
+            # Human rows have no judge columns: empty in CSV, null in JSON Lines.
+            writer.writerow([row.get(c) for c in columns])
         yield buffer.getvalue()
     else:
         for row in rows:
-            yield json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n"
+            yield json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n"
 
 
 def companion_paths(path: Path) -> tuple[Path, Path]:
@@ -235,6 +326,7 @@ def rows_read(path: Path, *, columns: tuple[str, ...]) -> RowsFile:
     if not text.strip():
         raise LabelsFileError(f"{path}: is empty")
     found = RowsFile(name=str(path))
+    columns = columns + _optional(columns)
     if fmt == "csv":
         _read_csv(text, columns, found)
     else:
@@ -250,13 +342,14 @@ def _read_csv(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
-        missing = [c for c in columns if c not in header]
+        missing = [c for c in columns if c not in header and c not in JUDGE_COLUMNS]
         if missing:
             raise LabelsFileError(f"{found.name}: missing column(s) {', '.join(missing)}; nothing was imported")
         repeated = sorted({h for h in header if header.count(h) > 1 and h in columns})
         if repeated:
             raise LabelsFileError(f"{found.name}: column(s) {', '.join(repeated)} appear more than once")
-        index = {c: header.index(c) for c in columns}
+        index = {c: header.index(c) for c in columns if c in header}
+        absent = {c: "" for c in columns if c not in header}
         previous = reader.line_num
         for record in reader:
             # A quoted field may span lines: a record starts on the line after the previous one ended.
@@ -266,7 +359,7 @@ def _read_csv(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
             if len(record) != len(header):
                 found.problems.append((line, f"has {len(record)} fields; the header has {len(header)}"))
                 continue
-            found.rows.append((line, {c: _clean(c, record[i]) for c, i in index.items()}))
+            found.rows.append((line, {**absent, **{c: _clean(c, record[i]) for c, i in index.items()}}))
     except csv.Error as exc:
         raise LabelsFileError(f"{found.name}:{reader.line_num}: not readable as CSV ({exc})") from None
 
@@ -284,13 +377,13 @@ def _read_jsonl(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
         if not isinstance(value, dict):
             found.problems.append((number, "is not a JSON object"))
             continue
-        missing = [c for c in columns if c not in value]
+        missing = [c for c in columns if c not in value and c not in JUDGE_COLUMNS]
         if missing:
             found.problems.append((number, f"missing field(s) {', '.join(missing)}"))
             continue
         values, wrong = {}, []
         for column in columns:
-            item = value[column]
+            item = value.get(column)
             if item is None:
                 item = ""
             if isinstance(item, bool) or not isinstance(item, (str, int)):
@@ -317,11 +410,15 @@ class ImportReport:
     labels: dict[str, int] = field(default_factory=lambda: {"new": 0, "updated": 0, "unchanged": 0})
     overall: dict[str, int] | None = None
     spans: dict[str, int] | None = None
+    judges_created: int = 0
+    judge_units: dict[str, int] | None = None
 
     @property
     def changed(self) -> bool:
-        tallies = [self.assignments, self.labels, self.overall or {}, self.spans or {}]
-        return bool(self.raters_created or self.pairs_created or any(t.get("new") or t.get("updated") for t in tallies))
+        tallies = [self.assignments, self.labels, self.overall or {}, self.spans or {}, self.judge_units or {}]
+        return bool(
+            self.raters_created or self.pairs_created or self.judges_created or any(t.get("new") or t.get("updated") for t in tallies)
+        )
 
     def lines(self) -> list[str]:
         def tally(name: str, counts: dict[str, int]) -> str:
@@ -333,6 +430,8 @@ class ImportReport:
         if self.spans is not None:
             lines.append(tally("spans", self.spans))
         lines.append(tally("assignments", self.assignments))
+        if self.judge_units is not None:
+            lines.append(tally("judge units (pair, order, category)", self.judge_units) + f"; judges created: {self.judges_created}")
         lines.append(f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}")
         if not self.changed:
             lines.append("unchanged: everything in the file(s) was already stored")
@@ -408,19 +507,26 @@ class _Context:
             return None
         return self.assignments.get((pair.id, user.id))
 
-    def resolve(self, values: dict[str, str], errors: list[str]) -> _Target | None:
-        """The rater and pair a row is about, checking the columns every file shares."""
+    def resolve(self, values: dict[str, str], errors: list[str], *, judges: bool = False) -> _Target | None:
+        """The rater and pair a row is about, checking the columns every file shares.
+
+        Judge rows are accepted only where `judges` (the labels file): judges give no
+        overall answer and mark no spans.
+        """
         campaign = self.campaign
         before = len(errors)
         if values["campaign"] != campaign.name:
             errors.append(f"campaign is '{values['campaign']}', not '{campaign.name}'")
         kind = values.get("rater_kind", HUMAN)
-        if kind == JUDGE:
-            errors.append("judge verdicts are not supported yet")
-        elif kind != HUMAN:
-            errors.append(f"rater_kind must be '{HUMAN}', not '{kind}'")
         rater = values["rater"]
-        if not USERNAME.fullmatch(rater):
+        if kind == JUDGE and not judges:
+            errors.append("judge verdicts are not supported in overall and spans files (judges only give labels)")
+        elif kind == JUDGE:
+            if not JUDGE_NAME.fullmatch(rater):
+                errors.append(f"judge name '{rater}' is not valid (letters, digits, - and _, at most 100)")
+        elif kind != HUMAN:
+            errors.append(f"rater_kind must be '{HUMAN}', not '{kind}' (or '{JUDGE}' for a judge's verdicts)")
+        elif not USERNAME.fullmatch(rater):
             errors.append(f"rater '{rater}' is not a valid username (letters, digits and @.+-_, at most 150)")
         topic = None
         candidates = self.topics.get(values["topic"], [])
@@ -473,12 +579,16 @@ def _order_matches(context: _Context, plans: dict, target: _Target, errors: list
         errors.append("left_system and right_system are swapped compared with the stored assignment")
 
 
-def _check_labels(context: _Context, rows_file: RowsFile, report: ImportReport) -> dict:
+def _check_labels(context: _Context, rows_file: RowsFile, report: ImportReport) -> tuple[dict, dict]:
     campaign = context.campaign
     plans: dict[tuple, _Plan] = {}
+    judge_plans: dict[tuple, _JudgePlan] = {}
     seen: dict[tuple, int] = {}
     bad = list(rows_file.problems)
     for line, values in rows_file.rows:
+        if values.get("rater_kind") == JUDGE:
+            _check_judge_row(context, line, values, judge_plans, seen, bad)
+            continue
         errors: list[str] = []
         target = context.resolve(values, errors)
         criterion = context.criteria.get(values["criterion"])
@@ -527,7 +637,103 @@ def _check_labels(context: _Context, rows_file: RowsFile, report: ImportReport) 
             side = Label.Winner.A if _canonical(context, target)[0].system.key == winner else Label.Winner.B
         plan.labels.append((criterion, side, values["rationale"], saved_at))
     _record(report, rows_file, bad)
-    return plans
+    return plans, judge_plans
+
+
+@dataclass
+class _JudgePlan:
+    """A judge's verdicts (or errors) on one pair in one order, from the labels file."""
+
+    target: _Target
+    a_first: bool
+    model: str
+    rows: list[tuple[Criterion, str | None, str, str]] = field(default_factory=list)
+
+
+def _check_judge_row(context: _Context, line: int, values: dict[str, str], plans: dict, seen: dict, bad: list) -> None:
+    errors: list[str] = []
+    target = context.resolve(values, errors, judges=True)
+    criterion = context.criteria.get(values["criterion"])
+    if criterion is None:
+        errors.append(f"unknown criterion '{values['criterion']}' (not in {context.campaign.criterion_set})")
+    winner, error = values["winner_system"], values["error"].strip()
+    if winner == "":
+        if not error:
+            errors.append("winner_system is empty and error is empty (a judge row has one or the other)")
+    elif error:
+        errors.append("a judge row has either a winner_system or an error, not both")
+    elif winner == TIE:
+        if not context.campaign.allow_tie:
+            errors.append("this campaign does not allow ties")
+    elif winner not in (values["left_system"], values["right_system"]):
+        errors.append(f"winner_system '{winner}' is neither left_system, right_system nor tie")
+    if len(values["rationale"]) > MAX_RATIONALE:
+        errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
+    if values["saved_at"]:
+        try:
+            parse_time(values["saved_at"])
+        except ValueError as exc:
+            errors.append(f"saved_at: {exc}")
+    identity = None
+    if target is not None and criterion is not None:
+        identity = (JUDGE, target.key, target.left.id, criterion.key)
+        if identity in seen:
+            errors.append(f"repeats line {seen[identity]} (same pair, order, criterion and judge)")
+    if errors:
+        bad += [(line, message) for message in errors]
+        return
+    seen[identity] = line
+    article_a = _canonical(context, target)[0]
+    a_first = target.left.id == article_a.id
+    plan = plans.get((target.key, a_first))
+    if plan is None:
+        plan = plans[target.key, a_first] = _JudgePlan(target=target, a_first=a_first, model=values["model"])
+    if winner == "":
+        side = None
+    elif winner == TIE:
+        side = TIE
+    else:
+        side = "a" if winner == article_a.system.key else "b"
+    plan.rows.append((criterion, side, values["rationale"], error))
+
+
+def _write_judges(context: _Context, plans: dict, report: ImportReport, now: datetime) -> None:
+    """Each judge row becomes a verdict (or the error) of an imported unit; missing judges are created as imported."""
+    names = {plan.target.rater for plan in plans.values()}
+    judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    for name in sorted(names - set(judges)):
+        model = next((p.model for p in plans.values() if p.target.rater == name and p.model), "")
+        judges[name] = Judge.objects.create(name=name, kind=Judge.Kind.IMPORTED, model=model)
+        report.judges_created += 1
+    next_order = (context.campaign.pairs.aggregate(top=Max("order"))["top"] or 0) + 1
+    for plan in plans.values():
+        target, judge = plan.target, judges[plan.target.rater]
+        pair = context.pairs.get(target.pair_key)
+        if pair is None:
+            article_a, article_b = _canonical(context, target)
+            pair = Pair.objects.create(campaign=context.campaign, topic=target.topic, article_a=article_a, article_b=article_b, order=next_order)
+            context.pairs[target.pair_key] = pair
+            next_order += 1
+            report.pairs_created += 1
+        units: dict[tuple, list] = {}
+        for criterion, side, rationale, error in plan.rows:
+            one = criterion if judge.mode == Judge.Mode.CRITERION else None
+            units.setdefault((criterion.category_id, one), []).append((criterion, side, rationale, error))
+        for (category_id, one), rows in units.items():
+            failed = list(dict.fromkeys(error for _, side, _, error in rows if side is None))
+            status = JudgeUnit.Status.ERROR if failed else JudgeUnit.Status.DONE
+            unit, created = JudgeUnit.objects.get_or_create(
+                judge=judge, pair=pair, category_id=category_id, criterion=one, a_first=plan.a_first, defaults={"status": status}
+            )
+            fresh = {(c.id, side, rationale) for c, side, rationale, _ in rows if side is not None}
+            stored = {(v.criterion_id, v.winner, v.reason) for v in unit.verdicts.all()}
+            if not created and stored == fresh and (unit.status, unit.error) == (status, "\n".join(failed)):
+                report.judge_units["unchanged"] += 1
+                continue
+            report.judge_units["new" if created else "updated"] += 1
+            unit.verdicts.all().delete()
+            JudgeVerdict.objects.bulk_create([JudgeVerdict(unit=unit, criterion_id=cid, winner=side, reason=r) for cid, side, r in fresh])
+            JudgeUnit.objects.filter(pk=unit.pk).update(status=status, error="\n".join(failed), updated_at=now)
 
 
 def _record(report: ImportReport, rows_file: RowsFile, bad: list[tuple[int, str]]) -> None:
@@ -645,7 +851,9 @@ def labels_import(
     now = now or timezone.now()
     report = ImportReport()
     context = _Context(campaign, [f for f in (labels, overall, spans) if f is not None])
-    plans = _check_labels(context, labels, report)
+    plans, judge_plans = _check_labels(context, labels, report)
+    if judge_plans:
+        report.judge_units = {"new": 0, "updated": 0, "unchanged": 0}
     wanted_overall = _check_overall(context, overall, plans, report) if overall is not None else {}
     wanted_spans = _check_spans(context, spans, plans, report) if spans is not None else []
     if overall is not None:
@@ -659,6 +867,7 @@ def labels_import(
         _write_labels(plans, assignments, report, now)
         _write_overall(context, wanted_overall, assignments, report, now)
         _write_spans(context, wanted_spans, assignments, report)
+        _write_judges(context, judge_plans, report, now)
     report.imported = True
     return report
 

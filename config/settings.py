@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "django_htmx",
+    "django_tasks_db",
     "annotate",
     "judges",
     "calibration",
@@ -120,5 +121,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
 }
 
+# Background work (judge runs) is queued in the database; `manage.py db_worker` runs it.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
 # Articles larger than this are refused at import with a message naming the file.
 MAX_ARTICLE_BYTES = int(os.environ.get("MAX_ARTICLE_BYTES", str(2 * 1024 * 1024)))
+
+# Bootstrap rounds behind every confidence interval on the dashboard and in the API.
+CALIBRATION_ROUNDS = int(os.environ.get("CALIBRATION_ROUNDS", "1000"))

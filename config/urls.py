@@ -2,11 +2,16 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from calibration import api as calibration_api
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/campaigns/<int:campaign_id>/calibration/", calibration_api.campaign_calibration, name="api-campaign-calibration"),
     path("api/", include("annotate.api_urls")),
+    path("judges/", include("judges.urls")),
+    path("calibration/", include("calibration.urls")),
     path("", include("annotate.urls")),
 ]
 

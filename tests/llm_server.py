@@ -202,6 +202,9 @@ class FakeLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+            # The reply goes out in two writes; with Nagle's algorithm and delayed ACKs each
+            # answer would wait ~40 ms, which no real endpoint does.
+            disable_nagle_algorithm = True
 
             def log_message(self, format, *args):  # quiet
                 pass

@@ -156,7 +156,7 @@ BAD_ROWS = [
     ({"started_at": "2025-03-01T08:00:00Z"}, "started_at differs from line 2 (same pair and rater)"),
     ({"criterion": "ww_cc_1", "rationale": "Changed my mind."}, "repeats line 2 (same pair, criterion and rater)"),
     ({"left_system": "atlas_agent", "right_system": "wikipedia"}, "left_system and right_system are swapped compared with line 2"),
-    ({"rater_kind": "judge"}, "judge verdicts are not supported yet"),
+    ({"rater_kind": "judge", "rater": "two words"}, "judge name 'two words' is not valid"),
     ({"rater_kind": "robot"}, "rater_kind must be 'human', not 'robot'"),
     ({"rater": "two words"}, "rater 'two words' is not a valid username"),
     (
@@ -338,7 +338,7 @@ def test_it_reports_a_bad_span_and_imports_nothing(demo, tmp_path, changes, mess
 BAD_OVERALL = [
     ({"overall": "quill_researcher"}, "overall 'quill_researcher' must be left_system, right_system, tie or both_bad"),
     ({"overall": ""}, "overall '' must be left_system, right_system, tie or both_bad"),
-    ({"rater_kind": "judge"}, "judge verdicts are not supported yet"),
+    ({"rater_kind": "judge"}, "judge verdicts are not supported in overall and spans files"),
     ({"rater": "nobody_here"}, "no labels for this rater and pair"),
     ({}, "repeats line 2 (same pair and rater)"),
 ]

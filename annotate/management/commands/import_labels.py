@@ -15,6 +15,10 @@ from annotate.management.importing import PARTIAL_EXIT
 from annotate.models import Campaign
 
 
+def _has_content(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
+
+
 class Command(BaseCommand):
     help = (
         "Import labels in the long format of export_labels (.csv or .jsonl) into an existing campaign, "
@@ -35,8 +39,9 @@ class Command(BaseCommand):
         overall_path, spans_path = companion_paths(path)
         try:
             labels = rows_read(path, columns=LABEL_COLUMNS)
-            overall = rows_read(overall_path, columns=OVERALL_COLUMNS) if overall_path.is_file() else None
-            spans = rows_read(spans_path, columns=SPAN_COLUMNS) if spans_path.is_file() else None
+            # export_labels writes the companions even when they hold no row (an empty .jsonl).
+            overall = rows_read(overall_path, columns=OVERALL_COLUMNS) if _has_content(overall_path) else None
+            spans = rows_read(spans_path, columns=SPAN_COLUMNS) if _has_content(spans_path) else None
         except LabelsFileError as exc:
             raise CommandError(str(exc)) from exc
         report = labels_import(campaign=campaign, labels=labels, overall=overall, spans=spans, skip_bad=options["skip_bad"])

@@ -1,0 +1,213 @@
+"""Wall time of a judge run against a fake endpoint with fixed latency, versus the ideal.
+
+    python bench/judges.py [../shared/wlc-sample] [--pairs 100] [--latency 0.2] [--concurrency 32 8] [--sequential]
+
+Builds a fresh SQLite database (set DATABASE_URL to measure another server) with
+`--pairs` reference pairs: the Wiki Live Challenge sample when present, else
+topics synthesized from the demo articles. Then, for each concurrency, it runs a
+new judge (one call per criterion category: 3 calls a pair) against the fake
+OpenAI-compatible server of the tests (tests/llm_server.py, started in a process
+of its own like a remote endpoint) answering after `--latency` seconds, through
+the real openai client and the real engine.
+
+Printed per concurrency: calls, wall time, the ideal (calls x latency /
+concurrency) and their ratio (target <= 1.3 at 32); the same for a baseline,
+the run's requests sent by a bare thread pool through the same client (what the
+client and the interpreter cost on this machine); and the time the database
+spent executing the run's queries (timed by a `connection.execute_wrapper`,
+which unlike CaptureQueriesContext does not format every statement), as a share
+of the wall time: the engine writes from one thread while the HTTP threads
+wait, so the database is not the bottleneck while that share stays well under
+100%. `--sequential` adds concurrency 1 (calls x latency seconds).
+"""
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET_RATIO_AT_32 = 1.3
+KEY_ENV = "BENCH_JUDGE_KEY"
+
+
+# The fake endpoint runs in its own process, as a real one would: it must not take this process's CPU.
+SERVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests.llm_server import FakeLLM
+
+with FakeLLM(latency=float(sys.argv[2])) as server:
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextmanager
+def fake_endpoint(latency: float) -> Iterator[str]:
+    process = subprocess.Popen([sys.executable, "-c", SERVER, str(ROOT), str(latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        yield process.stdout.readline().strip()
+    finally:
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
+class QueryTimer:
+    """Seconds spent in the database driver, and the number of statements."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.count = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.count += 1
+
+
+def synthesize_pairs(count: int) -> None:
+    """Topics copied from the demo articles until there are `count` reference pairs."""
+    from annotate.models import Article, Topic
+
+    demo = list(Article.objects.select_related("topic", "system"))
+    by_topic: dict[int, list] = {}
+    for article in demo:
+        by_topic.setdefault(article.topic_id, []).append(article)
+    templates = [articles for articles in by_topic.values() if any(a.system.is_reference for a in articles)]
+    made, number = sum(len(a) - 1 for a in templates), 0
+    while made < count:
+        articles = templates[number % len(templates)]
+        number += 1
+        topic = Topic.objects.create(benchmark="bench", title=f"{articles[0].topic.title} {number}", slug=f"bench-{number}")
+        copies = []
+        for article in articles:
+            # A different text per copy, so no request is answered from the cache.
+            text = f"{article.display_markdown}\n\nCopy {number}."
+            copies.append(Article(
+                topic=topic, system=article.system, raw_markdown=text, display_markdown=text, html=article.html, toc=article.toc,
+                word_count=article.word_count + 2, raw_word_count=article.raw_word_count + 2, content_hash=f"bench-{number}-{article.pk}",
+            ))
+        Article.objects.bulk_create(copies)
+        made += len(articles) - 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", type=Path, nargs="?", default=ROOT.parent / "shared" / "wlc-sample")
+    parser.add_argument("--pairs", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds the fake endpoint takes to answer")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 8])
+    parser.add_argument("--sequential", action="store_true", help="also concurrency 1 (pairs x 3 x latency seconds)")
+    args = parser.parse_args()
+
+    workdir = tempfile.mkdtemp(prefix="bench-judges-")
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")
+    # As in production: with DEBUG on, Django would also log and format every statement.
+    os.environ["DEBUG"] = "0"
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ[KEY_ENV] = "bench-not-a-real-key"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+    from django.db import connection
+
+    from annotate.campaigns import campaign_create
+    from annotate.models import Article, CriterionSet, System
+    from judges.models import JudgeCall
+    from judges.services import judge_create, judge_run_create, judge_run_execute
+
+    call_command("migrate", verbosity=0)
+    if (args.path / "data").is_dir():
+        try:
+            call_command("import_wlc", str(args.path), "--quiet-progress", stdout=io.StringIO())
+        except CommandError as exc:
+            print(f"import: {exc}")  # some inputs skipped; the rest is enough to measure
+        source = f"{args.path}"
+    else:
+        call_command("load_demo", stdout=io.StringIO())
+        source = "the demo articles (copied)"
+    reference = System.objects.filter(is_reference=True).first()
+    available = Article.objects.exclude(system=reference).count()
+    if available < args.pairs:
+        synthesize_pairs(args.pairs)
+    criterion_set = CriterionSet.objects.order_by("-id").first()
+    systems = list(System.objects.values_list("key", flat=True))
+    campaign = campaign_create(name="Bench", criterion_set=criterion_set, systems=systems, reference=reference.key)
+    pairs = min(args.pairs, campaign.pairs.count())
+    categories = criterion_set.categories.count()
+    print(f"{pairs} pairs from {source}; {criterion_set.criteria.count()} criteria in {categories} categories; "
+          f"fake endpoint latency {args.latency:.2f} s; database {connection.vendor}")
+
+    levels = list(dict.fromkeys(args.concurrency + ([1] if args.sequential else [])))
+    print(f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>7} {'ratio':>6} {'bare s':>7} {'bare ratio':>10} "
+          f"{'db s':>6} {'db share':>8} {'queries/unit':>12} {'call ms':>8}")
+    ratios = {}
+    with fake_endpoint(args.latency) as base_url:
+        # Warm-up, not timed: the first request of a process imports the client's modules and builds its models.
+        warm, _ = judge_create(name="bench-warm-up", model="fake-judge-warm-up", base_url=base_url, api_key_env=KEY_ENV)
+        judge_run_execute(run=judge_run_create(campaign=campaign, judge=warm, concurrency=1, limit=1))
+        for level in levels:
+            # A judge (and model) per level: its requests differ from the others', so none is answered from the cache.
+            judge, _ = judge_create(name=f"bench-{level}", model=f"fake-judge-{level}", base_url=base_url,
+                                    api_key_env=KEY_ENV, input_price="2.5", output_price="10")
+            bare = bare_client_seconds(campaign, judge, level, pairs)
+            run = judge_run_create(campaign=campaign, judge=judge, concurrency=level, limit=pairs)
+            timer = QueryTimer()
+            with connection.execute_wrapper(timer):
+                started = time.perf_counter()
+                run = judge_run_execute(run=run)
+                wall = time.perf_counter() - started
+            if run.status != "finished" or run.errors:
+                print(f"run {run.pk}: {run.status} {run.message}")
+            latencies = list(JudgeCall.objects.filter(run=run).values_list("latency_ms", flat=True))
+            ideal = run.calls * args.latency / level
+            ratios[level] = wall / ideal
+            print(f"{level:>11} {run.calls:>6} {wall:>7.2f} {ideal:>7.2f} {wall / ideal:>6.2f} {bare:>7.2f} {bare / ideal:>10.2f} "
+                  f"{timer.seconds:>6.2f} {timer.seconds / wall:>8.0%} {timer.count / max(run.units_total, 1):>12.1f} "
+                  f"{sum(latencies) / max(len(latencies), 1):>8.0f}")
+    print("bare: the same requests sent by a plain thread pool through the same client, no engine and no database.")
+    print("db s: time in the database driver, all of it on one thread while the HTTP workers keep sending.")
+    if 32 in ratios:
+        verdict = "ok" if ratios[32] <= TARGET_RATIO_AT_32 else "SLOWER THAN THE TARGET"
+        print(f"ratio at 32: {ratios[32]:.2f} (target <= {TARGET_RATIO_AT_32}): {verdict}")
+
+
+def bare_client_seconds(campaign, judge, level: int, pairs: int) -> float:
+    """The floor: the run's requests through one openai client on `level` threads, nothing stored."""
+    import openai
+
+    from judges.selectors import run_plan
+
+    plan = run_plan(campaign=campaign, judge=judge, limit=pairs)
+    requests = [plan.request(unit) for unit in plan.pending()]
+    client = openai.OpenAI(base_url=judge.base_url, api_key=os.environ[KEY_ENV], max_retries=0, timeout=judge.timeout_seconds)
+
+    def send(request) -> None:
+        client.chat.completions.create(
+            model=judge.model, messages=request.messages, response_format=request.response_format,
+            temperature=judge.temperature, max_tokens=judge.max_tokens,
+        )
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=level) as pool:
+        list(pool.map(send, requests))
+    return time.perf_counter() - started
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""The calibration report over the JSON API (staff only; session or token authentication)."""
+
+from django.shortcuts import get_object_or_404
+from rest_framework.decorators import api_view, permission_classes, renderer_classes
+from rest_framework.permissions import IsAdminUser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotate.models import Campaign
+from calibration.report import report_cached
+
+
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+@renderer_classes([JSONRenderer])
+def campaign_calibration(request: Request, campaign_id: int) -> Response:
+    """The report of docs/calibration-report.md, default parameters (cached until the campaign's data change).
+
+    Only `?format=json` (or no format) is served here; the dashboard's download
+    links give the CSV, Markdown and HTML renderings.
+    """
+    campaign = get_object_or_404(Campaign.objects.select_related("criterion_set", "reference_system"), pk=campaign_id)
+    return Response(report_cached(campaign))

@@ -1,0 +1,80 @@
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.models import Campaign
+from calibration.report import FORMATS, build_report, render
+
+
+class Command(BaseCommand):
+    help = (
+        "Write a campaign's calibration report: judges against the humans, the human ceiling, costs, "
+        "biases and Bradley-Terry rankings, every estimate with a pair-bootstrap 95% CI "
+        "(fields: docs/calibration-report.md)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--format", choices=list(FORMATS), default="json")
+        parser.add_argument("--out", default="-", help="file to write (replaced atomically), or - for standard output")
+        parser.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds (0: no confidence intervals)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--reference", help="system scored 1000 in Bradley-Terry (default: the campaign's reference, else wikipedia)")
+        parser.add_argument("--include-unsubmitted", action="store_true", help="also count labels of assignments not submitted yet")
+
+    def handle(self, *args, **options):
+        campaign = Campaign.objects.select_related("criterion_set", "reference_system").filter(name=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        if options["rounds"] < 0:
+            raise CommandError("--rounds must be 0 or more.")
+        out = options["out"]
+        if out != "-" and not Path(out).parent.is_dir():
+            raise CommandError(f"{Path(out).parent}: no such folder")
+        try:
+            report = build_report(
+                campaign,
+                rounds=options["rounds"],
+                seed=options["seed"],
+                reference=options["reference"],
+                include_unsubmitted=options["include_unsubmitted"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        text = render(report, options["format"])
+        if out == "-":
+            self.stdout.write(text, ending="")
+        else:
+            _write_atomically(Path(out), text)
+        judges = len(report["judges"])
+        self.stderr.write(
+            f"{campaign.name}: {report['humans']['n_labels']} human labels, {judges} judge{'s' if judges != 1 else ''}"
+            + ("" if out == "-" else f" -> {out}")
+        )
+        for note in report["notes"]:
+            self.stderr.write(f"note: {note}")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never half of it."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+    if sys.platform != "win32":
+        # mkstemp creates the file 0600; a report is as readable as any file the user writes.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)

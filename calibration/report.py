@@ -1,0 +1,591 @@
+"""The calibration report of a campaign: one dict (the versioned JSON contract of
+docs/calibration-report.md) and its renderings as JSON, CSV, Markdown and HTML.
+
+`build_report` reads the campaign through `calibration.selectors` and computes
+every figure with `calibration.metrics`; nothing here touches the ORM directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import combinations
+
+import numpy as np
+from django.conf import settings
+from django.core.cache import cache
+from django.template.loader import render_to_string
+
+from annotate.models import Campaign
+from calibration import charts, selectors
+from calibration import metrics as M
+
+SCHEMA = "pairwise-calibration-report"
+VERSION = 1
+HUMANS = "humans"
+FORMATS = {
+    "json": ("application/json", "json"),
+    "csv": ("text/csv", "csv"),
+    "md": ("text/markdown", "md"),
+    "html": ("text/html", "html"),
+}
+CACHE_SECONDS = 3600
+
+
+# --- building -----------------------------------------------------------------------------
+
+
+def _r(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None else round(float(x), digits)
+
+
+def _ci(est: M.Estimate) -> list[float] | None:
+    return None if est.ci is None or est.value is None else [_r(est.ci_low), _r(est.ci_high)]
+
+
+def _estimate(est: M.Estimate, value_key: str = "value") -> dict:
+    """An estimate as a nested object: {value, ci, n, small_n}."""
+    return {value_key: _r(est.value), "ci": _ci(est), "n": est.n, "small_n": est.small_n}
+
+
+@dataclass
+class _Flat:
+    """Flat `<name>`, `<name>_ci`, `<name>_n` fields, remembering which rest on fewer than 30."""
+
+    fields: dict = field(default_factory=dict)
+    small: list[str] = field(default_factory=list)
+
+    def add(self, name: str, est: M.Estimate, *, n_key: str | None = None) -> None:
+        self.fields[name] = _r(est.value)
+        self.fields[f"{name}_ci"] = _ci(est)
+        self.fields[n_key or f"{name}_n"] = est.n
+        if est.small_n:
+            self.small.append(name)
+
+
+def _scores(bt: M.BTResult | None) -> list[dict] | None:
+    if bt is None:
+        return None
+    return [
+        {"system": s.system, "score": _r(s.score, 2), "ci": None if s.ci_low is None or s.ci_high is None else [_r(s.ci_low, 2), _r(s.ci_high, 2)], "n": s.n, "small_n": s.small_n}
+        for s in bt.scores.values()
+    ]
+
+
+def _bt_meta(bt: M.BTResult | None) -> dict | None:
+    if bt is None:
+        return None
+    return {"n_comparisons": bt.n_comparisons, "regularized": bt.regularized, "rounds_regularized": bt.rounds_regularized}
+
+
+def _win_rates(rates: M.WinRates) -> dict:
+    out: dict[str, dict] = {}
+    for system, est in sorted(rates.overall.items()):
+        out[system] = {"overall": _estimate(est, "rate")}
+    for category, per_system in sorted(rates.by_category.items()):
+        for system, est in per_system.items():
+            out.setdefault(system, {})[category] = _estimate(est, "rate")
+    return out
+
+
+def resolve_reference(campaign: Campaign, systems: list[str], reference: str | None) -> str:
+    """The system every score is anchored to; an explicit one must be compared in the campaign."""
+    if reference is not None:
+        if reference not in systems:
+            raise ValueError(f"reference system '{reference}' is not compared in campaign '{campaign.name}' (systems: {', '.join(systems) or 'none'})")
+        return reference
+    return campaign.reference_system.key if campaign.reference_system_id else "wikipedia"
+
+
+class _Rater:
+    """The labels of one rater (merged to one verdict per item for judges) and its ranking figures."""
+
+    def __init__(self, name: str, table: M.LabelTable, reference: str, rounds: int, seed: int, notes: list[str]) -> None:
+        self.name, self.table = name, table
+        self.bt = self.bt_by_category = None
+        self.win_rates = None
+        if not len(table):
+            return
+        present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_a, table.sys_b]))}
+        if reference not in present:
+            notes.append(f"{name}: the reference system '{reference}' is not among its compared systems, so it has no Bradley-Terry scores or win rates.")
+            return
+        self.bt = M.bradley_terry(table, reference=reference, rounds=rounds, seed=seed)
+        self.bt_by_category = M.bradley_terry_by_category(table, reference=reference, rounds=rounds, seed=seed)
+        self.win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+
+
+def _humans_section(humans: M.LabelTable, rounds: int, seed: int) -> dict:
+    n_items = int(np.unique(humans.item).size) if len(humans) else 0
+    flat = _Flat()
+    ceiling = M.human_ceiling(humans, rounds, seed)
+    flat.add("par_leave_one_out", ceiling.loo_par)
+    flat.add("par_all_pairs", ceiling.all_pairs_par)
+    flat.add("krippendorff_alpha", ceiling.alpha)
+    flat.add("prefers_longer", M.prefers_longer(humans, rounds, seed))
+    flat.add("first_position_rate", M.first_position_rate(humans, rounds, seed))
+    by_category = {}
+    for code in np.unique(humans.category):
+        sub = humans.select(humans.category == code)
+        by_category[humans.vocab.categories[code]] = _estimate(M.human_ceiling(sub, rounds, seed).loo_par, "par_leave_one_out")
+    return {
+        "n_labels": len(humans),
+        "n_annotators": len(humans.rater_names()),
+        "n_items": n_items,
+        "n_items_multi": ceiling.n_items_multi,
+        "n_pairs": int(np.unique(humans.pair).size),
+        **flat.fields,
+        "n_loo_excluded": ceiling.n_loo_excluded,
+        "small_n": n_items < M.SMALL_N,
+        "small_n_figures": flat.small,
+        "by_category": by_category,
+    }
+
+
+def _judge_section(summary: selectors.JudgeSummary, raw: M.LabelTable, merged: M.LabelTable, humans: M.LabelTable, rounds: int, seed: int) -> dict:
+    flat = _Flat()
+    n_pairs_judged = int(np.unique(raw.pair).size)
+    n_items = n_labels = n_no_majority = 0
+    share_kept = None
+    by_category: dict = {}
+    by_criterion: dict = {}
+    if len(merged) and len(humans):
+        ag = M.agreement(merged, humans, rounds, seed)
+        n_items, n_no_majority, share_kept = ag.n_items, ag.n_no_majority, ag.share_kept
+        by_category = {k: _estimate(v, "par") for k, v in ag.by_category.items()}
+        by_criterion = {k: _estimate(v, "par") for k, v in ag.by_criterion.items()}
+        par, par_majority, par_no_ties, kappa = ag.par, ag.par_majority, ag.par_no_ties, ag.kappa
+    else:
+        par = par_majority = par_no_ties = kappa = M.Estimate(None, 0)
+    flat.add("par", par, n_key="n_labels")
+    flat.add("par_majority", par_majority)
+    flat.add("par_no_ties", par_no_ties)
+    flat.add("cohen_kappa", kappa)
+    flat.add("position_consistency", M.position_consistency(raw, rounds, seed))
+    flat.add("first_position_rate", M.first_position_rate(raw, rounds, seed))
+    flat.add("prefers_longer", M.prefers_longer(merged, rounds, seed))
+    cost = summary.cost_usd
+    return {
+        "name": summary.name,
+        "model": summary.model,
+        "kind": summary.kind,
+        "n_verdicts": len(raw),
+        "n_items_judged": int(np.unique(merged.item).size) if len(merged) else 0,
+        "n_pairs_judged": n_pairs_judged,
+        "n_swapped_items": flat.fields["position_consistency_n"],
+        "n_items": n_items,
+        **flat.fields,
+        "n_no_majority": n_no_majority,
+        "share_kept_no_ties": _r(share_kept),
+        "cost_usd": _r(cost, 8),
+        "cost_per_pair_usd": _r(cost / n_pairs_judged, 8) if n_pairs_judged else None,
+        "cost_per_1000_verdicts_usd": _r(cost * 1000 / len(raw), 8) if len(raw) else None,
+        "tokens": {"prompt": summary.prompt_tokens, "cached": summary.cached_tokens, "completion": summary.completion_tokens},
+        "n_calls": summary.n_calls,
+        "n_invalid_calls": summary.n_invalid_calls,
+        "mean_latency_ms": _r(summary.mean_latency_ms, 1),
+        "n_units": summary.n_units,
+        "errors": summary.errors,
+        "small_n": n_items < M.SMALL_N,
+        "small_n_figures": flat.small,
+        "by_category": by_category,
+        "by_criterion": by_criterion,
+    }
+
+
+def _comparison(a: str, b: str, d: M.PairedDifference) -> dict:
+    return {
+        "a": a,
+        "b": b,
+        "difference": _r(d.difference.value),
+        "ci": _ci(d.difference),
+        "significant": d.significant,
+        "n": d.difference.n,
+        "n_pairs": d.n_pairs,
+        "par_a": _r(d.par_a),
+        "par_b": _r(d.par_b),
+        "small_n": d.difference.small_n,
+    }
+
+
+def report_from_inputs(
+    campaign: Campaign, inputs: selectors.CalibrationInputs, *, rounds: int = 1000, seed: int = 0, reference: str | None = None
+) -> dict:
+    reference = resolve_reference(campaign, inputs.systems, reference)
+    table = inputs.table
+    humans = table.humans()
+    notes: list[str] = []
+    if not len(humans):
+        notes.append(
+            "No human labels yet"
+            + ("" if inputs.include_unsubmitted else " in submitted assignments")
+            + ": agreement figures are null and there is no recommendation."
+        )
+    if not inputs.judges:
+        notes.append("No judge has worked on this campaign yet.")
+
+    judges, merged_by_judge = [], {}
+    for summary in inputs.judges:
+        raw = table.for_rater(summary.name)
+        merged = M.merge_swapped(raw) if len(raw) else raw
+        merged_by_judge[summary.name] = merged
+        judges.append(_judge_section(summary, raw, merged, humans, rounds, seed))
+    judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
+
+    rated = [j for j in judges if j["par"] is not None]
+    comparisons, differences = [], []
+    for ja, jb in combinations(rated, 2):
+        d = M.paired_difference(merged_by_judge[ja["name"]], merged_by_judge[jb["name"]], humans, rounds, seed)
+        differences.append(d)
+        comparisons.append(_comparison(ja["name"], jb["name"], d))
+
+    points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated if j["cost_per_pair_usd"] is not None]
+    frontier = [p.name for p in M.pareto_frontier(points)]
+    recommended = None
+    if points:
+        rec = M.recommend(points, differences)
+        recommended = rec.judge
+        recommendation = rec.sentence + " Costs are USD per judged pair."
+    elif not len(humans):
+        recommendation = "No recommendation: there are no human labels to calibrate against."
+    elif not judges:
+        recommendation = "No recommendation: no judge has worked on this campaign yet."
+    else:
+        recommendation = "No recommendation: no judge has verdicts on the items the humans labelled."
+
+    raters = [_Rater(HUMANS, humans, reference, rounds, seed, notes)] if len(humans) else []
+    raters += [_Rater(j["name"], merged_by_judge[j["name"]], reference, rounds, seed, notes) for j in judges]
+    human_bt = raters[0].bt if raters and raters[0].name == HUMANS else None
+    kendall = {}
+    for r in raters:
+        if r.name == HUMANS:
+            continue
+        if human_bt is None or r.bt is None:
+            kendall[r.name] = {"tau": None, "p_value": None, "n_systems": 0}
+        else:
+            tau = M.kendall_tau(human_bt, r.bt)
+            kendall[r.name] = {"tau": _r(tau.tau), "p_value": _r(tau.p_value), "n_systems": tau.n}
+
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "campaign": {
+            "id": campaign.pk,
+            "name": campaign.name,
+            "criterion_set": str(campaign.criterion_set),
+            "pair_mode": campaign.pair_mode,
+            "systems": inputs.systems,
+            "categories": sorted(set(table.vocab.categories[c] for c in np.unique(table.category))) if len(table) else [],
+        },
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "parameters": {
+            "rounds": rounds,
+            "seed": seed,
+            "reference": reference,
+            "include_unsubmitted": inputs.include_unsubmitted,
+            "confidence_level": 0.95,
+            "small_n_threshold": M.SMALL_N,
+            "bootstrap_unit": "pair",
+        },
+        "n_pairs": inputs.n_pairs,
+        "judges": judges,
+        "humans": _humans_section(humans, rounds, seed),
+        "comparisons": comparisons,
+        "pareto_frontier": frontier,
+        "recommendation": recommendation,
+        "recommended_judge": recommended,
+        "bradley_terry": {r.name: _scores(r.bt) for r in raters},
+        "bradley_terry_meta": {r.name: _bt_meta(r.bt) for r in raters},
+        "bradley_terry_by_category": {
+            r.name: None if r.bt_by_category is None else {c: _scores(bt) for c, bt in r.bt_by_category.items()} for r in raters
+        },
+        "kendall_tau": kendall,
+        "win_rate_vs_reference": {r.name: None if r.win_rates is None else _win_rates(r.win_rates) for r in raters},
+        "notes": notes,
+    }
+
+
+def build_report(campaign: Campaign, *, rounds: int = 1000, seed: int = 0, reference: str | None = None, include_unsubmitted: bool = False) -> dict:
+    """The calibration report of a campaign (see docs/calibration-report.md)."""
+    inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
+    return report_from_inputs(campaign, inputs, rounds=rounds, seed=seed, reference=reference)
+
+
+def _cached(campaign: Campaign, what: str, stamp: tuple, params: dict, build):
+    """`build()` memoized while the campaign's labels, verdicts and calls stay the same (`stamp`)."""
+    raw = repr((campaign.pk, campaign.reference_system_id, what, sorted(params.items()), stamp))
+    key = "calibration:" + hashlib.sha256(raw.encode()).hexdigest()
+    value = cache.get(key)
+    if value is None:
+        value = build()
+        cache.set(key, value, CACHE_SECONDS)
+    return value
+
+
+def default_rounds() -> int:
+    """Bootstrap rounds of the dashboard, its downloads and the API (settings.CALIBRATION_ROUNDS, else 1000)."""
+    return int(getattr(settings, "CALIBRATION_ROUNDS", 1000))
+
+
+def report_cached(
+    campaign: Campaign,
+    *,
+    rounds: int | None = None,
+    seed: int = 0,
+    reference: str | None = None,
+    include_unsubmitted: bool = False,
+    stamp: tuple | None = None,
+) -> dict:
+    """`build_report`, reused until a label, submission, verdict or call of the campaign changes."""
+    rounds = default_rounds() if rounds is None else rounds
+    params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted)
+    stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
+    return _cached(campaign, "report", stamp, params, lambda: build_report(campaign, **params))
+
+
+def report_and_charts_cached(campaign: Campaign) -> tuple[dict, dict[str, str]]:
+    """The default report and its SVG charts (rendering them takes as long as a warm report)."""
+    stamp = selectors.calibration_stamp(campaign=campaign)
+    report = report_cached(campaign, stamp=stamp)
+    return report, _cached(campaign, "charts", stamp, {"rounds": report["parameters"]["rounds"]}, lambda: charts.report_charts(report))
+
+
+# --- display tables (shared by Markdown, the HTML report and the dashboard) ---------------------
+
+DASH = "—"
+SMALL_MARK = "†"
+
+
+def fmt_value(value: float | None, digits: int = 3) -> str:
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def fmt_estimate(value: float | None, ci: list | None, digits: int = 3) -> str:
+    if value is None:
+        return DASH
+    text = f"{value:.{digits}f}"
+    return text if ci is None else f"{text} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def fmt_usd(value: float | None) -> str:
+    return DASH if value is None else f"${value:.4g}"
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: list[bool]
+    note: str = ""
+
+    @property
+    def numeric_columns(self) -> set[int]:
+        return {i for i, numeric in enumerate(self.numeric) if numeric}
+
+
+def _flagged(source: dict, name: str, digits: int = 3) -> str:
+    text = fmt_estimate(source.get(name), source.get(f"{name}_ci"), digits)
+    return text + SMALL_MARK if name in source.get("small_n_figures", []) and text != DASH else text
+
+
+def _with_n(source: dict, name: str, n_key: str | None = None) -> str:
+    return f"{_flagged(source, name)} (n={source[n_key or name + '_n']:,})"
+
+
+def tables(report: dict) -> dict[str, Table]:
+    """The report's figures as tables of display strings, keyed by table."""
+    out: dict[str, Table] = {}
+    note = f"{SMALL_MARK}: fewer than {report['parameters']['small_n_threshold']} observations. Brackets: 95% pair-bootstrap CI ({report['parameters']['rounds']:,} rounds)."
+    judge_rows = []
+    for j in report["judges"]:
+        flags = []
+        if j["name"] in report["pareto_frontier"]:
+            flags.append("Pareto")
+        if j["name"] == report["recommended_judge"]:
+            flags.append("recommended")
+        judge_rows.append([
+            j["name"] + (f" ({j['model']})" if j["model"] else ""),
+            _with_n(j, "par", "n_labels"),
+            _with_n(j, "par_majority"),
+            _with_n(j, "cohen_kappa"),
+            _with_n(j, "position_consistency"),
+            _with_n(j, "first_position_rate"),
+            _with_n(j, "prefers_longer"),
+            fmt_usd(j["cost_per_pair_usd"]),
+            f"{j['n_items']:,}" + (SMALL_MARK if j["small_n"] else ""),
+            str(j["errors"]),
+            ", ".join(flags),
+        ])
+    out["judges"] = Table(
+        "judges", "Judges against the humans",
+        ["Judge", "PAR", "PAR vs majority", "Cohen's κ", "Position consistency", "First-position rate", "Prefers longer", "Cost / pair", "Items", "Errors", ""],
+        judge_rows, [False] + [True] * 9 + [False], note,
+    )
+    h = report["humans"]
+    out["humans"] = Table(
+        "humans", "Human ceiling",
+        ["Figure", "Value"],
+        [
+            ["Labels / annotators / items / pairs", f"{h['n_labels']:,} / {h['n_annotators']:,} / {h['n_items']:,} / {h['n_pairs']:,}"],
+            ["PAR, leave one out", _with_n(h, "par_leave_one_out")],
+            ["PAR, all pairs of labels", _with_n(h, "par_all_pairs")],
+            ["Krippendorff's α (items with ≥ 2 labels)", _with_n(h, "krippendorff_alpha")],
+            ["Prefers longer", _with_n(h, "prefers_longer")],
+            ["First-position rate", _with_n(h, "first_position_rate")],
+        ],
+        [False, True], note,
+    )
+    out["comparisons"] = Table(
+        "comparisons", "Paired PAR differences",
+        ["A", "B", "PAR(A) − PAR(B)", "Significant", "Labels", "Pairs"],
+        [[c["a"], c["b"], fmt_estimate(c["difference"], c["ci"]) + (SMALL_MARK if c["small_n"] else ""), "yes" if c["significant"] else "no", f"{c['n']:,}", f"{c['n_pairs']:,}"] for c in report["comparisons"]],
+        [False, False, True, False, True, True], "Same resampled pairs for both judges; significant when the 95% CI excludes 0.",
+    )
+    categories = report["campaign"]["categories"]
+    cat_rows = [[f"{HUMANS} (leave one out)"] + [_cell(h["by_category"].get(c), "par_leave_one_out") for c in categories]]
+    cat_rows += [[j["name"]] + [_cell(j["by_category"].get(c), "par") for c in categories] for j in report["judges"]]
+    out["categories"] = Table("categories", "PAR per category", ["Rater"] + categories, cat_rows, [False] + [True] * len(categories), note)
+    bt_rows = []
+    for rater, scores in report["bradley_terry"].items():
+        for s in scores or []:
+            bt_rows.append([rater, s["system"], fmt_estimate(s["score"], s["ci"], 0) + (SMALL_MARK if s["small_n"] else ""), f"{s['n']:,}"])
+    out["bradley_terry"] = Table(
+        "bradley_terry", "Bradley–Terry scores",
+        ["Rater", "System", "Score", "Comparisons"], bt_rows, [False, False, True, True],
+        f"Elo-like scale; {report['parameters']['reference']} = 1000. " + note,
+    )
+    out["kendall_tau"] = Table(
+        "kendall_tau", "Ranking agreement with the humans (Kendall's τ)",
+        ["Judge", "τ", "p", "Systems"],
+        [[name, fmt_value(k["tau"]), fmt_value(k["p_value"]), str(k["n_systems"])] for name, k in report["kendall_tau"].items()],
+        [False, True, True, True],
+    )
+    win_rows = []
+    for rater, systems in report["win_rate_vs_reference"].items():
+        for system, figures in (systems or {}).items():
+            o = figures["overall"]
+            win_rows.append([rater, system, fmt_estimate(o["rate"], o["ci"]) + (SMALL_MARK if o["small_n"] else ""), f"{o['n']:,}"])
+    out["win_rates"] = Table(
+        "win_rates", f"Win rate against {report['parameters']['reference']}",
+        ["Rater", "System", "Win rate (tie = ½)", "Labels"], win_rows, [False, False, True, True], note,
+    )
+    return out
+
+
+def _cell(entry: dict | None, key: str) -> str:
+    if not entry:
+        return DASH
+    text = fmt_estimate(entry[key], entry["ci"])
+    return f"{text}{SMALL_MARK if entry['small_n'] else ''} (n={entry['n']:,})"
+
+
+# --- renderers -------------------------------------------------------------------------------
+
+
+def render_json(report: dict) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+CSV_COLUMNS = (
+    "rater", "kind", "model", "n_items", "n_labels", "par", "par_ci_low", "par_ci_high",
+    "par_majority", "par_majority_ci_low", "par_majority_ci_high", "par_no_ties", "cohen_kappa",
+    "position_consistency", "first_position_rate", "prefers_longer", "krippendorff_alpha", "par_all_pairs",
+    "cost_usd", "cost_per_pair_usd", "cost_per_1000_verdicts_usd", "mean_latency_ms", "errors",
+    "small_n", "pareto", "recommended",
+)
+
+
+def render_csv(report: dict) -> str:
+    """One row per judge and one `humans` row (whose `par` is the leave-one-out PAR)."""
+    stream = io.StringIO()
+    writer = csv.DictWriter(stream, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+
+    def ci(source: dict, name: str) -> tuple:
+        pair = source.get(f"{name}_ci")
+        return (None, None) if pair is None else tuple(pair)
+
+    for j in report["judges"]:
+        par_lo, par_hi = ci(j, "par")
+        maj_lo, maj_hi = ci(j, "par_majority")
+        writer.writerow({
+            "rater": j["name"], "kind": "judge", "model": j["model"], "n_items": j["n_items"], "n_labels": j["n_labels"],
+            "par": j["par"], "par_ci_low": par_lo, "par_ci_high": par_hi,
+            "par_majority": j["par_majority"], "par_majority_ci_low": maj_lo, "par_majority_ci_high": maj_hi,
+            "par_no_ties": j["par_no_ties"], "cohen_kappa": j["cohen_kappa"],
+            "position_consistency": j["position_consistency"], "first_position_rate": j["first_position_rate"],
+            "prefers_longer": j["prefers_longer"], "cost_usd": j["cost_usd"], "cost_per_pair_usd": j["cost_per_pair_usd"],
+            "cost_per_1000_verdicts_usd": j["cost_per_1000_verdicts_usd"], "mean_latency_ms": j["mean_latency_ms"],
+            "errors": j["errors"], "small_n": j["small_n"],
+            "pareto": j["name"] in report["pareto_frontier"], "recommended": j["name"] == report["recommended_judge"],
+        })
+    h = report["humans"]
+    lo, hi = ci(h, "par_leave_one_out")
+    writer.writerow({
+        "rater": HUMANS, "kind": "human", "n_items": h["n_items"], "n_labels": h["n_labels"],
+        "par": h["par_leave_one_out"], "par_ci_low": lo, "par_ci_high": hi,
+        "krippendorff_alpha": h["krippendorff_alpha"], "par_all_pairs": h["par_all_pairs"],
+        "prefers_longer": h["prefers_longer"], "first_position_rate": h["first_position_rate"], "small_n": h["small_n"],
+    })
+    return stream.getvalue()
+
+
+def _md_table(table: Table) -> list[str]:
+    lines = [f"## {table.title}", ""]
+    if not table.rows:
+        return lines + ["Nothing to show.", ""]
+    lines.append("| " + " | ".join(table.headers) + " |")
+    lines.append("|" + "|".join("---:" if num else "---" for num in table.numeric) + "|")
+    for row in table.rows:
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    lines.append("")
+    if table.note:
+        lines += [table.note, ""]
+    return lines
+
+
+def render_md(report: dict) -> str:
+    c, p = report["campaign"], report["parameters"]
+    lines = [
+        f"# Calibration report: {c['name']}",
+        "",
+        f"Generated {report['generated_at']} · schema {report['schema']} v{report['version']} · {report['n_pairs']:,} pairs · "
+        f"reference {p['reference']} · {p['rounds']:,} bootstrap rounds (seed {p['seed']}) · "
+        + ("all assignments" if p["include_unsubmitted"] else "submitted assignments only"),
+        "",
+        f"**Recommendation.** {report['recommendation']}",
+        "",
+        f"Pareto frontier (PAR vs cost per pair): {', '.join(report['pareto_frontier']) or DASH}",
+        "",
+    ]
+    for note in report["notes"]:
+        lines += [f"> {note}", ""]
+    for table in tables(report).values():
+        lines += _md_table(table)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_html(report: dict, svgs: dict[str, str] | None = None) -> str:
+    """A standalone page with the charts inline (`svgs`: already rendered ones)."""
+    svgs = svgs if svgs is not None else charts.report_charts(report)
+    return render_to_string("calibration/report.html", {"report": report, "tables": tables(report), "charts": svgs})
+
+
+RENDERERS = {"json": render_json, "csv": render_csv, "md": render_md, "html": render_html}
+
+
+def render(report: dict, fmt: str) -> str:
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown format '{fmt}' (choose {', '.join(RENDERERS)})")
+    return RENDERERS[fmt](report)
+
+
+def download_name(campaign_name: str, fmt: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in campaign_name).strip("-") or "campaign"
+    return f"calibration-{safe}.{FORMATS[fmt][1]}"

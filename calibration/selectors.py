@@ -1,0 +1,329 @@
+"""Reads for calibration: the campaign's human labels and judge verdicts as `calibration.metrics` inputs.
+
+Human labels: every `annotate.Label` with a winner, of submitted assignments only
+unless `include_unsubmitted` (work in progress may still change, and expired
+claims were abandoned). Judge verdicts: every `JudgeVerdict` of a unit that is
+DONE; units in ERROR count as the judge's `errors`.
+
+Both kinds of label store the winner as a side of the pair (`a` / `b` / `tie`);
+here it becomes a system key. `first_system` is the system shown first (article
+A's when the annotator had A on the left / the judge was shown A first), and
+`longer_system` the pair's article with more words (None when equally long).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
+
+from annotate.models import Assignment, Campaign, Criterion, Label, Pair
+from calibration.metrics import TIE, LabelTable, merge_swapped
+from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
+
+# Judge names are slugs (no colon), so this prefix keeps annotators and judges apart in one table.
+HUMAN_PREFIX = "human:"
+
+
+@dataclass(frozen=True)
+class PairInfo:
+    pair_id: int
+    topic: str
+    system_a: str
+    system_b: str
+    longer_system: str | None
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    """One judge's work on the campaign: what it cost and how often it failed."""
+
+    name: str
+    model: str
+    kind: str
+    n_units: int
+    errors: int
+    n_calls: int
+    n_invalid_calls: int
+    cost_usd: float
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    mean_latency_ms: float | None
+
+
+@dataclass(frozen=True)
+class CalibrationInputs:
+    """Everything `calibration.report` needs from the database."""
+
+    table: LabelTable  # human labels and raw judge verdicts (both orders), one vocabulary
+    judges: list[JudgeSummary]
+    systems: list[str]  # the systems compared in the campaign's pairs
+    n_pairs: int  # pairs in the campaign
+    include_unsubmitted: bool
+
+
+def _pair_infos(campaign: Campaign) -> dict[int, PairInfo]:
+    rows = Pair.objects.filter(campaign=campaign).values_list(
+        "id", "topic__title", "article_a__system__key", "article_b__system__key", "article_a__word_count", "article_b__word_count"
+    )
+    infos = {}
+    for pair_id, topic, key_a, key_b, words_a, words_b in rows:
+        longer = key_a if words_a > words_b else key_b if words_b > words_a else None
+        infos[pair_id] = PairInfo(pair_id, topic, key_a, key_b, longer)
+    return infos
+
+
+def _winner_system(info: PairInfo, side: str) -> str:
+    if side == Label.Winner.A:
+        return info.system_a
+    if side == Label.Winner.B:
+        return info.system_b
+    return TIE
+
+
+def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> QuerySet:
+    labels = Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="")
+    if not include_unsubmitted:
+        labels = labels.filter(assignment__status=Assignment.Status.SUBMITTED)
+    return labels
+
+
+def judge_verdict_rows(*, campaign: Campaign) -> QuerySet:
+    return JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__status=JudgeUnit.Status.DONE)
+
+
+class _Columns:
+    """Accumulates `LabelTable.from_columns` arguments row by row."""
+
+    NAMES = ("pair", "criterion", "category", "rater", "rater_kind", "system_a", "system_b", "winner", "first_system", "longer_system")
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {name: [] for name in self.NAMES}
+
+    def add(self, info: PairInfo, criterion: str, category: str, rater: str, kind: str, side: str, a_first: bool) -> None:
+        c = self.cols
+        c["pair"].append(str(info.pair_id))
+        c["criterion"].append(criterion)
+        c["category"].append(category)
+        c["rater"].append(rater)
+        c["rater_kind"].append(kind)
+        c["system_a"].append(info.system_a)
+        c["system_b"].append(info.system_b)
+        c["winner"].append(_winner_system(info, side))
+        c["first_system"].append(info.system_a if a_first else info.system_b)
+        c["longer_system"].append(info.longer_system)
+
+    def table(self) -> LabelTable:
+        return LabelTable.from_columns(**self.cols)
+
+
+def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, pairs: dict[int, PairInfo] | None = None) -> LabelTable:
+    """Human labels (raters `human:<username>`) and judge verdicts (raters = judge names) of a campaign."""
+    pairs = pairs if pairs is not None else _pair_infos(campaign)
+    columns = _Columns()
+    humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted).values_list(
+        "assignment__pair_id", "criterion__key", "criterion__category__key", "assignment__annotator__username", "winner", "assignment__a_on_left"
+    )
+    for pair_id, criterion, category, username, side, a_on_left in humans:
+        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_on_left)
+    verdicts = judge_verdict_rows(campaign=campaign).values_list(
+        "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
+    )
+    for pair_id, criterion, category, judge, side, a_first in verdicts:
+        columns.add(pairs[pair_id], criterion, category, judge, "judge", side, a_first)
+    return columns.table()
+
+
+def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
+    """Every judge with work on the campaign, by name; costs count every call, valid or not."""
+    units = {
+        row["judge_id"]: row
+        for row in JudgeUnit.objects.filter(pair__campaign=campaign)
+        .values("judge_id")
+        .annotate(n=Count("id"), errors=Count("id", filter=Q(status=JudgeUnit.Status.ERROR)))
+    }
+    calls = {
+        row["unit__judge_id"]: row
+        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign)
+        .values("unit__judge_id")
+        .annotate(
+            n=Count("id"),
+            invalid=Count("id", filter=Q(valid=False)),
+            cost=Sum("cost_usd"),
+            prompt=Sum("prompt_tokens"),
+            cached=Sum("cached_tokens"),
+            completion=Sum("completion_tokens"),
+            # Answers from the cache take no time and would flatter the judge.
+            latency=Avg("latency_ms", filter=Q(from_cache=False)),
+        )
+    }
+    out = []
+    for judge in Judge.objects.filter(pk__in=units.keys()).order_by("name"):
+        u, c = units[judge.pk], calls.get(judge.pk, {})
+        out.append(
+            JudgeSummary(
+                name=judge.name,
+                model=judge.model,
+                kind=judge.kind,
+                n_units=u["n"],
+                errors=u["errors"],
+                n_calls=c.get("n", 0),
+                n_invalid_calls=c.get("invalid", 0),
+                cost_usd=float(c.get("cost") or 0),
+                prompt_tokens=c.get("prompt") or 0,
+                cached_tokens=c.get("cached") or 0,
+                completion_tokens=c.get("completion") or 0,
+                mean_latency_ms=None if c.get("latency") is None else float(c["latency"]),
+            )
+        )
+    return out
+
+
+def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False) -> CalibrationInputs:
+    pairs = _pair_infos(campaign)
+    systems = sorted({s for info in pairs.values() for s in (info.system_a, info.system_b)})
+    return CalibrationInputs(
+        table=calibration_table(campaign=campaign, include_unsubmitted=include_unsubmitted, pairs=pairs),
+        judges=judge_summaries(campaign=campaign),
+        systems=systems,
+        n_pairs=len(pairs),
+        include_unsubmitted=include_unsubmitted,
+    )
+
+
+def calibration_stamp(*, campaign: Campaign) -> tuple:
+    """Changes whenever a label, a submission, a verdict or a call of the campaign changes (cache key)."""
+    labels = Label.objects.filter(assignment__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))
+    assignments = Assignment.objects.filter(pair__campaign=campaign).aggregate(
+        submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), last=Max("last_activity_at")
+    )
+    units = JudgeUnit.objects.filter(pair__campaign=campaign).aggregate(
+        n=Count("id"), last=Max("updated_at"), verdicts=Count("verdicts"), done=Count("id", filter=Q(status=JudgeUnit.Status.DONE))
+    )
+    calls = JudgeCall.objects.filter(unit__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
+    parts = (labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"], units["verdicts"], calls["n"], calls["last"])
+    return tuple(p.isoformat() if hasattr(p, "isoformat") else p for p in parts)
+
+
+# --- the disagreement browser -----------------------------------------------------------
+
+
+@dataclass
+class HumanVerdict:
+    annotator: str
+    winner: str  # system key or 'tie'
+    first_system: str
+    rationale: str
+
+
+@dataclass
+class JudgeOrderVerdict:
+    first_system: str
+    winner: str
+    reason: str
+
+
+@dataclass
+class JudgeDisagreement:
+    judge: str
+    winner: str  # after merging the two orders like metrics.merge_swapped
+    verdicts: list[JudgeOrderVerdict]
+
+
+@dataclass
+class DisagreementItem:
+    pair: PairInfo
+    human_winner: str
+    humans: list[HumanVerdict]
+    judges: list[JudgeDisagreement]
+
+
+@dataclass
+class Disagreements:
+    criterion: Criterion | None
+    items: list[DisagreementItem]
+    n_items: int  # pairs with both a human majority and a verdict of the judge(s) shown
+    n_split: int  # pairs whose humans have no strict majority (left out)
+    n_disagree: int  # items listed before `limit`
+    judges: list[str]  # judges with verdicts on the criterion
+
+
+def _majority(winners: list[str]) -> str | None:
+    counts: dict[str, int] = defaultdict(int)
+    for w in winners:
+        counts[w] += 1
+    best = max(counts, key=lambda w: counts[w])
+    return best if counts[best] * 2 > len(winners) else None
+
+
+def _merged_winners(rows: list[tuple[int, str, str, bool]], pairs: dict[int, PairInfo]) -> dict[tuple[int, str], str]:
+    """(pair, judge) -> the verdict both orders agree on, else tie; computed by metrics.merge_swapped."""
+    if not rows:
+        return {}
+    columns = _Columns()
+    for pair_id, judge, side, a_first in rows:
+        columns.add(pairs[pair_id], "c", "c", judge, "judge", side, a_first)
+    merged = merge_swapped(columns.table())
+    return {(int(x.pair), x.rater): x.winner for x in merged.to_labels()}
+
+
+def disagreements(
+    *,
+    campaign: Campaign,
+    criterion_key: str,
+    judge_name: str | None = None,
+    include_unsubmitted: bool = False,
+    limit: int = 100,
+) -> Disagreements:
+    """Pairs where a judge's (merged) verdict on one criterion differs from the strict human majority.
+
+    Pairs whose humans are split have no human verdict to disagree with: they are counted, not listed.
+    Four queries, whatever the size of the campaign.
+    """
+    criterion = Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id, key=criterion_key).first()
+    if criterion is None:
+        return Disagreements(None, [], 0, 0, 0, [])
+    pairs = _pair_infos(campaign)
+    humans: dict[int, list[HumanVerdict]] = defaultdict(list)
+    labels = (
+        human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted)
+        .filter(criterion=criterion)
+        .order_by("assignment__annotator__username")
+        .values_list("assignment__pair_id", "assignment__annotator__username", "assignment__a_on_left", "winner", "rationale")
+    )
+    for pair_id, username, a_on_left, side, rationale in labels:
+        info = pairs[pair_id]
+        first = info.system_a if a_on_left else info.system_b
+        humans[pair_id].append(HumanVerdict(username, _winner_system(info, side), first, rationale))
+    verdicts = (
+        judge_verdict_rows(campaign=campaign)
+        .filter(criterion=criterion)
+        .order_by("unit__judge__name", "-unit__a_first")
+        .values_list("unit__pair_id", "unit__judge__name", "unit__a_first", "winner", "reason")
+    )
+    by_judge: dict[tuple[int, str], list[JudgeOrderVerdict]] = defaultdict(list)
+    raw = []
+    for pair_id, judge, a_first, side, reason in verdicts:
+        info = pairs[pair_id]
+        first = info.system_a if a_first else info.system_b
+        by_judge[pair_id, judge].append(JudgeOrderVerdict(first, _winner_system(info, side), reason))
+        raw.append((pair_id, judge, side, a_first))
+    merged = _merged_winners(raw, pairs)
+    judge_names = sorted({name for _, name in by_judge})
+    shown = [judge_name] if judge_name else judge_names
+    items, n_items, n_split = [], 0, 0
+    for pair_id in sorted(humans, key=lambda pk: (pairs[pk].topic, pairs[pk].system_a, pairs[pk].system_b, pk)):
+        majority = _majority([h.winner for h in humans[pair_id]])
+        judged = [name for name in shown if (pair_id, name) in merged]
+        if not judged:
+            continue
+        if majority is None:
+            n_split += 1
+            continue
+        n_items += 1
+        against = [JudgeDisagreement(name, merged[pair_id, name], by_judge[pair_id, name]) for name in judged if merged[pair_id, name] != majority]
+        if against:
+            items.append(DisagreementItem(pairs[pair_id], majority, humans[pair_id], against))
+    return Disagreements(criterion, items[:limit], n_items, n_split, len(items), judge_names)

@@ -1,0 +1,56 @@
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from annotate.decorators import staff_required
+from annotate.models import Campaign
+from calibration import report as reports
+from calibration import selectors
+
+PAGE = "calibration/dashboard.html"
+
+
+def _campaign(campaign_id: int) -> Campaign:
+    return get_object_or_404(Campaign.objects.select_related("criterion_set", "reference_system"), pk=campaign_id)
+
+
+def _browser(request: HttpRequest, campaign: Campaign) -> dict:
+    criteria = list(campaign.criterion_set.criteria.select_related("category").order_by("order"))
+    requested = request.GET.get("criterion") or (criteria[0].key if criteria else "")
+    judge = request.GET.get("judge") or None
+    result = selectors.disagreements(campaign=campaign, criterion_key=requested, judge_name=judge)
+    return {"campaign": campaign, "criteria": criteria, "requested_criterion": requested, "judge": judge, "browser": result}
+
+
+@require_GET
+@staff_required
+def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Judge table, charts, human ceiling, leaderboards and the disagreement browser.
+
+    An htmx request from the browser's form gets the browser fragment alone,
+    without computing the (cached, but heavy when cold) report.
+    """
+    campaign = _campaign(campaign_id)
+    browser = _browser(request, campaign)
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, PAGE + "#disagreements", browser)
+    report, charts = reports.report_and_charts_cached(campaign)
+    context = {**browser, "report": report, "charts": charts, "tables": reports.tables(report), "formats": list(reports.FORMATS)}
+    return render(request, PAGE, context)
+
+
+@require_GET
+@staff_required
+def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
+    if fmt not in reports.FORMATS:
+        raise Http404(f"No report format '{fmt}'.")
+    campaign = _campaign(campaign_id)
+    if fmt == "html":
+        report, charts = reports.report_and_charts_cached(campaign)
+        body = reports.render_html(report, charts)
+    else:
+        body = reports.render(reports.report_cached(campaign), fmt)
+    content_type = reports.FORMATS[fmt][0]
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{reports.download_name(campaign.name, fmt)}"'
+    return response

@@ -1,0 +1,68 @@
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from judges.models import Judge
+from judges.services import judge_create
+
+
+def price(value: str) -> Decimal:
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise ValueError(value) from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Add a judge: an OpenAI-compatible model (the API key is read at run time from the environment "
+        "variable named by --api-key-env, never stored) or an offline baseline (--kind length|words-to-watch|random)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="a short name: letters, digits, - and _")
+        parser.add_argument("--kind", choices=[k for k in Judge.Kind.values if k != Judge.Kind.IMPORTED], default=Judge.Kind.LLM)
+        parser.add_argument("--model", default="", help="the model id the endpoint expects")
+        parser.add_argument("--base-url", default="", help="e.g. https://api.openai.com/v1")
+        parser.add_argument("--api-key-env", default="", help="NAME of the environment variable that holds the key (not the key)")
+        parser.add_argument("--input-price", type=price, default=Decimal(0), help="USD per million prompt tokens")
+        parser.add_argument("--output-price", type=price, default=Decimal(0), help="USD per million completion tokens")
+        parser.add_argument("--cached-input-price", type=price, help="USD per million cached prompt tokens (default: the input price)")
+        parser.add_argument("--temperature", type=float, default=0.0)
+        parser.add_argument("--max-tokens", type=int, default=4096)
+        parser.add_argument("--timeout", type=float, help="seconds to wait for one answer (default 120)")
+        parser.add_argument("--max-attempts", type=int, help="attempts when the answer is unreadable (default 3)")
+        parser.add_argument("--per-criterion", action="store_true", help="one call per criterion instead of one per category")
+        parser.add_argument("--no-structured-output", action="store_true", help="do not send a JSON schema (response_format)")
+        parser.add_argument("--update", action="store_true", help="change the judge if the name already exists")
+
+    def handle(self, *args, **options):
+        try:
+            judge, created = judge_create(
+                name=options["name"],
+                kind=options["kind"],
+                model=options["model"],
+                base_url=options["base_url"],
+                api_key_env=options["api_key_env"],
+                input_price=options["input_price"],
+                output_price=options["output_price"],
+                cached_input_price=options["cached_input_price"],
+                temperature=options["temperature"],
+                max_tokens=options["max_tokens"],
+                timeout_seconds=options["timeout"],
+                max_attempts=options["max_attempts"],
+                per_criterion=options["per_criterion"],
+                structured_output=not options["no_structured_output"],
+                update=options["update"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        verb = "added" if created else "updated"
+        if judge.kind == Judge.Kind.LLM:
+            self.stdout.write(
+                f"Judge '{judge.name}' {verb}: {judge.model} at {judge.base_url}, {judge.get_mode_display().lower()}; "
+                f"${judge.input_price}/M in, ${judge.output_price}/M out. The key is read from ${judge.api_key_env} when a run starts."
+            )
+        else:
+            self.stdout.write(f"Judge '{judge.name}' {verb}: {judge.get_kind_display()}, {judge.get_mode_display().lower()}.")

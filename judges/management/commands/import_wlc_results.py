@@ -1,0 +1,53 @@
+import json
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.management.importing import PARTIAL_EXIT
+from annotate.models import Campaign
+from judges.services import wlc_results_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import verdict files written by the Wiki Live Challenge evaluation script (mode winrate) as an imported "
+        "judge. 'gt' is the campaign's reference article, 'gen' the article of --system. API failures, which that "
+        "script writes as ties with an 'Error:' reason, are imported as errors, never as ties."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--judge", required=True, help="judge name (created as an imported judge if missing)")
+        parser.add_argument("--system", required=True, help="the system key whose articles are 'gen'")
+
+    def handle(self, *args, **options):
+        campaign = Campaign.objects.filter(name=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        files, unreadable = [], []
+        for path in options["files"]:
+            try:
+                files.append((str(path), json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                unreadable.append((str(path), f"cannot be read as JSON ({exc})"))
+        try:
+            report = wlc_results_import(campaign=campaign, judge_name=options["judge"], system=options["system"], files=files)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        problems = unreadable + report.problems
+        for name, note in report.notes:
+            self.stdout.write(f"{name}: {note}")
+        for name, problem in problems:
+            self.stderr.write(f"{name}: {problem}")
+        units = ", ".join(f"{n} {what}" for what, n in report.units.items())
+        self.stdout.write(
+            f"judge '{report.judge.name}'{' (created)' if report.judge_created else ''}: {report.files} file(s), "
+            f"{report.verdicts} verdicts, {report.errors} API errors imported as errors (not ties); units: {units}; "
+            f"pairs created: {report.pairs_created}"
+        )
+        if report.ties_outside_policy:
+            self.stdout.write(f"note: {report.ties_outside_policy} tie(s) imported although the campaign does not allow ties")
+        if problems:
+            raise CommandError(f"{len(problems)} problem(s) (listed above); everything else was imported", returncode=PARTIAL_EXIT)

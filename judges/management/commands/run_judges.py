@@ -1,0 +1,143 @@
+import time
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.models import Campaign
+from judges.models import Judge, JudgeRun
+from judges.selectors import run_estimate
+from judges.services import judge_run_create, judge_run_execute
+
+
+def money(value: str) -> Decimal:
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        raise ValueError(value) from None
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(value)
+    return amount
+
+
+class Progress:
+    """Units, errors, tokens and dollars on stderr: one line updated in place on a terminal, else a line per ~10%."""
+
+    def __init__(self, stream, name: str) -> None:
+        self.stream = stream
+        self.name = name
+        self.tty = stream.isatty()
+        self.plain = lambda text: text  # progress is not an error: no red on a terminal
+        self.next_tenth = 1
+        self.shown = 0.0
+
+    def line(self, run: JudgeRun) -> str:
+        total = run.units_total or 1
+        finished = run.units_done + run.errors
+        width = 24
+        filled = round(width * finished / total)
+        return (
+            f"{self.name} [{'#' * filled}{'.' * (width - filled)}] {finished}/{run.units_total} units, "
+            f"{run.errors} errors, {run.prompt_tokens + run.completion_tokens:,} tokens, ${run.cost_usd:.4f}"
+        )
+
+    def __call__(self, run: JudgeRun) -> None:
+        finished = run.units_done + run.errors
+        if self.tty:
+            now = time.monotonic()
+            if now - self.shown >= 0.1 or finished >= run.units_total:
+                self.shown = now
+                self.stream.write("\r\033[K" + self.line(run), style_func=self.plain, ending="")
+                self.stream.flush()
+            return
+        if run.units_total and finished * 10 >= self.next_tenth * run.units_total:
+            self.next_tenth = finished * 10 // run.units_total + 1
+            self.stream.write(self.line(run), style_func=self.plain)
+            self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty:
+            self.stream.write("", style_func=self.plain)
+
+
+class Command(BaseCommand):
+    help = (
+        "Run judges on a campaign's pairs, resuming where earlier runs stopped. The budget covers all the "
+        "judges named, run one after the other; progress goes to stderr, a summary with the exact cost to stdout."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--judge", required=True, action="append", help="judge name (repeat for several)")
+        parser.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
+        parser.add_argument("--budget-usd", type=money, help="stop before spending more than this, in USD")
+        parser.add_argument("--swap", action="store_true", help="judge both orders of every pair (default: one order drawn per pair and category)")
+        parser.add_argument("--limit", type=int, help="only the first N pairs of the campaign")
+        parser.add_argument("--seed", type=int, default=0, help="draws the order shown to the judge (default 0)")
+        parser.add_argument("--dry-run", action="store_true", help="estimate tokens and cost; send and write nothing")
+
+    def handle(self, *args, **options):
+        campaign = Campaign.objects.filter(name=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        names = list(dict.fromkeys(options["judge"]))
+        judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
+        missing = [n for n in names if n not in judges]
+        if missing:
+            raise CommandError(f"No judge named {', '.join(repr(n) for n in missing)}; add it with add_judge.")
+        plan = {"swap": options["swap"], "limit": options["limit"], "seed": options["seed"]}
+        if options["dry_run"]:
+            self.dry_run(campaign, [judges[n] for n in names], plan)
+            return
+        budget = options["budget_usd"]
+        spent = Decimal(0)
+        failed = []
+        for name in names:
+            judge = judges[name]
+            left = None if budget is None else budget - spent
+            if left is not None and left <= 0:
+                self.stdout.write(f"{name}: not started, the budget of ${budget} is spent.")
+                continue
+            try:
+                run = judge_run_create(campaign=campaign, judge=judge, concurrency=options["concurrency"], budget_usd=left, **plan)
+            except ValidationError as exc:
+                raise CommandError(" ".join(exc.messages)) from exc
+            progress = Progress(self.stderr, name)
+            try:
+                run = judge_run_execute(run=run, progress=progress)
+            finally:
+                progress.end()
+            spent += run.cost_usd
+            self.summary(run)
+            if run.status == JudgeRun.Status.FAILED:
+                failed.append(name)
+        if budget is not None:
+            self.stdout.write(f"total: ${spent:.8f} of the ${budget} budget")
+        if failed:
+            raise CommandError(f"run(s) failed: {', '.join(failed)} (reason above)")
+
+    def summary(self, run: JudgeRun) -> None:
+        pending = run.units_total - run.units_done - run.errors
+        from_cache = run.judge_calls.filter(from_cache=True).count()
+        self.stdout.write(
+            f"{run.judge.name}: {run.get_status_display().lower()} (run #{run.pk}) — {run.units_done}/{run.units_total} units done, "
+            f"{run.errors} in error, {pending} pending; {run.calls} calls ({from_cache} from the cache); "
+            f"tokens: {run.prompt_tokens} prompt ({run.cached_tokens} cached), {run.completion_tokens} completion; cost ${run.cost_usd:.8f}"
+        )
+        if run.message:
+            self.stdout.write(f"  {run.message}")
+
+    def dry_run(self, campaign: Campaign, judges: list[Judge], plan: dict) -> None:
+        total = Decimal(0)
+        for judge in judges:
+            estimate = run_estimate(campaign=campaign, judge=judge, **plan)
+            total += estimate.cost_usd
+            if judge.kind != Judge.Kind.LLM:
+                self.stdout.write(f"{judge.name}: {estimate.units_pending} of {estimate.units_total} units to judge offline; cost $0")
+                continue
+            self.stdout.write(
+                f"{judge.name}: {estimate.units_pending} of {estimate.units_total} units to judge, {estimate.requests} requests "
+                f"({estimate.cached} answered from the cache); estimated {estimate.prompt_tokens} prompt + "
+                f"{estimate.completion_tokens} completion tokens, ${estimate.cost_usd:.4f}"
+            )
+        self.stdout.write(f"estimated total: ${total:.4f} (dry run: nothing was sent or written)")

@@ -1,0 +1,214 @@
+"""Reads for judges: the units a run would judge, what they would cost, and the pages' data.
+
+A unit is one pair, in one order, on one criterion category (or one criterion
+in per-criterion mode). The plan of a run is a pure function of the campaign,
+the judge's mode, `swap`, `limit` and `seed`, so running the same command twice
+plans the same units and the second run only does what the first left undone.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db.models import Count, Q, QuerySet
+
+from annotate.models import Article, Campaign, Category, Criterion, Pair
+from judges.models import CachedResponse, Judge, JudgeRun, JudgeUnit
+from judges.protocol import (
+    CriterionSpec,
+    JudgeRequest,
+    build_request,
+    estimate_completion_tokens,
+    estimate_prompt_tokens,
+    request_hash,
+)
+
+MILLION = Decimal(1_000_000)
+CENT_PLACES = Decimal("1e-8")
+ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
+
+
+def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal:
+    """USD for one call: cached prompt tokens at the cached price (the input price when unset).
+
+    `judge` is anything with the three prices (a Judge, or the engine's copy of them).
+    """
+    cached_price = judge.input_price if judge.cached_input_price is None else judge.cached_input_price
+    total = (
+        Decimal(prompt_tokens - cached_tokens) * Decimal(judge.input_price)
+        + Decimal(cached_tokens) * Decimal(cached_price)
+        + Decimal(completion_tokens) * Decimal(judge.output_price)
+    ) / MILLION
+    # The stored precision: a run's cost is the exact sum of its calls' stored costs.
+    return total.quantize(CENT_PLACES, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class UnitPlan:
+    pair: Pair
+    category: Category
+    criteria: tuple[Criterion, ...]
+    criterion: Criterion | None
+    a_first: bool
+
+    @property
+    def key(self) -> tuple[int, int, int | None, bool]:
+        return (self.pair.pk, self.category.pk, self.criterion.pk if self.criterion else None, self.a_first)
+
+
+@dataclass
+class Plan:
+    campaign: Campaign
+    judge: Judge
+    units: list[UnitPlan]
+    texts: dict[int, str]
+    stored: dict[tuple, JudgeUnit] = field(default_factory=dict)
+
+    def pending(self) -> list[UnitPlan]:
+        return [u for u in self.units if (s := self.stored.get(u.key)) is None or s.status != JudgeUnit.Status.DONE]
+
+    def request(self, unit: UnitPlan) -> JudgeRequest:
+        pair = unit.pair
+        first, second = (pair.article_a_id, pair.article_b_id) if unit.a_first else (pair.article_b_id, pair.article_a_id)
+        return build_request(
+            topic=pair.topic.title,
+            article_1=self.texts[first],
+            article_2=self.texts[second],
+            category=unit.category.name,
+            category_description=unit.category.description,
+            criteria=[CriterionSpec(key=c.key, text=c.text) for c in unit.criteria],
+            allow_tie=self.campaign.allow_tie,
+            structured=self.judge.structured_output,
+        )
+
+    def request_hash(self, request: JudgeRequest) -> str:
+        judge = self.judge
+        return request_hash(model=judge.model, request=request, temperature=judge.temperature, max_tokens=judge.max_tokens)
+
+
+def a_first_drawn(*, seed: int, pair_id: int, category_key: str) -> bool:
+    """The order shown to the judge, drawn from (seed, pair, category) so reruns draw the same."""
+    return random.Random(f"{seed}:{pair_id}:{category_key}").random() < 0.5
+
+
+def campaign_categories(*, campaign: Campaign) -> list[tuple[Category, tuple[Criterion, ...]]]:
+    criteria = Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).select_related("category").order_by("order", "id")
+    grouped: dict[int, list[Criterion]] = {}
+    categories: dict[int, Category] = {}
+    for criterion in criteria:
+        grouped.setdefault(criterion.category_id, []).append(criterion)
+        categories[criterion.category_id] = criterion.category
+    ordered = sorted(categories.values(), key=lambda c: (c.order, c.pk))
+    return [(category, tuple(grouped[category.pk])) for category in ordered]
+
+
+def campaign_pairs(*, campaign: Campaign, limit: int | None = None) -> list[Pair]:
+    pairs = (
+        Pair.objects.filter(campaign=campaign)
+        .select_related("topic", "article_a__system", "article_b__system")
+        .defer("article_a__raw_markdown", "article_a__display_markdown", "article_a__html", "article_a__toc",
+               "article_b__raw_markdown", "article_b__display_markdown", "article_b__html", "article_b__toc")
+        .order_by("order", "id")
+    )
+    return list(pairs[:limit] if limit is not None else pairs)
+
+
+def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> Plan:
+    """Every unit of a run, with the units already stored for this judge."""
+    pairs = campaign_pairs(campaign=campaign, limit=limit)
+    categories = campaign_categories(campaign=campaign)
+    units: list[UnitPlan] = []
+    for pair in pairs:
+        for category, criteria in categories:
+            orders = (True, False) if swap else (a_first_drawn(seed=seed, pair_id=pair.pk, category_key=category.key),)
+            for a_first in orders:
+                if judge.mode == Judge.Mode.CRITERION:
+                    units += [UnitPlan(pair, category, (c,), c, a_first) for c in criteria]
+                else:
+                    units.append(UnitPlan(pair, category, criteria, None, a_first))
+    article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
+    texts = dict(Article.objects.filter(pk__in=article_ids).values_list("pk", "display_markdown"))
+    stored = {
+        (u.pair_id, u.category_id, u.criterion_id, u.a_first): u
+        for u in JudgeUnit.objects.filter(judge=judge, pair__in=pairs)
+    }
+    return Plan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
+
+
+@dataclass
+class Estimate:
+    judge: Judge
+    units_total: int = 0
+    units_pending: int = 0
+    requests: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: Decimal = Decimal(0)
+
+
+def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> Estimate:
+    """What a run would ask and spend: every pending request built, nothing sent or written.
+
+    Requests the cache would answer cost nothing and are counted apart.
+    """
+    plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed)
+    pending = plan.pending()
+    estimate = Estimate(judge=judge, units_total=len(plan.units), units_pending=len(pending))
+    if judge.kind != Judge.Kind.LLM:
+        return estimate
+    planned = []
+    for unit in pending:
+        request = plan.request(unit)
+        planned.append((plan.request_hash(request), estimate_prompt_tokens(request), estimate_completion_tokens(request)))
+    hashes = [digest for digest, *_ in planned]
+    known = set()
+    for start in range(0, len(hashes), 500):
+        known.update(CachedResponse.objects.filter(request_hash__in=hashes[start : start + 500]).values_list("request_hash", flat=True))
+    for digest, prompt, completion in planned:
+        if digest in known:
+            estimate.cached += 1
+            continue
+        estimate.requests += 1
+        estimate.prompt_tokens += prompt
+        estimate.completion_tokens += completion
+        estimate.cost_usd += token_cost(judge=judge, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion)
+    return estimate
+
+
+# --- pages ------------------------------------------------------------------------
+
+
+def judge_list() -> QuerySet[Judge]:
+    return Judge.objects.annotate(run_count=Count("runs"))
+
+
+def campaign_list() -> QuerySet[Campaign]:
+    return Campaign.objects.select_related("criterion_set").annotate(
+        pair_count=Count("pairs", distinct=True),
+        run_count=Count("judge_runs", distinct=True),
+    )
+
+
+def campaign_runs(*, campaign: Campaign) -> list[JudgeRun]:
+    return list(JudgeRun.objects.filter(campaign=campaign).select_related("judge").order_by("-created_at", "-id"))
+
+
+def runs_active(runs: list[JudgeRun]) -> bool:
+    return any(run.status in ACTIVE for run in runs)
+
+
+def campaign_judge_summary(*, campaign: Campaign) -> list[dict]:
+    """Per judge: units done and in error on this campaign, over all its runs."""
+    return list(
+        JudgeUnit.objects.filter(pair__campaign=campaign)
+        .values("judge__name")
+        .annotate(
+            done=Count("id", filter=Q(status=JudgeUnit.Status.DONE)),
+            errors=Count("id", filter=Q(status=JudgeUnit.Status.ERROR)),
+            pending=Count("id", filter=Q(status=JudgeUnit.Status.PENDING)),
+        )
+        .order_by("judge__name")
+    )

@@ -1,0 +1,252 @@
+"""Small calibration datasets built through the real services (humans) and real rows (judges).
+
+The hand-made campaign: one topic, three systems, pairs wikipedia-vs-atlas_agent
+and wikipedia-vs-quill_researcher (article A is wikipedia in both), three criteria
+(c1, c2 in category `style`; c3 in `neutral`). Word counts: atlas_agent <
+wikipedia < quill_researcher, so the longer article is A in the first pair and B
+in the second.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from annotate.campaigns import assignment_claim_next, assignment_submit, campaign_create, label_save, position_from_winner
+from annotate.models import Assignment, Campaign, Criterion, Pair
+from annotate.services import articles_import, criterion_set_import
+from annotate.sources import ArticleRecord, Batch, CategoryRecord, CriterionRecord, RubricRecord, SystemRecord
+from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
+
+ATLAS, QUILL, WIKI = "atlas_agent", "quill_researcher", "wikipedia"
+CRITERIA = ("c1", "c2", "c3")
+REASON = "Clearer on this point."
+
+
+def tiny_rubric():
+    rubric = RubricRecord(
+        key="calib_tiny",
+        name="Calibration tiny rubric",
+        description="",
+        categories=[
+            CategoryRecord("style", "Style", "", [CriterionRecord("c1", "Plain sentences."), CriterionRecord("c2", "Short paragraphs.")]),
+            CategoryRecord("neutral", "Neutral", "", [CriterionRecord("c3", "Fair to every side.")]),
+        ],
+    )
+    return criterion_set_import(rubric=rubric)[0]
+
+
+def _body(words: int) -> str:
+    return " ".join(["word"] * words)
+
+
+def tiny_articles(topics: tuple[str, ...] = ("Red Fox",)) -> None:
+    batch = Batch(benchmark="calib")
+    batch.systems = {
+        WIKI: SystemRecord(WIKI, "Wikipedia", is_reference=True),
+        ATLAS: SystemRecord(ATLAS, "Atlas Agent"),
+        QUILL: SystemRecord(QUILL, "Quill Researcher"),
+    }
+    for title in topics:
+        for system, words in ((WIKI, 120), (ATLAS, 60), (QUILL, 200)):
+            batch.articles.append(ArticleRecord(topic=title, system=system, markdown=f"# {title}\n\n{_body(words)}\n", source=f"{system}/{title}"))
+    summary = articles_import(batch=batch)
+    assert not summary.problems, summary.problems
+
+
+def hand_campaign(annotators, *, name: str = "Calib", topics: tuple[str, ...] = ("Red Fox",), allow_tie: bool = False) -> Campaign:
+    criterion_set = tiny_rubric()
+    tiny_articles(topics)
+    return campaign_create(
+        name=name,
+        criterion_set=criterion_set,
+        systems=[WIKI, ATLAS, QUILL],
+        overlap=len(annotators),
+        annotators=list(annotators),
+        rationale_min_length=5,
+        allow_tie=allow_tie,
+        benchmark="calib",
+    )
+
+
+def pair_of(campaign: Campaign, other: str, topic: str | None = None) -> Pair:
+    pairs = Pair.objects.filter(campaign=campaign, article_b__system__key=other)
+    if topic is not None:
+        pairs = pairs.filter(topic__title=topic)
+    return pairs.get()
+
+
+def label_pairs(campaign: Campaign, user, winners: dict, *, a_on_left: bool | dict = True, submit: bool = True) -> list[Assignment]:
+    """`winners`: {pair: {criterion key: 'a' | 'b' | 'tie'}}; labels every pair through the services."""
+    done = []
+    for _ in range(len(winners)):
+        assignment = assignment_claim_next(campaign=campaign, user=user)
+        assert assignment is not None
+        left = a_on_left if isinstance(a_on_left, bool) else a_on_left[assignment.pair]
+        Assignment.objects.filter(pk=assignment.pk).update(a_on_left=left)
+        assignment.refresh_from_db()
+        for key, side in winners[assignment.pair].items():
+            criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key=key)
+            label_save(assignment=assignment, criterion=criterion, user=user, position=position_from_winner(assignment, side), rationale=f"{user.username}: {REASON}")
+        if submit:
+            assignment_submit(assignment=assignment, user=user)
+        done.append(assignment)
+    return done
+
+
+def judge_rows(
+    campaign: Campaign,
+    name: str,
+    verdicts: dict,
+    *,
+    cost_per_unit: str = "0.01",
+    latency_ms: int = 800,
+    model: str = "",
+    errors: list[tuple[Pair, str, bool]] = (),
+) -> Judge:
+    """`verdicts`: {(pair, a_first): {criterion key: 'a' | 'b' | 'tie'}}. One DONE unit per (pair, category, order),
+    with one valid call costing `cost_per_unit`; `errors`: (pair, category key, a_first) units left in ERROR."""
+    judge, _ = Judge.objects.get_or_create(name=name, defaults={"kind": Judge.Kind.LLM if model else Judge.Kind.IMPORTED, "model": model})
+    criteria = {c.key: c for c in Criterion.objects.filter(criterion_set=campaign.criterion_set).select_related("category")}
+    for (pair, a_first), by_criterion in verdicts.items():
+        categories: dict = {}
+        for key, side in by_criterion.items():
+            categories.setdefault(criteria[key].category, []).append((criteria[key], side))
+        for category, items in categories.items():
+            unit = JudgeUnit.objects.create(judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.DONE)
+            call = JudgeCall.objects.create(
+                unit=unit, attempt=1, request_hash=f"{name}-{unit.pk}", valid=True, prompt_tokens=1000, completion_tokens=100,
+                cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms,
+            )
+            for criterion, side in items:
+                JudgeVerdict.objects.create(unit=unit, call=call, criterion=criterion, winner=side, reason=f"{name} says {side}: {REASON}")
+    for pair, category_key, a_first in errors:
+        category = next(c.category for c in criteria.values() if c.category.key == category_key)
+        unit = JudgeUnit.objects.create(judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.ERROR, error="invalid JSON")
+        JudgeCall.objects.create(unit=unit, attempt=1, request_hash=f"{name}-{unit.pk}", valid=False, cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms)
+    return judge
+
+
+def by_criterion(*sides: str) -> dict:
+    return dict(zip(CRITERIA, sides))
+
+
+def hand_dataset(alice, bob) -> Campaign:
+    """The dataset whose figures the report tests check by hand (see test_calibration_report)."""
+    campaign = hand_campaign([alice, bob])
+    p1, p2 = pair_of(campaign, ATLAS), pair_of(campaign, QUILL)
+    label_pairs(campaign, alice, {p1: by_criterion("a", "a", "b"), p2: by_criterion("a", "b", "b")}, a_on_left={p1: True, p2: False})
+    label_pairs(campaign, bob, {p1: by_criterion("a", "b", "b"), p2: by_criterion("a", "b", "a")}, a_on_left={p1: False, p2: True})
+    # sharp: one order, agrees with alice everywhere; its neutral unit on p1 with B first failed.
+    judge_rows(
+        campaign, "sharp", {(p1, True): by_criterion("a", "a", "b"), (p2, True): by_criterion("a", "b", "b")},
+        cost_per_unit="0.02", model="big-model", errors=[(p1, "neutral", False)],
+    )
+    # cheap: both orders, always picks A when A is shown first.
+    judge_rows(
+        campaign, "cheap",
+        {
+            (p1, True): by_criterion("a", "a", "a"), (p2, True): by_criterion("a", "a", "a"),
+            (p1, False): by_criterion("a", "b", "a"), (p2, False): by_criterion("b", "a", "a"),
+        },
+        cost_per_unit="0.001", model="small-model",
+    )
+    return campaign
+
+
+# --- the JSON contract (docs/calibration-report.md) ------------------------------------------
+
+TOP_KEYS = {
+    "schema": str, "version": int, "campaign": dict, "generated_at": str, "parameters": dict, "n_pairs": int,
+    "judges": list, "humans": dict, "comparisons": list, "pareto_frontier": list, "recommendation": str,
+    "recommended_judge": (str, type(None)), "bradley_terry": dict, "bradley_terry_meta": dict,
+    "bradley_terry_by_category": dict, "kendall_tau": dict, "win_rate_vs_reference": dict, "notes": list,
+}
+JUDGE_ESTIMATES = ("par", "par_majority", "par_no_ties", "cohen_kappa", "position_consistency", "first_position_rate", "prefers_longer")
+JUDGE_COUNTS = ("n_verdicts", "n_items_judged", "n_pairs_judged", "n_swapped_items", "n_items", "n_labels", "n_no_majority", "n_calls", "n_invalid_calls", "n_units", "errors")
+HUMAN_ESTIMATES = ("par_leave_one_out", "par_all_pairs", "krippendorff_alpha", "prefers_longer", "first_position_rate")
+NUMBER = (int, float)
+
+
+def _check_ci(value, ci, where: str, *, contains: bool = True) -> None:
+    if value is None:
+        assert ci is None, f"{where}: a CI without a value"
+        return
+    assert isinstance(value, NUMBER) and value == value, f"{where}: {value!r} is not a number"
+    if ci is None:
+        return
+    assert isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, NUMBER) for x in ci), f"{where}: bad CI {ci!r}"
+    lo, hi = ci
+    assert lo <= hi, f"{where}: CI {ci} is reversed"
+    if contains:
+        assert lo - 1e-9 <= value <= hi + 1e-9, f"{where}: {value} outside its CI {ci}"
+
+
+def _check_flat(section: dict, name: str, n_key: str, where: str) -> None:
+    assert name in section and f"{name}_ci" in section and n_key in section, f"{where}: {name} is incomplete"
+    assert isinstance(section[n_key], int) and section[n_key] >= 0
+    _check_ci(section[name], section[f"{name}_ci"], f"{where}.{name}")
+    assert (name in section["small_n_figures"]) == (section[n_key] < 30), f"{where}: small_n flag of {name}"
+
+
+def _check_nested(entry: dict, value_key: str, where: str, *, contains: bool = True) -> None:
+    assert set(entry) >= {value_key, "ci", "n", "small_n"}, f"{where}: keys {sorted(entry)}"
+    assert isinstance(entry["n"], int) and entry["small_n"] == (entry["n"] < 30)
+    _check_ci(entry[value_key], entry["ci"], where, contains=contains)
+
+
+def assert_contract(report: dict) -> None:
+    """Every documented key with its type; CIs ordered around their value; n beside every figure; no NaN."""
+    import json
+
+    json.dumps(report, allow_nan=False)
+    for key, kind in TOP_KEYS.items():
+        assert key in report, f"missing {key}"
+        assert isinstance(report[key], kind), f"{key} is {type(report[key]).__name__}"
+    assert report["schema"] == "pairwise-calibration-report" and report["version"] == 1
+    assert set(report["campaign"]) >= {"id", "name", "criterion_set", "pair_mode", "systems", "categories"}
+    assert set(report["parameters"]) >= {"rounds", "seed", "reference", "include_unsubmitted", "confidence_level", "small_n_threshold"}
+    for j in report["judges"]:
+        where = f"judges[{j['name']}]"
+        for key in ("name", "model", "kind"):
+            assert isinstance(j[key], str)
+        for key in JUDGE_COUNTS:
+            assert isinstance(j[key], int), f"{where}.{key}"
+        for name in JUDGE_ESTIMATES:
+            _check_flat(j, name, "n_labels" if name == "par" else f"{name}_n", where)
+        for key in ("share_kept_no_ties", "cost_per_pair_usd", "cost_per_1000_verdicts_usd", "mean_latency_ms"):
+            assert j[key] is None or isinstance(j[key], NUMBER), f"{where}.{key}"
+        assert isinstance(j["cost_usd"], NUMBER) and j["small_n"] == (j["n_items"] < 30)
+        assert set(j["tokens"]) == {"prompt", "cached", "completion"}
+        for breakdown in ("by_category", "by_criterion"):
+            for key, entry in j[breakdown].items():
+                _check_nested(entry, "par", f"{where}.{breakdown}.{key}")
+    h = report["humans"]
+    for key in ("n_labels", "n_annotators", "n_items", "n_items_multi", "n_pairs", "n_loo_excluded"):
+        assert isinstance(h[key], int), f"humans.{key}"
+    for name in HUMAN_ESTIMATES:
+        _check_flat(h, name, f"{name}_n", "humans")
+    for key, entry in h["by_category"].items():
+        _check_nested(entry, "par_leave_one_out", f"humans.by_category.{key}")
+    for c in report["comparisons"]:
+        assert set(c) >= {"a", "b", "difference", "ci", "significant", "n", "n_pairs"}
+        assert isinstance(c["significant"], bool) and isinstance(c["n"], int)
+        _check_ci(c["difference"], c["ci"], f"comparison {c['a']}-{c['b']}")
+    names = {j["name"] for j in report["judges"]}
+    assert set(report["pareto_frontier"]) <= names
+    assert report["recommended_judge"] is None or report["recommended_judge"] in names
+    for rater, scores in report["bradley_terry"].items():
+        for s in scores or []:
+            assert set(s) >= {"system", "score", "ci", "n", "small_n"}
+            # Percentile CIs of regularized fits may sit beside the point; only their order is promised.
+            _check_ci(s["score"], s["ci"], f"bradley_terry.{rater}.{s['system']}", contains=False)
+    for rater, categories in report["bradley_terry_by_category"].items():
+        for scores in (categories or {}).values():
+            for s in scores or []:
+                _check_ci(s["score"], s["ci"], f"bradley_terry_by_category.{rater}", contains=False)
+    for name, tau in report["kendall_tau"].items():
+        assert set(tau) == {"tau", "p_value", "n_systems"} and isinstance(tau["n_systems"], int)
+    for rater, systems in report["win_rate_vs_reference"].items():
+        for system, figures in (systems or {}).items():
+            assert "overall" in figures
+            for key, entry in figures.items():
+                _check_nested(entry, "rate", f"win_rate_vs_reference.{rater}.{system}.{key}")

@@ -1,0 +1,148 @@
+"""Judges' verdicts in the long-format label files: exported beside the humans', and imported back."""
+
+import csv
+import json
+
+import pytest
+
+from annotate.campaigns import campaign_create
+from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
+from judges.services import judge_create, judge_run_create, judge_run_execute
+from tests.helpers import run
+from tests.llm_server import llm_server  # noqa: F401 (a fixture)
+from tests.test_export_labels import choose, claim, demo, read_csv  # noqa: F401 (demo is a fixture)
+
+pytestmark = pytest.mark.django_db
+
+KEY_ENV = "FAKE_JUDGE_API_KEY"
+
+
+@pytest.fixture
+def judged(demo, llm_server, monkeypatch):  # noqa: F811
+    """The demo campaign judged by an LLM (both orders, one unit left in error) and by the length baseline."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-export-9d2e")
+    llm, _ = judge_create(name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, output_price="10")
+    length, _ = judge_create(name="longer", kind="length")
+    llm_server.script("truncated", "wrong_count", "not_json")
+    for judge, swap in ((llm, True), (length, False)):
+        judge_run_execute(run=judge_run_create(campaign=demo, judge=judge, swap=swap, limit=3, concurrency=1))
+    human = claim(demo, "annotator1", a_on_left=True)
+    choose(human, "ww_cc_1", "1")
+    return demo
+
+
+def expected_rows(campaign) -> set[tuple]:
+    """(topic, criterion, judge, left system, right system) for every criterion of every unit the judges finished."""
+    wanted = set()
+    for unit in JudgeUnit.objects.filter(pair__campaign=campaign).exclude(status="pending").select_related(
+        "judge", "pair__topic", "pair__article_a__system", "pair__article_b__system"
+    ):
+        pair = unit.pair
+        left, right = (pair.article_a, pair.article_b) if unit.a_first else (pair.article_b, pair.article_a)
+        for criterion in unit.category.criteria.all():
+            wanted.add((pair.topic.title, criterion.key, unit.judge.name, left.system.key, right.system.key))
+    return wanted
+
+
+def test_it_exports_a_verdict_or_an_error_for_every_pair_criterion_and_order(judged, tmp_path):
+    out = tmp_path / "labels.csv"
+
+    result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
+
+    assert result.code == 0, result.err
+    rows = read_csv(out)
+    judge_rows = [r for r in rows if r["rater_kind"] == "judge"]
+    keys = [(r["topic"], r["criterion"], r["rater"], r["left_system"], r["right_system"]) for r in judge_rows]
+    assert len(keys) == len(set(keys)) == (3 * 2 + 3) * 39  # none twice
+    assert set(keys) == expected_rows(judged)  # none missing, none invented
+    errors = [r for r in judge_rows if r["winner_system"] == ""]
+    error_unit = JudgeUnit.objects.get(status="error")
+    assert len(errors) == error_unit.category.criteria.count()
+    assert all(r["error"].startswith("unreadable answer after 3 attempt(s)") and r["rater"] == "fake-gpt" for r in errors)
+    assert {r["call_id"] for r in errors} == {str(error_unit.calls.order_by("id").last().pk)}
+    human = [r for r in rows if r["rater_kind"] == "human"]
+    assert len(human) == 1 and human[0]["model"] == human[0]["call_id"] == human[0]["error"] == ""
+
+
+def test_it_names_systems_and_positions_as_the_judge_saw_them(judged, tmp_path):
+    out = tmp_path / "labels.jsonl"
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+    verdicts = {v.pk: v for v in JudgeVerdict.objects.select_related("call", "unit__pair__article_a__system", "unit__pair__article_b__system")}
+    for row in (r for r in rows if r["rater_kind"] == "judge" and r["winner_system"]):
+        assert row["winner_system"] == (row["left_system"] if row["position"] == "1" else row["right_system"])
+        if row["rater"] == "fake-gpt":
+            call = JudgeCall.objects.get(pk=row["call_id"])
+            assert call.valid and (row["prompt_tokens"], row["completion_tokens"], row["latency_ms"]) == (
+                call.prompt_tokens, call.completion_tokens, call.latency_ms
+            )
+            assert row["cost_usd"] == f"{call.cost_usd:.8f}" and row["model"] == "fake-judge"
+        else:
+            assert row["call_id"] is None and row["cost_usd"] is None
+    assert len(verdicts) == sum(1 for r in rows if r["rater_kind"] == "judge" and r["winner_system"])
+    # Sums over distinct calls give the runs' cost.
+    per_call = {r["call_id"]: r["cost_usd"] for r in rows if r["rater"] == "fake-gpt"}
+    total = sum(float(c) for c in per_call.values())
+    assert abs(total - float(sum(JudgeCall.objects.filter(pk__in=per_call).values_list("cost_usd", flat=True)))) < 1e-9
+
+
+def test_it_keeps_the_eleven_columns_for_a_humans_only_export(demo, tmp_path):  # noqa: F811
+    choose(claim(demo, "annotator1", a_on_left=True), "ww_cc_1", "1")
+    out = tmp_path / "labels.csv"
+
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
+
+    with out.open(encoding="utf-8", newline="") as handle:
+        assert len(next(csv.reader(handle))) == 11
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
+    source = tmp_path / f"labels.{fmt}"
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
+    copy = campaign_create(name="Copy", criterion_set=judged.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
+    Judge.objects.filter(name="fake-gpt").update(name="fake-gpt-original")  # the copy's rows then create an imported judge
+    text = source.read_text(encoding="utf-8").replace("Demo campaign", "Copy")
+    source.write_text(text, encoding="utf-8")
+    for companion in (tmp_path / f"labels.overall.{fmt}", tmp_path / f"labels.spans.{fmt}"):
+        companion.unlink()  # no overall answers nor spans here (and an empty .jsonl is refused)
+
+    result = run("import_labels", "--campaign", "Copy", str(source))
+
+    assert result.code == 0, result.err
+    assert "judges created: 1" in result.out and "judge units (pair, order, category): 27 new" in result.out  # (3 x 2 + 3) x 3 categories
+    imported = Judge.objects.get(name="fake-gpt")
+    assert (imported.kind, imported.model) == ("imported", "fake-judge")
+    again = tmp_path / f"again.{fmt}"
+    assert run("export_labels", "--campaign", "Copy", "--out", str(again)).code == 0
+    decided = {"topic", "criterion", "rater_kind", "rater", "left_system", "right_system", "winner_system", "rationale", "position", "error"}
+
+    def judged_rows(path):
+        rows = read_csv(path) if fmt == "csv" else [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        return sorted(tuple(sorted((k, v) for k, v in r.items() if k in decided)) for r in rows if r["rater_kind"] == "judge")
+
+    assert judged_rows(again) == judged_rows(source)
+    assert run("import_labels", "--campaign", "Copy", str(source)).out.count("unchanged") >= 2  # a second import changes nothing
+
+
+def test_it_reports_bad_judge_rows(judged, tmp_path):
+    source = tmp_path / "labels.csv"
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
+    rows = read_csv(source)
+    first, second, third = [i for i, r in enumerate(rows) if r["rater_kind"] == "judge" and r["winner_system"]][:3]
+    rows[first]["winner_system"] = ""
+    rows[second]["rater"] = "two words"
+    rows[third]["error"] = "made up"
+    with source.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+    result = run("import_labels", "--campaign", "Demo campaign", str(source))
+
+    assert result.code == 1
+    # Line numbers count the header as line 1.
+    assert f"{source}:{first + 2}: winner_system is empty and error is empty" in result.err
+    assert f"{source}:{second + 2}: judge name 'two words' is not valid" in result.err
+    assert f"{source}:{third + 2}: a judge row has either a winner_system or an error, not both" in result.err
