@@ -12,16 +12,15 @@ Targets: page p95 <= 60 ms, save p95 <= 15 ms.
 """
 
 import argparse
-import io
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 PAGE_TARGET_MS = 60
 SAVE_TARGET_MS = 15
@@ -46,16 +45,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="timed requests of each kind")
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-annotate-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")
-    os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+    django_on_scratch_database("annotate")
     from django.contrib.auth.models import User
-    from django.core.management import call_command
-    from django.core.management.base import CommandError
     from django.db import connection
     from django.db.models.functions import Length
     from django.test import Client
@@ -67,18 +58,7 @@ def main() -> None:
     from annotate.services import criterion_set_import
     from annotate.sources import parse_rubric
 
-    call_command("migrate", verbosity=0)
-    if (args.path / "data").is_dir():
-        try:
-            call_command("import_wlc", str(args.path), "--quiet-progress", stdout=io.StringIO())
-        except CommandError as exc:
-            # Some inputs were skipped; the rest is imported and is enough to measure.
-            print(f"import: {exc}")
-        rubric_key = "wiki_writing_criteria"
-    else:
-        print(f"{args.path} has no data/ folder: measuring on the demo articles instead")
-        call_command("load_demo", stdout=io.StringIO())
-        rubric_key = "wiki_writing"
+    _, rubric_key = load_sample_or_demo(args.path)
     rubric = CriterionSet.objects.filter(key=rubric_key).order_by("-version").first()
     if rubric is None or rubric.criteria.count() != 39:
         sys.exit(f"no 39-criterion rubric '{rubric_key}' was imported")

@@ -15,17 +15,16 @@ htmx disagreement fragment, and each download with a warm cache.
 """
 
 import argparse
-import io
-import os
 import random
 import sys
-import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 
 def main() -> None:
@@ -36,17 +35,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1000)
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-calibration-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")
-    os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+    django_on_scratch_database("calibration")
     from django.contrib.auth.models import User
     from django.core.cache import cache
-    from django.core.management import call_command
-    from django.core.management.base import CommandError
     from django.db import connection, transaction
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -58,17 +49,7 @@ def main() -> None:
     from calibration.report import build_report
     from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
-    call_command("migrate", verbosity=0)
-    if (args.path / "data").is_dir():
-        try:
-            call_command("import_wlc", str(args.path), "--quiet-progress", stdout=io.StringIO())
-        except CommandError as exc:
-            print(f"import: {exc}")
-        rubric_key = "wiki_writing_criteria"
-    else:
-        print(f"{args.path} has no data/ folder: measuring on the demo articles instead")
-        call_command("load_demo", stdout=io.StringIO())
-        rubric_key = "wiki_writing"
+    _, rubric_key = load_sample_or_demo(args.path)
     rubric = CriterionSet.objects.filter(key=rubric_key).order_by("-version").first()
     run = time.strftime("%Y%m%d-%H%M%S")
     rng = random.Random(0)

@@ -8,15 +8,15 @@ separately. The target is >= 5 MB/s end to end on a 2-core machine.
 """
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import django_on_scratch_database  # noqa: E402  (bench/ is on sys.path)
 
 
 def main() -> None:
@@ -26,22 +26,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-import-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")
-    os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+    django_on_scratch_database("import")
     from django.conf import settings
-    from django.core.management import call_command
     from django.db import connection
 
     from annotate.models import Article, Criterion, CriterionSet, System, Topic
     from annotate.services import articles_import, articles_prepare
     from annotate.sources import read_wlc
 
-    call_command("migrate", verbosity=0)
     rows = []
     for round_no in range(1, args.rounds + 1):
         for model in (Article, Topic, System, Criterion, CriterionSet):

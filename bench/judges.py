@@ -22,11 +22,9 @@ wait, so the database is not the bottleneck while that share stays well under
 """
 
 import argparse
-import io
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 TARGET_RATIO_AT_32 = 1.3
 KEY_ENV = "BENCH_JUDGE_KEY"
@@ -113,18 +113,8 @@ def main() -> None:
     parser.add_argument("--sequential", action="store_true", help="also concurrency 1 (pairs x 3 x latency seconds)")
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-judges-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{workdir}/bench.sqlite3")
-    # As in production: with DEBUG on, Django would also log and format every statement.
-    os.environ["DEBUG"] = "0"
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ[KEY_ENV] = "bench-not-a-real-key"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.core.management.base import CommandError
+    django_on_scratch_database("judges", debug=False)
     from django.db import connection
 
     from annotate.campaigns import campaign_create
@@ -132,16 +122,7 @@ def main() -> None:
     from judges.models import JudgeCall
     from judges.services import judge_create, judge_run_create, judge_run_execute
 
-    call_command("migrate", verbosity=0)
-    if (args.path / "data").is_dir():
-        try:
-            call_command("import_wlc", str(args.path), "--quiet-progress", stdout=io.StringIO())
-        except CommandError as exc:
-            print(f"import: {exc}")  # some inputs skipped; the rest is enough to measure
-        source = f"{args.path}"
-    else:
-        call_command("load_demo", stdout=io.StringIO())
-        source = "the demo articles (copied)"
+    source, _ = load_sample_or_demo(args.path)
     reference = System.objects.filter(is_reference=True).first()
     available = Article.objects.exclude(system=reference).count()
     if available < args.pairs:

@@ -101,7 +101,7 @@ def test_it_keeps_the_eleven_columns_for_a_humans_only_export(demo, tmp_path):  
 def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
     source = tmp_path / f"labels.{fmt}"
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
-    copy = campaign_create(name="Copy", criterion_set=judged.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
+    campaign_create(name="Copy", criterion_set=judged.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
     Judge.objects.filter(name="fake-gpt").update(name="fake-gpt-original")  # the copy's rows then create an imported judge
     text = source.read_text(encoding="utf-8").replace("Demo campaign", "Copy")
     source.write_text(text, encoding="utf-8")
