@@ -50,7 +50,18 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotate.campaigns import MAX_COMMENT, MAX_RATIONALE
-from annotate.models import Article, Assignment, Campaign, Criterion, Label, LabelChange, Pair, Span, System, Topic
+from annotate.models import (
+    Article,
+    Assignment,
+    Campaign,
+    Criterion,
+    Label,
+    LabelChange,
+    Pair,
+    Span,
+    System,
+    Topic,
+)
 from annotate.rendering import plain_text
 from annotate.sources import Problem
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
@@ -95,6 +106,19 @@ def parse_time(value: str) -> datetime:
     if parsed.tzinfo is None:
         raise ValueError(f"'{value}' has no time zone (end it with Z for UTC)")
     return parsed.astimezone(UTC)
+
+
+def time_field(values: dict[str, str], name: str, errors: list[str], *, required: bool) -> datetime | None:
+    """The row's time in column `name`, or None with the reason added to `errors`."""
+    if not values[name]:
+        if required:
+            errors.append(f"{name} is empty")
+        return None
+    try:
+        return parse_time(values[name])
+    except ValueError as exc:
+        errors.append(f"{name}: {exc}")
+        return None
 
 
 # --- export --------------------------------------------------------------------
@@ -604,19 +628,8 @@ def _check_labels(context: _Context, rows_file: RowsFile, report: ImportReport) 
             errors.append(f"winner_system '{winner}' is neither left_system, right_system nor tie")
         if len(values["rationale"]) > MAX_RATIONALE:
             errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
-        saved_at = started_at = None
-        if not values["saved_at"]:
-            errors.append("saved_at is empty")
-        else:
-            try:
-                saved_at = parse_time(values["saved_at"])
-            except ValueError as exc:
-                errors.append(f"saved_at: {exc}")
-        if values["started_at"]:
-            try:
-                started_at = parse_time(values["started_at"])
-            except ValueError as exc:
-                errors.append(f"started_at: {exc}")
+        saved_at = time_field(values, "saved_at", errors, required=True)
+        started_at = time_field(values, "started_at", errors, required=False)
         plan = plans.get(target.key) if target else None
         if target is not None and criterion is not None and (target.key, criterion.key) in seen:
             errors.append(f"repeats line {seen[target.key, criterion.key]} (same pair, criterion and rater)")
@@ -669,11 +682,7 @@ def _check_judge_row(context: _Context, line: int, values: dict[str, str], plans
         errors.append(f"winner_system '{winner}' is neither left_system, right_system nor tie")
     if len(values["rationale"]) > MAX_RATIONALE:
         errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
-    if values["saved_at"]:
-        try:
-            parse_time(values["saved_at"])
-        except ValueError as exc:
-            errors.append(f"saved_at: {exc}")
+    time_field(values, "saved_at", errors, required=False)
     identity = None
     if target is not None and criterion is not None:
         identity = (JUDGE, target.key, target.left.id, criterion.key)
@@ -810,14 +819,7 @@ def _check_spans(context: _Context, rows_file: RowsFile, plans: dict, report: Im
             errors.append(f"polarity must be up or down, not '{values['polarity']}'")
         if len(values["comment"]) > MAX_COMMENT:
             errors.append(f"comment is longer than {MAX_COMMENT} characters")
-        created_at = None
-        if not values["created_at"]:
-            errors.append("created_at is empty")
-        else:
-            try:
-                created_at = parse_time(values["created_at"])
-            except ValueError as exc:
-                errors.append(f"created_at: {exc}")
+        created_at = time_field(values, "created_at", errors, required=True)
         identity = None
         if not errors:
             identity = (target.key, article.id, start, end, polarity, values["comment"], created_at)

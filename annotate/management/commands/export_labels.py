@@ -14,7 +14,7 @@ from annotate.labels_io import (
     rows_format,
     span_rows,
 )
-from annotate.models import Campaign
+from annotate.management.lookups import campaign_named
 
 
 class Command(BaseCommand):
@@ -29,9 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="FILE.csv or FILE.jsonl, or - for the labels alone on standard output")
 
     def handle(self, *args, **options):
-        campaign = Campaign.objects.filter(name=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        campaign = campaign_named(options["campaign"])
         if options["out"] == "-":
             fmt = options["format"] or "csv"
             rows = label_rows(campaign)

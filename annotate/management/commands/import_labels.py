@@ -12,7 +12,7 @@ from annotate.labels_io import (
     rows_read,
 )
 from annotate.management.importing import PARTIAL_EXIT
-from annotate.models import Campaign
+from annotate.management.lookups import campaign_named
 
 
 def _has_content(path: Path) -> bool:
@@ -32,9 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--skip-bad", action="store_true", help="import the good rows and report the bad ones (default: import nothing)")
 
     def handle(self, *args, **options):
-        campaign = Campaign.objects.filter(name=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"No campaign named '{options['campaign']}'. Create it first with create_campaign.")
+        campaign = campaign_named(options["campaign"])
         path = options["file"]
         overall_path, spans_path = companion_paths(path)
         try:

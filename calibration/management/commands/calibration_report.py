@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import Campaign
+from annotate.management.lookups import campaign_named
 from calibration.report import FORMATS, build_report, render
 
 
@@ -26,9 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--include-unsubmitted", action="store_true", help="also count labels of assignments not submitted yet")
 
     def handle(self, *args, **options):
-        campaign = Campaign.objects.select_related("criterion_set", "reference_system").filter(name=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        campaign = campaign_named(options["campaign"])
         if options["rounds"] < 0:
             raise CommandError("--rounds must be 0 or more.")
         out = options["out"]

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
-from annotate.models import Campaign
+from annotate.management.lookups import campaign_named
 from judges.services import wlc_results_import
 
 
@@ -23,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--system", required=True, help="the system key whose articles are 'gen'")
 
     def handle(self, *args, **options):
-        campaign = Campaign.objects.filter(name=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        campaign = campaign_named(options["campaign"])
         files, unreadable = [], []
         for path in options["files"]:
             try:

@@ -4,6 +4,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.management.lookups import campaign_named
 from annotate.models import Campaign
 from judges.models import Judge, JudgeRun
 from judges.selectors import run_estimate
@@ -77,9 +78,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="estimate tokens and cost; send and write nothing")
 
     def handle(self, *args, **options):
-        campaign = Campaign.objects.filter(name=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"No campaign named '{options['campaign']}'.")
+        campaign = campaign_named(options["campaign"])
         names = list(dict.fromkeys(options["judge"]))
         judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
         missing = [n for n in names if n not in judges]
