@@ -62,6 +62,8 @@ __all__ = [
     "estimate_prompt_tokens",
     "estimate_completion_tokens",
     "response_schema",
+    "Completion",
+    "read_completion",
     "CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD_TOKENS",
     "REPLY_OVERHEAD_TOKENS",
@@ -216,14 +218,20 @@ def build_request(
 
 
 def request_hash(*, model: str, request: JudgeRequest, temperature: float, max_tokens: int) -> str:
-    """sha256 of a canonical JSON of everything that determines the answer, so an
-    identical call can be answered from a cache. ``temperature`` is compared as a
-    float (``0`` and ``0.0`` hash alike)."""
-    canonical = json.dumps(
+    """sha256 of everything that determines the answer, so an identical call can be
+    answered from a cache. ``temperature`` is compared as a float (``0`` and ``0.0``
+    hash alike).
+
+    The settings go in as canonical JSON; the message texts (the two articles, tens
+    of kilobytes) go in as they are, each preceded by its length so no two requests
+    can run together: serialising them to JSON first doubled the time and held the
+    interpreter lock, where hashing the bytes does not.
+    """
+    settings = json.dumps(
         {
-            "version": 1,
+            "version": 2,
             "model": model,
-            "messages": request.messages,
+            "messages": [{k: v for k, v in message.items() if k != "content"} for message in request.messages],
             "response_format": request.response_format,
             "criteria": list(request.criteria),
             "allow_tie": request.allow_tie,
@@ -234,7 +242,12 @@ def request_hash(*, model: str, request: JudgeRequest, temperature: float, max_t
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256()
+    for part in (settings, *(_content_text(message.get("content", "")) for message in request.messages)):
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def _content_text(content) -> str:
@@ -260,6 +273,65 @@ def estimate_completion_tokens(request: JudgeRequest) -> int:
     """COMPLETION_TOKENS_PER_CRITERION per asked criterion plus
     COMPLETION_OVERHEAD_TOKENS. Hidden reasoning tokens are not foreseen."""
     return COMPLETION_OVERHEAD_TOKENS + COMPLETION_TOKENS_PER_CRITERION * len(request.criteria)
+
+
+# ------------------------------------------------------------------ reading the reply
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the engine keeps of a chat-completions reply: the text, the billed tokens,
+    why generation stopped, and `problem` when the body is not a completion at all."""
+
+    content: str = ""
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = ""
+    problem: str = ""
+
+
+def _count(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def read_completion(body: bytes | str) -> Completion:
+    """Reads the body of a 200 reply of ``/chat/completions``.
+
+    Read here rather than by the client's typed models, which cost the worker
+    threads about as much interpreter time as sending the request. Tolerant the
+    way endpoints differ: usage may be missing (nothing billed) or partial;
+    cached prompt tokens come from ``prompt_tokens_details.cached_tokens`` or
+    DeepSeek's ``prompt_cache_hit_tokens`` and never exceed the prompt; a
+    refusal is reported as the problem.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        return Completion(problem=f"the reply is not JSON: {_snippet(text)}")
+    if not isinstance(data, dict):
+        return Completion(problem=f"the reply is not a chat completion: {_snippet(json.dumps(data))}")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    prompt = _count(usage.get("prompt_tokens"))
+    details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    cached = _count(details.get("cached_tokens")) or _count(usage.get("prompt_cache_hit_tokens"))
+    tokens = {"prompt_tokens": prompt, "cached_tokens": min(cached, prompt), "completion_tokens": _count(usage.get("completion_tokens"))}
+    choices = data.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    if choice is None:
+        error = data.get("error")
+        detail = error.get("message") if isinstance(error, dict) else None
+        return Completion(problem=f"the reply has no choices{f': {detail}' if detail else ''}", **tokens)
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    content = message.get("content")
+    finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else ""
+    problem = ""
+    if not isinstance(content, str) or not content:
+        refusal = message.get("refusal")
+        problem = f"the model refused: {_snippet(refusal)}" if isinstance(refusal, str) and refusal else "the reply has no text"
+        content = ""
+    return Completion(content=content, finish_reason=finish, problem=problem, **tokens)
 
 
 # ------------------------------------------------------------------ reading the answer

@@ -9,7 +9,7 @@ plans the same units and the second run only does what the first left undone.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, Q, QuerySet
@@ -87,6 +87,11 @@ class Plan:
         judge = self.judge
         return request_hash(model=judge.model, request=request, temperature=judge.temperature, max_tokens=judge.max_tokens)
 
+    def plain_hash(self, request: JudgeRequest) -> str:
+        """The hash of the request without its JSON schema, as sent to an endpoint that refused
+        the schema (see `judges.services._PlainJson`); "" when it has no schema anyway."""
+        return "" if request.response_format is None else self.request_hash(replace(request, response_format=None))
+
 
 def a_first_drawn(*, seed: int, pair_id: int, category_key: str) -> bool:
     """The order shown to the judge, drawn from (seed, pair, category) so reruns draw the same."""
@@ -162,13 +167,14 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
     planned = []
     for unit in pending:
         request = plan.request(unit)
-        planned.append((plan.request_hash(request), estimate_prompt_tokens(request), estimate_completion_tokens(request)))
-    hashes = [digest for digest, *_ in planned]
+        digests = (plan.request_hash(request), plan.plain_hash(request))
+        planned.append((digests, estimate_prompt_tokens(request), estimate_completion_tokens(request)))
+    hashes = [digest for digests, *_ in planned for digest in digests if digest]
     known = set()
     for start in range(0, len(hashes), 500):
         known.update(CachedResponse.objects.filter(request_hash__in=hashes[start : start + 500]).values_list("request_hash", flat=True))
-    for digest, prompt, completion in planned:
-        if digest in known:
+    for digests, prompt, completion in planned:
+        if known.intersection(digests):
             estimate.cached += 1
             continue
         estimate.requests += 1

@@ -15,6 +15,14 @@ workers never wait for the database. At least every half second it re-reads the
 run's status: "stopping" (the web Stop button) or any status set by someone else
 ends the run cleanly, after the units in flight.
 
+Requests go through the official client's `post` with the chat-completions body
+as a plain dict, and `protocol.read_completion` reads the reply: the client still
+provides the base URL, auth, timeouts and its error classes, but its typed
+parameter and response models, which cost the worker threads as much interpreter
+time as the HTTP itself, are skipped (see bench/judges.py). An endpoint that
+answers the JSON schema with a 400 naming the response format is asked again,
+for the rest of the run, for plain JSON (`_PlainJson`); the run's message says so.
+
 Every HTTP attempt is a `JudgeCall`. 429, 408/409, 5xx, timeouts and connection
 errors are retried with exponential backoff (0.5 s doubling, capped at 30 s, at
 most `HTTP_RETRIES` retries per unit), honouring `Retry-After`. A 200 whose
@@ -52,7 +60,7 @@ from django.utils import timezone
 from annotate.models import Article, Campaign, Pair, System, Topic
 from judges import baselines
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
-from judges.protocol import InvalidResponse, JudgeRequest, estimate_prompt_tokens, parse_verdicts
+from judges.protocol import InvalidResponse, JudgeRequest, estimate_prompt_tokens, parse_verdicts, read_completion
 from judges.selectors import Plan, UnitPlan, run_plan, token_cost
 
 RETRY_BASE_SECONDS = 0.5
@@ -69,6 +77,7 @@ BATCH_SECONDS = 0.05
 MAX_CONCURRENCY = 64
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 MAX_STORED_RESPONSE = 200_000
+SCHEMA_WORDS = re.compile(r"response_format|json_schema|schema|structured|guided", re.IGNORECASE)
 
 
 # --- judges -----------------------------------------------------------------------
@@ -317,6 +326,7 @@ class _Job:
     unit_id: int
     request: JudgeRequest | None = None
     request_hash: str = ""
+    plain_hash: str = ""  # the request's hash without its JSON schema ("" when it has none)
     reserved: Decimal = Decimal(0)
 
 
@@ -354,7 +364,30 @@ def _http_error(exc: Exception) -> tuple[int | None, str]:
     return None, f"connection error: {exc}"
 
 
-def _unit_call(job: _Job, client: openai.OpenAI, settings: _Settings, ledger: _Ledger) -> _Outcome:
+class _PlainJson:
+    """Set once the endpoint refuses the JSON schema: from then on the run asks for plain JSON.
+
+    Some OpenAI-compatible endpoints answer a `json_schema` response format with
+    HTTP 400 (DeepSeek, older vLLM and Ollama builds, models without structured
+    output). The prompt asks for JSON in words as well, and answers are read
+    tolerantly, so the run goes on without the schema and says so in its message.
+    """
+
+    def __init__(self) -> None:
+        self.reason = ""
+        self._lock = threading.Lock()
+
+    def refuse(self, reason: str) -> None:
+        with self._lock:
+            self.reason = self.reason or reason
+
+
+def _refuses_schema(status: int | None, message: str) -> bool:
+    """A 400/422 that names the response format; any other 400 is the unit's own error."""
+    return status in (400, 422) and bool(SCHEMA_WORDS.search(message))
+
+
+def _unit_call(job: _Job, client: openai.OpenAI, settings: _Settings, ledger: _Ledger, plain: _PlainJson) -> _Outcome:
     """Sends one unit's request until it yields verdicts or the retries run out (worker thread)."""
     outcome = _Outcome()
     request = job.request
@@ -365,20 +398,29 @@ def _unit_call(job: _Job, client: openai.OpenAI, settings: _Settings, ledger: _L
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
     }
+    sent_hash = job.request_hash
     if request.response_format is not None:
-        arguments["response_format"] = request.response_format
+        if plain.reason:
+            sent_hash = job.plain_hash
+        else:
+            arguments["response_format"] = request.response_format
     http_retries = invalid = 0
     while True:
-        attempt = _Attempt(number=len(outcome.attempts) + 1, request_hash=job.request_hash)
+        attempt = _Attempt(number=len(outcome.attempts) + 1, request_hash=sent_hash)
         outcome.attempts.append(attempt)
         started = time.monotonic()
         try:
-            response = client.chat.completions.create(**arguments)
+            body = client.post("/chat/completions", body=arguments, cast_to=bytes)
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             attempt.latency_ms = round((time.monotonic() - started) * 1000)
             attempt.http_status, message = _http_error(exc)
             attempt.error = settings.scrub(message)
             status = attempt.http_status
+            if "response_format" in arguments and _refuses_schema(status, message):
+                plain.refuse(attempt.error)
+                del arguments["response_format"]
+                sent_hash = job.plain_hash
+                continue  # unbilled: the same reservation covers the plain request
             if status is not None and status in FATAL_STATUSES:
                 ledger.settle(reserved, Decimal(0))
                 outcome.fatal = attempt.error
@@ -399,23 +441,23 @@ def _unit_call(job: _Job, client: openai.OpenAI, settings: _Settings, ledger: _L
             continue
         attempt.latency_ms = round((time.monotonic() - started) * 1000)
         attempt.http_status = 200
-        usage = response.usage
-        if usage is not None:
-            attempt.prompt_tokens = usage.prompt_tokens or 0
-            attempt.completion_tokens = usage.completion_tokens or 0
-            details = usage.prompt_tokens_details
-            attempt.cached_tokens = min((details.cached_tokens or 0) if details else 0, attempt.prompt_tokens)
+        completion = read_completion(body)
+        attempt.prompt_tokens, attempt.cached_tokens = completion.prompt_tokens, completion.cached_tokens
+        attempt.completion_tokens = completion.completion_tokens
         attempt.cost_usd = settings.cost(attempt.prompt_tokens, attempt.cached_tokens, attempt.completion_tokens)
         ledger.settle(reserved, attempt.cost_usd)
         reserved = Decimal(0)
-        choice = response.choices[0] if response.choices else None
-        content = (choice.message.content or "") if choice is not None else ""
-        attempt.raw_response = settings.scrub(content[:MAX_STORED_RESPONSE])
+        content = completion.content
+        # When the body is no completion at all, the body itself is the evidence kept.
+        raw = body.decode("utf-8", "replace") if completion.problem else content
+        attempt.raw_response = settings.scrub(raw[:MAX_STORED_RESPONSE])
         try:
             verdicts = parse_verdicts(content, criteria=request.criteria, allow_tie=request.allow_tie)
         except InvalidResponse as exc:
             reason = str(exc)
-            if choice is not None and choice.finish_reason == "length":
+            if completion.problem:
+                reason = completion.problem
+            elif completion.finish_reason == "length":
                 reason = f"cut off at max_tokens ({settings.max_tokens}): {reason}"
             attempt.error = reason
             invalid += 1
@@ -433,7 +475,13 @@ def _unit_call(job: _Job, client: openai.OpenAI, settings: _Settings, ledger: _L
 
 
 def _work_loop(
-    ready: queue.Queue, answers: queue.Queue, halt: threading.Event, client: openai.OpenAI, settings: _Settings, ledger: _Ledger
+    ready: queue.Queue,
+    answers: queue.Queue,
+    halt: threading.Event,
+    client: openai.OpenAI,
+    settings: _Settings,
+    ledger: _Ledger,
+    plain: _PlainJson,
 ) -> None:
     """One worker: takes the next request, reserves its worst case against the budget, sends it (worker thread)."""
     try:
@@ -446,7 +494,7 @@ def _work_loop(
                 answers.put((job, _Outcome(budget=True)))
                 halt.set()
                 return
-            answers.put((job, _unit_call(job, client, settings, ledger)))
+            answers.put((job, _unit_call(job, client, settings, ledger, plain)))
     except BaseException:
         halt.set()
         raise
@@ -454,22 +502,26 @@ def _work_loop(
         answers.put(None)  # this loop is over
 
 
-def _drain(answers: queue.Queue, *, timeout: float, gather: float = BATCH_SECONDS) -> tuple[list, int]:
-    """The answers that came (waiting up to `timeout` for the first, then `gather` for more)
-    and how many worker loops ended meanwhile. Fewer, larger batches leave the interpreter
-    to the workers most of the time."""
+def _drain(answers: queue.Queue, *, timeout: float, outstanding: int, gather: float = BATCH_SECONDS) -> tuple[list, int]:
+    """The answers that came (waiting up to `timeout` for the first, then up to `gather`
+    for more, unless all `outstanding` requests are in) and how many worker loops ended
+    meanwhile. Fewer, larger batches leave the interpreter to the workers most of the time."""
     try:
-        waiting = [answers.get(timeout=timeout)]
+        first = answers.get(timeout=timeout)
     except queue.Empty:
         return [], 0
+    batch, ended = ([], 1) if first is None else ([first], 0)
     until = time.monotonic() + gather
-    while (left := until - time.monotonic()) > 0:
+    while len(batch) < outstanding and (left := until - time.monotonic()) > 0:
         try:
-            waiting.append(answers.get(timeout=left))
+            item = answers.get(timeout=left)
         except queue.Empty:
             break
-    batch = [item for item in waiting if item is not None]
-    return batch, len(waiting) - len(batch)
+        if item is None:
+            ended += 1
+        else:
+            batch.append(item)
+    return batch, ended
 
 
 def _baseline_verdicts(plan: UnitPlan, texts: dict[int, str], judge: Judge, seed: int, allow_tie: bool) -> dict[str, tuple[str, str]]:
@@ -527,6 +579,7 @@ class _Engine:
         self.stop_reason = ""
         self.budget_hit = False
         self.fatal = ""
+        self.plain = _PlainJson()
         self._polled = 0.0
 
     # -- status
@@ -675,10 +728,11 @@ class _Engine:
         answers: queue.Queue[tuple[_Job, _Outcome]] = queue.Queue()
         halt = threading.Event()
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}")
-        loops = [pool.submit(_work_loop, ready, answers, halt, client, settings, self.ledger) for _ in range(concurrency)]
+        loops = [pool.submit(_work_loop, ready, answers, halt, client, settings, self.ledger, self.plain) for _ in range(concurrency)]
         source = self._with_cache(plan, jobs)
         sealed = False
         running = concurrency
+        outstanding = 0  # requests handed to the workers and not answered yet
         ensured = False
 
         def seal() -> None:
@@ -703,13 +757,15 @@ class _Engine:
                         cached.append(item)
                     else:
                         ready.put(item[0])
+                        outstanding += 1
                 if not ensured:
                     self.units_ensure(plan, jobs)
                     ensured = True
                 if cached:
                     self.store(cached)
-                batch, ended = _drain(answers, timeout=STATUS_POLL_SECONDS)
+                batch, ended = _drain(answers, timeout=STATUS_POLL_SECONDS, outstanding=outstanding)
                 running -= ended
+                outstanding -= len(batch)
                 for _, outcome in batch:
                     self.budget_hit = self.budget_hit or outcome.budget
                     self.fatal = self.fatal or outcome.fatal
@@ -727,7 +783,7 @@ class _Engine:
         for loop in loops:
             loop.result()  # a bug in a worker fails the run rather than vanishing
 
-    def _with_cache(self, plan: Plan, jobs: list[_Job], *, first: int = 16, chunk: int = 16):
+    def _with_cache(self, plan: Plan, jobs: list[_Job], *, first: int = 4, chunk: int = 16):
         """Jobs with their requests and the cached answer if any, by small chunks: building requests
         holds the interpreter lock, so it is spread out rather than done in bursts that delay the workers."""
         if not jobs:
@@ -738,12 +794,12 @@ class _Engine:
             for job in batch:
                 job.request = plan.request(job.plan)
                 job.request_hash = plan.request_hash(job.request)
-            cached = {
-                c.request_hash: c
-                for c in CachedResponse.objects.filter(request_hash__in=[j.request_hash for j in batch])
-            }
+                job.plain_hash = plan.plain_hash(job.request)
+            # An answer to the request without its schema serves too: the endpoint refused the schema before.
+            hashes = [digest for job in batch for digest in (job.request_hash, job.plain_hash) if digest]
+            cached = {c.request_hash: c for c in CachedResponse.objects.filter(request_hash__in=hashes)}
             for job in batch:
-                hit = cached.get(job.request_hash)
+                hit = cached.get(job.request_hash) or cached.get(job.plain_hash)
                 yield job, (self._from_cache(job, hit) if hit is not None else None)
 
     def _from_cache(self, job: _Job, hit: CachedResponse) -> _Outcome | None:
@@ -751,7 +807,7 @@ class _Engine:
             verdicts = parse_verdicts(hit.content, criteria=job.request.criteria, allow_tie=job.request.allow_tie)
         except InvalidResponse:
             return None
-        attempt = _Attempt(number=1, request_hash=job.request_hash, from_cache=True, valid=True, raw_response=hit.content)
+        attempt = _Attempt(number=1, request_hash=hit.request_hash, from_cache=True, valid=True, raw_response=hit.content)
         return _Outcome(attempts=[attempt], verdicts=verdicts)
 
     def finish(self) -> None:
@@ -770,6 +826,11 @@ class _Engine:
         pending = run.units_total - run.units_done - run.errors
         if run.errors:
             message = f"{message} {run.errors} unit(s) in error (no verdict).".strip()
+        if self.plain.reason:
+            message = (
+                f"{message} The endpoint refused the JSON schema ({self.plain.reason}); the run asked for plain JSON "
+                "instead and read the answers tolerantly. Turn structured output off for this judge to skip the refused requests."
+            ).strip()
         if status != JudgeRun.Status.FINISHED and pending:
             message = f"{message} {pending} unit(s) left; start the run again to resume.".strip()
         _run_close(run, status=status, message=message)
@@ -783,8 +844,26 @@ def _run_close(run: JudgeRun, *, status: str, message: str) -> None:
     run.refresh_from_db()
 
 
+_clients: dict[tuple[str, str, float], openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+MAX_CLIENTS = 16
+
+
 def _client(judge: Judge, secret: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=judge.base_url, api_key=secret, max_retries=0, timeout=judge.timeout_seconds)
+    """One client per endpoint, key and timeout for the life of the process.
+
+    A client is thread-safe and keeps its connections open; making one costs tens of
+    milliseconds (its TLS context), so a worker process running run after run, or a
+    command running several judges of one endpoint, reuses it. Retries are the engine's.
+    """
+    key = (judge.base_url, secret, float(judge.timeout_seconds))
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            if len(_clients) >= MAX_CLIENTS:
+                _clients.pop(next(iter(_clients))).close()
+            client = _clients[key] = openai.OpenAI(base_url=judge.base_url, api_key=secret, max_retries=0, timeout=judge.timeout_seconds)
+        return client
 
 
 def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | None = None) -> JudgeRun:

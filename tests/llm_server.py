@@ -17,10 +17,15 @@ a hash of the key and the first 200 characters of the user message ("1" or "2",
 never "tie", so it is valid whether or not ties are allowed).
 
 Faults (``script``), consumed one per request in arrival order:
-``"500"``, ``("429", seconds)`` (with ``Retry-After``), ``"timeout"`` (the reply is
+``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``), ``"timeout"`` (the reply is
 held ``hang_seconds``, 5 s by default, longer than a test client's timeout),
-``"truncated"``, ``"wrong_count"``, ``"bad_winner"``, ``"not_json"``. The last four
-are 200 answers with unusable content and, like any billed answer, carry usage.
+``"truncated"``, ``"wrong_count"``, ``"bad_winner"``, ``"not_json"``, ``"no_choices"``.
+The last five are 200 answers with unusable content and, like any billed answer,
+carry usage; ``"no_choices"`` is no completion at all but an error object, as some
+proxies send with a 200.
+
+``refuse_schema = True`` makes it answer every request that carries a
+``response_format`` with a 400 naming it, as endpoints without structured output do.
 
 Fixture: ``llm_server`` (import it into a test module or conftest) hands out one
 server shared by the whole session, reset before and after each test.
@@ -42,7 +47,7 @@ import pytest
 
 __all__ = ["FakeLLM", "FAULTS", "default_policy", "llm_server"]
 
-FAULTS = ("500", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json")
+FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
 _CRITERION_LINE_RE = re.compile(r"^- ([A-Za-z0-9_.-]+): ", re.MULTILINE)
 
@@ -90,6 +95,7 @@ class FakeLLM:
         self.latency = latency
         self.policy = policy or default_policy
         self.cached_tokens = 0
+        self.refuse_schema = False
         self.requests: list[dict] = []
         self.base_url = ""
         self._faults: deque = deque()
@@ -144,6 +150,7 @@ class FakeLLM:
         self.latency, policy = self._initial
         self.policy = policy or default_policy
         self.cached_tokens = 0
+        self.refuse_schema = False
 
     # -------------------------------------------------------------- answers
 
@@ -177,6 +184,14 @@ class FakeLLM:
             content = "Both articles have their merits, but on balance I would lean towards the first one."
         prompt_tokens = math.ceil(sum(len(_text(message.get("content"))) for message in messages) / 4)
         completion_tokens = math.ceil(len(content) / 4)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": min(self.cached_tokens, prompt_tokens)},
+        }
+        if fault == "no_choices":
+            return {"id": f"chatcmpl-fake-{number}", "object": "chat.completion", "error": {"message": "the upstream model is overloaded"}, "usage": usage}
         return {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
@@ -189,12 +204,7 @@ class FakeLLM:
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": min(self.cached_tokens, prompt_tokens)},
-            },
+            "usage": usage,
         }
 
     def _handler_class(self):
@@ -246,8 +256,12 @@ class FakeLLM:
                 fault = fake._next_fault()
                 if fake.latency:
                     time.sleep(fake.latency)
-                if fault == "500":
+                if fake.refuse_schema and "response_format" in body:
+                    self._error(400, "response_format of type json_schema is not supported by this model", "invalid_request_error")
+                elif fault == "500":
                     self._error(500, "the fake server failed on purpose", "server_error")
+                elif fault == "400":
+                    self._error(400, "the prompt is longer than this model's context window", "invalid_request_error")
                 elif isinstance(fault, tuple):
                     self._error(429, "rate limited on purpose", "rate_limit_error", {"Retry-After": str(fault[1])})
                 elif fault == "timeout":

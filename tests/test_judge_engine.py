@@ -92,6 +92,43 @@ def test_it_retries_a_server_error(campaign, llm_judge, llm_server):  # noqa: F8
     assert JudgeCall.objects.get(unit=failed.unit, attempt=2).valid
 
 
+def test_it_records_a_bad_request_as_the_units_error_without_retrying(campaign, llm_judge, llm_server):  # noqa: F811
+    llm_server.script("400")
+
+    run = execute(campaign, llm_judge, limit=1, concurrency=1)
+
+    assert run.status == JudgeRun.Status.FINISHED and (run.units_done, run.errors, run.calls) == (2, 1, 3)
+    unit = JudgeUnit.objects.get(run=run, status=JudgeUnit.Status.ERROR)
+    assert "HTTP 400" in unit.error and "context window" in unit.error
+    assert all("response_format" in body for body in llm_server.requests)  # not taken for a refused schema
+    assert "plain JSON" not in run.message
+
+
+def test_it_asks_for_plain_json_when_the_endpoint_refuses_the_schema(campaign, llm_judge, llm_server):  # noqa: F811
+    llm_server.refuse_schema = True
+
+    run = execute(campaign, llm_judge, limit=2, swap=True, concurrency=2)
+
+    assert run.status == JudgeRun.Status.FINISHED and (run.units_done, run.errors) == (12, 0)
+    refused = list(JudgeCall.objects.filter(run=run, http_status=400))
+    assert 1 <= len(refused) <= 2  # the workers that sent before the first refusal came back
+    assert all(c.cost_usd == 0 and "json_schema" in c.error for c in refused)
+    assert run.calls == 12 + len(refused) and JudgeVerdict.objects.filter(unit__run=run).count() == 2 * 2 * 39
+    plain = [body for body in llm_server.requests if "response_format" not in body]
+    assert len(plain) == 12
+    assert "refused the JSON schema" in run.message and "plain JSON" in run.message
+    # What was sent without the schema is cached under its own hash...
+    valid = JudgeCall.objects.filter(run=run, valid=True)
+    assert {c.request_hash for c in valid} == set(CachedResponse.objects.values_list("request_hash", flat=True))
+    assert not {c.request_hash for c in valid} & {c.request_hash for c in refused}
+    # ... and answers the same questions later, for free, without a refused request first.
+    copy = campaign_create(name="Copy", criterion_set=campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
+    assert run_estimate(campaign=copy, judge=llm_judge, swap=True).cached == 12
+    again = execute(copy, llm_judge, swap=True)
+    assert again.units_done == 48
+    assert JudgeCall.objects.filter(run=again, from_cache=True, valid=True, cost_usd=0).count() == 12
+
+
 def test_it_waits_as_long_as_retry_after_says(campaign, llm_judge, llm_server):  # noqa: F811
     llm_server.script(("429", 1))
     started = time.monotonic()
@@ -117,7 +154,7 @@ def test_it_retries_after_a_timeout(campaign, llm_judge, llm_server):  # noqa: F
     assert timed_out.error.startswith("timeout") and timed_out.http_status is None and timed_out.cost_usd == 0
 
 
-@pytest.mark.parametrize("fault", ["truncated", "wrong_count", "bad_winner", "not_json"])
+@pytest.mark.parametrize("fault", ["truncated", "wrong_count", "bad_winner", "not_json", "no_choices"])
 def test_it_bills_and_retries_an_unreadable_answer(campaign, llm_judge, llm_server, fault):  # noqa: F811
     llm_server.script(fault)
 
@@ -130,6 +167,16 @@ def test_it_bills_and_retries_an_unreadable_answer(campaign, llm_judge, llm_serv
     assert not JudgeVerdict.objects.filter(call=bad).exists()
     assert JudgeCall.objects.get(unit=bad.unit, attempt=2).valid
     assert run.calls == 4 and run.cost_usd == sum(c.cost_usd for c in JudgeCall.objects.filter(run=run))
+
+
+def test_it_keeps_the_body_of_a_reply_that_is_no_completion(campaign, llm_judge, llm_server):  # noqa: F811
+    llm_server.script("no_choices")
+
+    run = execute(campaign, llm_judge, limit=1, concurrency=1)
+
+    bad = JudgeCall.objects.get(run=run, valid=False)
+    assert bad.error == "the reply has no choices: the upstream model is overloaded"
+    assert '"error"' in bad.raw_response and '"usage"' in bad.raw_response
 
 
 def test_it_records_a_unit_that_stays_unreadable_as_an_error_never_a_verdict(campaign, llm_judge, llm_server):  # noqa: F811
@@ -254,6 +301,15 @@ def test_it_keeps_many_requests_in_flight(campaign, llm_judge, llm_server):  # n
     ideal = 24 * 0.2 / 8
     assert run.status == JudgeRun.Status.FINISHED
     assert elapsed < ideal * 2.5, f"{elapsed:.2f} s for an ideal {ideal:.2f} s (one at a time: 4.8 s)"
+
+
+def test_it_reuses_one_client_per_endpoint_and_key(llm_judge):
+    from judges.services import _client
+
+    first, again, other_key = _client(llm_judge, "sk-one"), _client(llm_judge, "sk-one"), _client(llm_judge, "sk-two")
+
+    assert first is again  # connections stay open across runs of a worker process
+    assert other_key is not first and other_key.api_key == "sk-two"  # a rotated key takes effect
 
 
 def test_it_fails_a_run_whose_key_variable_is_not_set(campaign, llm_judge, llm_server, monkeypatch):  # noqa: F811

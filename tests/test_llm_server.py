@@ -150,6 +150,13 @@ def test_content_faults_are_billed_but_unreadable(llm_server, fault, message):
         parse_verdicts(completion.choices[0].message.content, criteria=KEYS, allow_tie=False)
 
 
+def test_a_no_choices_fault_is_a_billed_200_without_a_completion(llm_server):
+    llm_server.script("no_choices")
+    client = openai.OpenAI(base_url=llm_server.base_url, api_key="test", max_retries=0)
+    body = json.loads(client.post("/chat/completions", body={"model": "m", "messages": [{"role": "user", "content": "Hi"}]}, cast_to=bytes))
+    assert "choices" not in body and body["error"]["message"] and body["usage"]["prompt_tokens"] > 0
+
+
 def test_faults_are_consumed_in_order_then_answers_are_normal(llm_server):
     llm_server.script("500", ("429", 1), "not_json")
     with pytest.raises(openai.InternalServerError):

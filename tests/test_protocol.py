@@ -15,6 +15,7 @@ from judges.protocol import (
     estimate_completion_tokens,
     estimate_prompt_tokens,
     parse_verdicts,
+    read_completion,
     request_hash,
 )
 
@@ -398,6 +399,23 @@ def test_the_hash_is_a_stable_sha256():
     assert digest(temperature=0) == digest(temperature=0.0)
 
 
+def test_texts_that_run_together_differently_hash_differently():
+    def split(first, second):
+        messages = [{"role": "system", "content": first}, {"role": "user", "content": second}]
+        return JudgeRequest(messages=messages, response_format=None, criteria=KEYS, allow_tie=False)
+
+    assert digest(request=split("ab", "c")) != digest(request=split("a", "bc"))
+
+
+def test_a_message_role_is_part_of_the_hash():
+    request = make_request()
+    changed = JudgeRequest(
+        messages=[{**request.messages[0], "role": "developer"}, request.messages[1]],
+        response_format=request.response_format, criteria=request.criteria, allow_tie=request.allow_tie,
+    )
+    assert digest(request=changed) != digest(request=request)
+
+
 @pytest.mark.parametrize(
     "overrides",
     [
@@ -442,3 +460,62 @@ def test_the_prompt_estimate_counts_the_schema_and_grows_with_the_articles():
 def test_the_completion_estimate_is_a_per_criterion_allowance():
     assert estimate_completion_tokens(make_request()) == COMPLETION_OVERHEAD_TOKENS + 3 * COMPLETION_TOKENS_PER_CRITERION
     assert estimate_completion_tokens(make_request(criteria=CRITERIA[:1])) == COMPLETION_OVERHEAD_TOKENS + COMPLETION_TOKENS_PER_CRITERION
+
+
+# ------------------------------------------------------------------ reading the reply
+
+
+def reply(**fields):
+    body = {"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]}
+    body.update(fields)
+    return json.dumps(body).encode()
+
+
+def test_it_reads_the_text_and_the_billed_tokens():
+    completion = read_completion(reply(usage={"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1024}}))
+    assert (completion.content, completion.finish_reason, completion.problem) == ("{}", "stop", "")
+    assert (completion.prompt_tokens, completion.cached_tokens, completion.completion_tokens) == (1200, 1024, 80)
+
+
+def test_it_reads_deepseeks_cache_hits():
+    completion = read_completion(reply(usage={"prompt_tokens": 900, "completion_tokens": 10, "prompt_cache_hit_tokens": 640}))
+    assert completion.cached_tokens == 640
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [None, {}, {"prompt_tokens": None, "completion_tokens": "12"}, {"prompt_tokens": -5, "completion_tokens": True}],
+    ids=["absent", "empty", "not-numbers", "negative-or-bool"],
+)
+def test_missing_or_odd_usage_bills_nothing(usage):
+    completion = read_completion(reply(usage=usage))
+    assert (completion.prompt_tokens, completion.cached_tokens, completion.completion_tokens) == (0, 0, 0)
+    assert completion.content == "{}"
+
+
+def test_cached_tokens_never_exceed_the_prompt():
+    completion = read_completion(reply(usage={"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 400}}))
+    assert completion.cached_tokens == 100
+
+
+@pytest.mark.parametrize(
+    "body, problem",
+    [
+        (b"<html>Bad gateway</html>", "the reply is not JSON: '<html>Bad gateway</html>'"),
+        (b"\xff\xfe", "the reply is not JSON"),
+        (b"[1, 2]", "the reply is not a chat completion: '[1, 2]'"),
+        (json.dumps({"error": {"message": "overloaded"}}).encode(), "the reply has no choices: overloaded"),
+        (json.dumps({"choices": []}).encode(), "the reply has no choices"),
+        (reply(choices=[{"message": {"role": "assistant", "content": None, "refusal": "I cannot help."}}]), "the model refused: 'I cannot help.'"),
+        (reply(choices=[{"message": {"role": "assistant", "content": ""}}]), "the reply has no text"),
+    ],
+    ids=["html", "bytes", "list", "error-object", "no-choices", "refusal", "empty"],
+)
+def test_it_names_what_is_wrong_with_a_reply_that_holds_no_answer(body, problem):
+    completion = read_completion(body)
+    assert completion.problem.startswith(problem) and completion.content == ""
+
+
+def test_a_reply_without_an_answer_still_bills_its_usage():
+    completion = read_completion(json.dumps({"error": {"message": "x"}, "usage": {"prompt_tokens": 50, "completion_tokens": 0}}).encode())
+    assert completion.problem and completion.prompt_tokens == 50
