@@ -149,7 +149,7 @@ def _humans_section(humans: M.LabelTable, rounds: int, seed: int) -> dict:
 def _judge_section(summary: selectors.JudgeSummary, raw: M.LabelTable, merged: M.LabelTable, humans: M.LabelTable, rounds: int, seed: int) -> dict:
     flat = _Flat()
     n_pairs_judged = int(np.unique(raw.pair).size)
-    n_items = n_labels = n_no_majority = 0
+    n_items = n_no_majority = 0
     share_kept = None
     by_category: dict = {}
     by_criterion: dict = {}
