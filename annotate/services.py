@@ -96,27 +96,46 @@ def _systems_ensure(systems: dict[str, SystemRecord], summary: ImportSummary) ->
     return existing
 
 
+def topic_key(title: str) -> str:
+    """How a topic is recognised: its title, case and runs of white space aside."""
+    return " ".join(title.split()).casefold()
+
+
 def _topics_ensure(benchmark: str, articles: list[ArticleRecord], summary: ImportSummary) -> dict[str, Topic]:
-    wanted: dict[str, tuple[str, str]] = {}
+    """The benchmark's topics by `topic_key` of their titles, creating those missing.
+
+    Topics are told apart by title, not by slug: titles that slugify alike
+    ("C" and "C++") are different topics, and the later one gets its slug
+    suffixed with a digest of its title.
+    """
+    wanted: dict[str, tuple[str, str]] = {}  # key -> (title as first seen, category)
     for record in articles:
-        slug = topic_slug(record.topic)
-        title, category = wanted.get(slug, (record.topic, ""))
-        wanted[slug] = (title, category or record.category)
-    existing = {t.slug: t for t in Topic.objects.filter(benchmark=benchmark, slug__in=list(wanted))}
-    new = [
-        Topic(benchmark=benchmark, slug=slug, title=title, category=category)
-        for slug, (title, category) in wanted.items()
-        if slug not in existing
-    ]
+        key = topic_key(record.topic)
+        title, category = wanted.get(key, (" ".join(record.topic.split()), ""))
+        wanted[key] = (title, category or record.category)
+    # A benchmark has thousands of topics at most: matching them here keeps the rule in one place.
+    stored = list(Topic.objects.filter(benchmark=benchmark))
+    existing = {topic_key(t.title): t for t in stored}
+    taken = {t.slug for t in stored}
+    new = []
+    for key, (title, category) in wanted.items():
+        if key in existing:
+            continue
+        slug = topic_slug(title)
+        if slug in taken:
+            slug = f"{slug[:290]}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:8]}"
+        taken.add(slug)
+        new.append(Topic(benchmark=benchmark, slug=slug, title=title, category=category))
     Topic.objects.bulk_create(new)
     summary.topics_created += len(new)
     # Fill a category learned later without overwriting one already set.
-    for slug, (_, category) in wanted.items():
-        topic = existing.get(slug)
+    for key, (_, category) in wanted.items():
+        topic = existing.get(key)
         if topic is not None and category and not topic.category:
             topic.category = category
             topic.save(update_fields=["category"])
-    return {t.slug: t for t in Topic.objects.filter(benchmark=benchmark, slug__in=list(wanted))}
+    keys = set(wanted)
+    return {key: t for t in Topic.objects.filter(benchmark=benchmark) if (key := topic_key(t.title)) in keys}
 
 
 def articles_import(*, batch: Batch, replace: bool = False, prepared: list[PreparedArticle] | None = None) -> ImportSummary:
@@ -132,7 +151,7 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
     seen: dict[tuple[str, str], str] = {}
     keep: list[int] = []
     for index, record in enumerate(batch.articles):
-        key = (topic_slug(record.topic), record.system)
+        key = (topic_key(record.topic), record.system)
         if key in seen:
             summary.problems.append(Problem(record.source, f"a second article for topic '{record.topic}' and system '{record.system}' (first: {seen[key]}): skipped"))
             continue
@@ -161,7 +180,7 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
         }
         new: list[Article] = []
         for item in prepared:
-            topic = topics[topic_slug(item.record.topic)]
+            topic = topics[topic_key(item.record.topic)]
             system = systems[item.record.system]
             current = stored.get((topic.id, system.id))
             fields = dict(

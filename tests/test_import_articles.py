@@ -104,3 +104,31 @@ def test_it_refuses_two_articles_for_one_topic_and_system_at_the_database(tmp_pa
     stored.pk = None
     with pytest.raises(IntegrityError):
         stored.save()
+
+
+def test_it_keeps_apart_topics_whose_titles_slugify_alike(tmp_path):
+    lines = [
+        line(topic="C", system="wikipedia", reference=True, markdown="# C\n\nA programming language."),
+        line(topic="C++", system="wikipedia", reference=True, markdown="# C++\n\nAnother programming language."),
+        line(topic="C++", system="bot_one", markdown="# C++\n\nA language with classes."),
+    ]
+    result = run("import_articles", str(write(tmp_path, lines)))
+    assert result.code == 0, result.err
+    c, cpp = Topic.objects.get(title="C"), Topic.objects.get(title="C++")
+    assert c.slug == "c" and cpp.slug.startswith("c-") and cpp.slug != c.slug
+    assert [a.system.key for a in c.articles.all()] == ["wikipedia"]
+    assert sorted(a.system.key for a in cpp.articles.all()) == ["bot_one", "wikipedia"]
+    # A later import finds each again by its title, whatever the slugs.
+    again = run("import_articles", str(write(tmp_path, lines)))
+    assert again.code == 0 and Topic.objects.count() == 2 and "3 unchanged" in again.out
+
+
+def test_it_takes_titles_differing_only_in_case_or_spacing_for_one_topic(tmp_path):
+    lines = [
+        line(topic="Salt Marsh", system="wikipedia", reference=True, markdown="# Salt Marsh\n\nA wetland."),
+        line(topic="salt  marsh", system="bot_one", markdown="# Salt marsh\n\nWet land."),
+    ]
+    result = run("import_articles", str(write(tmp_path, lines)))
+    assert result.code == 0, result.err
+    topic = Topic.objects.get()
+    assert topic.title == "Salt Marsh" and topic.articles.count() == 2
