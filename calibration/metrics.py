@@ -1219,11 +1219,17 @@ def _fit_rounds(w: np.ndarray, present: np.ndarray, ref: int, prior: float) -> t
     full = ok & present.all(axis=1)
     if full.any():
         theta[full] = _fit_newton(w[full], ref)
+    # These rounds are fitted one by one (degenerate ones with scipy, ~ms each). On small
+    # campaigns most rounds are such and many are the same resample: fit each distinct one once.
+    fitted: dict[bytes, np.ndarray] = {}
     for r in np.flatnonzero(~full):
-        idx = np.flatnonzero(present[r])
-        sub = w[r][np.ix_(idx, idx)]
-        th = _fit_choix(sub) if ok[r] else _fit_degenerate(sub, prior)
-        theta[r, idx] = th - th[int(np.flatnonzero(idx == ref)[0])]
+        key = present[r].tobytes() + w[r].tobytes()
+        if key not in fitted:
+            idx = np.flatnonzero(present[r])
+            sub = w[r][np.ix_(idx, idx)]
+            th = _fit_choix(sub) if ok[r] else _fit_degenerate(sub, prior)
+            fitted[key] = th - th[int(np.flatnonzero(idx == ref)[0])]
+        theta[r, present[r]] = fitted[key]
     return theta, int((~ok).sum())
 
 
@@ -1273,8 +1279,8 @@ def bradley_terry(
 
     CI: pair bootstrap; rounds are fitted from per-round win-count matrices with
     a batched Newton solver (matches choix to ~1e-9); rounds in which a system
-    does not appear leave that system out.  ``n`` = comparisons involving the
-    system.
+    does not appear leave that system out, and a system compared in one pair
+    only gets no CI.  ``n`` = comparisons involving the system.
     """
     t = as_table(labels)
     codes, ref, s, col, vals, pairs = _bt_inputs(t, reference)
@@ -1294,6 +1300,13 @@ def bradley_terry(
         keep = present[:, ref]
         th_b, rounds_reg = _fit_rounds(wb[keep], present[keep], ref, degenerate_prior)
         lo, hi = _percentile_ci(k * th_b + anchor)
+        # A system seen in one pair only: every round that has it has that same pair, and the
+        # zero-width interval would claim a certainty the data cannot give. No CI then.
+        local = np.full(len(t.vocab.systems), -1, dtype=np.int64)
+        local[codes] = np.arange(s)
+        seen = np.unique(np.concatenate([np.stack([local[t.sys_a], t.pair], 1), np.stack([local[t.sys_b], t.pair], 1)]), axis=0)
+        lone = (np.bincount(seen[:, 0], minlength=s) < 2) & (np.arange(s) != ref)
+        lo, hi = np.where(lone, np.nan, lo), np.where(lone, np.nan, hi)
 
     n_sys = np.bincount(np.concatenate([t.sys_a, t.sys_b]), minlength=len(t.vocab.systems))
     scores = {}

@@ -599,6 +599,27 @@ def test_it_keeps_scores_finite_for_a_system_that_never_wins():
     assert bt2.regularized and bt2.scores["A"].score == pytest.approx(1000 + 400 * math.log10(7), abs=1e-4)
 
 
+def test_it_gives_no_interval_to_a_system_compared_in_one_pair_only():
+    labels = [L(p, f"c{c}", "h1", (S if c < wins else W), a=W, b=S) for p, wins in (("p1", 3), ("p2", 1)) for c in range(5)]
+    labels += [L("p3", f"c{c}", "h1", (W if c < 3 else G), a=W, b=G) for c in range(5)]
+    bt = M.bradley_terry(labels, rounds=200)
+    assert bt.scores[G].score is not None and (bt.scores[G].ci_low, bt.scores[G].ci_high) == (None, None)
+    assert bt.scores[S].ci_low is not None and bt.scores[S].ci_low < bt.scores[S].ci_high
+    assert bt.scores[W].ci_low == bt.scores[W].ci_high == 1000.0
+
+
+def test_it_fits_each_distinct_degenerate_round_once_with_the_same_result():
+    rng = np.random.default_rng(16)
+    distinct = [np.triu(rng.integers(0, 4, size=(3, 3)).astype(float), 1) for _ in range(4)]  # nobody beats upwards
+    w = np.stack([distinct[i % 4] for i in range(12)])
+    present = np.ones((12, 3), dtype=bool)
+    theta, degenerate = M._fit_rounds(w, present, 0, M.DEGENERATE_PRIOR)
+    assert degenerate == 12
+    for r in range(12):
+        th = M._fit_degenerate(w[r], M.DEGENERATE_PRIOR)
+        assert np.allclose(theta[r], th - th[0])
+
+
 def test_it_uses_a_bootstrap_solver_that_matches_choix():
     rng = np.random.default_rng(13)
     w = rng.integers(1, 30, size=(25, 6, 6)) + 0.5 * rng.integers(0, 3, size=(25, 6, 6))
