@@ -1304,8 +1304,9 @@ def bradley_terry(
         # zero-width interval would claim a certainty the data cannot give. No CI then.
         local = np.full(len(t.vocab.systems), -1, dtype=np.int64)
         local[codes] = np.arange(s)
-        seen = np.unique(np.concatenate([np.stack([local[t.sys_a], t.pair], 1), np.stack([local[t.sys_b], t.pair], 1)]), axis=0)
-        lone = (np.bincount(seen[:, 0], minlength=s) < 2) & (np.arange(s) != ref)
+        _, first = np.unique(t.pair, return_index=True)  # a pair compares the same two systems in all its rows
+        pairs_of = np.bincount(local[t.sys_a[first]], minlength=s) + np.bincount(local[t.sys_b[first]], minlength=s)
+        lone = (pairs_of < 2) & (np.arange(s) != ref)
         lo, hi = np.where(lone, np.nan, lo), np.where(lone, np.nan, hi)
 
     n_sys = np.bincount(np.concatenate([t.sys_a, t.sys_b]), minlength=len(t.vocab.systems))
