@@ -861,7 +861,8 @@ def _client(judge: Judge, secret: str) -> openai.OpenAI:
         client = _clients.get(key)
         if client is None:
             if len(_clients) >= MAX_CLIENTS:
-                _clients.pop(next(iter(_clients))).close()
+                # Dropped, not closed: a run of this process may still be using it.
+                _clients.pop(next(iter(_clients)))
             client = _clients[key] = openai.OpenAI(base_url=judge.base_url, api_key=secret, max_retries=0, timeout=judge.timeout_seconds)
         return client
 
