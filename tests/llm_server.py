@@ -97,6 +97,7 @@ class FakeLLM:
         self.cached_tokens = 0
         self.refuse_schema = False
         self.requests: list[dict] = []
+        self.authorizations: list[str] = []  # the Authorization header of each request, in order
         self.base_url = ""
         self._faults: deque = deque()
         self._lock = threading.Lock()
@@ -146,6 +147,7 @@ class FakeLLM:
         """Forget requests and queued faults; back to the constructor's latency and policy."""
         with self._lock:
             self.requests.clear()
+            self.authorizations.clear()
             self._faults.clear()
         self.latency, policy = self._initial
         self.policy = policy or default_policy
@@ -158,9 +160,10 @@ class FakeLLM:
         with self._lock:
             return self._faults.popleft() if self._faults else None
 
-    def _record(self, body: dict) -> int:
+    def _record(self, body: dict, authorization: str) -> int:
         with self._lock:
             self.requests.append(body)
+            self.authorizations.append(authorization)
             self._ids += 1
             return self._ids
 
@@ -252,7 +255,7 @@ class FakeLLM:
                 except ValueError:
                     self._error(400, "the body is not JSON", "invalid_request_error")
                     return
-                number = fake._record(body)
+                number = fake._record(body, self.headers.get("Authorization", ""))
                 fault = fake._next_fault()
                 if fake.latency:
                     time.sleep(fake.latency)

@@ -303,6 +303,17 @@ def test_it_keeps_many_requests_in_flight(campaign, llm_judge, llm_server):  # n
     assert elapsed < ideal * 2.5, f"{elapsed:.2f} s for an ideal {ideal:.2f} s (one at a time: 4.8 s)"
 
 
+def test_it_sends_the_key_from_the_environment_and_stores_it_nowhere(campaign, llm_judge, llm_server):  # noqa: F811
+    llm_server.script("not_json")
+
+    run = execute(campaign, llm_judge, limit=1, concurrency=2)
+
+    assert llm_server.authorizations == [f"Bearer {SECRET}"] * 4
+    stored = [str(v) for c in JudgeCall.objects.filter(run=run).values() for v in c.values()]
+    stored += [str(v) for v in JudgeRun.objects.filter(pk=run.pk).values().get().values()]
+    assert not any(SECRET in text for text in stored)
+
+
 def test_it_reuses_one_client_per_endpoint_and_key(llm_judge):
     from judges.services import _client
 
