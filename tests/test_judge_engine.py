@@ -314,13 +314,14 @@ def test_it_sends_the_key_from_the_environment_and_stores_it_nowhere(campaign, l
     assert not any(SECRET in text for text in stored)
 
 
-def test_it_reuses_one_client_per_endpoint_and_key(llm_judge):
+def test_it_reuses_one_client_per_endpoint_key_and_concurrency(llm_judge):
     from judges.services import _client
 
-    first, again, other_key = _client(llm_judge, "sk-one"), _client(llm_judge, "sk-one"), _client(llm_judge, "sk-two")
+    first, again, other_key = _client(llm_judge, "sk-one", 4), _client(llm_judge, "sk-one", 4), _client(llm_judge, "sk-two", 4)
 
     assert first is again  # connections stay open across runs of a worker process
     assert other_key is not first and other_key.api_key == "sk-two"  # a rotated key takes effect
+    assert _client(llm_judge, "sk-one", 32) is not first  # a pool as large as the run's concurrency
 
 
 def test_it_fails_a_run_whose_key_variable_is_not_set(campaign, llm_judge, llm_server, monkeypatch):  # noqa: F811
