@@ -325,6 +325,8 @@ def read_completion(body: bytes | str) -> Completion:
         return Completion(problem=f"the reply has no choices{f': {detail}' if detail else ''}", **tokens)
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     content = message.get("content")
+    if isinstance(content, list):  # content parts, as a few endpoints answer
+        content = "".join(part.get("text") or "" for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
     finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else ""
     problem = ""
     if not isinstance(content, str) or not content:

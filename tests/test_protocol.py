@@ -477,6 +477,12 @@ def test_it_reads_the_text_and_the_billed_tokens():
     assert (completion.prompt_tokens, completion.cached_tokens, completion.completion_tokens) == (1200, 1024, 80)
 
 
+def test_it_joins_the_text_of_content_parts():
+    parts = [{"type": "text", "text": '{"verdicts": '}, {"type": "image_url"}, {"type": "text", "text": "[]}"}]
+    completion = read_completion(reply(choices=[{"message": {"role": "assistant", "content": parts}, "finish_reason": "stop"}]))
+    assert completion.content == '{"verdicts": []}' and not completion.problem
+
+
 def test_it_reads_deepseeks_cache_hits():
     completion = read_completion(reply(usage={"prompt_tokens": 900, "completion_tokens": 10, "prompt_cache_hit_tokens": 640}))
     assert completion.cached_tokens == 640
