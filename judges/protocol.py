@@ -59,6 +59,7 @@ __all__ = [
     "build_request",
     "parse_verdicts",
     "request_hash",
+    "request_hashes",
     "estimate_prompt_tokens",
     "estimate_completion_tokens",
     "response_schema",
@@ -217,37 +218,52 @@ def build_request(
 # ------------------------------------------------------------------ hashing and estimates
 
 
-def request_hash(*, model: str, request: JudgeRequest, temperature: float, max_tokens: int) -> str:
+def request_hashes(*, model: str, request: JudgeRequest, temperature: float, max_tokens: int) -> tuple[str, str]:
     """sha256 of everything that determines the answer, so an identical call can be
-    answered from a cache. ``temperature`` is compared as a float (``0`` and ``0.0``
-    hash alike).
+    answered from a cache, for the request as built and without its JSON schema (as
+    sent to an endpoint that refused the schema; "" when there is no schema).
+    ``temperature`` is compared as a float (``0`` and ``0.0`` hash alike).
 
-    The settings go in as canonical JSON; the message texts (the two articles, tens
-    of kilobytes) go in as they are, each preceded by its length so no two requests
-    can run together: serialising them to JSON first doubled the time and held the
-    interpreter lock, where hashing the bytes does not.
+    The message texts (the two articles, tens of kilobytes) are hashed once, as
+    they are, each preceded by its length so no two requests can run together;
+    serialising them to JSON first doubled the time and held the interpreter
+    lock, where hashing bytes does not. Each hash is then that digest and the
+    settings as canonical JSON.
     """
-    settings = json.dumps(
-        {
-            "version": 2,
-            "model": model,
-            "messages": [{k: v for k, v in message.items() if k != "content"} for message in request.messages],
-            "response_format": request.response_format,
-            "criteria": list(request.criteria),
-            "allow_tie": request.allow_tie,
-            "temperature": float(temperature),
-            "max_tokens": int(max_tokens),
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    digest = hashlib.sha256()
-    for part in (settings, *(_content_text(message.get("content", "")) for message in request.messages)):
-        data = part.encode("utf-8")
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    return digest.hexdigest()
+    texts = hashlib.sha256()
+    for message in request.messages:
+        data = _content_text(message.get("content", "")).encode("utf-8")
+        texts.update(len(data).to_bytes(8, "big"))
+        texts.update(data)
+    texts_digest = texts.digest()
+
+    def combined(response_format: dict | None) -> str:
+        settings = json.dumps(
+            {
+                "version": 2,
+                "model": model,
+                "messages": [{k: v for k, v in message.items() if k != "content"} for message in request.messages],
+                "response_format": response_format,
+                "criteria": list(request.criteria),
+                "allow_tie": request.allow_tie,
+                "temperature": float(temperature),
+                "max_tokens": int(max_tokens),
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(texts_digest + settings.encode("utf-8")).hexdigest()
+
+    plain = combined(None)
+    if request.response_format is None:
+        return plain, ""
+    return combined(request.response_format), plain
+
+
+def request_hash(*, model: str, request: JudgeRequest, temperature: float, max_tokens: int) -> str:
+    """The first of :func:`request_hashes`: the hash of the request as built."""
+    return request_hashes(model=model, request=request, temperature=temperature, max_tokens=max_tokens)[0]
 
 
 def _content_text(content) -> str:

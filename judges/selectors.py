@@ -9,7 +9,7 @@ plans the same units and the second run only does what the first left undone.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, Q, QuerySet
@@ -22,7 +22,7 @@ from judges.protocol import (
     build_request,
     estimate_completion_tokens,
     estimate_prompt_tokens,
-    request_hash,
+    request_hashes,
 )
 
 MILLION = Decimal(1_000_000)
@@ -83,14 +83,10 @@ class Plan:
             structured=self.judge.structured_output,
         )
 
-    def request_hash(self, request: JudgeRequest) -> str:
+    def request_hashes(self, request: JudgeRequest) -> tuple[str, str]:
+        """The request's hash, and its hash without its JSON schema (see `judges.services._PlainJson`)."""
         judge = self.judge
-        return request_hash(model=judge.model, request=request, temperature=judge.temperature, max_tokens=judge.max_tokens)
-
-    def plain_hash(self, request: JudgeRequest) -> str:
-        """The hash of the request without its JSON schema, as sent to an endpoint that refused
-        the schema (see `judges.services._PlainJson`); "" when it has no schema anyway."""
-        return "" if request.response_format is None else self.request_hash(replace(request, response_format=None))
+        return request_hashes(model=judge.model, request=request, temperature=judge.temperature, max_tokens=judge.max_tokens)
 
 
 def a_first_drawn(*, seed: int, pair_id: int, category_key: str) -> bool:
@@ -167,7 +163,7 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
     planned = []
     for unit in pending:
         request = plan.request(unit)
-        digests = (plan.request_hash(request), plan.plain_hash(request))
+        digests = plan.request_hashes(request)
         planned.append((digests, estimate_prompt_tokens(request), estimate_completion_tokens(request)))
     hashes = [digest for digests, *_ in planned for digest in digests if digest]
     known = set()

@@ -793,8 +793,7 @@ class _Engine:
             batch = jobs[start:end]
             for job in batch:
                 job.request = plan.request(job.plan)
-                job.request_hash = plan.request_hash(job.request)
-                job.plain_hash = plan.plain_hash(job.request)
+                job.request_hash, job.plain_hash = plan.request_hashes(job.request)
             # An answer to the request without its schema serves too: the endpoint refused the schema before.
             hashes = [digest for job in batch for digest in (job.request_hash, job.plain_hash) if digest]
             cached = {c.request_hash: c for c in CachedResponse.objects.filter(request_hash__in=hashes)}

@@ -17,6 +17,7 @@ from judges.protocol import (
     parse_verdicts,
     read_completion,
     request_hash,
+    request_hashes,
 )
 
 CRITERIA = [
@@ -397,6 +398,13 @@ def test_the_hash_is_a_stable_sha256():
     assert re.fullmatch(r"[0-9a-f]{64}", digest())
     assert digest() == digest()
     assert digest(temperature=0) == digest(temperature=0.0)
+
+
+def test_the_plain_hash_is_the_hash_of_the_request_without_its_schema():
+    settings = dict(model="gpt-test", temperature=0.0, max_tokens=1000)
+    with_schema, plain = request_hashes(request=make_request(), **settings)
+    assert with_schema == digest() and plain == digest(request=make_request(structured=False)) != with_schema
+    assert request_hashes(request=make_request(structured=False), **settings) == (plain, "")
 
 
 def test_texts_that_run_together_differently_hash_differently():
