@@ -24,9 +24,9 @@ wait, so the database is not the bottleneck while that share stays well under
 and the database add together. `--sequential` adds concurrency 1 (calls x
 latency seconds).
 
-The warm-up run before the timed ones makes the process's client for the
-endpoint, as a long-running worker has it; a cold process makes it in the first
-run (about 40 ms on this machine, within the run-to-run noise).
+The engine keeps a client per endpoint, key and concurrency, so each timed run
+makes its own (about 40 ms of its wall time here), as in a fresh worker process;
+the warm-up run only loads the client's modules.
 """
 
 import argparse
