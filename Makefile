@@ -7,8 +7,17 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# The demo runs with DEBUG on so that it needs no SECRET_KEY and serves its own static files.
-DEMO_ENV := DEBUG=1
+# Gunicorn's processes, and threads in each, for `make serve` and `make demo`.
+WEB_WORKERS ?= 2
+WEB_THREADS ?= 4
+# exec: signals to make's process group reach the script itself, not a shell in between.
+SERVE := HOST=$(HOST) PORT=$(PORT) WEB_WORKERS=$(WEB_WORKERS) WEB_THREADS=$(WEB_THREADS) exec bash config/serve.sh $(PY)
+# Commands that serve nothing run with DEBUG on, so that they need no SECRET_KEY.
+DEV_ENV := DEBUG=1
+# The demo is served like a real site, DEBUG off: Django's debug pages show local variables to
+# whoever meets an error. Its SECRET_KEY, unless one is set, is made once and kept out of git.
+DEMO_KEY_FILE := .demo-secret-key
+DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0
 TEST_ENV := SECRET_KEY=test-only-not-secret DEBUG=0
 
 .PHONY: demo test test-only install serve migrate bench check-python clean
@@ -26,13 +35,18 @@ $(VENV)/.installed: pyproject.toml constraints.txt | check-python
 install: $(VENV)/.installed
 
 migrate: install
-	$(DEMO_ENV) $(PY) manage.py migrate --noinput
+	$(DEV_ENV) $(PY) manage.py migrate --noinput
 
 demo: install
+	@test -n "$$SECRET_KEY" || test -s $(DEMO_KEY_FILE) || \
+	  (umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $(DEMO_KEY_FILE))
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput
 	$(DEMO_ENV) $(PY) manage.py load_demo
-	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
-	$(DEMO_ENV) $(PY) manage.py runserver --noreload $(HOST):$(PORT)
+	$(DEMO_ENV) $(SERVE)
+
+# The site as on a server; README "Deploy". Needs SECRET_KEY (and DATABASE_URL for PostgreSQL).
+serve: install
+	$(SERVE)
 
 test: install test-only
 
@@ -40,7 +54,7 @@ test-only:
 	$(TEST_ENV) $(PY) -m pytest -q
 
 bench: install
-	$(DEMO_ENV) $(PY) bench/import.py ../shared/wlc-sample
+	$(DEV_ENV) $(PY) bench/import.py ../shared/wlc-sample
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles

@@ -82,11 +82,12 @@ def campaign_detail(request: Request, campaign_id: int) -> Response:
 
 @api_view(["POST"])
 def campaign_claim(request: Request, campaign_id: int) -> Response:
-    """The caller's unfinished assignment (200), a new claim (201), or 204 when nothing is left."""
+    """The caller's unfinished assignment (200), a new claim (201), 204 when nothing is left, 409 when the campaign is closed."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    # The service answers "nothing left" for a closed campaign before it checks who asks.
     if not work.can_annotate(campaign, request.user):
         raise PermissionDenied("You are not an annotator of this campaign.")
+    if not campaign.is_open:
+        return Response({"detail": work.CAMPAIGN_CLOSED}, status=status.HTTP_409_CONFLICT)
     now = timezone.now()
     assignment = work.assignment_claim_next(campaign=campaign, user=request.user, now=now)
     if assignment is None:

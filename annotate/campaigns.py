@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -58,6 +59,7 @@ def campaign_create(
     reference: str = "wikipedia",
     claim_timeout_minutes: int = 120,
     benchmark: str | None = None,
+    forbid_repeats: bool = False,
 ) -> Campaign:
     """Creates a campaign and its pairs. `topics=None` takes every topic that has articles."""
     errors: list[str] = []
@@ -126,16 +128,79 @@ def campaign_create(
             instructions=instructions,
             instructions_html=render_html(instructions) if instructions.strip() else "",
             claim_timeout_minutes=claim_timeout_minutes,
+            forbid_repeats=forbid_repeats,
         )
         if annotators:
             campaign.annotators.set(annotators)
-        # Interleave topics so that early work covers many topics, reproducibly per campaign.
+        # Interleave topics so that early work covers many topics. The order comes
+        # from the operating system's random source: nothing an annotator can
+        # know (such as the campaign's name) lets them recompute it.
         order = list(range(len(planned)))
-        random.Random(name).shuffle(order)
+        random.SystemRandom().shuffle(order)
         Pair.objects.bulk_create(
             [Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)]
         )
     return campaign
+
+
+@dataclass(frozen=True)
+class Design:
+    """Whether a campaign's shape lets every annotator meet each topic at most once.
+
+    Without repeats a topic holds at most one pair per annotator, so a topic
+    with `s` slots (its pairs times the overlap) can use at most
+    `min(s, annotators)` of them; the rest need somebody to meet it twice.
+    """
+
+    pairs_by_topic: tuple[int, ...]
+    overlap: int
+    annotators: int
+
+    @property
+    def pairs(self) -> int:
+        return sum(self.pairs_by_topic)
+
+    @property
+    def topics(self) -> int:
+        return len(self.pairs_by_topic)
+
+    @property
+    def slots(self) -> int:
+        return self.pairs * self.overlap
+
+    @property
+    def forced_repeats(self) -> int:
+        reachable = sum(min(pairs * self.overlap, self.annotators) for pairs in self.pairs_by_topic)
+        return self.slots - reachable
+
+    def warning(self, *, forbid_repeats: bool) -> str:
+        if not self.forced_repeats:
+            return ""
+        shape = (
+            f"{self.pairs} pairs on {self.topics} topics, each for {self.overlap} annotator(s), make {self.slots} slots, "
+            f"but {self.annotators} annotator(s) meeting each topic once can fill only {self.slots - self.forced_repeats} of them."
+        )
+        if forbid_repeats:
+            return f"{shape} Repeats are forbidden, so {self.forced_repeats} slot(s) will stay empty: add annotators or lower the overlap."
+        return (
+            f"{shape} {self.forced_repeats} assignment(s) will show an annotator a topic they have met, "
+            "and with it the reference article they have already read: add annotators, lower the overlap, or forbid repeats."
+        )
+
+
+def campaign_annotator_count(*, campaign: Campaign) -> int:
+    """Active annotators of the campaign; with no annotator list, every active non-staff account counts."""
+    listed = campaign.annotators.filter(is_active=True)
+    if not campaign.annotators.exists():
+        listed = User.objects.filter(is_active=True, is_staff=False)
+    return listed.exclude(pk__in=campaign.removed_annotators.values("pk")).count()
+
+
+def campaign_design(*, campaign: Campaign) -> Design:
+    """The campaign's shape, for the annotators it has now."""
+    annotators = campaign_annotator_count(campaign=campaign)
+    per_topic = campaign.pairs.order_by().values("topic_id").annotate(n=Count("id")).values_list("n", flat=True)
+    return Design(pairs_by_topic=tuple(sorted(per_topic)), overlap=campaign.overlap, annotators=annotators)
 
 
 def campaign_set_open(*, campaign: Campaign, is_open: bool) -> None:
@@ -147,11 +212,20 @@ def campaign_set_open(*, campaign: Campaign, is_open: bool) -> None:
 
 
 def can_annotate(campaign: Campaign, user: User) -> bool:
+    """Active, not removed from the campaign, and on its list (or, with no list, not staff)."""
     if not user.is_active:
+        return False
+    if campaign.removed_annotators.filter(pk=user.pk).exists():
         return False
     if campaign.annotators.exists():
         return campaign.annotators.filter(pk=user.pk).exists()
     return not user.is_staff
+
+
+# Claims that no longer hold a slot: the pair is free for somebody else.
+RELEASED = (Assignment.Status.EXPIRED, Assignment.Status.REVOKED)
+# How long a claimer keeps trying while other claimers hold the candidate rows.
+CLAIM_PATIENCE_SECONDS = 10.0
 
 
 def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> int:
@@ -163,65 +237,144 @@ def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> in
     ).update(status=Assignment.Status.EXPIRED)
 
 
+def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
+    """Pairs with a free slot for the user, best first.
+
+    Best means: the user's own released claim (their work is kept), then a pair
+    on a topic the user has not met (the reference article stays unseen), then
+    the topic under the most pressure (free slots per annotator who has not met
+    it), then the pair with the fewest annotators, then the campaign's random
+    order. With `forbid_repeats`, pairs on a topic already met are left out.
+
+    A repeat is given only when every pair with a free slot is on a topic the
+    user has met. Claims arrive one at a time, so this cannot promise zero
+    repeats where a perfect schedule exists: in a simulation of 15 annotators,
+    K=2, 20 topics x 4 agents (160 slots, a schedule without repeats exists) and
+    12 random arrival orders, ranking by pressure gave 9 repeats in all against
+    17 when ranking by free slots alone (tests/test_schedule.py checks the rule).
+    """
+    rows = list(
+        Pair.objects.filter(campaign=campaign)
+        .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
+        .values_list("id", "topic_id", "taken", "order")
+    )
+    mine = {
+        pair_id: (topic_id, status)
+        for pair_id, topic_id, status in Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list(
+            "pair_id", "pair__topic_id", "status"
+        )
+    }
+    met = {topic_id for topic_id, _ in mine.values()}
+    free_by_topic: dict[int, int] = {}
+    for _, topic_id, taken, _ in rows:
+        free_by_topic[topic_id] = free_by_topic.get(topic_id, 0) + max(0, campaign.overlap - taken)
+    # How many annotators have met each topic (a released claim still showed them its reference).
+    seen_by = dict(
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("pair__topic_id")
+        .annotate(n=Count("annotator", distinct=True))
+        .values_list("pair__topic_id", "n")
+    )
+    annotators = max(1, campaign_annotator_count(campaign=campaign))
+
+    def pressure(topic_id: int) -> float:
+        # Free slots per annotator who can still fill them without a repeat:
+        # the topic that most needs this user goes first, so that the end of a
+        # campaign does not leave slots only people who met the topic could take.
+        return free_by_topic[topic_id] / max(1, annotators - seen_by.get(topic_id, 0))
+    ranked = []
+    for pair_id, topic_id, taken, order in rows:
+        if taken >= campaign.overlap:
+            continue
+        own = mine.get(pair_id)
+        if own is not None and own[1] not in RELEASED:
+            continue
+        resume = own is not None
+        repeat = topic_id in met and not resume
+        if repeat and campaign.forbid_repeats:
+            continue
+        ranked.append((not resume, repeat, -pressure(topic_id), taken, order, pair_id))
+    ranked.sort()
+    return [row[-1] for row in ranked]
+
+
+def _claim_pair(*, pair: Pair, user: User, overlap: int, now: datetime) -> Assignment | None:
+    """Claims a locked pair for the user if it still has a free slot."""
+    if pair.assignments.exclude(status__in=RELEASED).count() >= overlap:
+        return None
+    mine = pair.assignments.filter(annotator=user).first()
+    if mine is not None:
+        if mine.status not in RELEASED:
+            return None
+        # Coming back to a pair whose earlier claim was released: keep that work.
+        old = mine.status
+        mine.status = Assignment.Status.ACTIVE
+        mine.claimed_at = mine.last_activity_at = now
+        mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
+        LabelChange.objects.create(assignment=mine, field="status", old_value=old, new_value=mine.status, changed_by=user, changed_at=now)
+        return mine
+    return Assignment.objects.create(
+        pair=pair, annotator=user, a_on_left=secrets.randbelow(2) == 1, claimed_at=now, last_activity_at=now
+    )
+
+
+def _unfinished(campaign: Campaign, user: User) -> Assignment | None:
+    return (
+        Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
+        .order_by("claimed_at", "id")
+        .first()
+    )
+
+
 def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | None = None) -> Assignment | None:
     """The user's unfinished work first, else a new claim on a pair that still needs annotators.
 
-    On PostgreSQL the candidate pair row is locked (`SKIP LOCKED`, so parallel
-    claimers move on to other pairs) and the annotator count re-checked under
-    the lock; on SQLite the IMMEDIATE transaction serializes claimers.
+    None means that no pair has a free slot for this user. Two rules hold
+    whatever arrives at once:
+    - one user holds at most one active assignment per campaign: the user's row
+      is locked (`FOR NO KEY UPDATE`) for the whole claim, so a double click or
+      a second tab waits and then gets the same assignment back;
+    - a pair never has more than `overlap` live claims: candidates are locked
+      one at a time with `SKIP LOCKED` and counted again under the lock, so
+      parallel claimers spread over the pairs instead of queueing on one.
+    A pass that finds every candidate locked by others is repeated; past
+    CLAIM_PATIENCE_SECONDS the claimer waits for the locks in id order instead
+    of skipping them, so it never gives up while a slot may still be free.
+    On SQLite the IMMEDIATE transaction serializes the whole claim.
     """
     now = now or timezone.now()
     if not can_annotate(campaign, user):
         raise PermissionDenied("You are not an annotator of this campaign.")
     if not campaign.is_open:
         return None
-    unfinished = (
-        Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
-        .order_by("claimed_at", "id")
-        .first()
-    )
-    if unfinished is not None:
-        return unfinished
     assignments_expire(campaign=campaign, now=now)
-    counted = ~Q(assignments__status=Assignment.Status.EXPIRED)
-    for _ in range(5):
+    give_up_skipping = time.monotonic() + CLAIM_PATIENCE_SECONDS
+    for _ in range(10_000):
+        patient = time.monotonic() >= give_up_skipping
         with transaction.atomic():
-            candidates = (
-                Pair.objects.filter(campaign=campaign)
-                .exclude(id__in=Assignment.objects.filter(annotator=user).exclude(status=Assignment.Status.EXPIRED).values("pair_id"))
-                .annotate(taken=Count("assignments", filter=counted))
-                .filter(taken__lt=campaign.overlap)
-                .order_by("taken", "order", "id")
-                .values_list("id", flat=True)[:20]
-            )
-            ids = list(candidates)
-            if not ids:
+            User.objects.select_for_update(no_key=True).filter(pk=user.pk).values_list("pk", flat=True).first()
+            # Asked again under the lock: a removal from the campaign takes the same lock.
+            if not can_annotate(campaign, user):
+                raise PermissionDenied("You are not an annotator of this campaign.")
+            unfinished = _unfinished(campaign, user)
+            if unfinished is not None:
+                return unfinished
+            candidates = claim_candidates(campaign=campaign, user=user)
+            if not candidates:
                 return None
-            for pair in Pair.objects.select_for_update(skip_locked=True).filter(id__in=ids).order_by("order", "id"):
-                taken = pair.assignments.exclude(status=Assignment.Status.EXPIRED).count()
-                if taken >= campaign.overlap:
+            skipped = 0
+            for pair_id in sorted(candidates) if patient else candidates:
+                locked = Pair.objects.select_for_update(skip_locked=not patient).filter(pk=pair_id)
+                pair = locked.first()
+                if pair is None:
+                    skipped += 1
                     continue
-                mine = pair.assignments.filter(annotator=user).first()
-                if mine is not None:
-                    # Coming back to a pair whose earlier claim expired: keep that work.
-                    if mine.status != Assignment.Status.EXPIRED:
-                        continue
-                    mine.status = Assignment.Status.ACTIVE
-                    mine.claimed_at = mine.last_activity_at = now
-                    mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
-                    return mine
-                try:
-                    with transaction.atomic():
-                        return Assignment.objects.create(
-                            pair=pair,
-                            annotator=user,
-                            a_on_left=secrets.randbelow(2) == 1,
-                            claimed_at=now,
-                            last_activity_at=now,
-                        )
-                except IntegrityError:
-                    continue
-    return None
+                claimed = _claim_pair(pair=pair, user=user, overlap=campaign.overlap, now=now)
+                if claimed is not None:
+                    return claimed
+        # Every candidate was taken or held by another claimer: look again.
+        time.sleep(random.uniform(0.005, 0.02) if skipped else 0)
+    raise RuntimeError("A claim kept finding free slots it could not take; the pair counts disagree with the candidates.")
 
 
 # --- the annotation page -----------------------------------------------------
@@ -238,6 +391,8 @@ def assignment_for_user(*, assignment_id: int, user: User) -> Assignment:
     )
     if assignment is None or assignment.annotator_id != user.pk:
         raise PermissionDenied("This is not your assignment.")
+    if assignment.status == Assignment.Status.REVOKED:
+        raise PermissionDenied("You were removed from this campaign; your saved labels are kept, but this work is closed to you.")
     return assignment
 
 
@@ -249,10 +404,25 @@ def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> N
 
 
 def _editable(assignment: Assignment) -> None:
+    if assignment.status == Assignment.Status.REVOKED:
+        raise PermissionDenied("You were removed from this campaign; your saved labels are kept, but this work is closed to you.")
     if not assignment.pair.campaign.is_open:
         raise ValidationError(["This campaign is closed; its labels can no longer be changed."])
     if assignment.status == Assignment.Status.EXPIRED:
         raise ValidationError(["This claim expired and went back to the pool; open your queue to continue."])
+
+
+def _lock_for_change(assignment: Assignment) -> None:
+    """Locks the assignment row until the transaction ends and checks, on its current state, that it may change.
+
+    Every write to one assignment passes here, so two tabs saving at once are
+    serialized: the last write wins and each change reaches the audit trail.
+    """
+    current = Assignment.objects.select_for_update().filter(pk=assignment.pk).values_list("status", "overall").first()
+    if current is None:
+        raise PermissionDenied("This assignment no longer exists.")
+    assignment.status, assignment.overall = current
+    _editable(assignment)
 
 
 def winner_from_position(assignment: Assignment, position: str) -> str:
@@ -286,7 +456,6 @@ def label_save(
     now: datetime | None = None,
 ) -> SaveResult:
     """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale."""
-    now = now or timezone.now()
     campaign = assignment.pair.campaign
     _editable(assignment)
     errors = []
@@ -301,7 +470,10 @@ def label_save(
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
-        label = Label.objects.select_for_update().filter(assignment=assignment, criterion=criterion).first()
+        _lock_for_change(assignment)
+        # Read the clock once the lock is held, so that save times follow the order writes land in.
+        now = now or timezone.now()
+        label = Label.objects.filter(assignment=assignment, criterion=criterion).first()
         changes: list[LabelChange] = []
         if label is None:
             label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
@@ -315,6 +487,11 @@ def label_save(
             label.rationale = rationale
         if not changes:
             return SaveResult(label, False)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            # A submitted pair stays complete: an amendment may change an answer, never empty it.
+            problems = _criterion_missing(campaign, criterion.key, label)
+            if problems:
+                raise ValidationError(["This pair is submitted, so each answer must stay complete; the change was not saved."] + problems)
         label.saved_at = now
         label.save()
         for change in changes:
@@ -334,9 +511,12 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         raise ValidationError(["This campaign does not ask for an overall preference."])
     if value not in Assignment.Overall.values and value != "":
         raise ValidationError(["Choose Article 1, Article 2, Tie or Both bad."])
-    if value == assignment.overall:
-        return
     with transaction.atomic():
+        _lock_for_change(assignment)
+        if value == assignment.overall:
+            return
+        if value == "" and assignment.status == Assignment.Status.SUBMITTED:
+            raise ValidationError(["This pair is submitted, so the overall answer must stay; choose another answer instead of clearing it."])
         LabelChange.objects.create(
             assignment=assignment, field="overall", old_value=assignment.overall, new_value=value, changed_by=user, changed_at=now
         )
@@ -345,21 +525,28 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         assignment.last_activity_at = now
 
 
+def _criterion_missing(campaign: Campaign, key: str, label: Label | None) -> list[str]:
+    """What one criterion's answer lacks under the campaign's rules."""
+    missing = []
+    winner = label.winner if label else ""
+    if not winner:
+        missing.append(f"{key}: choose a winner")
+    elif winner == Label.Winner.TIE and not campaign.allow_tie:
+        missing.append(f"{key}: ties are not allowed in this campaign")
+    if campaign.rationale_required:
+        length = len((label.rationale if label else "").strip())
+        if length < campaign.rationale_min_length:
+            missing.append(f"{key}: write a rationale of at least {campaign.rationale_min_length} characters ({length} so far)")
+    return missing
+
+
 def assignment_missing(*, assignment: Assignment) -> list[str]:
     """What still blocks submission, one line per problem, in rubric order."""
     campaign = assignment.pair.campaign
     labels = {label.criterion_id: label for label in assignment.labels.all()}
     missing = []
     for criterion in campaign.criterion_set.criteria.order_by("order"):
-        label = labels.get(criterion.pk)
-        if label is None or not label.winner:
-            missing.append(f"{criterion.key}: choose a winner")
-        elif label.winner == Label.Winner.TIE and not campaign.allow_tie:
-            missing.append(f"{criterion.key}: ties are not allowed in this campaign")
-        if campaign.rationale_required:
-            length = len((label.rationale if label else "").strip())
-            if length < campaign.rationale_min_length:
-                missing.append(f"{criterion.key}: write a rationale of at least {campaign.rationale_min_length} characters ({length} so far)")
+        missing += _criterion_missing(campaign, criterion.key, labels.get(criterion.pk))
     if campaign.ask_overall and not assignment.overall:
         missing.append("overall: choose which article is better overall")
     return missing
@@ -369,6 +556,9 @@ def assignment_submit(*, assignment: Assignment, user: User, now: datetime | Non
     now = now or timezone.now()
     _editable(assignment)
     with transaction.atomic():
+        _lock_for_change(assignment)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            return
         missing = assignment_missing(assignment=assignment)
         if missing:
             raise ValidationError(missing)
@@ -423,3 +613,123 @@ def span_delete(*, assignment: Assignment, span_id: int) -> None:
     deleted, _ = Span.objects.filter(assignment=assignment, pk=span_id).delete()
     if not deleted:
         raise ValidationError(["No such passage."])
+
+
+# --- who may annotate ----------------------------------------------------------
+
+# What a member asking a closed campaign for work is told (page and API alike).
+CAMPAIGN_CLOSED = "This campaign is closed: it hands out no more work, and its labels can no longer be changed."
+
+
+def campaign_annotators_add(*, campaign: Campaign, users: list[User], by: User | None = None) -> list[User]:
+    """Lets the users annotate the campaign; returns those of them who could not before.
+
+    A removed user comes back with their work: their revoked assignments count
+    as released claims, which the claim logic hands back to them first (if the
+    pair still has a free slot). A campaign without a list stays open to every
+    non-staff account: adding non-staff users only takes them off the removed
+    list, and adding staff is refused, because listing anybody would shut out
+    everybody else. `by` is who asked; adding changes no work, so nothing is
+    audited.
+    """
+    users = list({user.pk: user for user in users}.values())
+    listed = campaign.annotators.exists()
+    problems = []
+    inactive = sorted(user.username for user in users if not user.is_active)
+    if inactive:
+        problems.append(f"Deactivated account(s): {', '.join(inactive)}. Reactivate them in the admin first.")
+    staff = sorted(user.username for user in users if user.is_staff)
+    if staff and not listed:
+        problems.append(
+            f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
+            f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
+        )
+    if problems:
+        raise ValidationError(problems)
+    pks = [user.pk for user in users]
+    removed = set(campaign.removed_annotators.filter(pk__in=pks).values_list("pk", flat=True))
+    on_list = set(campaign.annotators.filter(pk__in=pks).values_list("pk", flat=True))
+    admitted = [user for user in users if user.pk in removed or (listed and user.pk not in on_list)]
+    with transaction.atomic():
+        campaign.removed_annotators.remove(*users)
+        if listed:
+            campaign.annotators.add(*users)
+    return admitted
+
+
+def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: datetime | None = None) -> int:
+    """Ends the user's access to the campaign at once; returns how many assignments were revoked.
+
+    The user joins `removed_annotators`, which refuses them whatever the list
+    says, so this works on a campaign open to every non-staff account too. They
+    leave the annotator list unless they are its last name, since an empty list
+    would open the campaign to everybody. Their assignments in progress become
+    REVOKED, with an audit row each, and free their slots for others; submitted
+    assignments stay SUBMITTED, and every saved label stays.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        # A claim holds this lock while it hands out work: one under way
+        # finishes first, and what it handed out is revoked below.
+        User.objects.select_for_update(no_key=True).filter(pk=user.pk).values_list("pk", flat=True).first()
+        campaign.removed_annotators.add(user)
+        if campaign.annotators.exclude(pk=user.pk).exists():
+            campaign.annotators.remove(user)
+        # Saves lock the assignment row too: one under way lands before the
+        # revocation, and any later one finds the row REVOKED and is refused.
+        active = list(
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
+            .values_list("pk", flat=True)
+        )
+        Assignment.objects.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
+        LabelChange.objects.bulk_create(
+            [
+                LabelChange(
+                    assignment_id=pk,
+                    field="status",
+                    old_value=Assignment.Status.ACTIVE,
+                    new_value=Assignment.Status.REVOKED,
+                    changed_by=by,
+                    changed_at=now,
+                )
+                for pk in active
+            ]
+        )
+    return len(active)
+
+
+def campaign_members(*, campaign: Campaign) -> list[User]:
+    """Everybody listed on, removed from, or holding work in the campaign, with their counts, in one query.
+
+    Each user carries `is_listed`, `is_removed` and the number of their
+    assignments `submitted`, `active` and `revoked`. (A read: it belongs with
+    the selectors, and sits here beside the two writes it serves.)
+    """
+    from django.db.models import Exists, IntegerField, OuterRef, Subquery
+    from django.db.models.functions import Coalesce
+
+    def mine(status: str) -> Coalesce:
+        counted = (
+            Assignment.objects.filter(pair__campaign=campaign, annotator=OuterRef("pk"), status=status)
+            .order_by()
+            .values("annotator")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+    listed = Exists(Campaign.annotators.through.objects.filter(campaign=campaign, user=OuterRef("pk")))
+    removed = Exists(Campaign.removed_annotators.through.objects.filter(campaign=campaign, user=OuterRef("pk")))
+    worked = Assignment.objects.filter(pair__campaign=campaign).values("annotator_id")
+    return list(
+        User.objects.filter(listed | removed | Q(pk__in=worked))
+        .annotate(
+            is_listed=listed,
+            is_removed=removed,
+            submitted=mine(Assignment.Status.SUBMITTED),
+            active=mine(Assignment.Status.ACTIVE),
+            revoked=mine(Assignment.Status.REVOKED),
+        )
+        .order_by("username")
+    )

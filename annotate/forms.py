@@ -8,7 +8,7 @@ class CampaignForm(forms.Form):
     name = forms.CharField(max_length=200)
     criterion_set = forms.ModelChoiceField(queryset=CriterionSet.objects.order_by("key", "-version"), label="Criteria")
     systems = forms.ModelMultipleChoiceField(queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple)
-    topics = forms.IntegerField(min_value=1, required=False, help_text="Leave empty for every topic.")
+    topics = forms.IntegerField(min_value=1, max_value=1_000_000, required=False, help_text="Leave empty for every topic.")
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=1, help_text="Distinct annotators per pair.")
     pair_mode = forms.ChoiceField(choices=Campaign.PairMode.choices, initial=Campaign.PairMode.REFERENCE, label="Pairs")
     allow_tie = forms.BooleanField(required=False, label="Allow ties")
@@ -22,7 +22,12 @@ class CampaignForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: every non-staff user may annotate.",
     )
-    claim_timeout_minutes = forms.IntegerField(min_value=1, initial=120, label="Claim timeout (minutes)")
+    claim_timeout_minutes = forms.IntegerField(min_value=1, max_value=525_600, initial=120, label="Claim timeout (minutes)")
+    forbid_repeats = forms.BooleanField(
+        required=False,
+        label="Never show an annotator two pairs of one topic",
+        help_text="A second pair of a topic shows the same reference article again. Without this box, repeats happen only when no other topic has a free slot.",
+    )
 
     def service_arguments(self) -> dict:
         data = self.cleaned_data
@@ -40,4 +45,35 @@ class CampaignForm(forms.Form):
             "instructions": data["instructions"],
             "annotators": list(data["annotators"]),
             "claim_timeout_minutes": data["claim_timeout_minutes"],
+            "forbid_repeats": data["forbid_repeats"],
         }
+
+
+class AccountsForm(forms.Form):
+    entries = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+        label="Accounts",
+        help_text="One per line: a username, an e-mail address, or username,email. Blank lines and lines starting with # are skipped.",
+    )
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.order_by("name"), required=False, empty_label="(none)", help_text="Also add every account to this campaign."
+    )
+    reissue = forms.BooleanField(required=False, label="Re-issue links for existing accounts")
+
+
+class MembersAddForm(forms.Form):
+    usernames = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}), label="Add annotators", help_text="Usernames, separated by commas or new lines."
+    )
+
+    def clean_usernames(self) -> list:
+        model = get_user_model()
+        # Usernames never hold commas or spaces, so either separates them.
+        names = list(dict.fromkeys(model.normalize_username(name) for name in self.cleaned_data["usernames"].replace(",", " ").split()))
+        if not names:
+            raise forms.ValidationError("Give at least one username.")
+        users = {user.username: user for user in model.objects.filter(username__in=names)}
+        unknown = [name for name in names if name not in users]
+        if unknown:
+            raise forms.ValidationError(f"No account with the username(s): {', '.join(unknown)}.")
+        return [users[name] for name in names]

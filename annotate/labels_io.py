@@ -13,8 +13,10 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
   `cost_usd`, `latency_ms` with its `call_id`, so that sums are taken over
   distinct calls, and `position`, "1"/"2" as shown, "" for a tie). These columns
   are written only when the export holds judge rows (human rows leave them
-  empty), so a humans-only export keeps its eleven columns; files without them
-  are read as before.
+  empty), so a humans-only export keeps its twelve columns; files without them
+  are read as before. `annotator_removed` (after `saved_at`, true/false, empty
+  for judges) flags labels whose rater was later removed from the campaign; the
+  import ignores it, so files with or without it are read alike.
 * overall: one row per (pair, rater) that answered the overall question.
 * spans: one row per marked passage.
 
@@ -31,6 +33,11 @@ not applied to imported work (external raters may not write rationales). Labels
 and the overall answer are updated in place; spans are only added, a row equal
 to a stored span counting as unchanged, so importing the same files twice
 changes nothing.
+
+CSV cells are written through `annotate.spreadsheet.cell_safe`: text a
+spreadsheet would run as a formula (starting with =, +, -, @, tab or CR) gets a
+leading `'`, which reading a CSV takes off again, so the round trip keeps the
+text exactly. JSON Lines keep the raw text.
 """
 
 from __future__ import annotations
@@ -64,12 +71,16 @@ from annotate.models import (
 )
 from annotate.rendering import plain_text
 from annotate.sources import Problem
+from annotate.spreadsheet import cell_restore, cell_safe
+from annotate.storable import text_problem
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
 LABEL_COLUMNS = (
     "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
     "winner_system", "rationale", "started_at", "saved_at",
 )
+# Written after LABEL_COLUMNS, never read: removing an annotator is the campaign's business, not a file's.
+REMOVED_COLUMN = "annotator_removed"
 # Added after LABEL_COLUMNS when an export holds judge rows; read as empty when a file has none.
 JUDGE_COLUMNS = ("model", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "position", "call_id", "error")
 OVERALL_COLUMNS = ("campaign", "topic", "rater_kind", "rater", "left_system", "right_system", "overall")
@@ -86,7 +97,8 @@ POLARITIES = {name: value for value, name in POLARITY_NAMES.items()}
 VERBATIM = frozenset({"rationale", "quote", "comment"})
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
 JUDGE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,100}")
-DIGITS = re.compile(r"[0-9]+")
+# Offsets: 18 digits are far beyond any article, and int() of thousands of digits raises.
+DIGITS = re.compile(r"[0-9]{1,18}")
 
 
 # --- times ---------------------------------------------------------------------
@@ -159,6 +171,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
         .exclude(winner="")
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
+    removed = set(campaign.removed_annotators.values_list("pk", flat=True))
     rows = []
     for label in sorted(labels, key=lambda l: (_order(l.assignment), l.criterion.order, l.criterion.key)):
         assignment = label.assignment
@@ -181,6 +194,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
             "rationale": label.rationale,
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at),
             "saved_at": iso(label.saved_at),
+            REMOVED_COLUMN: assignment.annotator_id in removed,
         })
     return rows + judge_label_rows(campaign)
 
@@ -284,15 +298,22 @@ def _optional(columns: tuple[str, ...]) -> tuple[str, ...]:
     return JUDGE_COLUMNS if columns == LABEL_COLUMNS else ()
 
 
+def _csv_cell(value: object) -> object:
+    # true/false as in JSON Lines rather than Python's True/False; formulas neutralized.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return cell_safe(value)
+
+
 def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> Iterator[str]:
     """The file's text in chunks: a header and one record per row (CSV), or one object per line.
 
-    Labels get the judge columns when any row is a judge's.
+    Labels get `annotator_removed`, and the judge columns when any row is a judge's.
     """
-    if _optional(columns):
+    if columns == LABEL_COLUMNS:
         rows = list(rows)
-        if any(row.get("rater_kind") == JUDGE for row in rows):
-            columns = columns + _optional(columns)
+        judges = any(row.get("rater_kind") == JUDGE for row in rows)
+        columns = columns + (REMOVED_COLUMN,) + (JUDGE_COLUMNS if judges else ())
     if fmt == "csv":
         buffer = io.StringIO()
         # The default "\r\n" terminator makes the writer quote any field holding \r or \n.
@@ -303,7 +324,7 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
             buffer.seek(0)
             buffer.truncate()
             # Human rows have no judge columns: empty in CSV, null in JSON Lines.
-            writer.writerow([row.get(c) for c in columns])
+            writer.writerow([_csv_cell(row.get(c)) for c in columns])
         yield buffer.getvalue()
     else:
         for row in rows:
@@ -355,7 +376,20 @@ def rows_read(path: Path, *, columns: tuple[str, ...]) -> RowsFile:
         _read_csv(text, columns, found)
     else:
         _read_jsonl(text, columns, found)
+    _drop_unstorable(found)
     return found
+
+
+def _drop_unstorable(found: RowsFile) -> None:
+    """Moves rows holding text no database stores (a NUL, or a lone surrogate from a JSON escape) to the problems."""
+    kept = []
+    for line, values in found.rows:
+        bad = next((f"{column} {problem}" for column, value in values.items() if (problem := text_problem(value))), None)
+        if bad:
+            found.problems.append((line, bad))
+        else:
+            kept.append((line, values))
+    found.rows = kept
 
 
 def _clean(column: str, value: str) -> str:
@@ -383,7 +417,7 @@ def _read_csv(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
             if len(record) != len(header):
                 found.problems.append((line, f"has {len(record)} fields; the header has {len(header)}"))
                 continue
-            found.rows.append((line, {**absent, **{c: _clean(c, record[i]) for c, i in index.items()}}))
+            found.rows.append((line, {**absent, **{c: _clean(c, cell_restore(record[i])) for c, i in index.items()}}))
     except csv.Error as exc:
         raise LabelsFileError(f"{found.name}:{reader.line_num}: not readable as CSV ({exc})") from None
 
@@ -397,6 +431,12 @@ def _read_jsonl(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
             found.problems.append((number, f"is not valid JSON ({exc.msg})"))
+            continue
+        except RecursionError:
+            found.problems.append((number, "is not usable JSON (nested too deeply)"))
+            continue
+        except ValueError as exc:  # a number of thousands of digits
+            found.problems.append((number, f"is not usable JSON ({exc})"))
             continue
         if not isinstance(value, dict):
             found.problems.append((number, "is not a JSON object"))

@@ -140,6 +140,10 @@ class Campaign(models.Model):
     claim_timeout_minutes = models.PositiveIntegerField(default=120)
     is_open = models.BooleanField(default=True)
     annotators = models.ManyToManyField("auth.User", blank=True, related_name="campaigns", help_text="Empty: every non-staff user may annotate.")
+    removed_annotators = models.ManyToManyField(
+        "auth.User", blank=True, related_name="removed_from_campaigns", help_text="Taken off this campaign: no access to its work; their labels stay, flagged."
+    )
+    forbid_repeats = models.BooleanField(default=False, help_text="Never give an annotator two pairs of one topic.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -179,6 +183,7 @@ class Assignment(models.Model):
         ACTIVE = "active", "In progress"
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Returned to the pool"
+        REVOKED = "revoked", "Annotator removed from the campaign"
 
     class Overall(models.TextChoices):
         LEFT = "1", "Article 1"

@@ -14,7 +14,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from annotate.storable import first_unstorable, json_problem, located_problem, printable, text_problem
+
 REFERENCE_SYSTEM = "wikipedia"
+# The lengths of the columns these land in (annotate.models); PostgreSQL refuses longer text.
+MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_KEY, MAX_SYSTEM_NAME = 300, 200, 100, 200
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        # A file name or a quoted value may hold a NUL or a surrogate, which would break the terminal or the write.
+        return printable(f"{self.where}: {self.message}")
 
 
 @dataclass
@@ -103,7 +108,8 @@ class SourceError(Exception):
 # --- reading files ---------------------------------------------------------
 
 
-def read_text(path: Path, *, max_bytes: int, label: str | None = None) -> tuple[str | None, Problem | None]:
+def read_text(path: Path, *, max_bytes: int, label: str | None = None, storable: bool = True) -> tuple[str | None, Problem | None]:
+    """The file's text, or the reason it cannot be used. `storable=False` leaves NULs for the caller to report by row."""
     where = label or str(path)
     try:
         size = path.stat().st_size
@@ -121,6 +127,10 @@ def read_text(path: Path, *, max_bytes: int, label: str | None = None) -> tuple[
         return None, Problem(where, f"is not valid UTF-8 (bad byte at offset {exc.start})")
     if not text.strip():
         return None, Problem(where, "is empty")
+    found = located_problem(text) if storable else None
+    if found:
+        line, column, problem = found
+        return None, Problem(f"{where}:{line}", f"{problem} (column {column})")
     return text, None
 
 
@@ -266,11 +276,26 @@ def read_rubric(path: Path, *, key: str | None = None) -> tuple[RubricRecord | N
     text, problem = read_text(path, max_bytes=10 * 1_048_576)
     if problem:
         return None, [problem]
+    data, problem = _json_loads(text, str(path))
+    if problem:
+        return None, [problem]
+    return parse_rubric(data, key=key or rubric_key_from_path(path), source=str(path))
+
+
+def _json_loads(text: str, where: str) -> tuple[object, Problem | None]:
+    """Parsed JSON whose every string a database can store, or the problem."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, [Problem(f"{path}:{exc.lineno}", f"is not valid JSON ({exc.msg})")]
-    return parse_rubric(data, key=key or rubric_key_from_path(path), source=str(path))
+        return None, Problem(f"{where}:{exc.lineno}", f"is not valid JSON ({exc.msg})")
+    except RecursionError:
+        return None, Problem(where, "is not usable JSON (nested too deeply)")
+    except ValueError as exc:  # a number of thousands of digits
+        return None, Problem(where, f"is not usable JSON ({exc})")
+    problem = json_problem(data, max_depth=None)
+    if problem:
+        return None, Problem(where, f"is not usable: {problem}")
+    return data, None
 
 
 # --- the Wiki Live Challenge layout ----------------------------------------
@@ -307,7 +332,7 @@ def _read_categories(csv_path: Path, batch: Batch) -> dict[str, str]:
     if not csv_path.is_file():
         batch.notes.append(f"{csv_path.name} not found: topics get no category")
         return categories
-    text, problem = read_text(csv_path, max_bytes=50 * 1_048_576)
+    text, problem = read_text(csv_path, max_bytes=50 * 1_048_576, storable=False)
     if problem:
         batch.problems.append(problem)
         return categories
@@ -318,6 +343,12 @@ def _read_categories(csv_path: Path, batch: Batch) -> dict[str, str]:
     for row in reader:
         title = (row.get("title") or "").strip()
         category = (row.get("category") or row.get("ga_topic_keyword") or "").strip()
+        problem = text_problem(title) or text_problem(category)
+        if problem is None and len(category) > MAX_CATEGORY:
+            problem = f"has a category longer than {MAX_CATEGORY} characters"
+        if problem:
+            batch.problems.append(Problem(f"{csv_path}:{reader.line_num}", f"{problem}: row skipped"))
+            continue
         if title:
             categories[title_keys(title)[0]] = category
     return categories
@@ -332,10 +363,9 @@ def _read_agencies(path: Path, batch: Batch) -> dict[str, SystemRecord]:
     if problem:
         batch.problems.append(problem)
         return systems
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        batch.problems.append(Problem(f"{path}:{exc.lineno}", f"is not valid JSON ({exc.msg})"))
+    data, problem = _json_loads(text, str(path))
+    if problem:
+        batch.problems.append(problem)
         return systems
     agencies = data.get("agencies") if isinstance(data, dict) else None
     if not isinstance(agencies, dict):
@@ -347,8 +377,18 @@ def _read_agencies(path: Path, batch: Batch) -> dict[str, SystemRecord]:
     return systems
 
 
+def _bad_name(label: str, batch: Batch) -> bool:
+    """Reports a file name that is not UTF-8 (Python spells its bytes as surrogates, which no database stores)."""
+    if first_unstorable(label) is None:
+        return False
+    batch.problems.append(Problem(label, "has a name that is not valid UTF-8 text: skipped"))
+    return True
+
+
 def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Batch:
     bench_dir, root = _benchmark_dir(path, benchmark)
+    if first_unstorable(bench_dir.name) is not None:
+        raise SourceError(f"{printable(str(bench_dir))}: the folder name is not valid UTF-8 text; rename it")
     batch = Batch(benchmark=bench_dir.name)
     wiki_dir = bench_dir / "wiki_data"
     article_dir = wiki_dir / "cleaned_data" / "article"
@@ -362,6 +402,8 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
     index = TitleIndex()
     for md in sorted(article_dir.glob("*.md")):
         label = str(md.relative_to(bench_dir))
+        if _bad_name(label, batch):
+            continue
         text, problem = read_text(md, max_bytes=max_bytes, label=label)
         if problem:
             batch.problems.append(problem)
@@ -382,6 +424,8 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
         return batch
     agencies = _read_agencies(test_dir / "agencies.json", batch)
     for system_dir in sorted(p for p in test_dir.iterdir() if p.is_dir()):
+        if _bad_name(str(system_dir.relative_to(bench_dir)), batch):
+            continue
         md_dir = system_dir / "md_data"
         if not md_dir.is_dir():
             batch.notes.append(f"test_data/{system_dir.name}/ has no md_data/ folder: skipped")
@@ -392,6 +436,8 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
         batch.systems[key] = agencies.get(key) or SystemRecord(key, key)
         for md in sorted(md_dir.glob("*.md")):
             label = str(md.relative_to(bench_dir))
+            if _bad_name(label, batch):
+                continue
             topic = index.find(md.stem)
             if topic is None:
                 batch.problems.append(Problem(label, "matches no reference article title: not placed"))
@@ -424,6 +470,9 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
         raise SourceError(f"{path}: no such file")
     if not path.is_file():
         raise SourceError(f"{path}: is not a file")
+    if first_unstorable(str(path)) is not None:
+        # The name becomes the benchmark and each article's source.
+        raise SourceError(f"{printable(str(path))}: the file name is not valid UTF-8 text; rename it")
     batch = Batch(benchmark=path.stem)
     try:
         raw = path.read_bytes()
@@ -440,13 +489,27 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
         except UnicodeDecodeError as exc:
             batch.problems.append(Problem(where, f"is not valid UTF-8 (bad byte at column {exc.start + 1})"))
             continue
+        nul = line.find("\x00")
+        if nul >= 0:
+            batch.problems.append(Problem(where, f"contains a NUL byte (column {nul + 1}), which cannot be stored"))
+            continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             batch.problems.append(Problem(where, f"is not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
+        except RecursionError:
+            batch.problems.append(Problem(where, "is not usable JSON (nested too deeply)"))
+            continue
+        except ValueError as exc:  # a number of thousands of digits
+            batch.problems.append(Problem(where, f"is not usable JSON ({exc})"))
+            continue
         if not isinstance(obj, dict):
             batch.problems.append(Problem(where, "is not a JSON object"))
+            continue
+        problem = json_problem(obj, max_depth=None)
+        if problem:
+            batch.problems.append(Problem(where, problem))
             continue
         missing = [name for name in REQUIRED_FIELDS if not isinstance(obj.get(name), str) or not obj[name].strip()]
         if missing:
@@ -458,6 +521,19 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
         system = obj["system"].strip()
         if not re.fullmatch(r"[A-Za-z0-9_-]+", system):
             batch.problems.append(Problem(where, f"system '{system}' must use only letters, digits, '-' and '_'"))
+            continue
+        too_long = [
+            f"{name} (at most {limit} characters)"
+            for name, value, limit in (
+                ("topic", " ".join(obj["topic"].split()), MAX_TITLE),
+                ("system", system, MAX_SYSTEM_KEY),
+                ("system_name", str(obj.get("system_name") or ""), MAX_SYSTEM_NAME),
+                ("category", str(obj.get("category") or "").strip(), MAX_CATEGORY),
+            )
+            if len(value) > limit
+        ]
+        if too_long:
+            batch.problems.append(Problem(where, f"field(s) too long: {', '.join(too_long)}"))
             continue
         is_reference = bool(obj.get("reference")) or system == REFERENCE_SYSTEM
         known = batch.systems.get(system)

@@ -61,6 +61,9 @@ def topic_compare(request: HttpRequest, topic_id: int) -> HttpResponse:
 def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     assignment = work.assignment_claim_next(campaign=campaign, user=request.user)
+    if assignment is None and not campaign.is_open:
+        # Only members get here: the claim refuses everybody else with 403 first.
+        return render(request, "annotate/campaign_closed.html", {"campaign": campaign, "reason": work.CAMPAIGN_CLOSED}, status=409)
     if assignment is None:
         messages.info(request, f"Nothing left to annotate in {campaign.name}. Thank you!")
         return redirect("home")
@@ -193,6 +196,9 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                 form.add_error(None, message)
         else:
             messages.success(request, f"Campaign '{campaign.name}' created with {campaign.pairs.count()} pairs.")
+            warning = work.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+            if warning:
+                messages.warning(request, warning)
             return redirect("campaign-detail", campaign.pk)
     return render(request, "annotate/campaign_new.html", {"form": form}, status=422 if form.errors else 200)
 
@@ -201,7 +207,12 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
 @staff_required
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign.objects.select_related("criterion_set"), pk=campaign_id)
-    return render(request, "annotate/campaign_detail.html", {"campaign": campaign, **selectors.campaign_progress(campaign=campaign)})
+    design_warning = work.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+    return render(
+        request,
+        "annotate/campaign_detail.html",
+        {"campaign": campaign, "design_warning": design_warning, **selectors.campaign_progress(campaign=campaign)},
+    )
 
 
 @require_POST
@@ -214,3 +225,122 @@ def campaign_toggle(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 def permission_denied(request: HttpRequest, exception=None) -> HttpResponse:
     return render(request, "403.html", {"reason": str(exception or "")}, status=403)
+
+
+# --- accounts and campaign members -------------------------------------------------
+
+ACCOUNTS_PAGE = "annotate/accounts_new.html"
+MEMBERS_PAGE = "annotate/campaign_members.html"
+
+
+def _site_address(request: HttpRequest) -> str:
+    """Where set-password links point: PUBLIC_BASE_URL when set (behind a proxy the request may show another host), else this request's."""
+    from django.conf import settings
+
+    # get_host() checks ALLOWED_HOSTS, so a forged Host header cannot redirect the links.
+    return settings.PUBLIC_BASE_URL or f"{request.scheme}://{request.get_host()}"
+
+
+@staff_required
+def accounts_new(request: HttpRequest) -> HttpResponse:
+    """Creates accounts and shows their set-password links, once: they are stored nowhere."""
+    from annotate.accounts import accounts_create, entries_from_text, link_lifetime
+    from annotate.forms import AccountsForm
+
+    if request.method not in ("GET", "POST"):
+        return HttpResponse(status=405)
+    form = AccountsForm(request.POST if request.method == "POST" else None)
+    context = {"form": form, "lifetime": link_lifetime(), "errors": []}
+    status = 200
+    if request.method == "POST":
+        if not form.is_valid():
+            context["errors"] = [f"{form[name].label}: {error}" for name, errors in form.errors.items() for error in errors]
+            status = 422
+        else:
+            try:
+                context["accounts"] = accounts_create(
+                    entries=entries_from_text(form.cleaned_data["entries"]),
+                    campaign=form.cleaned_data["campaign"],
+                    reissue=form.cleaned_data["reissue"],
+                    base_url=_site_address(request),
+                    by=request.user,
+                )
+            except ValidationError as exc:
+                context["errors"] = exc.messages
+                status = 422
+            else:
+                context["campaign"] = form.cleaned_data["campaign"]
+                context["form"] = AccountsForm()
+    template = ACCOUNTS_PAGE + "#result" if request.htmx and request.method == "POST" else ACCOUNTS_PAGE
+    response = render(request, template, context, status=status)
+    # The links open accounts: keep them out of every cache.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _members(request: HttpRequest, campaign: Campaign, *, status: int = 200, **extra) -> HttpResponse:
+    """The member list: the fragment for htmx (inline on the campaign page), else the whole page."""
+    from annotate.forms import MembersAddForm
+
+    members = work.campaign_members(campaign=campaign)
+    context = {
+        "campaign": campaign,
+        "members": members,
+        "has_list": any(member.is_listed for member in members),
+        "form": MembersAddForm(),
+        **extra,
+    }
+    return render(request, MEMBERS_PAGE + "#members" if request.htmx else MEMBERS_PAGE, context, status=status)
+
+
+@require_GET
+@staff_required
+def campaign_members(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    return _members(request, get_object_or_404(Campaign, pk=campaign_id))
+
+
+@require_POST
+@staff_required
+def campaign_members_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    from annotate.forms import MembersAddForm
+
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    form = MembersAddForm(request.POST)
+    errors: list[str] = []
+    if not form.is_valid():
+        errors = [str(error) for error in form.errors["usernames"]]
+    else:
+        try:
+            admitted = work.campaign_annotators_add(campaign=campaign, users=form.cleaned_data["usernames"], by=request.user)
+        except ValidationError as exc:
+            errors = exc.messages
+    if errors:
+        return _members(request, campaign, status=422, errors=errors, form=form)
+    if admitted:
+        note = f"Added to {campaign.name}: {', '.join(user.username for user in admitted)}."
+    else:
+        note = "Nothing changed: they could already annotate this campaign."
+    if request.htmx:
+        return _members(request, campaign, note=note)
+    messages.success(request, note)
+    return redirect("campaign-members", campaign.pk)
+
+
+@require_POST
+@staff_required
+def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int) -> HttpResponse:
+    from django.contrib.auth.models import User
+
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    member = get_object_or_404(User, pk=user_id)
+    if request.POST.get("confirm") != "yes":
+        # Without JavaScript the Remove button lands here: ask before cutting somebody off.
+        row = next((m for m in work.campaign_members(campaign=campaign) if m.pk == member.pk), None)
+        return render(request, "annotate/campaign_member_remove.html", {"campaign": campaign, "member": member, "row": row})
+    revoked = work.campaign_annotator_remove(campaign=campaign, user=member, by=request.user)
+    note = f"Removed {member.username} from {campaign.name}"
+    note += f"; {revoked} pair(s) in progress are closed to them." if revoked else "."
+    if request.htmx:
+        return _members(request, campaign, note=note)
+    messages.success(request, note)
+    return redirect("campaign-members", campaign.pk)

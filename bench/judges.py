@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 TARGET_RATIO_AT_32 = 1.3
-KEY_ENV = "BENCH_JUDGE_KEY"
+KEY_ENV = "BENCH_JUDGE_API_KEY"
 
 
 # The fake endpoint runs in its own process, as a real one would: it must not take this process's CPU.

@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 
 from annotate.models import Campaign
+from annotate.spreadsheet import row_safe
 from calibration import charts, selectors
 from calibration import metrics as M
 
@@ -501,10 +502,17 @@ CSV_COLUMNS = (
 )
 
 
+class _SafeWriter(csv.DictWriter):
+    """Text cells (a judge's name or model) a spreadsheet would run as a formula get a leading quote; numbers stay numbers."""
+
+    def writerow(self, rowdict):
+        return super().writerow(row_safe(rowdict))
+
+
 def render_csv(report: dict) -> str:
     """One row per judge and one `humans` row (whose `par` is the leave-one-out PAR)."""
     stream = io.StringIO()
-    writer = csv.DictWriter(stream, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = _SafeWriter(stream, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
 
     def ci(source: dict, name: str) -> tuple:

@@ -1,8 +1,9 @@
 from django.urls import path
 
+import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
 from calibration import views
 
 urlpatterns = [
-    path("campaign/<int:campaign_id>/", views.dashboard, name="calibration-dashboard"),
-    path("campaign/<int:campaign_id>/report.<str:fmt>", views.download, name="calibration-download"),
+    path("campaign/<id:campaign_id>/", views.dashboard, name="calibration-dashboard"),
+    path("campaign/<id:campaign_id>/report.<str:fmt>", views.download, name="calibration-download"),
 ]

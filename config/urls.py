@@ -2,13 +2,17 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
 from calibration import api as calibration_api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/campaigns/<int:campaign_id>/calibration/", calibration_api.campaign_calibration, name="api-campaign-calibration"),
+    # Set-password links from create_accounts and /accounts/new/ (annotate/accounts.py) land here.
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("api/campaigns/<id:campaign_id>/calibration/", calibration_api.campaign_calibration, name="api-campaign-calibration"),
     path("api/", include("annotate.api_urls")),
     path("judges/", include("judges.urls")),
     path("calibration/", include("calibration.urls")),

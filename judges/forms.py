@@ -11,13 +11,13 @@ class JudgeForm(forms.Form):
     model = forms.CharField(max_length=200, required=False, help_text="e.g. gpt-4.1-mini")
     base_url = forms.URLField(max_length=500, required=False, label="Base URL", help_text="e.g. https://api.openai.com/v1")
     api_key_env = forms.CharField(
-        max_length=100, required=False, label="API key variable", help_text="The NAME of the environment variable holding the key, never the key."
+        max_length=100, required=False, label="API key variable", help_text="The NAME of the environment variable holding the key, never the key: ending in _API_KEY (e.g. OPENAI_API_KEY) or listed in JUDGE_API_KEY_ENVS."
     )
     input_price = forms.DecimalField(min_value=0, max_digits=12, decimal_places=6, initial=Decimal(0), help_text="USD per million prompt tokens.")
     cached_input_price = forms.DecimalField(min_value=0, max_digits=12, decimal_places=6, required=False, help_text="Empty: the input price.")
     output_price = forms.DecimalField(min_value=0, max_digits=12, decimal_places=6, initial=Decimal(0), help_text="USD per million completion tokens.")
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
-    max_tokens = forms.IntegerField(min_value=1, initial=4096)
+    max_tokens = forms.IntegerField(min_value=1, max_value=10_000_000, initial=4096)
     per_criterion = forms.BooleanField(required=False, label="One call per criterion (default: one per category)")
     structured_output = forms.BooleanField(required=False, initial=True, label="Send a JSON schema (structured output)")
     update = forms.BooleanField(required=False, label="Update the judge if the name exists")
@@ -31,8 +31,8 @@ class RunForm(forms.Form):
     swap = forms.BooleanField(required=False, label="Both orders of every pair")
     concurrency = forms.IntegerField(min_value=1, max_value=64, initial=4)
     budget_usd = forms.DecimalField(min_value=0, max_digits=12, decimal_places=6, required=False, label="Budget (USD)")
-    limit = forms.IntegerField(min_value=1, required=False, label="At most this many pairs")
-    seed = forms.IntegerField(initial=0, required=False)
+    limit = forms.IntegerField(min_value=1, max_value=1_000_000_000, required=False, label="At most this many pairs")
+    seed = forms.IntegerField(min_value=-(2**63), max_value=2**63 - 1, initial=0, required=False)
 
     def service_arguments(self) -> dict:
         data = dict(self.cleaned_data)

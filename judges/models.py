@@ -9,7 +9,9 @@ class Judge(models.Model):
     """A configured judge: an OpenAI-compatible model, or an offline baseline.
 
     The API key is never stored: `api_key_env` names the environment variable
-    that holds it, read when a run starts.
+    that holds it, read when a run starts. Only names ending in `_API_KEY` or
+    listed in the JUDGE_API_KEY_ENVS setting are read (see `services.api_key_env_refusal`),
+    so that no judge can send this server's own secrets to its base URL.
     """
 
     class Kind(models.TextChoices):

@@ -50,8 +50,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
 
 import openai
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F
@@ -76,6 +78,9 @@ STATUS_POLL_SECONDS = 0.5
 BATCH_SECONDS = 0.05
 MAX_CONCURRENCY = 64
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+# The key variable is sent as a bearer token to the judge's URL: only variables named for an
+# API key may be read, never this server's own secrets (SECRET_KEY, DATABASE_URL) or anything else.
+API_KEY_ENV = re.compile(r"[A-Z][A-Z0-9_]*_API_KEY")
 MAX_STORED_RESPONSE = 200_000
 SCHEMA_WORDS = re.compile(r"response_format|json_schema|schema|structured|guided", re.IGNORECASE)
 
@@ -117,11 +122,10 @@ def judge_create(
             errors.append("An LLM judge needs a model.")
         if not re.match(r"https?://", base_url.strip()):
             errors.append("An LLM judge needs a base URL starting with http:// or https://.")
-        if not ENV_NAME.fullmatch(api_key_env.strip()):
-            errors.append(
-                "--api-key-env takes the NAME of the environment variable holding the key "
-                "(capital letters, digits and _, e.g. OPENAI_API_KEY), never the key itself."
-            )
+        elif refusal := base_url_refusal(base_url.strip()):
+            errors.append(refusal)
+        if refusal := api_key_env_refusal(api_key_env.strip()):
+            errors.append(refusal)
     prices = {}
     for label, value in (("input", input_price), ("output", output_price), ("cached input", cached_input_price)):
         if value is None:
@@ -167,6 +171,39 @@ def judge_create(
         values["max_attempts"] = max_attempts
     judge, created = Judge.objects.update_or_create(name=name, defaults=values)
     return judge, created
+
+
+def api_key_env_refusal(name: str) -> str:
+    """Why the variable `name` may not be read as a judge's API key, or "" when it may.
+
+    The value is never repeated in the message: what was typed may be a pasted key.
+    """
+    rule = (
+        "a name of capital letters, digits and _ ending in _API_KEY (e.g. OPENAI_API_KEY, DEEPSEEK_API_KEY), "
+        "or one listed in the JUDGE_API_KEY_ENVS setting"
+    )
+    if not ENV_NAME.fullmatch(name):
+        return f"--api-key-env takes the NAME of the environment variable holding the key ({rule}), never the key itself."
+    if API_KEY_ENV.fullmatch(name) or name in settings.JUDGE_API_KEY_ENVS:
+        return ""
+    return (
+        f"The API key variable must be {rule}: other variables, such as SECRET_KEY or DATABASE_URL, "
+        "hold this server's own secrets and are never sent to an endpoint."
+    )
+
+
+def base_url_refusal(url: str) -> str:
+    """Why a judge may not call `url` under the JUDGE_BASE_URL_HOSTS setting, or "" (no setting: any host)."""
+    hosts = {host.lower() for host in settings.JUDGE_BASE_URL_HOSTS}
+    if not hosts:
+        return ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        host = ""
+    if host in hosts:
+        return ""
+    return f"The base URL's host '{host}' is not one of JUDGE_BASE_URL_HOSTS ({', '.join(sorted(hosts))})."
 
 
 # --- runs ---------------------------------------------------------------------------
@@ -889,6 +926,15 @@ def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | N
         if judge.kind != Judge.Kind.LLM:
             engine.run_baseline(*engine.prepare())
         else:
+            # Checked again here: a judge stored before these rules (or edited in the admin) may break them.
+            refusal = (api_key_env_refusal(judge.api_key_env) if judge.api_key_env else "") or base_url_refusal(judge.base_url)
+            if refusal:
+                _run_close(
+                    run,
+                    status=JudgeRun.Status.FAILED,
+                    message=f"Not run, nothing was sent: {refusal} Fix the judge (add_judge --update) first.",
+                )
+                return run
             secret = os.environ.get(judge.api_key_env, "") if judge.api_key_env else ""
             if not secret:
                 _run_close(

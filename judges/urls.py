@@ -1,10 +1,11 @@
 from django.urls import path
 
+import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
 from judges import views
 
 urlpatterns = [
     path("", views.judge_list, name="judge-list"),
-    path("campaign/<int:campaign_id>/", views.campaign_runs, name="judge-campaign"),
-    path("campaign/<int:campaign_id>/start/", views.run_start, name="judge-run-start"),
-    path("runs/<int:run_id>/stop/", views.run_stop, name="judge-run-stop"),
+    path("campaign/<id:campaign_id>/", views.campaign_runs, name="judge-campaign"),
+    path("campaign/<id:campaign_id>/start/", views.run_start, name="judge-run-start"),
+    path("runs/<id:run_id>/stop/", views.run_stop, name="judge-run-stop"),
 ]

@@ -5,6 +5,8 @@
 
   const pending = new Set(); // forms whose last change is not yet confirmed by the server
   const retries = new Map(); // form -> number of failed attempts
+  const timers = new Map(); // form -> its scheduled retry
+  const refused = new Set(); // forms the server refused (4xx): the same request would be refused again
 
   function criteria() {
     return Array.from(document.querySelectorAll("form.criterion"));
@@ -75,11 +77,13 @@
     if (!form) return;
     if (event.target.type === "radio") form.classList.add("answered");
     pending.add(form);
+    refused.delete(form);
   });
   document.addEventListener("input", function (event) {
     const form = event.target.closest && event.target.closest("form.criterion");
     if (form) {
       pending.add(form);
+      refused.delete(form);
       status(form, "Unsaved changes…", "pending");
     }
   });
@@ -89,27 +93,50 @@
     if (form.matches && form.matches("form.criterion")) status(form, "Saving…", "pending");
   });
 
+  // The server's reason for a refusal, as text: its plain-text body, or the text of an HTML error page.
+  function reason(xhr) {
+    let text = xhr.responseText || "";
+    if ((xhr.getResponseHeader("Content-Type") || "").indexOf("html") !== -1) {
+      text = new DOMParser().parseFromString(text, "text/html").body.textContent || "";
+    }
+    text = text.replace(/\s+/g, " ").trim();
+    if (text.length > 300) text = text.slice(0, 300) + "…";
+    return text || "the server refused it (" + xhr.status + ").";
+  }
+
   document.addEventListener("htmx:afterRequest", function (event) {
     const form = event.detail.elt;
     if (!form.matches || !form.matches("form.criterion")) return;
     const code = event.detail.xhr ? event.detail.xhr.status : 0;
-    if (event.detail.successful || code === 422) {
-      // 422 is a refusal the annotator must act on (the message is swapped in); retrying would not help.
+    clearTimeout(timers.get(form));
+    timers.delete(form);
+    if (code >= 400 && code < 500) {
+      // A refusal: sending the same text again would be refused again. The text stays in the
+      // field (nothing is swapped over it) and the form stays unsaved until the annotator changes it.
       retries.delete(form);
-      if (code !== 422) pending.delete(form);
+      if (code === 403) {
+        // Not refused for good: once logged in again, Submit sends it with the rest.
+        status(form, "Not saved: your session ended. Log in again in another tab, then press Save here.", "failed");
+        return;
+      }
+      refused.add(form);
+      if (code !== 422) status(form, "Not saved: " + reason(event.detail.xhr), "failed"); // a 422 swaps its own message in
       return;
     }
-    if (code === 403) {
-      status(form, "Not saved: your session ended. Log in again in another tab, then press Save here.", "failed");
+    if (event.detail.successful) {
+      retries.delete(form);
+      pending.delete(form);
       return;
     }
+    // No connection or a server error (5xx): the same request may well succeed later.
     const attempt = (retries.get(form) || 0) + 1;
     retries.set(form, attempt);
     const delay = Math.min(30, 2 ** attempt);
     status(form, "Not saved (" + (code || "no connection") + "); retrying in " + delay + " s", "failed");
-    setTimeout(function () {
-      if (pending.has(form)) htmx.trigger(form, "save-now");
-    }, delay * 1000);
+    timers.set(form, setTimeout(function () {
+      timers.delete(form);
+      if (pending.has(form) && !refused.has(form)) htmx.trigger(form, "save-now");
+    }, delay * 1000));
   });
 
   window.addEventListener("beforeunload", function (event) {
@@ -119,15 +146,20 @@
     }
   });
 
+  // Changes that may still reach the server: refused ones wait for the annotator instead.
+  function unconfirmed() {
+    return Array.from(pending).filter(function (f) { return !refused.has(f); });
+  }
+
   // Submit only after every change has reached the server.
   document.addEventListener("submit", function (event) {
     const form = event.target;
-    if (form.id !== "submit-form" || !pending.size || form.dataset.waited) return;
+    if (form.id !== "submit-form" || !unconfirmed().length || form.dataset.waited) return;
     event.preventDefault();
-    pending.forEach(function (f) { htmx.trigger(f, "save-now"); });
+    unconfirmed().forEach(function (f) { htmx.trigger(f, "save-now"); });
     const started = Date.now();
     (function wait() {
-      if (!pending.size || Date.now() - started > 8000) {
+      if (!unconfirmed().length || Date.now() - started > 8000) {
         form.dataset.waited = "1";
         form.requestSubmit();
       } else {

@@ -21,6 +21,16 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def static_files_in_place(settings):
+    # Tests run with DEBUG off but collect no static files, so there is no manifest of hashed
+    # names: link and serve the files where they are, as with DEBUG on. tests/test_deploy.py
+    # checks the collected, hashed files through a real server.
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+    settings.WHITENOISE_USE_FINDERS = True
+    settings.WHITENOISE_AUTOREFRESH = True
+
+
 @pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", password="alice-password")

@@ -190,7 +190,7 @@ def test_it_exports_the_labels_to_staff_only(campaign, alice, bob, rachel, oscar
     first = rows[0]
     assert set(first) == {
         "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
-        "winner_system", "rationale", "started_at", "saved_at",
+        "winner_system", "rationale", "started_at", "saved_at", "annotator_removed",
     }
     assert (first["campaign"], first["rater_kind"], first["rater"]) == ("API campaign", "human", "alice")
     assert first["started_at"].endswith("Z") and first["rationale"] == REASON
@@ -323,7 +323,8 @@ def test_it_answers_204_when_nothing_is_left_and_403_to_others(demo, alice, bob,
     assert client_for(oscar).post(reverse("api:campaign-claim", args=[single.pk])).status_code == 403
     campaign_set_open(campaign=single, is_open=False)
     assert client_for(oscar).post(reverse("api:campaign-claim", args=[single.pk])).status_code == 403
-    assert client_for(alice).post(reverse("api:campaign-claim", args=[single.pk])).status_code == 204
+    closed = client_for(alice).post(reverse("api:campaign-claim", args=[single.pk]))
+    assert closed.status_code == 409 and closed.json()["detail"].startswith("This campaign is closed")
 
     # Staff who are listed annotators may work like anyone else.
     with_staff = campaign_create(name="Staff pair", criterion_set=demo.criterion_set, systems=SYSTEMS, annotators=[rachel])

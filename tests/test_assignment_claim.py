@@ -75,34 +75,3 @@ def test_it_draws_both_orders(catalogue, django_user_model):
             a.save()
     # 60 fair coin flips all landing one way would happen with probability 2^-59.
     assert len(orders) == 60 and 0 < sum(orders) < 60
-
-
-@pytest.mark.django_db(transaction=True)
-def test_it_keeps_overlap_under_concurrent_claims(catalogue):
-    if connection.vendor != "postgresql":
-        pytest.skip("real row locking is exercised on PostgreSQL; SQLite serializes writers")
-    User = get_user_model()
-    users = [User.objects.create_user(f"racer{i}") for i in range(8)]
-    campaign = campaign_create(name="Race", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], topics=2, overlap=2)
-    barrier = threading.Barrier(len(users))
-    errors = []
-
-    def worker(user):
-        try:
-            barrier.wait()
-            while (a := assignment_claim_next(campaign=campaign, user=user)) is not None:
-                Assignment.objects.filter(pk=a.pk).update(status=Assignment.Status.SUBMITTED)
-        except Exception as exc:  # reported below; a thread's exception would otherwise vanish
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(u,)) for u in users]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    per_pair = Counter(Assignment.objects.filter(pair__campaign=campaign).values_list("pair_id", flat=True))
-    assert set(per_pair.values()) == {2}
-    assert len(per_pair) == campaign.pairs.count() == 4

@@ -224,3 +224,31 @@ def test_it_retries_a_failed_save(page, demo):
     assert posts == ["POST", "POST"]
     label = Label.objects.get(assignment=assignment, criterion__key=key)
     assert label.winner == (Label.Winner.A if assignment.a_on_left else Label.Winner.B)
+
+
+def test_it_stops_retrying_a_refused_save_and_keeps_the_text(page, demo):
+    log_in(page, "annotator1", "demo-annotator1")
+    assignment = start_next_pair(page)
+    key = Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order").values_list("key", flat=True)[0]
+    posts = []
+    page.on("request", lambda request: posts.append(request.url) if request.method == "POST" and f"/criteria/{key}/" in request.url else None)
+    form = page.locator(f"#c-{key}")
+    textarea = form.locator("textarea[name=rationale]")
+    status = form.locator(".save-status")
+
+    # A NUL cannot be typed on a keyboard; pasted text can hold one.
+    textarea.evaluate("t => { t.value = 'Clearer \\u0000 prose.'; t.dispatchEvent(new Event('input', { bubbles: true })); }")
+    page.wait_for_function("() => window.__inflight === 0 && document.querySelector('#c-%s .save-status').textContent.startsWith('Not saved')" % key)
+    assert status.inner_text().startswith("Not saved: The field 'rationale' contains a NUL character (U+0000)")
+    assert "failed" in (status.get_attribute("class") or "")
+    assert len(posts) == 1
+    page.wait_for_timeout(2500)  # longer than the first retry's delay after a 5xx
+    assert len(posts) == 1
+    assert textarea.input_value() == "Clearer \x00 prose."
+    assert not Label.objects.filter(assignment=assignment, criterion__key=key).exists()
+
+    # Fixing the text saves it at once.
+    textarea.evaluate("t => { t.value = 'Clearer prose.'; t.dispatchEvent(new Event('input', { bubbles: true })); }")
+    wait_saved(page, f"c-{key}")
+    assert len(posts) == 2
+    assert Label.objects.get(assignment=assignment, criterion__key=key).rationale == "Clearer prose."

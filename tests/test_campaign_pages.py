@@ -47,7 +47,7 @@ def test_it_shows_form_errors_and_creates_nothing(client, rachel, catalogue, ali
 def test_it_shows_progress_per_annotator_pair_and_criterion(client, rachel, alice, campaign, django_assert_max_num_queries):
     assignment_claim_next(campaign=campaign, user=alice)
     client.force_login(rachel)
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(10):
         response = client.get(reverse("campaign-detail", args=[campaign.pk]))
     html = response.content.decode()
     assert "0 / 16" in html and "alice" in html and "ww_cc_1" in html

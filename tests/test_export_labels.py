@@ -15,6 +15,7 @@ from annotate.campaigns import (
     overall_save,
     span_add,
 )
+from annotate.labels_io import label_rows
 from annotate.models import Assignment, Campaign, Label
 from annotate.rendering import plain_text
 from tests.helpers import run
@@ -116,7 +117,7 @@ def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo,
     assert rows["annotator2", "ww_cc_1"]["winner_system"] != "wikipedia"
     assert list(read_csv(out)[0]) == [
         "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
-        "winner_system", "rationale", "started_at", "saved_at",
+        "winner_system", "rationale", "started_at", "saved_at", "annotator_removed",
     ]
     assert "4 label rows written" in result.out
 
@@ -207,6 +208,43 @@ def test_it_writes_only_the_labels_to_standard_output(demo, tmp_path):
     assert [(r["criterion"], r["winner_system"]) for r in rows] == [("ww_cc_1", "wikipedia")]
     assert "1 label rows" in result.err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo, tmp_path, django_assert_num_queries):
+    kept = claim(demo, "annotator1", a_on_left=True)
+    choose(kept, "ww_cc_1", "1")
+    # The labels, who was removed (the one query the flag costs), then the judges' units, rubric and criteria.
+    campaign = Campaign.objects.get(pk=demo.pk)
+    with django_assert_num_queries(5):
+        label_rows(campaign)
+    gone = claim(demo, "annotator2", a_on_left=False)
+    for key in ("ww_cc_1", "ww_cc_2", "ww_cc_3"):
+        choose(gone, key, "2")
+    demo.removed_annotators.add(gone.annotator)
+    out = tmp_path / "labels.csv"
+
+    campaign = Campaign.objects.get(pk=demo.pk)
+    with django_assert_num_queries(5):  # flat: as many with more labels and a removed annotator
+        rows = label_rows(campaign)
+    result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
+
+    assert {(row["rater"], row["annotator_removed"]) for row in rows} == {("annotator1", False), ("annotator2", True)}
+    assert result.code == 0, result.err
+    assert {(r["rater"], r["annotator_removed"]) for r in read_csv(out)} == {("annotator1", "false"), ("annotator2", "true")}
+    jsonl = tmp_path / "labels.jsonl"
+    run("export_labels", "--campaign", "Demo campaign", "--out", str(jsonl))
+    assert {(r["rater"], r["annotator_removed"]) for r in map(json.loads, jsonl.read_text(encoding="utf-8").splitlines())} == {
+        ("annotator1", False), ("annotator2", True),
+    }
+    # Read back with or without the column: the flag is the campaign's, never imported.
+    assert "labels: 0 new, 0 updated, 4 unchanged" in run("import_labels", "--campaign", "Demo campaign", str(out)).out
+    rows = read_csv(out)
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=[c for c in rows[0] if c != "annotator_removed"], extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    assert "labels: 0 new, 0 updated, 4 unchanged" in run("import_labels", "--campaign", "Demo campaign", str(out)).out
+    assert demo.removed_annotators.get() == gone.annotator
 
 
 def test_it_refuses_an_unknown_campaign(demo, tmp_path):

@@ -87,14 +87,14 @@ def test_it_names_systems_and_positions_as_the_judge_saw_them(judged, tmp_path):
     assert abs(total - float(sum(JudgeCall.objects.filter(pk__in=per_call).values_list("cost_usd", flat=True)))) < 1e-9
 
 
-def test_it_keeps_the_eleven_columns_for_a_humans_only_export(demo, tmp_path):  # noqa: F811
+def test_it_keeps_the_twelve_columns_for_a_humans_only_export(demo, tmp_path):  # noqa: F811
     choose(claim(demo, "annotator1", a_on_left=True), "ww_cc_1", "1")
     out = tmp_path / "labels.csv"
 
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
 
     with out.open(encoding="utf-8", newline="") as handle:
-        assert len(next(csv.reader(handle))) == 11
+        assert len(next(csv.reader(handle))) == 12  # no judge columns; the last is annotator_removed
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])

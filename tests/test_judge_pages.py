@@ -68,7 +68,7 @@ def test_it_lists_judges_and_campaigns(client, campaign, rachel, fake_judge, dja
 def test_it_adds_a_judge_from_the_form(client, rachel, llm_server):  # noqa: F811
     client.force_login(rachel)
     form = {
-        "name": "web-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": "WEB_JUDGE_KEY",
+        "name": "web-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": "WEB_JUDGE_API_KEY",
         "input_price": "0.4", "output_price": "1.6", "temperature": "0", "max_tokens": "3000", "structured_output": "on",
     }
 
@@ -76,7 +76,7 @@ def test_it_adds_a_judge_from_the_form(client, rachel, llm_server):  # noqa: F81
 
     assert response.status_code == 200 and "Judge &#x27;web-judge&#x27; added." in response.content.decode()
     judge = Judge.objects.get(name="web-judge")
-    assert (judge.api_key_env, str(judge.output_price), judge.max_tokens, judge.mode) == ("WEB_JUDGE_KEY", "1.600000", 3000, "category")
+    assert (judge.api_key_env, str(judge.output_price), judge.max_tokens, judge.mode) == ("WEB_JUDGE_API_KEY", "1.600000", 3000, "category")
 
     again = client.post(reverse("judge-list"), {**form, "api_key_env": "sk-proj-abc"})
     assert again.status_code == 422

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.campaigns import campaign_create
+from annotate.campaigns import campaign_create, campaign_design
 from annotate.selectors import criterion_set_latest
 
 
@@ -37,6 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--annotators", default="", help="comma-separated usernames (default: every non-staff user)")
         parser.add_argument("--claim-timeout", type=int, default=120, help="minutes before an untouched claim returns to the pool")
         parser.add_argument("--benchmark", help="only topics of this benchmark")
+        parser.add_argument(
+            "--no-repeats", action="store_true", help="never give an annotator two pairs of one topic (slots may stay empty)"
+        )
 
     def handle(self, *args, **options):
         key, _, version = options["criteria"].partition(":")
@@ -76,6 +79,7 @@ class Command(BaseCommand):
                 reference=options["reference"],
                 claim_timeout_minutes=options["claim_timeout"],
                 benchmark=options["benchmark"],
+                forbid_repeats=options["no_repeats"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
@@ -84,3 +88,6 @@ class Command(BaseCommand):
             f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap} "
             f"({pairs * campaign.overlap} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
         )
+        warning = campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+        if warning:
+            self.stderr.write(f"warning: {warning}")

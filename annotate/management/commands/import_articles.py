@@ -4,6 +4,7 @@ from django.core.management.base import CommandError
 
 from annotate.management.importing import ImportCommand
 from annotate.sources import SourceError, read_jsonl
+from annotate.storable import text_problem
 
 
 class Command(ImportCommand):
@@ -20,5 +21,7 @@ class Command(ImportCommand):
         except SourceError as exc:
             raise CommandError(str(exc)) from exc
         if options["benchmark"]:
+            if text_problem(options["benchmark"]):
+                raise CommandError("--benchmark is not valid UTF-8 text")
             batch.benchmark = options["benchmark"]
         self.run_import(batch, replace=options["replace"], show_progress=not options["quiet_progress"])

@@ -13,6 +13,7 @@ from annotate.labels_io import (
 )
 from annotate.management.importing import PARTIAL_EXIT
 from annotate.management.lookups import campaign_named
+from annotate.storable import text_problem
 
 
 def _has_content(path: Path) -> bool:
@@ -32,6 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--skip-bad", action="store_true", help="import the good rows and report the bad ones (default: import nothing)")
 
     def handle(self, *args, **options):
+        if text_problem(options["campaign"]):
+            raise CommandError("--campaign is not valid UTF-8 text")
         campaign = campaign_named(options["campaign"])
         path = options["file"]
         overall_path, spans_path = companion_paths(path)

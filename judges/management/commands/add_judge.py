@@ -24,8 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("name", help="a short name: letters, digits, - and _")
         parser.add_argument("--kind", choices=[k for k in Judge.Kind.values if k != Judge.Kind.IMPORTED], default=Judge.Kind.LLM)
         parser.add_argument("--model", default="", help="the model id the endpoint expects")
-        parser.add_argument("--base-url", default="", help="e.g. https://api.openai.com/v1")
-        parser.add_argument("--api-key-env", default="", help="NAME of the environment variable that holds the key (not the key)")
+        parser.add_argument("--base-url", default="", help="e.g. https://api.openai.com/v1 (its host must be in JUDGE_BASE_URL_HOSTS when that is set)")
+        parser.add_argument(
+            "--api-key-env", default="",
+            help="NAME of the environment variable that holds the key (not the key): ends in _API_KEY, e.g. OPENAI_API_KEY, "
+            "or is listed in the JUDGE_API_KEY_ENVS setting",
+        )
         parser.add_argument("--input-price", type=price, default=Decimal(0), help="USD per million prompt tokens")
         parser.add_argument("--output-price", type=price, default=Decimal(0), help="USD per million completion tokens")
         parser.add_argument("--cached-input-price", type=price, help="USD per million cached prompt tokens (default: the input price)")
