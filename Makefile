@@ -8,8 +8,9 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Gunicorn's processes, and threads in each, for `make serve` and `make demo`.
-WEB_WORKERS ?= 2
-WEB_THREADS ?= 4
+# Two processes a core and one more (gunicorn's rule of thumb); bench/load.py measured 5 x 2 on 2 cores.
+WEB_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 + 1 )))
+WEB_THREADS ?= 2
 # exec: signals to make's process group reach the script itself, not a shell in between.
 SERVE := HOST=$(HOST) PORT=$(PORT) WEB_WORKERS=$(WEB_WORKERS) WEB_THREADS=$(WEB_THREADS) exec bash config/serve.sh $(PY)
 # Commands that serve nothing run with DEBUG on, so that they need no SECRET_KEY.

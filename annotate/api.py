@@ -148,7 +148,7 @@ def assignment_detail(request: Request, assignment_id: int) -> Response:
 
 @api_view(["PUT", "PATCH"])
 def label_save(request: Request, assignment_id: int, criterion_key: str) -> Response:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     criterion = get_object_or_404(
         Criterion.objects.select_related("category"), criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key
     )
@@ -172,7 +172,7 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
 
 @api_view(["PUT", "PATCH"])
 def overall_save(request: Request, assignment_id: int) -> Response:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     body = OverallInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)

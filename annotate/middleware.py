@@ -19,21 +19,13 @@ import logging
 
 from django.db import DataError
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.template import engines
+from django.template.loader import render_to_string
 
 from annotate.storable import form_problem, printable, text_problem
 
 logger = logging.getLogger(__name__)
 
 URLENCODED, MULTIPART = "application/x-www-form-urlencoded", "multipart/form-data"
-
-PAGE = """{% extends "base.html" %}
-{% block title %}Refused{% endblock %}
-{% block content %}
-<h1>{% if request.method == "POST" %}Not saved{% else %}Bad request{% endif %}</h1>
-<p>{{ message }}</p>
-{% if request.method == "POST" %}<p>Go back with your browser's Back button: what you wrote is still in the form. Change it and save again.</p>{% endif %}
-{% endblock %}"""
 
 
 def _raw(text: str) -> bytes:
@@ -82,8 +74,7 @@ def refusal(request: HttpRequest, message: str) -> HttpResponse:
         return JsonResponse({"detail": message}, status=400)
     if request.headers.get("HX-Request") == "true":
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
-    html = engines["django"].from_string(PAGE).render({"message": message}, request)
-    return HttpResponse(html, status=400)
+    return HttpResponse(render_to_string("refused.html", {"message": message}, request), status=400)
 
 
 class UnstorableInputMiddleware:

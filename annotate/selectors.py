@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Func, OuterRef, Q, QuerySet, Subquery
 
 from annotate.campaigns import can_annotate, position_from_winner
 from annotate.models import Article, Assignment, Campaign, Criterion, CriterionSet, Label, Pair, Topic
@@ -100,6 +100,21 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "spans": spans,
         "overall_choices": Assignment.Overall.choices,
     }
+
+
+def _count(rows: QuerySet, by: str) -> Subquery:
+    """A scalar subquery counting `rows`, grouped on `by` (one group, as each filter pins it)."""
+    return Subquery(rows.order_by().values(by).annotate(n=Func("id", function="COUNT")).values("n")[:1])
+
+
+def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
+    """(criteria with a winner, criteria in the rubric), in one query: it runs after every htmx save."""
+    done = Label.objects.filter(assignment_id=OuterRef("pk")).exclude(winner="")
+    total = Criterion.objects.filter(criterion_set_id=OuterRef("pair__campaign__criterion_set_id"))
+    counts = Assignment.objects.filter(pk=assignment.pk).annotate(
+        done=_count(done, "assignment_id"), total=_count(total, "criterion_set_id")
+    ).values_list("done", "total").get()
+    return counts[0] or 0, counts[1] or 0
 
 
 def _column(position: str, article: Article) -> dict:

@@ -87,7 +87,7 @@ def assignment_page(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     criterion = get_object_or_404(Criterion, criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key)
     try:
         result = work.label_save(
@@ -102,8 +102,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
             return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
         return _page(request, assignment, status=422, errors=exc.messages)
     if request.htmx:
-        done = assignment.labels.exclude(winner="").count()
-        total = assignment.pair.campaign.criterion_set.criteria.count()
+        done, total = selectors.assignment_progress(assignment=assignment)
         return render(request, PAGE + "#save-status", {"saved_at": result.label.saved_at, "done": done, "total": total, "oob": True})
     return redirect(reverse("assignment", args=[assignment.pk]) + f"#c-{criterion.key}")
 
@@ -111,7 +110,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
 @require_POST
 @login_required
 def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     try:
         work.overall_save(assignment=assignment, user=request.user, value=request.POST.get("overall", ""))
     except ValidationError as exc:

@@ -1,13 +1,13 @@
 """Simulated annotators against the production server (`make serve`), on SQLite and on PostgreSQL.
 
-    python bench/load.py [--databases sqlite postgres] [--annotators 30] [--seconds 60] [--interval 0.5]
+    python bench/load.py [--databases sqlite postgres] [--annotators 30] [--seconds 90] [--ramp 30] [--interval 0.5]
 
 For each database it prepares a fresh one (SQLite: a temporary file;
 PostgreSQL: the database `benchload` on 127.0.0.1:5432, dropped and created),
 imports the Wiki Live Challenge sample when ../shared/wlc-sample is present
 (else the demo), creates the annotators and a campaign with the 39-criterion
-rubric, and starts `make serve` on a free port. Every simulated annotator then
-logs in through the login form, claims a pair, saves one criterion (a winner
+rubric, and starts `make serve` on a free port. The simulated annotators
+arrive over `--ramp` seconds; each logs in through the login form, claims a pair, saves one criterion (a winner
 and a rationale, through the htmx endpoint the page uses) every `--interval`
 seconds, submits when all criteria are saved and goes on with the next pair,
 until `--seconds` have passed. Then the server is stopped and the database is
@@ -21,7 +21,7 @@ save p95 <= 50 ms on both databases.
 """
 
 import argparse
-import http.cookiejar
+import http.client
 import json
 import os
 import random
@@ -33,7 +33,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
@@ -92,7 +91,7 @@ def prepare(annotators: int) -> None:
     users = [User.objects.create(username=f"load{i:02d}", password=hashed) for i in range(annotators)]
     systems = list(System.objects.order_by("-is_reference", "key").values_list("key", flat=True))
     campaign = campaign_create(
-        name="Load bench", criterion_set=rubric, systems=systems, overlap=3, annotators=users, rationale_min_length=5
+        name="Load bench", criterion_set=rubric, systems=systems, overlap=min(3, len(users)), annotators=users, rationale_min_length=5
     )
     keys = list(rubric.criteria.order_by("order").values_list("key", flat=True))
     call_command("check", stdout=io.StringIO())
@@ -132,11 +131,15 @@ class Tally:
     times: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     acks: list[tuple[int, str, str]] = field(default_factory=list)
+    save_finished: list[float] = field(default_factory=list)
+    last_login: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, kind: str, ms: float) -> None:
         with self.lock:
             self.times.setdefault(kind, []).append(ms)
+            if kind == "save":
+                self.save_finished.append(time.monotonic())
 
     def error(self, text: str) -> None:
         with self.lock:
@@ -144,41 +147,69 @@ class Tally:
 
 
 class Annotator:
-    """One person in a browser: a cookie jar, the CSRF token, and the pair in front of them."""
+    """One person in a browser: a kept-alive connection, cookies, and the pair in front of them."""
 
     def __init__(self, base: str, username: str, tally: Tally):
         self.base, self.username, self.tally = base, username, tally
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.netloc = urllib.parse.urlsplit(base).netloc
+        self.cookies: dict[str, str] = {}
+        self.connection: http.client.HTTPConnection | None = None
 
     def csrf(self) -> str:
-        return next((c.value for c in self.jar if c.name == "csrftoken"), "")
+        return self.cookies.get("csrftoken", "")
+
+    def send(self, method: str, path: str, body: bytes | None, headers: dict) -> tuple[int, str, str]:
+        """One request on the kept-alive connection (opened again once if the server closed it)."""
+        for attempt in (1, 2):
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.netloc, timeout=30)
+            try:
+                self.connection.request(method, path, body=body, headers=headers)
+                response = self.connection.getresponse()
+                text = response.read().decode("utf-8", "replace")
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.connection.close()
+                self.connection = None
+                if attempt == 2:
+                    raise
+                continue
+            for name, value in response.getheaders():
+                if name.lower() == "set-cookie":
+                    key, _, rest = value.partition("=")
+                    self.cookies[key.strip()] = rest.split(";", 1)[0]
+            if response.getheader("Connection", "").lower() == "close":
+                self.connection.close()
+                self.connection = None
+            return response.status, response.getheader("Location", ""), text
+        raise AssertionError("unreachable")
 
     def request(self, kind: str, path: str, data: dict | None = None, htmx: bool = False) -> tuple[int, str, str]:
+        """Sends a request, follows redirects as a browser does, and times the whole."""
         body = urllib.parse.urlencode(data).encode() if data is not None else None
-        req = urllib.request.Request(self.base + path, data=body, method="POST" if data is not None else "GET")
-        req.add_header("Referer", self.base + "/")
-        if data is not None:
-            req.add_header("X-CSRFToken", self.csrf())
-        if htmx:
-            req.add_header("HX-Request", "true")
+        method = "POST" if data is not None else "GET"
         started = time.perf_counter()
         try:
-            with self.opener.open(req, timeout=30) as response:
-                text = response.read().decode("utf-8", "replace")
-                status, url = response.status, response.url
-        except urllib.error.HTTPError as exc:
-            status, url, text = exc.code, exc.url, exc.read().decode("utf-8", "replace")
+            for _ in range(5):
+                headers = {"Referer": self.base + "/", "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+                if method == "POST":
+                    headers |= {"X-CSRFToken": self.csrf(), "Content-Type": "application/x-www-form-urlencoded"}
+                if htmx:
+                    headers["HX-Request"] = "true"
+                status, location, text = self.send(method, path, body, headers)
+                if status not in (301, 302, 303) or not location:
+                    break
+                path, method, body = urllib.parse.urljoin(path, location), "GET", None
         except OSError as exc:
             self.tally.error(f"{kind}: {exc}")
             return 0, "", ""
         self.tally.add(kind, (time.perf_counter() - started) * 1000)
         if status >= 400:
             self.tally.error(f"{kind}: HTTP {status} {text[:200]!r}")
-        return status, url, text
+        return status, path, text
 
-    def run(self, campaign: int, keys: list[str], interval: float, deadline: float) -> None:
+    def run(self, campaign: int, keys: list[str], interval: float, deadline: float, arrive_after: float) -> None:
         draw = random.Random(self.username)
+        time.sleep(arrive_after)
         self.request("login page", "/accounts/login/")
         status, url, _ = self.request(
             "login", "/accounts/login/", {"username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": self.csrf()}
@@ -186,6 +217,8 @@ class Annotator:
         if status != 200 or "/accounts/login/" in url:
             self.tally.error(f"login of {self.username} failed")
             return
+        with self.tally.lock:
+            self.tally.last_login = max(self.tally.last_login, time.monotonic())
         status, url, _ = self.request("claim", f"/campaigns/{campaign}/next/", {})
         pairs = 0
         while time.monotonic() < deadline:
@@ -257,6 +290,8 @@ def measure(kind: str, args) -> dict:
     serve_env = {**env, "HOST": "127.0.0.1", "PORT": str(port)}
     if args.web_workers:
         serve_env["WEB_WORKERS"] = str(args.web_workers)
+    if args.web_threads:
+        serve_env["WEB_THREADS"] = str(args.web_threads)
     log = open(Path(workdir) / "serve.log", "w")
     server = subprocess.Popen(["make", "--no-print-directory", "serve"], cwd=ROOT, env=serve_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
@@ -265,8 +300,12 @@ def measure(kind: str, args) -> dict:
         wait_until_up(base, server)
         deadline = time.monotonic() + args.seconds
         people = [Annotator(base, name, tally) for name in setup["users"]]
+        # People arrive over the ramp, not all in one instant: each login hashes a password on purpose slowly.
         threads = [
-            threading.Thread(target=p.run, args=(setup["campaign"], setup["criteria"], args.interval, deadline)) for p in people
+            threading.Thread(
+                target=p.run, args=(setup["campaign"], setup["criteria"], args.interval, deadline, args.ramp * i / len(people))
+            )
+            for i, p in enumerate(people)
         ]
         started = time.monotonic()
         for t in threads:
@@ -298,7 +337,13 @@ def report(result: dict, args) -> bool:
               f"{percentile(times, .99):>10.1f}{max(times):>10.1f}")
     for text in tally.errors[:10]:
         print(f"  error: {text}")
-    save_p95 = percentile(tally.times.get("save", []), .95)
+    # Logins hash a password on purpose slowly (about 0.6 s of CPU each here); while the
+    # annotators arrive, saves share the two cores with that work.
+    saves = tally.times.get("save", [])
+    settled = [ms for ms, at in zip(saves, tally.save_finished) if at > tally.last_login]
+    print(f"{'save, all logged in':<22}{len(settled):>7}{percentile(settled, .5):>10.1f}{percentile(settled, .95):>10.1f}"
+          f"{percentile(settled, .99):>10.1f}{max(settled, default=float('nan')):>10.1f}")
+    save_p95 = percentile(saves, .95)
     print(f"save p95 {save_p95:.1f} ms against a target of {SAVE_TARGET_MS} ms: {save_p95 / SAVE_TARGET_MS:.2f}x of the target")
     return not tally.errors and lost == 0 and save_p95 <= SAVE_TARGET_MS
 
@@ -311,9 +356,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--databases", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
     parser.add_argument("--annotators", type=int, default=30)
-    parser.add_argument("--seconds", type=float, default=60, help="how long the annotators work (bounded)")
+    parser.add_argument("--seconds", type=float, default=90, help="how long the annotators work (bounded)")
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between one annotator's saves")
+    parser.add_argument("--ramp", type=float, default=30, help="seconds over which the annotators arrive and log in")
     parser.add_argument("--web-workers", type=int, default=0, help="gunicorn processes (default: make serve's)")
+    parser.add_argument("--web-threads", type=int, default=0, help="threads per gunicorn process (default: make serve's)")
     args = parser.parse_args()
     if not 1 <= args.annotators <= 200 or not 1 <= args.seconds <= 900:
         sys.exit("--annotators must be 1..200 and --seconds 1..900")

@@ -47,7 +47,7 @@ worker_pid=$!
 # No control socket: its default path, ~/.gunicorn/gunicorn.ctl, would be shared by every gunicorn of the user.
 "$python" -m gunicorn config.wsgi \
   --bind "$host:$port" \
-  --workers "${WEB_WORKERS:-2}" --threads "${WEB_THREADS:-4}" \
+  --workers "${WEB_WORKERS:-$(( $(nproc) * 2 + 1 ))}" --threads "${WEB_THREADS:-2}" \
   --timeout 60 --graceful-timeout 25 --keep-alive 5 \
   --access-logfile - \
   --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1,::1}" \
