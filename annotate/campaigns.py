@@ -702,39 +702,3 @@ def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: 
             ]
         )
     return len(active)
-
-
-def campaign_members(*, campaign: Campaign) -> list[User]:
-    """Everybody listed on, removed from, or holding work in the campaign, with their counts, in one query.
-
-    Each user carries `is_listed`, `is_removed` and the number of their
-    assignments `submitted`, `active` and `revoked`. (A read: it belongs with
-    the selectors, and sits here beside the two writes it serves.)
-    """
-    from django.db.models import Exists, IntegerField, OuterRef, Subquery
-    from django.db.models.functions import Coalesce
-
-    def mine(status: str) -> Coalesce:
-        counted = (
-            Assignment.objects.filter(pair__campaign=campaign, annotator=OuterRef("pk"), status=status)
-            .order_by()
-            .values("annotator")
-            .annotate(n=Count("pk"))
-            .values("n")
-        )
-        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
-
-    listed = Exists(Campaign.annotators.through.objects.filter(campaign=campaign, user=OuterRef("pk")))
-    removed = Exists(Campaign.removed_annotators.through.objects.filter(campaign=campaign, user=OuterRef("pk")))
-    worked = Assignment.objects.filter(pair__campaign=campaign).values("annotator_id")
-    return list(
-        User.objects.filter(listed | removed | Q(pk__in=worked))
-        .annotate(
-            is_listed=listed,
-            is_removed=removed,
-            submitted=mine(Assignment.Status.SUBMITTED),
-            active=mine(Assignment.Status.ACTIVE),
-            revoked=mine(Assignment.Status.REVOKED),
-        )
-        .order_by("username")
-    )

@@ -1,7 +1,9 @@
 """Turn raw article markdown into the text annotators are shown.
 
 Pure Python, no Django. Two steps, applied identically to both articles of a pair
-(``clean_article`` = ``normalize_article(strip_citations(md), title)``):
+(``clean_article`` = ``normalize_article(strip_citations(md), title)``). The one
+difference: ``is_reference=True`` (the human-written article) turns off the
+source-commentary rule below, which only agents' articles need.
 
 ``strip_citations``
     Removes every trace of sourcing (inline citation markers, URLs, link targets,
@@ -45,7 +47,31 @@ strip_citations: rules and judgement calls
   content and stay. A heading that *begins* with a reference name and says more
   (``External links and metadata``) is a reference section only when it opens
   the trailing run of reference sections and its own body holds URLs or ``[N]``
-  entries; prose such as ``Notes on research coverage and sources`` stays.
+  entries.
+* A reference-named ATX/setext section whose body is prose is content, whatever
+  its heading: a Wikipedia ``## Sources`` with ``### Written`` / ``#### Campaign``
+  over paragraphs on the primary accounts stays, sub-sections included. Prose
+  means: no URL, no list item, table row or ``[N]``/``[^N]`` entry anywhere in the
+  section, at least one paragraph of 30+ words, and fewer than half its lines
+  with bibliographic cues (ISBN, DOI, ``pp. 4``, ``(1990).``, Retrieved). Trade-offs:
+  a section mixing a prose paragraph with a list of works goes whole; a list of
+  plain unmarked entries with one 30-word annotated entry would stay.
+* Source commentary (agents only, ``is_reference=False``): a section goes when its
+  heading is about sourcing (source(s), sourcing, verification, methodology,
+  citation(s), research notes/coverage/workflow/methods, "how this article was
+  ..."), it sits in the trailing run (every later heading of its level or higher
+  is a reference section or more commentary), it has an earlier sibling heading
+  (so a title such as ``# Source guide to X`` is never one), and its body talks
+  about the article or the act of checking sources ("this article/report",
+  consulted, verified, corroborated, cross-checked, accessed, retrieved, cited)
+  or its heading names the article itself. A prose ``## Sources`` written by an
+  agent about its own sourcing ("This report draws on ...") goes by the same body
+  test. Trade-offs: commentary in the middle of an article stays (content
+  sections such as ``## Sources of the river`` or ``### Historical sources`` are
+  far likelier there); a trailing content section about documents ("## Later
+  maps and photographs" corroborating a site) goes if its heading says
+  "sources"; the reference article is never judged by this rule, since its
+  historiography uses the same words ("cited", "corroborated").
 * ``Bibliography`` is ambiguous (sources, or the subject's own works): it is removed
   only when its body is empty or holds a URL or ``[N]``/footnote entries; a plain
   list of works stays.
@@ -56,12 +82,38 @@ strip_citations: rules and judgement calls
 * Fetch metadata: ``URL Source:`` and ``Markdown Content:`` lines anywhere; ``Title:``,
   ``Published Time:``, ``Description:``, ``Author:``, ``Source:`` only in the block of
   such lines that opens the file.
+* Caption residue: a line or list item (under 80 characters), or a table row with
+  one filled cell, that holds only a source label -- Source, Sources, Source(s),
+  Data source, Ref./Refs, Reference(s), Citation(s), any case -- with nothing
+  after it but note numbers, punctuation and emphasis markers goes, whether a
+  citation was stripped from it (``*Source: [4](url)*``, ``Sources: [3], [4]``)
+  or it came bare (``Source: 5``, ``| Source: |  |  |``). The label needs a colon,
+  a number or emphasis around it: a bare ``Sources`` line may be a list word (and
+  after a blank line it is a reference heading, above). ``Source: the 1911
+  census ...`` has words and stays; so does a header row named ``Source:``.
+* Tables (``| a | b |`` rows of equal width after an alignment row): a column
+  headed Ref./Ref/Refs/Reference(s)/Source(s)/Citation(s)/Cite/Note(s) whose body
+  cells are all empty once citations are stripped goes, header and alignment
+  cell included (never the only column). In a column where two or more cells
+  start with the same capitalised name said twice -- one to three capitalised
+  words, with "and"/"of"/"the"/... between them, then only the end of the cell
+  or ``(``/``[``/``,``/``;`` -- the doubled name is said once ("Albania Albania",
+  "Antigua and Barbuda Antigua and Barbuda", "Taiwan Taiwan (Republic of
+  China)"): a flag's alt text scraped before the name. Trade-off: a lone doubled
+  cell (a real "Walla Walla") stays, and so would a lone flag; a name that goes
+  on ("Moo Moo Meadows") stays; prose and list items are never touched.
 * Tidying where something was removed: no double space, no space before
-  ``.,;:!?)`` or at a line start, ``()`` left empty goes, and a line, list item or
-  table row left without words (or with only a short label such as ``- Website:``)
-  goes. Globally: ``word .`` becomes ``word.``, trailing spaces go, runs of blank
+  ``.,;:!?)`` or at a line start, nor before emphasis that closes a line or a
+  clause (``*Source: the log [3]*`` becomes ``*Source: the log*``), ``()`` left
+  empty goes, and a line, list item or table row left without words (or with
+  only a short label such as ``- Website:``) goes. A removed marker between a
+  sentence end (``.!?``, maybe with a closing quote or parenthesis) and a capital
+  letter leaves one space (``it.[3]It was`` becomes ``it. It was``); text where
+  no marker was (``U.S.``, ``3.5``, ``e.g.Smith``) is never touched.
+  Globally: ``word .`` becomes ``word.``, trailing spaces go, runs of blank
   lines collapse to one blank line, leading/trailing blank lines go. Lines are never
-  joined or split; table pipes and alignment rows are left alone.
+  joined or split; table pipes and alignment rows are left alone but where a
+  whole column goes (above).
 
 normalize_article: rules
 ------------------------
@@ -313,29 +365,87 @@ def _is_long_prose(line: str) -> bool:
     )
 
 
-def _drop_sections(lines: list[str], headings: list[Heading]) -> list[str]:
-    """Drop reference-type sections (see the module docstring)."""
+# Source commentary: a heading about how the article was sourced or researched ...
+_META_HINT_RE = re.compile(r"(?i)sourc|verif|method|cit|research|how this|fact")
+_META_HEAD_RE = re.compile(
+    r"\b(?:sources?|sourcing|verification|verifiability|methodology|citations?|citing)\b"
+    r"|\bresearch[ \t]+(?:notes?|coverage|methods?|methodology|workflow|process|strategy|limitations?|gaps?|log)\b"
+    r"|\bhow[ \t]+this[ \t]+(?:article|report|entry|page|summary|overview)[ \t]+was\b"
+    r"|\bfact[- ]?check"
+)
+# ... over a body that talks about the article itself or the act of checking sources
+# (a heading that names the article itself, "How this article was researched", is
+# enough on its own).
+_SELF_REF = r"\bthis[ \t]+(?:article|report|entry|summary|overview|page|profile|write-?up|document|draft|guide|piece)\b"
+_SELF_REF_RE = re.compile(rf"(?i){_SELF_REF}")
+_META_BODY_RE = re.compile(
+    rf"(?i){_SELF_REF}"
+    r"|\b(?:consult(?:ed|ing)?|verif(?:y|ied|ies|ying|iable|iably|ication)|corroborat\w*|cross-?check\w*"
+    r"|fact-?check\w*|accessed|retrieved|cit(?:e|ed|es|ing|ations?))\b"
+)
+_ENTRY_LINE_RE = re.compile(r"[ \t]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|[|\[【^\x02])")
+_BIBLIO_CUE_RE = re.compile(r"(?i)\bisbn\b|\bdoi\b|\bissn\b|\bretrieved\b|\barchived\b|\bpp?\.[ \t]*\d|\(\d{4}[a-z]?\)\.")
+
+
+def _is_prose_body(lines: list[str], start: int, end: int, heading_lines: set[int]) -> bool:
+    """True when lines[start:end] (sub-headings aside) are prose paragraphs: no URL,
+    no list item, table row or bracketed entry, at least one long paragraph, and at
+    most a minority of lines that read like bibliography entries (ISBN, pp. 4, …)."""
+    long_prose = False
+    content = cues = 0
+    for j in range(start, end):
+        line = lines[j]
+        if not line or j in heading_lines:
+            continue
+        if _ENTRY_LINE_RE.match(line) or "http" in line or "www." in line:
+            return False
+        content += 1
+        if _BIBLIO_CUE_RE.search(line):
+            cues += 1
+        if not long_prose and _is_long_prose(line):
+            long_prose = True
+    return long_prose and cues * 2 < content
+
+
+def _drop_sections(lines: list[str], headings: list[Heading], is_reference: bool = False) -> list[str]:
+    """Drop reference-type sections and source commentary (see the module docstring)."""
     kinds = [_ref_kind(text) for _, _, _, text in headings]
-    if not any(kinds):
+    meta = [] if is_reference else [
+        level <= 6 and bool(_META_HINT_RE.search(text)) and bool(_META_HEAD_RE.search(_heading_key(text)))
+        for _, _, level, text in headings
+    ]
+    if not any(kinds) and not any(meta):
         return lines
-    # "External links and metadata": a reference section only where it opens the
-    # trailing run of reference sections and its own body lists URLs or entries;
-    # prose such as "Notes on research coverage" stays.
+    heading_lines: set[int] | None = None  # built on first use: most articles never need it
+    # From the last heading up, so that "trailing" can be read off the later ones.
     for h in range(len(headings) - 1, -1, -1):
-        if kinds[h] != 3:
+        kind = kinds[h]
+        if not kind and not (meta and meta[h]):
             continue
         idx, size, level, _ = headings[h]
         later = [k for k in range(h + 1, len(headings)) if headings[k][2] <= level]
         end = headings[later[0]][0] if later else len(lines)
         body = "\n".join(lines[idx + size:end])
         trailing = all(kinds[k] == 1 for k in later)
-        kinds[h] = 1 if trailing and _URLISH_RE.search(body) else 0
-    for h, kind in enumerate(kinds):
-        if kind == 2:  # a bibliography: sources or the subject's works?
-            idx, size, level, _ = headings[h]
-            end = next((i for i, _, lv, _ in headings[h + 1:] if lv <= level), len(lines))
-            body = "\n".join(lines[idx + size:end])
-            kinds[h] = 1 if (not body.strip() or _URLISH_RE.search(body)) else 0
+        if kind == 3:
+            # "External links and metadata": a reference section only where it opens
+            # the trailing run of reference sections and its body lists URLs or entries.
+            kind = 1 if trailing and _URLISH_RE.search(body) else 0
+        elif kind == 2:  # a bibliography: sources or the subject's works?
+            kind = 1 if (not body.strip() or _URLISH_RE.search(body)) else 0
+        if kind == 1 and level <= 6 and heading_lines is None:
+            heading_lines = {i + k for i, sz, _, _ in headings for k in range(sz)}
+        if kind == 1 and level <= 6 and _is_prose_body(lines, idx + size, end, heading_lines):
+            # "## Sources" over paragraphs on the primary accounts is content, unless
+            # an agent wrote it about its own sourcing.
+            kind = 1 if meta and _META_BODY_RE.search(body) else 0
+        elif (
+            not kind and meta and meta[h] and trailing
+            and any(lv == level for _, _, lv, _ in headings[:h])  # after a content sibling, not a title
+            and (_META_BODY_RE.search(body) or _SELF_REF_RE.search(headings[h][3]))
+        ):
+            kind = 1  # "## Notes on sources and verification" at the end
+        kinds[h] = kind
     ranges = []
     h = 0
     while h < len(headings):
@@ -470,7 +580,17 @@ _MARK_AFTER_OPENER_RE = re.compile(r"([(\[])\x01[ \t]*")
 # A mark goes with the space before it when closing punctuation, a space or the end
 # of the line follows ("word [1]." "word [1] next"); any other mark goes alone
 # ("word[1] next"). The pattern starts with a literal, so the scan is fast.
-_SPACE_MARK_RE = re.compile(r" \x01(?=[ \t\n.,;:!?)\]}”’»…]|$)")
+_SPACE_MARK_RE = re.compile(r" \x01(?=[ \t\n.,;:!?)\]}”’»…]|$|[*_]{1,3}(?:[\s.,;:!?)]|$))")
+# "it.[3]It was": a mark between a sentence end and a capital letter becomes a space.
+# The pattern starts with the mark itself (fast to find); _unglue looks behind it.
+_GLUED_MARK_RE = re.compile(r"\x01\x01*(?=[A-ZÀ-ÖØ-Þ])")  # not "\x01+": that loses the fast scan
+
+
+def _unglue(m: re.Match) -> str:
+    before = m.string[max(0, m.start() - 2):m.start()]
+    if before[-1:] in (".", "!", "?") or (before[-1:] in ("\"", "'", "”", "’", ")") and before[:1] in (".", "!", "?")):
+        return " "
+    return m.group(0)
 _WORDLESS_STRIP = " \t|-*+>.,;:()[]\x01"
 
 
@@ -506,7 +626,154 @@ def _remove_marks(text: str) -> str:
                 continue
         kept.append(line)
     text = _SPACE_MARK_RE.sub("", "\n".join(kept))
+    text = _GLUED_MARK_RE.sub(_unglue, text)
     return text.replace(_MARK, "")
+
+
+# ---------------------------------------------------------------- caption residue and tables
+
+_CAPTION_LABEL = r"(?:data[ \t]+)?(?:source(?:s|\(s\))?|refs?|references?|citations?)"
+# A line that starts with a label, after quote/list/table syntax and emphasis. It is
+# searched in "\n" + text: a literal first character makes the scan fast.
+_CAPTION_HINT_RE = re.compile(
+    r"\n[ \t>|]*+(?:(?:[-*+]|\d{1,4}[.)])[ \t]++)?+[*_ \t]*+"
+    r"(?:[Dd]ata|[Ss]ource|[Rr]ef|[Cc]itation|DATA|SOURCE|REF|CITATION)"
+)
+_CAPTION_RE = re.compile(
+    rf"(?i)(?P<emph>[*_]{{1,3}})?+[ \t]*+{_CAPTION_LABEL}\.?+[ \t]*+[*_]{{0,3}}+[ \t]*+(?P<colon>:)?+"
+    r"(?P<rest>[\s\d,;:.()\[\]^*_†–—-]*+)"
+)
+_CELL_SPLIT_RE = re.compile(r"(?<!\\)\|")
+
+
+def _is_caption_only(text: str) -> bool:
+    """``Source:``, ``*Sources: 3, 4*``, ``Ref. 12``: a source label left with nothing
+    but note numbers, punctuation or emphasis. A bare ``Sources`` needs a colon, a
+    number or emphasis to count: alone it may be a word of a list."""
+    m = _CAPTION_RE.fullmatch(text.strip())
+    return bool(m) and bool(m.group("emph") or m.group("colon") or any(c.isdigit() for c in m.group("rest")))
+
+
+def _drop_caption_residue(text: str) -> str:
+    """Drop lines, and table rows, that only name a source (see the module docstring)."""
+    padded = "\n" + text + "\n"
+    drops = []  # (start, end) in padded of each line to drop, with its "\n"
+    pos = 0
+    while True:
+        m = _CAPTION_HINT_RE.search(padded, pos)
+        if m is None:
+            break
+        start = m.start() + 1
+        end = padded.index("\n", start)
+        pos = end
+        line = padded[start:end]
+        body = line.lstrip(" \t>")
+        if body[:1] == "|":
+            filled = [c for c in (c.strip() for c in _CELL_SPLIT_RE.split(body.strip().strip("|"))) if c]
+            after = padded.find("\n", end + 1)
+            is_header = after > 0 and _ALIGN_ROW_RE.fullmatch(padded, end + 1, after)
+            if len(filled) != 1 or is_header or not _is_caption_only(filled[0]):
+                continue
+        else:
+            if body[:1] in ("-", "+", "*") and body[1:2] in (" ", "\t"):
+                body = body[2:]
+            elif body[:1].isdigit():
+                body = _KEY_NUMBERING_RE.sub("", body)
+            if len(body) >= 80 or not _is_caption_only(body):
+                continue
+        drops.append((start, end + 1))
+    if not drops:
+        return text
+    pieces = []
+    pos = 0
+    for start, end in drops:
+        pieces.append(padded[pos:start])
+        pos = end
+    pieces.append(padded[pos:])
+    return "".join(pieces)[1:-1]
+
+
+_ALIGN_ROW_RE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?")
+_ALIGN_FIND_RE = re.compile(r"\n[ \t]*\|[ \t]*:?-{3,}:?[ \t]*\|")  # searched in "\n" + text
+_SOURCE_COLUMNS = {
+    "ref", "refs", "reference", "references", "source", "sources", "source(s)",
+    "citation", "citations", "cite", "note", "notes",
+}
+# A name of one to three capitalised words, with "and"/"of"/... between them, said
+# twice: a flag's alt text followed by the country's name ("Albania Albania").
+_NAME = r"[A-ZÀ-ÖØ-Þ][\w'’.-]*"
+_DOUBLED_NAME_RE = re.compile(
+    rf"(?P<lead>[ \t]*)(?P<name>{_NAME}(?:[ \t](?:(?:and|of|the|de|da|do|du|del|la|le|y|und|et)[ \t])*{_NAME}){{0,2}})"
+    r"[ \t](?P=name)(?=[ \t]*(?:$|[(\[,;]))"
+)
+
+
+def _split_row(line: str) -> list[str] | None:
+    """Cells of a ``| a | b |`` row, raw (spaces kept); None for other lines."""
+    body = line.strip()
+    if len(body) < 2 or body[0] != "|" or body[-1] != "|" or body.endswith("\\|"):
+        return None
+    return _CELL_SPLIT_RE.split(body[1:-1])
+
+
+def _tidy_table(rows: list[list[str]]) -> list[list[str]]:
+    """Drop empty source columns and collapse doubled names in one table (header,
+    alignment row, body rows; all rows of equal width)."""
+    header, body = rows[0], rows[2:]
+    drop = {
+        c for c, cell in enumerate(header)
+        if cell.strip(" \t*_:.").lower() in _SOURCE_COLUMNS and all(not row[c].strip(" \t*_") for row in body)
+    }
+    if drop and len(drop) < len(header):
+        rows = [[cell for c, cell in enumerate(row) if c not in drop] for row in rows]
+        body = rows[2:]
+    for c in range(len(rows[0])):
+        doubled = [r for r, row in enumerate(body) if _DOUBLED_NAME_RE.match(row[c])]
+        if len(doubled) >= 2:  # a lone "Walla Walla" is a name, not a flag
+            for r in doubled:
+                body[r][c] = _DOUBLED_NAME_RE.sub(r"\g<lead>\g<name>", body[r][c], count=1)
+    return rows
+
+
+_ROW_START_RE = re.compile(r"[ \t]*\|")
+_SOURCE_COLUMN_HINT_RE = re.compile(r"(?i)\b(?:ref|source|citation|cite|note)")
+_DOUBLED_HINT_RE = re.compile(r"\|" + _DOUBLED_NAME_RE.pattern)
+
+
+def _tidy_tables(text: str) -> str:
+    """Tidy each ``| a | b |`` table (header, alignment row, body rows) that has a
+    source-like column name or a doubled name; other tables are not touched."""
+    padded = "\n" + text + "\n"
+    pieces = []
+    pos = 0  # padded[:pos] is settled
+    for m in _ALIGN_FIND_RE.finditer(padded):
+        align_start = m.start() + 1
+        if align_start < pos:
+            continue  # inside a table already handled
+        head_start = padded.rfind("\n", 0, m.start()) + 1
+        header = padded[head_start:m.start()]
+        align_end = padded.index("\n", align_start)
+        if header.lstrip()[:1] != "|" or not _ALIGN_ROW_RE.fullmatch(padded, align_start, align_end):
+            continue
+        end = align_end
+        while end + 1 < len(padded) and _ROW_START_RE.match(padded, end + 1):
+            end = padded.index("\n", end + 1)
+        block = padded[head_start:end].split("\n")
+        if len(block) < 3 or not (
+            _SOURCE_COLUMN_HINT_RE.search(header) or _DOUBLED_HINT_RE.search(padded, align_end, end)
+        ):
+            continue
+        rows = [_split_row(line) for line in block]
+        if not all(row is not None and len(row) == len(rows[0]) for row in rows):
+            continue
+        indent = header[: len(header) - len(header.lstrip())]
+        pieces.append(padded[pos:head_start])
+        pieces.append("\n".join(indent + "|" + "|".join(row) + "|" for row in _tidy_table(rows)))
+        pos = end
+    if not pieces:
+        return text
+    pieces.append(padded[pos:])
+    return "".join(pieces)[1:-1]
 
 
 # A space before sentence punctuation that ends a word, only after a word-ish
@@ -515,15 +782,17 @@ _SPACE_BEFORE_PUNCT_RE = re.compile(r" ([.,;:!?])(?<=[\w)\]\"'”’*%] .)(?=\s|
 _BLANKS_RE = re.compile(r"\n\n\n+")
 
 
-def strip_citations(markdown: str) -> str:
-    """Remove citations, URLs, images, footnotes and reference sections; keep prose."""
+def strip_citations(markdown: str, *, is_reference: bool = False) -> str:
+    """Remove citations, URLs, images, footnotes and reference sections; keep prose.
+    ``is_reference`` (the human-written article) turns off the source-commentary
+    rule, which only agents' articles need."""
     text = _prepare(markdown)
     stash: list[str] = []
     lines = _split_lines(text, stash)
     labels: set[str] = set()
     lines, headings = _scan(lines, labels)
     if headings:
-        lines = _drop_sections(lines, headings)
+        lines = _drop_sections(lines, headings, is_reference)
     lines = _drop_trailing_entries(lines)
     text = "\n".join(lines)
 
@@ -557,6 +826,9 @@ def strip_citations(markdown: str) -> str:
 
     if _MARK in text:
         text = _remove_marks(text)
+    text = _drop_caption_residue(text)
+    if "|" in text:
+        text = _tidy_tables(text)
     text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)
     text = _BLANKS_RE.sub("\n\n", text).strip("\n")
     return _unstash(text, stash)
@@ -666,9 +938,9 @@ def normalize_article(markdown: str, title: str) -> str:
     return _unstash(result, stash)
 
 
-def clean_article(markdown: str, title: str) -> str:
+def clean_article(markdown: str, title: str, *, is_reference: bool = False) -> str:
     """The displayed article: citations stripped, then normalized."""
-    return normalize_article(strip_citations(markdown), title)
+    return normalize_article(strip_citations(markdown, is_reference=is_reference), title)
 
 
 _ALNUM_RE = re.compile(r"[^\W_]")

@@ -3,11 +3,24 @@
 * cmark-gfm (CommonMark with GitHub's tables, strikethrough and autolinks).
 * Links render as their text only; images, autolinked URLs and bare URLs vanish,
   so the output carries no URL at all (no ``href``, no ``src``, no ``http``).
-* Raw HTML in the markdown is passed to nh3, which keeps only an allow-list of tags
-  (p, h1-h6, ul, ol, li, table, thead, tbody, tr, th, td, blockquote, em, strong,
-  code, pre, hr, br, del, sup, sub) and drops every attribute except ``start`` on
-  ``ol`` (a number; without it a list resumed after a paragraph would restart at 1).
-  ``script``/``style`` elements are dropped with their content.
+* Raw HTML in the markdown is shown as text, never interpreted: prose that mentions
+  ``<script>``, ``<textarea>`` or ``a<b and c>d`` keeps every word. Before parsing,
+  every ``<`` is swapped for a private-use sentinel, so cmark sees no raw HTML at
+  all (code spans and blocks keep their ``<`` as before); afterwards the sentinel
+  becomes ``&lt;``. The only exception is a short list of harmless inline tags,
+  written bare (no attribute, so nothing can carry a URL or an event handler) and
+  outside code: ``KEPT_RAW_TAGS`` = sup, sub, br, em, strong, b, i, u, s, small,
+  del. A closing tag is kept only when it closes the last kept tag still open in
+  the same block; otherwise it too is shown as text, so the HTML parser never has a
+  stray tag to drop silently. Angle-bracket autolinks (``<https://…>``) vanish
+  like every other URL.
+* nh3 then keeps only an allow-list of tags (p, h1-h6, ul, ol, li, table, thead,
+  tbody, tr, th, td, blockquote, em, strong, code, pre, hr, br, del, sup, sub, plus
+  the kept raw tags) and drops every attribute except ``start`` on ``ol`` (a
+  number; without it a list resumed after a paragraph would restart at 1).
+* ``render`` says what it did besides rendering: the raw HTML shown as text and
+  what was dropped (images, link targets, URLs), so an importer can report it per
+  file. ``render_html`` is the same without the report.
 * After sanitization every heading gets ``id="sec-N"``, N counting all headings
   (h1-h6) in document order from 1: identical for any two articles, independent of
   the heading text. ``table_of_contents`` reads the ids back from the rendered HTML,
@@ -16,14 +29,20 @@
 
 from __future__ import annotations
 
+import functools
 import html as _html
 import re
+from collections import Counter
+from dataclasses import dataclass, field
 
 import cmarkgfm
 import nh3
-from cmarkgfm.cmark import Options
 
-__all__ = ["render_html", "table_of_contents", "toc_from_html", "plain_text"]
+__all__ = ["Rendered", "render", "render_html", "table_of_contents", "toc_from_html", "plain_text", "KEPT_RAW_TAGS"]
+
+# Inline presentation only: none of them takes a URL, and they are kept only bare.
+KEPT_RAW_TAGS = frozenset({"sup", "sub", "br", "em", "strong", "b", "i", "u", "s", "small", "del"})
+_VOID_TAGS = frozenset({"br"})
 
 ALLOWED_TAGS = frozenset(
     {
@@ -31,7 +50,7 @@ ALLOWED_TAGS = frozenset(
         "table", "thead", "tbody", "tr", "th", "td", "blockquote",
         "em", "strong", "code", "pre", "hr", "br", "del", "sup", "sub",
     }
-)
+) | KEPT_RAW_TAGS
 # "*": no attribute on any tag (ammonia would otherwise allow lang and title everywhere).
 ALLOWED_ATTRIBUTES = {"ol": {"start"}, "*": set()}
 
@@ -41,16 +60,16 @@ _HEADING_OPEN_RE = re.compile(r"<h([1-6])>")
 _TOC_RE = re.compile(r'<h([23]) id="(sec-\d+)">(.*?)</h\1>', re.S)
 _TAG_RE = re.compile(r"<[^>]*>")
 
+_EXTENSIONS = ["table", "strikethrough", "autolink"]
+# Private-use characters: the first one absent from the article stands for "<".
+_SENTINELS = [chr(c) for c in range(0xE000, 0xF900)]
+
 
 def _to_html(markdown: str) -> str:
     # cmark-gfm (C) is ~15x faster than pure-Python parsers on long articles.
-    # Raw HTML passes through here and is sanitized by nh3 below; links lose their
-    # <a> (nh3 keeps the text), images their <img>, and any URL text left is cut.
-    # No "tagfilter": it would turn <script> into visible text; nh3 drops it whole instead.
-    return cmarkgfm.markdown_to_html_with_extensions(markdown, options=Options.CMARK_OPT_UNSAFE, extensions=_EXTENSIONS)
-
-
-_EXTENSIONS = ["table", "strikethrough", "autolink"]
+    # Default options: raw HTML would be omitted, but the markdown reaching here
+    # holds no "<" any more (see _sentinel_for), so there is none to omit.
+    return cmarkgfm.markdown_to_html_with_extensions(markdown, options=0, extensions=_EXTENSIONS)
 
 
 try:
@@ -74,6 +93,83 @@ except AttributeError:  # nh3 < 0.3 has no Cleaner: same options on every call
         )
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """HTML for one markdown text, and what rendering did to it besides.
+
+    ``as_text``: raw HTML constructs shown as text, in order, as ``<name>``,
+    ``</name>``, ``<!-- -->`` or ``<!…>``. ``dropped``: what vanished, by kind
+    (``image``, ``link target``, ``URL``) with counts.
+    """
+
+    html: str
+    as_text: tuple[str, ...] = ()
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """One line for an import report, or "" when nothing needs saying."""
+        parts = []
+        if self.as_text:
+            counts = Counter(self.as_text)
+            names = ", ".join(f"{n} {name}" if n > 1 else name for name, n in counts.most_common())
+            noun = "tag" if len(self.as_text) == 1 else "tags"
+            parts.append(f"{len(self.as_text)} raw HTML {noun} shown as text ({names})")
+        if self.dropped:
+            dropped = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(self.dropped.items()))
+            parts.append(f"dropped at rendering: {dropped}")
+        return "; ".join(parts)
+
+
+@functools.cache
+def _raw_re(sentinel: str) -> re.Pattern:
+    # Runs over cmark's output, where text has "<" as the sentinel, ">" as "&gt;"
+    # and '"' as "&quot;"; cmark's own tags are real tags.
+    s = re.escape(sentinel)
+    return re.compile(
+        r"(?P<code><code[^>]*>.*?</code>)"
+        r"|(?P<end></(?:p|li|h[1-6]|td|th|blockquote)>)"
+        # An angle-bracket autolink; cmark's autolink extension may have wrapped its URL in <a>.
+        rf'|{s}(?:<a href="[^"]*">)?(?P<url>(?:https?:|ftp:|mailto:|www\.|[\w.+-]+@)[^\s<{s}]*?)(?:&gt;</a>|</a>&gt;|&gt;)'
+        rf"|{s}(?P<close>/?)(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:(?P<bare>[ \t]*/?&gt;)|(?=[\s/]|&gt;))"
+        rf"|{s}(?P<other>!--|![A-Za-z\[]|\?)",
+        re.S,
+    )
+
+
+def _raw_html_as_text(fragment: str, sentinel: str, as_text: list[str], dropped: Counter) -> str:
+    open_tags: list[str] = []
+
+    def replace(m: re.Match) -> str:
+        if m.group("code") is not None:
+            return m.group(0)
+        if m.group("end") is not None:
+            open_tags.clear()  # a kept tag never spans blocks: the parser would close it here
+            return m.group(0)
+        if m.group("url") is not None:
+            dropped["URL"] += 1
+            return ""
+        name = m.group("name")
+        if name is None:
+            as_text.append("<!-- -->" if m.group("other") == "!--" else "<!…>")
+            return m.group(0)
+        lowered = name.lower()
+        closing = m.group("close") == "/"
+        bare = m.group("bare")
+        if bare is not None and lowered in KEPT_RAW_TAGS:
+            if lowered in _VOID_TAGS and not closing:
+                return f"<{lowered}>"
+            if not closing and "/" not in bare:
+                open_tags.append(lowered)
+                return f"<{lowered}>"
+            if closing and open_tags and open_tags[-1] == lowered:
+                open_tags.pop()
+                return f"</{lowered}>"
+        as_text.append(f"</{lowered}>" if closing else f"<{lowered}>")
+        return m.group(0)
+
+    return _raw_re(sentinel).sub(replace, fragment)
+
+
 def _number_headings(fragment: str) -> str:
     counter = 0
 
@@ -85,13 +181,35 @@ def _number_headings(fragment: str) -> str:
     return _HEADING_OPEN_RE.sub(add_id, fragment)
 
 
-def render_html(markdown: str) -> str:
-    """Sanitized HTML for ``markdown`` (meant to be rendered once, at import)."""
-    safe = _clean(_to_html(markdown))
+def render(markdown: str) -> Rendered:
+    """Sanitized HTML for ``markdown`` and a report of what was shown as text or dropped."""
+    as_text: list[str] = []
+    dropped: Counter = Counter()
+    sentinel = None
+    if "<" in markdown:
+        sentinel = next(c for c in _SENTINELS if c not in markdown)
+        markdown = markdown.replace("<", sentinel)
+    fragment = _to_html(markdown)
+    if sentinel is not None and sentinel in fragment:
+        fragment = _raw_html_as_text(fragment, sentinel, as_text, dropped)
+    if "<img" in fragment:
+        dropped["image"] += fragment.count("<img ")
+    if "<a " in fragment:
+        dropped["link target"] += fragment.count("<a href=")
+    safe = _clean(fragment)
+    if sentinel is not None:
+        safe = safe.replace(sentinel, "&lt;")
     # Cleaned markdown holds no URL any more; this is the last line of defence.
     if any(hint in safe for hint in _URL_HINTS):
-        safe = _URL_RE.sub("", safe)
-    return _number_headings(safe)
+        safe, cut = _URL_RE.subn("", safe)
+        if cut:
+            dropped["URL"] += cut
+    return Rendered(html=_number_headings(safe), as_text=tuple(as_text), dropped={k: v for k, v in dropped.items() if v})
+
+
+def render_html(markdown: str) -> str:
+    """Sanitized HTML for ``markdown`` (meant to be rendered once, at import)."""
+    return render(markdown).html
 
 
 def toc_from_html(rendered: str) -> list[tuple[int, str, str]]:

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from annotate.campaigns import can_annotate, position_from_winner
 from annotate.models import Article, Assignment, Campaign, Criterion, CriterionSet, Label, Pair, Topic
+from annotate.removal import Removal, article_removal
 
 
 def article_export_rows(*, benchmark: str | None = None) -> Iterator[dict]:
@@ -117,6 +119,39 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     return counts[0] or 0, counts[1] or 0
 
 
+def campaign_members(*, campaign: Campaign) -> list[User]:
+    """Everybody listed on, removed from, or holding work in the campaign, with their counts, in one query.
+
+    Each user carries `is_listed`, `is_removed` and the number of their
+    assignments `submitted`, `active` and `revoked`.
+    """
+
+    def mine(status: str) -> Coalesce:
+        counted = (
+            Assignment.objects.filter(pair__campaign=campaign, annotator=OuterRef("pk"), status=status)
+            .order_by()
+            .values("annotator")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+    listed = Exists(Campaign.annotators.through.objects.filter(campaign=campaign, user=OuterRef("pk")))
+    removed = Exists(Campaign.removed_annotators.through.objects.filter(campaign=campaign, user=OuterRef("pk")))
+    worked = Assignment.objects.filter(pair__campaign=campaign).values("annotator_id")
+    return list(
+        User.objects.filter(listed | removed | Q(pk__in=worked))
+        .annotate(
+            is_listed=listed,
+            is_removed=removed,
+            submitted=mine(Assignment.Status.SUBMITTED),
+            active=mine(Assignment.Status.ACTIVE),
+            revoked=mine(Assignment.Status.REVOKED),
+        )
+        .order_by("username")
+    )
+
+
 def _column(position: str, article: Article) -> dict:
     # Both articles use ids sec-1, sec-2, ...; a per-column prefix keeps them unique on one page.
     prefix = f"a{position}-"
@@ -187,3 +222,34 @@ def campaign_list() -> QuerySet[Campaign]:
         pair_count=Count("pairs", distinct=True),
         submitted=Count("pairs__assignments", filter=Q(pairs__assignments__status=Assignment.Status.SUBMITTED), distinct=True),
     )
+
+
+# --- cleaning audit --------------------------------------------------------------
+
+
+@dataclass
+class RemovalRow:
+    """One article and what the cleaner removed from it (recomputed, never stored)."""
+
+    article: Article
+    removal: Removal
+
+
+def cleaning_removals(*, benchmark: str | None = None) -> Iterator[RemovalRow]:
+    """Every article (of `benchmark`), by system then topic, with its removal audit."""
+    articles = (
+        Article.objects.select_related("topic", "system")
+        .defer("html", "toc")
+        .order_by("system__key", "topic__benchmark", "topic__title")
+    )
+    if benchmark:
+        articles = articles.filter(topic__benchmark=benchmark)
+    for article in articles.iterator(chunk_size=100):
+        yield RemovalRow(article=article, removal=article_removal(article.raw_markdown, article.display_markdown))
+
+
+def topic_article_removal(*, topic: Topic, system_key: str) -> RemovalRow | None:
+    article = topic.articles.select_related("system").defer("html", "toc").filter(system__key=system_key).first()
+    if article is None:
+        return None
+    return RemovalRow(article=article, removal=article_removal(article.raw_markdown, article.display_markdown))

@@ -11,7 +11,7 @@ from django.utils.text import slugify
 
 from annotate.cleaning import clean_article, count_words
 from annotate.models import Article, Category, Criterion, CriterionSet, System, Topic
-from annotate.rendering import render_html, toc_from_html
+from annotate.rendering import render, toc_from_html
 from annotate.sources import ArticleRecord, Batch, Problem, RubricRecord, SystemRecord
 
 
@@ -56,12 +56,15 @@ class PreparedArticle:
     word_count: int
     raw_word_count: int
     content_hash: str
+    # What rendering showed as text or dropped ("" when nothing): reported per file at import.
+    render_report: str = ""
 
 
 def article_prepare(record: ArticleRecord) -> PreparedArticle:
     """Cleans and renders one article; pure CPU work, done before any write."""
-    display = clean_article(record.markdown, record.topic)
-    html = render_html(display)
+    display = clean_article(record.markdown, record.topic, is_reference=record.is_reference)
+    rendered = render(display)
+    html = rendered.html
     return PreparedArticle(
         record=record,
         display_markdown=display,
@@ -70,6 +73,7 @@ def article_prepare(record: ArticleRecord) -> PreparedArticle:
         word_count=count_words(display),
         raw_word_count=count_words(record.markdown),
         content_hash=hashlib.sha256(record.markdown.encode("utf-8")).hexdigest(),
+        render_report=rendered.describe(),
     )
 
 
@@ -162,6 +166,7 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
     else:
         prepared = [prepared[i] for i in keep]
     summary.markdown_bytes = sum(len(p.record.markdown.encode("utf-8")) for p in prepared)
+    summary.notes.extend(f"{p.record.source}: {p.render_report}" for p in prepared if p.render_report)
 
     with transaction.atomic():
         if batch.rubric is not None:

@@ -38,6 +38,8 @@ class ArticleRecord:
     markdown: str
     category: str = ""
     source: str = ""
+    # The reference keeps what only agents' articles lose (their notes on sourcing).
+    is_reference: bool = False
 
 
 @dataclass
@@ -415,7 +417,7 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
         index.add(md.stem, title)
         index.add(title, title)
         category = categories.get(title_keys(md.stem)[0]) or categories.get(title_keys(title)[0], "")
-        batch.articles.append(ArticleRecord(title, REFERENCE_SYSTEM, text, category, label))
+        batch.articles.append(ArticleRecord(title, REFERENCE_SYSTEM, text, category, label, is_reference=True))
     if not batch.articles:
         raise SourceError(f"{article_dir}: holds no readable .md article")
 
@@ -554,6 +556,7 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
                 markdown=obj["markdown"],
                 category=str(obj.get("category") or "").strip(),
                 source=where,
+                is_reference=is_reference,
             )
         )
     if not batch.articles and not batch.problems:

@@ -1,7 +1,8 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -10,6 +11,7 @@ from annotate import campaigns as work
 from annotate import selectors
 from annotate.decorators import staff_required
 from annotate.models import Campaign, Criterion, Topic
+from annotate.removal import removed_segments
 
 PAGE = "annotate/assignment.html"
 
@@ -51,6 +53,23 @@ def topic_compare(request: HttpRequest, topic_id: int) -> HttpResponse:
         right = _pick(others, request.GET.get("right"), others[0] if others else None)
     columns = [article for article in (left, right) if article is not None]
     return render(request, "annotate/topic_compare.html", {"topic": topic, "articles": articles, "columns": columns})
+
+
+@require_GET
+@staff_required
+def topic_removed(request: HttpRequest, topic_id: int, system_key: str) -> HttpResponse:
+    """One article's raw markdown with what the cleaner removed marked, recomputed from the stored texts."""
+    topic = get_object_or_404(Topic, pk=topic_id)
+    row = selectors.topic_article_removal(topic=topic, system_key=system_key)
+    if row is None:
+        raise Http404("No article of this system for this topic.")
+    context = {
+        "topic": topic,
+        "article": row.article,
+        "removal": row.removal,
+        "segments": removed_segments(row.article.raw_markdown, row.removal.spans),
+    }
+    return render(request, "annotate/topic_removed.html", context)
 
 
 # --- annotators' work -----------------------------------------------------------
@@ -281,7 +300,7 @@ def _members(request: HttpRequest, campaign: Campaign, *, status: int = 200, **e
     """The member list: the fragment for htmx (inline on the campaign page), else the whole page."""
     from annotate.forms import MembersAddForm
 
-    members = work.campaign_members(campaign=campaign)
+    members = selectors.campaign_members(campaign=campaign)
     context = {
         "campaign": campaign,
         "members": members,
@@ -328,13 +347,11 @@ def campaign_members_add(request: HttpRequest, campaign_id: int) -> HttpResponse
 @require_POST
 @staff_required
 def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int) -> HttpResponse:
-    from django.contrib.auth.models import User
-
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     member = get_object_or_404(User, pk=user_id)
     if request.POST.get("confirm") != "yes":
         # Without JavaScript the Remove button lands here: ask before cutting somebody off.
-        row = next((m for m in work.campaign_members(campaign=campaign) if m.pk == member.pk), None)
+        row = next((m for m in selectors.campaign_members(campaign=campaign) if m.pk == member.pk), None)
         return render(request, "annotate/campaign_member_remove.html", {"campaign": campaign, "member": member, "row": row})
     revoked = work.campaign_annotator_remove(campaign=campaign, user=member, by=request.user)
     note = f"Removed {member.username} from {campaign.name}"
@@ -343,3 +360,19 @@ def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int)
         return _members(request, campaign, note=note)
     messages.success(request, note)
     return redirect("campaign-members", campaign.pk)
+
+
+# --- blindness audit ---------------------------------------------------------------
+
+
+@require_GET
+@staff_required
+def campaign_blindness(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Before launch: could an annotator tell the reference from a generated article by its looks?"""
+    from annotate.blindness import MIN_TOPICS, feature_rows
+    from annotate.blindness_selectors import campaign_blindness as blindness
+
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    report = blindness(campaign=campaign)
+    context = {"campaign": campaign, "report": report, "rows": feature_rows(report), "min_topics": MIN_TOPICS}
+    return render(request, "annotate/campaign_blindness.html", context)

@@ -54,6 +54,12 @@ REF_HEADING = re.compile(
     re.I | re.M,
 )
 
+# Agents' notes on how they sourced the article: dropped when they end it.
+META_HEADING = re.compile(
+    r"^\s*#{1,6}\s.*\b(?:sources?|verification|methodology|citations?|research\s+(?:notes|coverage|workflow|methods?))\b",
+    re.I,
+)
+
 REF_PREFIX = re.compile(r"^\s*#{1,6}\s*(?:\*\*)?\s*(?:references?|sources?|external links|further reading|notes)\s+\w", re.I)
 
 
@@ -89,13 +95,30 @@ GARBLED = re.compile(r"\[\[\d+\][^\s\]]*")  # e.g. [[2].djvu/527), from a broken
 BRACKET_NUMBERS = re.compile(r"\[\^?\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|【[^】]*】|<sup>.*?</sup>")
 
 
-def _body_before_trailing_references(text):
+def _is_prose(section):
+    """Paragraphs only (sub-headings aside): no URL, list item, table row or [N] entry,
+    and one paragraph of 30+ words."""
+    lines = [line for line in section.split("\n")[1:] if line.strip() and not line.lstrip().startswith("#")]
+    if any(re.match(r"\s*(?:[-*+]\s|\d+[.)]\s|[|\[])", line) or "http" in line for line in lines):
+        return False
+    return any(len(line.split()) >= 30 for line in lines)
+
+
+def _body_before_trailing_references(text, system):
     """Everything before the first reference-type heading after which every heading
-    is reference-type too (a bibliography without URLs is content)."""
+    is reference-type too (a bibliography without URLs is content, and so is a
+    "## Sources" of paragraphs). In agents' articles, a trailing heading about sources,
+    verification or research notes counts as reference-type when the article has
+    sections before it."""
     headings = [(m.start(), m.group(0)) for m in HEADING.finditer(text)]
     cut = len(text)
-    for start, line in reversed(headings):
+    for n, (start, line) in reversed(list(enumerate(headings))):
         ref = REF_HEADING.fullmatch(line)
+        if ref and line.lstrip().startswith("#") and _is_prose(text[start:cut]):
+            break
+        if not ref and system != "wikipedia" and n > 1 and META_HEADING.match(line):
+            cut = start
+            continue
         if not ref:
             # "## External Links and Metadata" over a list of URLs is a reference section too.
             if REF_PREFIX.match(line) and "http" in text[start:cut]:
@@ -133,9 +156,43 @@ def _words(text):
     return words
 
 
-def _raw_prose(raw):
+# Scraping leftovers: a table row that only says "Source:", a column headed "Ref."
+# whose cells held only citations, a flag's alt text before the country's name.
+CAPTION_ROW = re.compile(r"^\|\s*(?:sources?|refs?\.?|references?|citations?)\s*:?\s*(?:\|\s*)+$", re.I | re.M)
+CAPTION_LINE = re.compile(
+    r"^\s*[*_]{0,3}(?:data\s+)?(?:sources?|refs?\.?|references?|citations?)\s*:?\s*[*_]{0,3}"
+    r"(?:\s*(?:\[\d+\]|\[\d+\]\([^)]*\)|\d+)[,;]?)*\s*[*_]{0,3}\s*$",
+    re.I | re.M,
+)
+SOURCE_COLUMN = re.compile(r"\s*\**(?:refs?\.?|references?|sources?|citations?|notes?)\**\s*", re.I)
+EMPTY_CELL = re.compile(r"\s*(?:\[\d+\](?:\s*,?\s*\[\d+\])*)?\s*")
+DOUBLED = re.compile(r"^(\s*)([A-Z][\w.'’-]*(?:\s+(?:(?:and|of|the)\s+)*[A-Z][\w.'’-]*){0,2})\s+\2(?=\s*(?:$|\())")
+
+
+def _without_scraping_leftovers(text):
+    text = CAPTION_LINE.sub("", CAPTION_ROW.sub("", text))
+    lines = text.split("\n")
+    for i in range(len(lines) - 1):
+        if not (lines[i].startswith("|") and re.fullmatch(r"[|\s:-]+", lines[i + 1]) and "---" in lines[i + 1]):
+            continue
+        j = i + 2
+        while j < len(lines) and lines[j].startswith("|"):
+            j += 1
+        rows = [line.strip().strip("|").split("|") for line in lines[i:j]]
+        header = rows[0]
+        for c, cell in enumerate(header):
+            if SOURCE_COLUMN.fullmatch(cell) and all(c < len(r) and EMPTY_CELL.fullmatch(r[c]) for r in rows[2:]):
+                header[c] = " "
+        for r in rows[2:]:
+            r[:] = [DOUBLED.sub(r"\1\2", cell, count=1) for cell in r]
+        lines[i:j] = ["|" + "|".join(r) + "|" for r in rows]
+    return "\n".join(lines)
+
+
+def _raw_prose(raw, system):
     text = METADATA.sub("", raw.replace("\r\n", "\n"))
-    text = _body_before_trailing_references(text)
+    text = _body_before_trailing_references(text, system)
+    text = _without_scraping_leftovers(text)
     text = ENTRY_LINE.sub("", text)
     text = LABEL_ONLY_LINE.sub("", text)
     text = _trim_trailing_entries(text)
@@ -163,7 +220,7 @@ def test_it_loses_no_prose_words_in_any_sample_article(displayed):
     for system, stem, raw, shown in displayed:
         totals[system][0] += count_words(raw)
         totals[system][1] += count_words(shown)
-        want, got = _raw_prose(raw), _shown_prose(shown)
+        want, got = _raw_prose(raw, system), _shown_prose(shown)
         if want != got:
             i = _first_difference(want, got)
             problems.append(
@@ -184,6 +241,7 @@ def test_it_keeps_wikipedia_articles_word_for_word(displayed):
         if system != "wikipedia":
             continue
         body_raw = raw.split("\n", 1)[1] if raw.startswith("# ") else raw
+        body_raw = _without_scraping_leftovers(body_raw)
         body_shown = shown.split("\n", 1)[1]
         assert count_words(body_shown) == count_words(body_raw), stem
         assert _words(body_shown) == _words(body_raw), stem

@@ -132,3 +132,19 @@ def test_it_takes_titles_differing_only_in_case_or_spacing_for_one_topic(tmp_pat
     assert result.code == 0, result.err
     topic = Topic.objects.get()
     assert topic.title == "Salt Marsh" and topic.articles.count() == 2
+
+
+def test_it_drops_notes_on_sourcing_from_agents_only(tmp_path):
+    body = (
+        "## Overview\n\nThe marsh floods twice a day and feeds many birds.\n\n"
+        "## Notes on sources and verification\n\n- Tide tables were consulted and verified against two county atlases.\n"
+    )
+    lines = [
+        line(topic="Salt Marsh", system="wikipedia", reference=True, markdown="# Salt Marsh\n\n" + body),
+        line(topic="Salt Marsh", system="bot_one", markdown="# Salt Marsh\n\n" + body),
+    ]
+    result = run("import_articles", str(write(tmp_path, lines)))
+    assert result.code == 0, result.err
+    assert "Notes on sources and verification" in Article.objects.get(system__key="wikipedia").display_markdown
+    agent = Article.objects.get(system__key="bot_one").display_markdown
+    assert "Notes on sources" not in agent and "feeds many birds" in agent

@@ -129,18 +129,21 @@ def test_it_returns_an_empty_table_of_contents_without_sections():
 
 
 def test_it_never_lets_scripts_or_event_handlers_through():
+    # Raw HTML is shown as text (escaped), so words like "onerror" may be read, never run.
     html = render_html(HOSTILE)
     lowered = html.lower()
-    for needle in ("<script", "alert(", "onerror", "onclick", "onload", "onmouseover", "javascript:", "<iframe",
-                   "<svg", "<style", "display: none", "<img", "<a ", "class="):
+    for needle in ("<script", "<iframe", "<svg", "<style", "<img", "<a ", "<p ", "<h2 id=\"evil"):
         assert needle not in lowered, needle
+    tags = re.findall(r"<[^>]*>", lowered)
+    assert not [t for t in tags if re.search(r"\s(?:on\w+|class|style|href|src|id=\"evil)", t)], tags
 
 
 def test_it_never_outputs_a_url():
     html = render_html(HOSTILE)
     lowered = html.lower()
-    for needle in ("href", "src", "http", "www.", "data:", "example.com"):
+    for needle in ("http", "www.", "data:", "example.com"):
         assert needle not in lowered, needle
+    assert not re.search(r"<[^>]*\b(?:href|src)\s*=", lowered)
 
 
 def test_it_keeps_the_text_of_links_and_drops_images():
@@ -151,11 +154,11 @@ def test_it_keeps_the_text_of_links_and_drops_images():
     assert "click me" in html and "styled" in html
 
 
-def test_it_sanitizes_raw_html_headings_and_numbers_them_too():
+def test_it_shows_raw_html_headings_as_text_and_numbers_only_markdown_ones():
     html = render_html(HOSTILE)
-    assert '<h2 id="sec-2">Raw heading</h2>' in html
-    assert "evil" not in html
-    assert table_of_contents(HOSTILE) == [(2, "Raw heading", "sec-2")]
+    assert "&lt;h2 id=\"evil\" onmouseover=\"alert(1)\"&gt;Raw heading&lt;/h2&gt;" in html
+    assert re.findall(r"<h\d[^>]*>", html) == ['<h1 id="sec-1">']
+    assert table_of_contents(HOSTILE) == []
 
 
 def test_it_escapes_text_that_looks_like_markup():

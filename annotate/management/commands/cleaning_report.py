@@ -1,0 +1,110 @@
+"""What the cleaner removed, per system and per article, recomputed from the stored texts."""
+
+import csv
+import json
+from collections import defaultdict
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.removal import PROSE_LOSS_LIMIT, SECTION_PROSE_MIN
+from annotate.selectors import cleaning_removals
+from annotate.spreadsheet import row_safe
+
+ARTICLE_COLUMNS = [
+    "benchmark", "system", "topic", "words", "words_removed", "sections_removed", "removed_sections",
+    "prose_words", "prose_words_removed", "prose_lost_percent", "flags",
+]
+SYSTEM_COLUMNS = ["system", "articles", "words", "words_removed", "prose_words", "prose_words_removed", "prose_lost_percent", "flagged"]
+
+
+def _article_row(row) -> dict:
+    removal = row.removal
+    return {
+        "benchmark": row.article.topic.benchmark,
+        "system": row.article.system.key,
+        "topic": row.article.topic.title,
+        "words": removal.words,
+        "words_removed": removal.removed_words,
+        "sections_removed": len(removal.removed_sections),
+        "removed_sections": [s.heading for s in removal.removed_sections],
+        "prose_words": removal.prose_words,
+        "prose_words_removed": removal.removed_prose_words,
+        "prose_lost_percent": removal.prose_lost_percent,
+        "flags": list(removal.flags),
+    }
+
+
+def _system_rows(articles: list[dict]) -> list[dict]:
+    by_system: dict[str, list[dict]] = defaultdict(list)
+    for row in articles:
+        by_system[row["system"]].append(row)
+    rows = []
+    for system, items in sorted(by_system.items()):
+        prose = sum(r["prose_words"] for r in items)
+        prose_removed = sum(r["prose_words_removed"] for r in items)
+        rows.append({
+            "system": system,
+            "articles": len(items),
+            "words": sum(r["words"] for r in items),
+            "words_removed": sum(r["words_removed"] for r in items),
+            "prose_words": prose,
+            "prose_words_removed": prose_removed,
+            "prose_lost_percent": round(100 * prose_removed / prose, 1) if prose else 0.0,
+            "flagged": sum(1 for r in items if r["flags"]),
+        })
+    return rows
+
+
+def _md_cell(value) -> str:
+    if isinstance(value, list):
+        value = "; ".join(value)
+    return " ".join(str(value).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+def _md_table(columns: list[str], rows: list[dict]) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_md_cell(row[c]) for c in columns) + " |" for row in rows]
+    return lines
+
+
+class Command(BaseCommand):
+    help = "Report what the cleaner removed from each article: words, sections, share of prose lost, and flags."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", help="only this benchmark's topics")
+        parser.add_argument("--format", choices=["md", "csv", "json"], default="md")
+
+    def handle(self, *args, **options):
+        articles = [_article_row(row) for row in cleaning_removals(benchmark=options["benchmark"])]
+        if not articles:
+            raise CommandError("no articles" + (f" in benchmark {options['benchmark']!r}" if options["benchmark"] else ""))
+        systems = _system_rows(articles)
+        fmt = options["format"]
+        if fmt == "json":
+            self.stdout.write(json.dumps({"systems": systems, "articles": articles}, ensure_ascii=False, indent=2))
+        elif fmt == "csv":
+            writer = csv.DictWriter(self.stdout, fieldnames=ARTICLE_COLUMNS, lineterminator="\n")
+            writer.writeheader()
+            for row in articles:
+                flat = {k: "; ".join(v) if isinstance(v, list) else v for k, v in row.items()}
+                writer.writerow(row_safe(flat))
+        else:
+            self.stdout.write("\n".join(self._markdown(systems, articles)))
+
+    def _markdown(self, systems: list[dict], articles: list[dict]) -> list[str]:
+        flagged = [row for row in articles if row["flags"]]
+        lines = ["# What the cleaner removed", ""]
+        lines.append(
+            f"Prose words: words on paragraph lines (not headings, lists, tables, reference entries or URLs). "
+            f"Flagged: more than {PROSE_LOSS_LIMIT:.0%} of prose words lost, or a removed section holding "
+            f"{SECTION_PROSE_MIN}+ removed prose words."
+        )
+        lines += ["", "## Per system", ""] + _md_table(SYSTEM_COLUMNS, systems)
+        lines += ["", f"## Flagged articles ({len(flagged)})", ""]
+        if flagged:
+            lines += [f"- {_md_cell(r['system'])} / {_md_cell(r['topic'])}: {_md_cell(r['flags'])}" for r in flagged]
+        else:
+            lines.append("None.")
+        columns = [c for c in ARTICLE_COLUMNS if c not in ("benchmark", "flags")]
+        lines += ["", "## Per article", ""] + _md_table(columns, articles)
+        return lines

@@ -1,0 +1,127 @@
+"""cleaning_report command and the staff page showing what the cleaner removed."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from annotate.models import Topic
+from tests.helpers import article, run, write_wlc
+
+pytestmark = pytest.mark.django_db
+
+LOSSY = (
+    "Otters live along the coast [1].\n\n"
+    "## Notes\n\nThis note describes in some detail how the otters were counted from small boats.\n\n"
+    "## References\n\n[1] https://example.org/otters\n"
+)
+
+
+@pytest.fixture
+def imported(tmp_path):
+    systems = {
+        "agent_a": {
+            "Red_Fox": article("Red Fox", LOSSY),
+            "Blue_Lake": article("Blue Lake", "=cmd|' /C calc'!A0 is a <b>cold</b> lake (https://example.org/lake)."),
+        }
+    }
+    result = run("import_wlc", str(write_wlc(tmp_path, systems=systems)), "--quiet-progress")
+    assert result.code == 0, result.err
+    return Topic.objects.get(title="Red Fox")
+
+
+def test_it_reports_per_system_and_article_in_markdown(imported):
+    result = run("cleaning_report")
+    assert result.code == 0, result.err
+    assert "## Per system" in result.out and "## Per article" in result.out
+    assert "| agent_a | 2 |" in result.out
+    assert "- agent_a / Red Fox: lost" in result.out
+    assert "removed section 'Notes' held 14 prose words" in result.out
+    assert "| agent_a | Red Fox |" in result.out and "Notes; References" in result.out
+
+
+def test_it_writes_json_with_flags(imported):
+    data = json.loads(run("cleaning_report", "--format", "json").out)
+    rows = {(r["system"], r["topic"]): r for r in data["articles"]}
+    fox = rows[("agent_a", "Red Fox")]
+    assert fox["removed_sections"] == ["Notes", "References"]
+    assert fox["prose_words_removed"] == 14 and fox["flags"]
+    reference = [r for (system, topic), r in rows.items() if system != "agent_a" and topic == "Red Fox"]
+    assert len(reference) == 1 and reference[0]["words_removed"] == 0 and reference[0]["flags"] == []
+    assert [s["articles"] for s in data["systems"]] == [2, 2]
+
+
+def test_it_writes_csv_with_cells_neutralized_against_formulas(imported):
+    out = run("cleaning_report", "--format", "csv").out
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows and set(rows[0]) >= {"system", "topic", "words_removed", "prose_lost_percent", "flags"}
+    fox = next(r for r in rows if r["system"] == "agent_a" and r["topic"] == "Red Fox")
+    assert fox["removed_sections"] == "Notes; References"
+    assert not any(value.startswith(("=", "+", "-", "@")) for row in rows for value in row.values())
+
+
+def test_it_filters_by_benchmark_and_fails_clearly_when_empty(imported):
+    assert run("cleaning_report", "--benchmark", "2025_test").code == 0
+    result = run("cleaning_report", "--benchmark", "nowhere")
+    assert result.code != 0 and "no articles" in result.err
+
+
+# --- the page -------------------------------------------------------------------
+
+
+def url(topic, system="agent_a"):
+    return f"/topics/{topic.pk}/removed/{system}/"
+
+
+def test_it_sends_anonymous_visitors_to_log_in(client, imported):
+    response = client.get(url(imported))
+    assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_it_refuses_annotators(client, alice, imported):
+    client.force_login(alice)
+    assert client.get(url(imported)).status_code == 403
+
+
+def test_it_refuses_outsiders(client, oscar, imported):
+    client.force_login(oscar)
+    assert client.get(url(imported)).status_code == 403
+
+
+def test_it_allows_only_get(client, rachel, imported):
+    client.force_login(rachel)
+    assert client.post(url(imported)).status_code == 405
+
+
+def test_it_answers_404_for_a_system_without_an_article(client, rachel, imported):
+    client.force_login(rachel)
+    assert client.get(url(imported, "nobody")).status_code == 404
+
+
+def test_it_shows_the_raw_markdown_with_removed_spans_marked_and_escaped(client, rachel, imported):
+    client.force_login(rachel)
+    response = client.get(url(imported))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert '<del class="removed">[1]</del>' in body
+    assert "removed section &#x27;Notes&#x27; held 14 prose words" in body
+    assert "Otters live along the coast" in body
+
+
+def test_it_escapes_markup_in_the_raw_markdown(client, rachel, imported):
+    client.force_login(rachel)
+    body = client.get(url(Topic.objects.get(title="Blue Lake"))).content.decode()
+    assert "&lt;b&gt;cold&lt;/b&gt;" in body and "<b>cold</b>" not in body
+
+
+def test_it_links_each_column_of_the_topic_page_to_its_removal_view(client, rachel, imported):
+    client.force_login(rachel)
+    body = client.get(f"/topics/{imported.pk}/").content.decode()
+    assert f'href="/topics/{imported.pk}/removed/agent_a/"' in body
+
+
+def test_it_reads_the_page_in_a_few_queries(client, rachel, imported, django_assert_max_num_queries):
+    client.force_login(rachel)
+    with django_assert_max_num_queries(6):
+        assert client.get(url(imported)).status_code == 200
