@@ -128,7 +128,8 @@ def main() -> None:
     from annotate.campaigns import campaign_create
     from annotate.models import Article, CriterionSet, System
     from judges.models import JudgeCall
-    from judges.services import judge_create, judge_run_create, judge_run_execute
+    from judges.engine import judge_run_execute
+    from judges.services import judge_create, judge_run_create
 
     source, _ = load_sample_or_demo(args.path)
     reference = System.objects.filter(is_reference=True).first()

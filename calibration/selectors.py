@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
 from annotate.models import Assignment, Campaign, Criterion, Label, Pair
-from calibration.metrics import TIE, LabelTable, merge_swapped
+from calibration.metrics import TIE, LabelTable, majority_winner, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
 # Judge names are slugs (no colon), so this prefix keeps annotators and judges apart in one table.
@@ -250,14 +250,6 @@ class Disagreements:
     judges: list[str]  # judges with verdicts on the criterion
 
 
-def _majority(winners: list[str]) -> str | None:
-    counts: dict[str, int] = defaultdict(int)
-    for w in winners:
-        counts[w] += 1
-    best = max(counts, key=lambda w: counts[w])
-    return best if counts[best] * 2 > len(winners) else None
-
-
 def _merged_winners(rows: list[tuple[int, str, str, bool]], pairs: dict[int, PairInfo]) -> dict[tuple[int, str], str]:
     """(pair, judge) -> the verdict both orders agree on, else tie; computed by metrics.merge_swapped."""
     if not rows:
@@ -315,7 +307,7 @@ def disagreements(
     shown = [judge_name] if judge_name else judge_names
     items, n_items, n_split = [], 0, 0
     for pair_id in sorted(humans, key=lambda pk: (pairs[pk].topic, pairs[pk].system_a, pairs[pk].system_b, pk)):
-        majority = _majority([h.winner for h in humans[pair_id]])
+        majority = majority_winner([h.winner for h in humans[pair_id]])
         judged = [name for name in shown if (pair_id, name) in merged]
         if not judged:
             continue

@@ -10,7 +10,7 @@ class Judge(models.Model):
 
     The API key is never stored: `api_key_env` names the environment variable
     that holds it, read when a run starts. Only names ending in `_API_KEY` or
-    listed in the JUDGE_API_KEY_ENVS setting are read (see `services.api_key_env_refusal`),
+    listed in the JUDGE_API_KEY_ENVS setting are read (see `endpoints.api_key_env_refusal`),
     so that no judge can send this server's own secrets to its base URL.
     """
 

@@ -1,6 +1,6 @@
 """What an LLM judge is asked and how its answer is read.
 
-Pure Python, no Django: the run engine (``judges.services``) turns a pair and a
+Pure Python, no Django: the run engine (``judges.engine``) turns a pair and a
 criterion category into a :class:`JudgeRequest` with :func:`build_request`, sends
 it to any OpenAI-compatible chat-completions endpoint, and reads the reply with
 :func:`parse_verdicts`.

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from django.db.models import Count, Q, QuerySet
 
 from annotate.models import Article, Campaign, Category, Criterion, Pair
 from judges.models import CachedResponse, Judge, JudgeRun, JudgeUnit
+from judges.pricing import token_cost
 from judges.protocol import (
     CriterionSpec,
     JudgeRequest,
@@ -25,24 +26,7 @@ from judges.protocol import (
     request_hashes,
 )
 
-MILLION = Decimal(1_000_000)
-CENT_PLACES = Decimal("1e-8")
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
-
-
-def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal:
-    """USD for one call: cached prompt tokens at the cached price (the input price when unset).
-
-    `judge` is anything with the three prices (a Judge, or the engine's copy of them).
-    """
-    cached_price = judge.input_price if judge.cached_input_price is None else judge.cached_input_price
-    total = (
-        Decimal(prompt_tokens - cached_tokens) * Decimal(judge.input_price)
-        + Decimal(cached_tokens) * Decimal(cached_price)
-        + Decimal(completion_tokens) * Decimal(judge.output_price)
-    ) / MILLION
-    # The stored precision: a run's cost is the exact sum of its calls' stored costs.
-    return total.quantize(CENT_PLACES, rounding=ROUND_HALF_UP)
 
 
 @dataclass(frozen=True)
@@ -84,7 +68,7 @@ class Plan:
         )
 
     def request_hashes(self, request: JudgeRequest) -> tuple[str, str]:
-        """The request's hash, and its hash without its JSON schema (see `judges.services._PlainJson`)."""
+        """The request's hash, and its hash without its JSON schema (see `judges.transport.PlainJson`)."""
         judge = self.judge
         return request_hashes(model=judge.model, request=request, temperature=judge.temperature, max_tokens=judge.max_tokens)
 

@@ -2,8 +2,8 @@
 
 from django.tasks import task
 
+from judges.engine import judge_run_execute
 from judges.models import JudgeRun
-from judges.services import judge_run_execute
 
 
 @task

@@ -4,15 +4,22 @@
 - bob: a second annotator; alice must not see his work, nor he hers.
 - rachel: a researcher (staff); she runs campaigns and sees everything.
 - oscar: an outsider with an account but no role in any campaign.
+
+Environment: PAIRWISE_SHARED names the directory holding the benchmark sample (wlc-sample/);
+it defaults to ../shared beside the repository. Tests that need the sample (``sample_path``)
+skip when it is not there.
 """
 
+import io
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
-SAMPLE = REPO.parent / "shared" / "wlc-sample"
+SHARED = Path(os.environ.get("PAIRWISE_SHARED") or REPO.parent / "shared")
+SAMPLE = SHARED / "wlc-sample"
 
 
 @pytest.fixture(autouse=True)
@@ -51,11 +58,24 @@ def oscar(django_user_model):
     return django_user_model.objects.create_user("oscar", password="oscar-password")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def sample_path():
+    """The WLC benchmark sample, $PAIRWISE_SHARED/wlc-sample (PAIRWISE_SHARED defaults to ../shared)."""
     if not (SAMPLE / "data").is_dir():
-        pytest.skip("../shared/wlc-sample is not present")
+        pytest.skip(f"benchmark sample not found at {SAMPLE} (set PAIRWISE_SHARED to the directory holding wlc-sample/)")
     return SAMPLE
+
+
+@pytest.fixture
+def llm_server():
+    """The fake OpenAI-compatible server of tests/llm_server.py on 127.0.0.1, one per session,
+    reset before and after each test."""
+    from tests.llm_server import shared_server
+
+    server = shared_server()
+    server.reset()
+    yield server
+    server.reset()
 
 
 @pytest.fixture
@@ -88,3 +108,22 @@ def campaign(catalogue, alice, bob):
         annotators=[alice, bob],
         rationale_min_length=5,
     )
+
+
+@pytest.fixture
+def demo_campaign(db):
+    """``load_demo``'s users (annotator1, annotator2, …), rubric, articles and its "Demo campaign"."""
+    from django.core.management import call_command
+
+    from annotate.models import Campaign
+
+    call_command("load_demo", stdout=io.StringIO())
+    return Campaign.objects.get(name="Demo campaign")
+
+
+@pytest.fixture
+def calibration_campaign(alice, bob):
+    """The hand dataset of tests/calibration_builders: labels and verdicts whose figures the report tests check by hand."""
+    from tests.calibration_builders import hand_dataset
+
+    return hand_dataset(alice, bob)

@@ -17,18 +17,23 @@ a hash of the key and the first 200 characters of the user message ("1" or "2",
 never "tie", so it is valid whether or not ties are allowed).
 
 Faults (``script``), consumed one per request in arrival order:
-``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``), ``"timeout"`` (the reply is
+``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``
+in seconds; ``("429", seconds, "date")`` gives it as an HTTP date that many seconds ahead), ``"timeout"`` (the reply is
 held ``hang_seconds``, 5 s by default, longer than a test client's timeout),
 ``"truncated"``, ``"wrong_count"``, ``"bad_winner"``, ``"not_json"``, ``"no_choices"``.
 The last five are 200 answers with unusable content and, like any billed answer,
 carry usage; ``"no_choices"`` is no completion at all but an error object, as some
 proxies send with a 200.
 
+Bookkeeping: ``requests`` and ``authorizations`` in arrival order, ``arrivals`` (the
+server's ``time.monotonic()`` as each request came in) and ``max_in_flight``, the most
+chat requests the server held at once, so tests count concurrency instead of timing it.
+
 ``refuse_schema = True`` makes it answer every request that carries a
 ``response_format`` with a 400 naming it, as endpoints without structured output do.
 
-Fixture: ``llm_server`` (import it into a test module or conftest) hands out one
-server shared by the whole session, reset before and after each test.
+``shared_server()`` hands out one server for the whole process; the ``llm_server``
+fixture in tests/conftest.py resets it before and after each test.
 """
 
 from __future__ import annotations
@@ -41,11 +46,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
 
-__all__ = ["FakeLLM", "FAULTS", "default_policy", "llm_server"]
+__all__ = ["FakeLLM", "FAULTS", "default_policy", "shared_server"]
 
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
@@ -98,6 +103,9 @@ class FakeLLM:
         self.refuse_schema = False
         self.requests: list[dict] = []
         self.authorizations: list[str] = []  # the Authorization header of each request, in order
+        self.arrivals: list[float] = []  # time.monotonic() as each request arrived, in order
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.base_url = ""
         self._faults: deque = deque()
         self._lock = threading.Lock()
@@ -137,7 +145,8 @@ class FakeLLM:
         queued = []
         for fault in faults:
             name = fault[0] if isinstance(fault, tuple) else fault
-            if name not in FAULTS or (isinstance(fault, tuple) and name != "429"):
+            bad_tuple = isinstance(fault, tuple) and (name != "429" or len(fault) not in (2, 3) or (len(fault) == 3 and fault[2] != "date"))
+            if name not in FAULTS or bad_tuple:
                 raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
             queued.append(("429", 1) if fault == "429" else fault)
         with self._lock:
@@ -148,6 +157,8 @@ class FakeLLM:
         with self._lock:
             self.requests.clear()
             self.authorizations.clear()
+            self.arrivals.clear()
+            self.in_flight = self.max_in_flight = 0
             self._faults.clear()
         self.latency, policy = self._initial
         self.policy = policy or default_policy
@@ -164,6 +175,7 @@ class FakeLLM:
         with self._lock:
             self.requests.append(body)
             self.authorizations.append(authorization)
+            self.arrivals.append(time.monotonic())
             self._ids += 1
             return self._ids
 
@@ -257,6 +269,16 @@ class FakeLLM:
                     return
                 number = fake._record(body, self.headers.get("Authorization", ""))
                 fault = fake._next_fault()
+                with fake._lock:
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    self._answer(body, number, fault)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
+
+            def _answer(self, body: dict, number: int, fault) -> None:
                 if fake.latency:
                     time.sleep(fake.latency)
                 if fake.refuse_schema and "response_format" in body:
@@ -266,7 +288,8 @@ class FakeLLM:
                 elif fault == "400":
                     self._error(400, "the prompt is longer than this model's context window", "invalid_request_error")
                 elif isinstance(fault, tuple):
-                    self._error(429, "rate limited on purpose", "rate_limit_error", {"Retry-After": str(fault[1])})
+                    after = formatdate(time.time() + fault[1], usegmt=True) if len(fault) == 3 else str(fault[1])
+                    self._error(429, "rate limited on purpose", "rate_limit_error", {"Retry-After": after})
                 elif fault == "timeout":
                     fake._stopping.wait(fake.hang_seconds)
                     self._send(200, fake._completion(body, number, None))
@@ -288,11 +311,3 @@ def shared_server() -> FakeLLM:
             _shared = FakeLLM()
             _shared.start()
         return _shared
-
-
-@pytest.fixture
-def llm_server():
-    server = shared_server()
-    server.reset()
-    yield server
-    server.reset()

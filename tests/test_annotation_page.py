@@ -46,17 +46,31 @@ def test_it_shows_no_trace_of_which_system_wrote_which(client, alice, work):
 
 
 def test_it_keeps_every_annotator_facing_response_blind(client, alice, work, campaign):
+    from annotate.rendering import plain_text
+
     client.force_login(alice)
     criterion = campaign.criterion_set.criteria.first()
-    bodies = [
-        client.get(reverse("home")).content.decode(),
-        client.post(reverse("label-save", args=[work.pk, criterion.key]), {"position": "1", "rationale": "clearer prose"}, HTTP_HX_REQUEST="true").content.decode(),
-        client.post(reverse("label-save", args=[work.pk, criterion.key]), {"position": "tie"}, HTTP_HX_REQUEST="true").content.decode(),
-        client.post(reverse("submit", args=[work.pk])).content.decode(),
-        client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": "0", "end": "3", "quote": "zzz", "polarity": "1"}, HTTP_HX_REQUEST="true").content.decode(),
+    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    quote = plain_text(left.html)[:12]
+    label_url = reverse("label-save", args=[work.pk, criterion.key])
+    # Successes and refusals alike: a refusal page or fragment must not leak either.
+    responses = [
+        (200, client.get(reverse("home"))),
+        (200, client.post(label_url, {"position": "1", "rationale": "clearer prose"}, HTTP_HX_REQUEST="true")),
+        (422, client.post(label_url, {"position": "tie"}, HTTP_HX_REQUEST="true")),  # a strict campaign: no ties
+        (422, client.post(reverse("submit", args=[work.pk]))),  # 38 criteria still unanswered
+        (200, client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": "0", "end": "12", "quote": quote, "polarity": "1"}, HTTP_HX_REQUEST="true")),
+        (422, client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": "0", "end": "3", "quote": "zzz", "polarity": "1"}, HTTP_HX_REQUEST="true")),
+        (200, page(client, work)),
     ]
-    for body in bodies:
-        assert leaks(body) == []
+    assert [response.status_code for _, response in responses] == [status for status, _ in responses]
+    assert work.spans.get().quote == quote
+    assert 'class="save-status saved"' in responses[1][1].content.decode()
+    assert "does not allow ties" in responses[2][1].content.decode()
+    assert "Not submitted yet. Still missing (" in responses[3][1].content.decode()
+    assert quote in responses[4][1].content.decode() and quote in responses[6][1].content.decode()
+    for _, response in responses:
+        assert leaks(response.content.decode()) == []
 
 
 def test_it_puts_the_drawn_article_on_the_left(client, alice, work):

@@ -1,10 +1,8 @@
 """The JSON API under /api/: who may see what, the claim/label/submit flow, and the blind presentation."""
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -21,13 +19,7 @@ REASON = "The first article explains this more clearly."
 
 
 @pytest.fixture
-def demo():
-    call_command("load_demo", stdout=io.StringIO())
-    return Campaign.objects.get(name="Demo campaign")
-
-
-@pytest.fixture
-def campaign(demo, alice, bob):
+def api_campaign(demo_campaign, alice, bob):
     """Alice and Bob's campaign: 4 topics x 2 pairs against the reference, two annotators per pair."""
     return campaign_create(
         name="API campaign",
@@ -64,14 +56,14 @@ def fill_every_criterion(client: APIClient, assignment_id: int, position: str = 
 # --- who may call what ------------------------------------------------------------------
 
 
-def test_it_refuses_anonymous_callers(campaign, alice):
+def test_it_refuses_anonymous_callers(api_campaign, alice):
     anonymous = APIClient()
-    assignment_id = assignment_claim_next(campaign=campaign, user=alice).pk
+    assignment_id = assignment_claim_next(campaign=api_campaign, user=alice).pk
     calls = [
         ("get", reverse("api:campaign-list")),
-        ("get", reverse("api:campaign-detail", args=[campaign.pk])),
-        ("post", reverse("api:campaign-claim", args=[campaign.pk])),
-        ("get", reverse("api:campaign-labels", args=[campaign.pk])),
+        ("get", reverse("api:campaign-detail", args=[api_campaign.pk])),
+        ("post", reverse("api:campaign-claim", args=[api_campaign.pk])),
+        ("get", reverse("api:campaign-labels", args=[api_campaign.pk])),
         ("get", reverse("api:assignment-list")),
         ("get", reverse("api:assignment-detail", args=[assignment_id])),
         ("put", label_url(assignment_id, "ww_cc_1")),
@@ -84,7 +76,7 @@ def test_it_refuses_anonymous_callers(campaign, alice):
     assert not Assignment.objects.exclude(pk=assignment_id).exists()
 
 
-def test_it_accepts_a_token_and_refuses_a_wrong_one(campaign, alice):
+def test_it_accepts_a_token_and_refuses_a_wrong_one(api_campaign, alice):
     token = Token.objects.create(user=alice)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
@@ -92,7 +84,7 @@ def test_it_accepts_a_token_and_refuses_a_wrong_one(campaign, alice):
     assert response.status_code == 200
     assert [row["name"] for row in response.json()] == ["API campaign"]
     # Token requests carry no cookie to forge, so they need no CSRF token.
-    assert client.post(reverse("api:campaign-claim", args=[campaign.pk])).status_code == 201
+    assert client.post(reverse("api:campaign-claim", args=[api_campaign.pk])).status_code == 201
 
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
     response = client.get(reverse("api:campaign-list"))
@@ -100,9 +92,9 @@ def test_it_accepts_a_token_and_refuses_a_wrong_one(campaign, alice):
     assert response.json() == {"detail": "Invalid token."}
 
 
-def test_it_refuses_a_session_post_without_a_csrf_token(campaign, alice):
+def test_it_refuses_a_session_post_without_a_csrf_token(api_campaign, alice):
     client = client_for(alice, enforce_csrf_checks=True)
-    url = reverse("api:campaign-claim", args=[campaign.pk])
+    url = reverse("api:campaign-claim", args=[api_campaign.pk])
     response = client.post(url)
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
@@ -113,9 +105,9 @@ def test_it_refuses_a_session_post_without_a_csrf_token(campaign, alice):
     assert response.status_code == 201
 
 
-def test_it_shows_annotators_only_their_open_campaigns(campaign, alice, oscar):
+def test_it_shows_annotators_only_their_open_campaigns(api_campaign, alice, oscar):
     closed = campaign_create(
-        name="Closed campaign", criterion_set=campaign.criterion_set, systems=SYSTEMS, annotators=[alice], topics=1
+        name="Closed campaign", criterion_set=api_campaign.criterion_set, systems=SYSTEMS, annotators=[alice], topics=1
     )
     campaign_set_open(campaign=closed, is_open=False)
     client = client_for(alice)
@@ -124,7 +116,7 @@ def test_it_shows_annotators_only_their_open_campaigns(campaign, alice, oscar):
     assert rows[0]["mine"] == {"submitted": 0, "active_assignment": None}
     assert "reference_system" not in rows[0] and "annotators" not in rows[0]
 
-    detail = client.get(reverse("api:campaign-detail", args=[campaign.pk]))
+    detail = client.get(reverse("api:campaign-detail", args=[api_campaign.pk]))
     assert detail.status_code == 200 and detail.json()["name"] == "API campaign"
     demo = Campaign.objects.get(name="Demo campaign")
     assert client.get(reverse("api:campaign-detail", args=[demo.pk])).status_code == 403
@@ -133,11 +125,11 @@ def test_it_shows_annotators_only_their_open_campaigns(campaign, alice, oscar):
 
     outsider = client_for(oscar)
     assert outsider.get(reverse("api:campaign-list")).json() == []
-    assert outsider.get(reverse("api:campaign-detail", args=[campaign.pk])).status_code == 403
+    assert outsider.get(reverse("api:campaign-detail", args=[api_campaign.pk])).status_code == 403
 
 
-def test_it_lists_every_campaign_with_settings_and_counts_for_staff(campaign, alice, rachel):
-    assignment_id = claim(client_for(alice), campaign)["id"]
+def test_it_lists_every_campaign_with_settings_and_counts_for_staff(api_campaign, alice, rachel):
+    assignment_id = claim(client_for(alice), api_campaign)["id"]
     fill_every_criterion(client_for(alice), assignment_id)
     assert client_for(alice).post(reverse("api:assignment-submit", args=[assignment_id])).status_code == 200
 
@@ -151,7 +143,7 @@ def test_it_lists_every_campaign_with_settings_and_counts_for_staff(campaign, al
     assert (mine["overlap"], mine["allow_tie"], mine["is_open"]) == (2, False, True)
     assert mine["counts"] == {"pairs": 8, "needed": 16, "submitted": 1}
 
-    detail = staff.get(reverse("api:campaign-detail", args=[campaign.pk])).json()
+    detail = staff.get(reverse("api:campaign-detail", args=[api_campaign.pk])).json()
     progress = detail["progress"]
     assert (progress["needed"], progress["submitted"]) == (16, 1)
     assert len(progress["pairs"]) == 8
@@ -161,22 +153,22 @@ def test_it_lists_every_campaign_with_settings_and_counts_for_staff(campaign, al
     assert progress["annotators"][0]["labels"] == 39
 
 
-def test_it_counts_each_annotators_assignments_once(campaign, alice, rachel):
-    assignment_id = claim(client_for(alice), campaign)["id"]
+def test_it_counts_each_annotators_assignments_once(api_campaign, alice, rachel):
+    assignment_id = claim(client_for(alice), api_campaign)["id"]
     fill_every_criterion(client_for(alice), assignment_id)
     client_for(alice).post(reverse("api:assignment-submit", args=[assignment_id]))
-    progress = client_for(rachel).get(reverse("api:campaign-detail", args=[campaign.pk])).json()["progress"]
+    progress = client_for(rachel).get(reverse("api:campaign-detail", args=[api_campaign.pk])).json()["progress"]
     assert progress["annotators"][0]["submitted"] == 1
 
 
-def test_it_exports_the_labels_to_staff_only(campaign, alice, bob, rachel, oscar):
-    url = reverse("api:campaign-labels", args=[campaign.pk])
+def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel, oscar):
+    url = reverse("api:campaign-labels", args=[api_campaign.pk])
     for user in (alice, bob, oscar):
         assert client_for(user).get(url).status_code == 403
     assert APIClient().get(url).status_code in (401, 403)
 
     client = client_for(alice)
-    assignment_id = claim(client, campaign)["id"]
+    assignment_id = claim(client, api_campaign)["id"]
     fill_every_criterion(client, assignment_id, position="2")
     client.post(reverse("api:assignment-submit", args=[assignment_id]))
 
@@ -202,13 +194,13 @@ def test_it_exports_the_labels_to_staff_only(campaign, alice, bob, rachel, oscar
 
 
 @pytest.mark.parametrize("a_on_left", [True, False])
-def test_it_claims_saves_and_submits_by_position(campaign, alice, rachel, a_on_left):
+def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_on_left):
     client = client_for(alice)
-    response = client.post(reverse("api:campaign-claim", args=[campaign.pk]))
+    response = client.post(reverse("api:campaign-claim", args=[api_campaign.pk]))
     assert response.status_code == 201
     claimed = response.json()
     assert (claimed["status"], claimed["campaign"]["name"]) == ("active", "API campaign")
-    again = client.post(reverse("api:campaign-claim", args=[campaign.pk]))
+    again = client.post(reverse("api:campaign-claim", args=[api_campaign.pk]))
     assert again.status_code == 200 and again.json()["id"] == claimed["id"]
     # The side is drawn at random on claim; fix it so both mappings are checked.
     Assignment.objects.filter(pk=claimed["id"]).update(a_on_left=a_on_left)
@@ -256,9 +248,9 @@ def test_it_claims_saves_and_submits_by_position(campaign, alice, rachel, a_on_l
     assert mine["results"][0]["progress"] == {"done": 39, "total": 39}
 
 
-def test_it_refuses_to_submit_and_lists_what_is_missing(campaign, alice):
+def test_it_refuses_to_submit_and_lists_what_is_missing(api_campaign, alice):
     client = client_for(alice)
-    assignment_id = claim(client, campaign)["id"]
+    assignment_id = claim(client, api_campaign)["id"]
     client.put(label_url(assignment_id, "ww_cc_1"), {"position": "1", "rationale": "Short"}, format="json")
     response = client.post(reverse("api:assignment-submit", args=[assignment_id]))
     assert response.status_code == 400
@@ -270,9 +262,9 @@ def test_it_refuses_to_submit_and_lists_what_is_missing(campaign, alice):
     assert Assignment.objects.get(pk=assignment_id).status == Assignment.Status.ACTIVE
 
 
-def test_it_asks_for_the_overall_preference_when_the_campaign_does(demo, alice):
+def test_it_asks_for_the_overall_preference_when_the_campaign_does(demo_campaign, alice):
     asks = campaign_create(
-        name="Overall campaign", criterion_set=demo.criterion_set, systems=SYSTEMS, annotators=[alice], ask_overall=True
+        name="Overall campaign", criterion_set=demo_campaign.criterion_set, systems=SYSTEMS, annotators=[alice], ask_overall=True
     )
     client = client_for(alice)
     assignment_id = claim(client, asks)["id"]
@@ -287,9 +279,9 @@ def test_it_asks_for_the_overall_preference_when_the_campaign_does(demo, alice):
     assert client.post(reverse("api:assignment-submit", args=[assignment_id])).status_code == 200
 
 
-def test_it_explains_refused_labels(campaign, alice):
+def test_it_explains_refused_labels(api_campaign, alice):
     client = client_for(alice)
-    assignment_id = claim(client, campaign)["id"]
+    assignment_id = claim(client, api_campaign)["id"]
     url = label_url(assignment_id, "ww_cc_1")
     response = client.put(url, {"position": "left"}, format="json")
     assert response.status_code == 400
@@ -303,19 +295,19 @@ def test_it_explains_refused_labels(campaign, alice):
     assert not Label.objects.exists()
 
 
-def test_it_refuses_changes_once_the_campaign_is_closed(campaign, alice):
+def test_it_refuses_changes_once_the_campaign_is_closed(api_campaign, alice):
     client = client_for(alice)
-    assignment_id = claim(client, campaign)["id"]
-    campaign_set_open(campaign=campaign, is_open=False)
+    assignment_id = claim(client, api_campaign)["id"]
+    campaign_set_open(campaign=api_campaign, is_open=False)
     response = client.post(reverse("api:assignment-submit", args=[assignment_id]))
     assert response.status_code == 400
     assert response.json() == {"errors": ["This campaign is closed; its labels can no longer be changed."]}
     assert client.put(label_url(assignment_id, "ww_cc_1"), {"position": "1"}, format="json").status_code == 400
 
 
-def test_it_answers_204_when_nothing_is_left_and_403_to_others(demo, alice, bob, rachel, oscar):
+def test_it_answers_204_when_nothing_is_left_and_403_to_others(demo_campaign, alice, bob, rachel, oscar):
     single = campaign_create(
-        name="One pair", criterion_set=demo.criterion_set, systems=["wikipedia", "atlas_agent"], topics=1, annotators=[alice, bob]
+        name="One pair", criterion_set=demo_campaign.criterion_set, systems=["wikipedia", "atlas_agent"], topics=1, annotators=[alice, bob]
     )
     assert client_for(alice).post(reverse("api:campaign-claim", args=[single.pk])).status_code == 201
     assert client_for(bob).post(reverse("api:campaign-claim", args=[single.pk])).status_code == 204
@@ -327,13 +319,13 @@ def test_it_answers_204_when_nothing_is_left_and_403_to_others(demo, alice, bob,
     assert closed.status_code == 409 and closed.json()["detail"].startswith("This campaign is closed")
 
     # Staff who are listed annotators may work like anyone else.
-    with_staff = campaign_create(name="Staff pair", criterion_set=demo.criterion_set, systems=SYSTEMS, annotators=[rachel])
+    with_staff = campaign_create(name="Staff pair", criterion_set=demo_campaign.criterion_set, systems=SYSTEMS, annotators=[rachel])
     assert client_for(rachel).post(reverse("api:campaign-claim", args=[with_staff.pk])).status_code == 201
 
 
-def test_it_keeps_each_annotators_work_to_themselves(campaign, alice, bob, rachel):
-    alices = claim(client_for(alice), campaign)["id"]
-    bobs = claim(client_for(bob), campaign)["id"]
+def test_it_keeps_each_annotators_work_to_themselves(api_campaign, alice, bob, rachel):
+    alices = claim(client_for(alice), api_campaign)["id"]
+    bobs = claim(client_for(bob), api_campaign)["id"]
     for user in (bob, rachel):
         client = client_for(user)
         assert client.get(reverse("api:assignment-detail", args=[alices])).status_code == 403
@@ -355,10 +347,10 @@ def _keys(value) -> set[str]:
     return set()
 
 
-def test_it_never_tells_annotators_which_system_wrote_what(campaign, alice):
+def test_it_never_tells_annotators_which_system_wrote_what(api_campaign, alice):
     client = client_for(alice)
-    bodies = [client.get(reverse("api:campaign-list")), client.get(reverse("api:campaign-detail", args=[campaign.pk]))]
-    claimed = client.post(reverse("api:campaign-claim", args=[campaign.pk]))
+    bodies = [client.get(reverse("api:campaign-list")), client.get(reverse("api:campaign-detail", args=[api_campaign.pk]))]
+    claimed = client.post(reverse("api:campaign-claim", args=[api_campaign.pk]))
     assignment_id = claimed.json()["id"]
     bodies += [claimed, client.get(reverse("api:assignment-detail", args=[assignment_id]))]
     bodies.append(client.put(label_url(assignment_id, "ww_cc_1"), {"position": "1", "rationale": REASON}, format="json"))
@@ -380,7 +372,7 @@ def test_it_never_tells_annotators_which_system_wrote_what(campaign, alice):
         assert not [key for key in keys if "system" in key or "article_id" in key or key == "url"]
     page = bodies[-1].json()
     assert [set(column) for column in page["articles"]] == [{"position", "html", "toc"}] * 2
-    assert _ids(page) == {assignment_id, campaign.pk}
+    assert _ids(page) == {assignment_id, api_campaign.pk}
 
 
 def _ids(value) -> set[int]:
@@ -392,13 +384,13 @@ def _ids(value) -> set[int]:
     return set()
 
 
-def test_it_answers_405_for_wrong_methods(campaign, alice, rachel):
+def test_it_answers_405_for_wrong_methods(api_campaign, alice, rachel):
     client = client_for(alice)
-    assignment_id = claim(client, campaign)["id"]
+    assignment_id = claim(client, api_campaign)["id"]
     wrong = [
         ("post", reverse("api:campaign-list")),
-        ("delete", reverse("api:campaign-detail", args=[campaign.pk])),
-        ("get", reverse("api:campaign-claim", args=[campaign.pk])),
+        ("delete", reverse("api:campaign-detail", args=[api_campaign.pk])),
+        ("get", reverse("api:campaign-claim", args=[api_campaign.pk])),
         ("post", reverse("api:assignment-list")),
         ("post", reverse("api:assignment-detail", args=[assignment_id])),
         ("get", label_url(assignment_id, "ww_cc_1")),
@@ -408,7 +400,7 @@ def test_it_answers_405_for_wrong_methods(campaign, alice, rachel):
     ]
     for method, url in wrong:
         assert getattr(client, method)(url).status_code == 405, (method, url)
-    assert client_for(rachel).post(reverse("api:campaign-labels", args=[campaign.pk])).status_code == 405
+    assert client_for(rachel).post(reverse("api:campaign-labels", args=[api_campaign.pk])).status_code == 405
 
 
 def _tiny_rubric() -> CriterionSet:
@@ -417,9 +409,9 @@ def _tiny_rubric() -> CriterionSet:
     return criterion_set_import(rubric=rubric)[0]
 
 
-def test_it_reads_an_assignment_in_constant_queries(demo, alice, django_assert_max_num_queries):
+def test_it_reads_an_assignment_in_constant_queries(demo_campaign, alice, django_assert_max_num_queries):
     tiny = campaign_create(name="Tiny campaign", criterion_set=_tiny_rubric(), systems=SYSTEMS, annotators=[alice])
-    big = campaign_create(name="Big campaign", criterion_set=demo.criterion_set, systems=SYSTEMS, annotators=[alice])
+    big = campaign_create(name="Big campaign", criterion_set=demo_campaign.criterion_set, systems=SYSTEMS, annotators=[alice])
     client = client_for(alice)
     for campaign, total in [(tiny, 3), (big, 39)]:
         assignment_id = claim(client, campaign)["id"]

@@ -16,7 +16,6 @@ from annotate.labels_io import SPAN_COLUMNS
 from annotate.models import Article, CriterionSet, Label, Span, System, Topic
 from annotate.sources import Problem
 from tests.helpers import RUBRIC, article, run, write_wlc
-from tests.test_export_labels import demo  # noqa: F401 (a fixture)
 from tests.test_import_labels import import_labels, label_row, span_row, write_csv, write_jsonl
 
 pytestmark = pytest.mark.django_db
@@ -143,7 +142,7 @@ def test_it_reports_an_unstorable_criteria_file(tmp_path, content, message):
 # --- import_labels ---------------------------------------------------------------------------
 
 
-def test_it_skips_label_rows_with_nul_in_csv(demo, tmp_path):  # noqa: F811 (demo is a fixture)
+def test_it_skips_label_rows_with_nul_in_csv(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [
         label_row(),
         label_row(criterion="ww_cc_2", rationale="A NUL \x00 inside."),
@@ -162,7 +161,7 @@ def test_it_skips_label_rows_with_nul_in_csv(demo, tmp_path):  # noqa: F811 (dem
     assert list(Label.objects.filter(assignment__annotator__username="ext_rater").values_list("criterion__key", flat=True)) == ["ww_cc_1"]
 
 
-def test_it_skips_label_lines_with_escaped_surrogates_deep_nesting_or_huge_numbers_in_jsonl(demo, tmp_path):  # noqa: F811
+def test_it_skips_label_lines_with_escaped_surrogates_deep_nesting_or_huge_numbers_in_jsonl(demo_campaign, tmp_path):
     path = write_jsonl(tmp_path / "labels.jsonl", [label_row(), label_row(criterion="ww_cc_2", rationale="Lone \ud800 half.")])
     with path.open("a", encoding="utf-8") as handle:
         handle.write(DEEP + "\n")
@@ -179,7 +178,7 @@ def test_it_skips_label_lines_with_escaped_surrogates_deep_nesting_or_huge_numbe
     assert "labels: 1 new" in result.out
 
 
-def test_it_refuses_a_labels_file_that_is_not_utf8_as_a_whole(demo, tmp_path):  # noqa: F811
+def test_it_refuses_a_labels_file_that_is_not_utf8_as_a_whole(demo_campaign, tmp_path):
     """A file in another encoding is wrong throughout; importing its ASCII rows alone would hide that."""
     path = tmp_path / "labels.csv"
     write_csv(path, [label_row()])
@@ -190,7 +189,7 @@ def test_it_refuses_a_labels_file_that_is_not_utf8_as_a_whole(demo, tmp_path):  
     assert not Label.objects.filter(assignment__annotator__username="ext_rater").exists()
 
 
-def test_it_skips_spans_with_offsets_of_thousands_of_digits(demo, tmp_path):  # noqa: F811
+def test_it_skips_spans_with_offsets_of_thousands_of_digits(demo_campaign, tmp_path):
     labels = write_csv(tmp_path / "labels.csv", [label_row()])
     spans = tmp_path / "labels.spans.csv"
     write_csv(spans, [span_row(), span_row(start="9" * 5000, end="9" * 5001)], SPAN_COLUMNS)
@@ -200,7 +199,7 @@ def test_it_skips_spans_with_offsets_of_thousands_of_digits(demo, tmp_path):  # 
     assert Span.objects.count() == 1
 
 
-def test_it_refuses_a_campaign_name_that_is_not_utf8(demo, tmp_path):  # noqa: F811
+def test_it_refuses_a_campaign_name_that_is_not_utf8(demo_campaign, tmp_path):
     outcome = run("import_labels", "--campaign", "Demo \udcff", str(write_csv(tmp_path / "labels.csv", [label_row()])))
     assert outcome.code == 1
     assert "--campaign is not valid UTF-8 text" in outcome.err

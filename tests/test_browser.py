@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import sync_playwright  # a dev dependency: missing, the module fails to import
 
+from annotate.labels_io import label_rows
 from annotate.models import Assignment, Criterion, Label
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls made here are still synchronous.
@@ -46,8 +48,7 @@ IDLE_AND_SAVED = """id => window.__inflight === 0 &&
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
+    with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
@@ -64,7 +65,8 @@ def page(browser, live_server):
 
 
 @pytest.fixture
-def demo(live_server):
+def live_demo(live_server):
+    """The demo users, rubric, articles and campaign, loaded into the live server's database."""
     call_command("load_demo", stdout=io.StringIO())
 
 
@@ -159,7 +161,7 @@ def label_the_whole_pair(page, assignment: Assignment, *, seed: int) -> dict[str
 
 
 @pytest.mark.parametrize(("username", "a_on_left", "seed"), [("annotator1", True, 1), ("annotator2", False, 2)], ids=["a-on-left", "b-on-left"])
-def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_systems(page, demo, username, a_on_left, seed):
+def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_systems(page, live_demo, username, a_on_left, seed):
     log_in(page, username, f"demo-{username}")
     assignment = start_next_pair(page)
     # The order is drawn at random on claim; fix it so that both orders are covered every run.
@@ -190,16 +192,12 @@ def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_sy
         assert labels[key].rationale == rationale
     assert set(expected_system.values()) == {left.system.key, right.system.key}  # both sides won somewhere
 
-    try:
-        from annotate.labels_io import label_rows
-    except ImportError:
-        return
     rows = [row for row in label_rows(pair.campaign) if row["rater"] == username]
     assert {row["criterion"]: row["winner_system"] for row in rows} == expected_system
     assert {(row["left_system"], row["right_system"]) for row in rows} == {(left.system.key, right.system.key)}
 
 
-def test_it_retries_a_failed_save(page, demo):
+def test_it_retries_a_failed_save(page, live_demo):
     log_in(page, "annotator1", "demo-annotator1")
     assignment = start_next_pair(page)
     key = Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order").values_list("key", flat=True)[0]
@@ -226,7 +224,7 @@ def test_it_retries_a_failed_save(page, demo):
     assert label.winner == (Label.Winner.A if assignment.a_on_left else Label.Winner.B)
 
 
-def test_it_stops_retrying_a_refused_save_and_keeps_the_text(page, demo):
+def test_it_stops_retrying_a_refused_save_and_keeps_the_text(page, live_demo):
     log_in(page, "annotator1", "demo-annotator1")
     assignment = start_next_pair(page)
     key = Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order").values_list("key", flat=True)[0]

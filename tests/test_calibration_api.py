@@ -2,6 +2,8 @@
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -30,7 +32,13 @@ def test_it_gives_researchers_the_report(alice, bob, rachel):
     report = response.json()
     assert_contract(report)
     assert report["campaign"]["id"] == campaign.pk and report["recommended_judge"] == "sharp"
-    assert client.get(url(campaign)).json() == report
+    with CaptureQueriesContext(connection) as again:
+        second = client.get(url(campaign))
+    assert second.status_code == 200 and second.json() == report
+    cache.clear()
+    with CaptureQueriesContext(connection) as uncached:
+        assert client.get(url(campaign)).status_code == 200
+    assert len(again) < len(uncached)  # the second answer came from the cache
 
 
 def test_it_accepts_a_researchers_token(alice, bob, rachel):

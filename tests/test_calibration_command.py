@@ -6,22 +6,17 @@ import json
 
 import pytest
 
-from tests.calibration_builders import assert_contract, hand_campaign, hand_dataset
+from tests.calibration_builders import assert_contract, hand_campaign
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def campaign(alice, bob):
-    return hand_dataset(alice, bob)
-
-
-def test_it_writes_every_format(campaign, tmp_path):
+def test_it_writes_every_format(calibration_campaign, tmp_path):
     for fmt in ("json", "csv", "md", "html"):
         out = tmp_path / f"report.{fmt}"
         rounds = "200" if fmt == "json" else "50"
-        result = run("calibration_report", "--campaign", campaign.name, "--format", fmt, "--out", str(out), "--rounds", rounds)
+        result = run("calibration_report", "--campaign", calibration_campaign.name, "--format", fmt, "--out", str(out), "--rounds", rounds)
         assert result.code == 0, result.err
         assert f"-> {out}" in result.err and "12 human labels, 2 judges" in result.err
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
@@ -31,13 +26,13 @@ def test_it_writes_every_format(campaign, tmp_path):
     assert [r["rater"] for r in rows] == ["sharp", "cheap", "humans"]
     assert report["recommendation"] in (tmp_path / "report.md").read_text(encoding="utf-8")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert "<svg" in html and campaign.name in html
+    assert "<svg" in html and calibration_campaign.name in html
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.csv", "report.html", "report.json", "report.md"]
 
 
-def test_it_writes_to_standard_output_with_the_options(campaign):
+def test_it_writes_to_standard_output_with_the_options(calibration_campaign):
     result = run(
-        "calibration_report", "--campaign", campaign.name, "--out", "-", "--rounds", "0", "--seed", "7",
+        "calibration_report", "--campaign", calibration_campaign.name, "--out", "-", "--rounds", "0", "--seed", "7",
         "--reference", "atlas_agent", "--include-unsubmitted",
     )
     assert result.code == 0, result.err
@@ -48,10 +43,10 @@ def test_it_writes_to_standard_output_with_the_options(campaign):
     }
 
 
-def test_it_replaces_an_existing_file_whole(campaign, tmp_path):
+def test_it_replaces_an_existing_file_whole(calibration_campaign, tmp_path):
     out = tmp_path / "report.md"
     out.write_text("old report", encoding="utf-8")
-    assert run("calibration_report", "--campaign", campaign.name, "--format", "md", "--out", str(out), "--rounds", "0").code == 0
+    assert run("calibration_report", "--campaign", calibration_campaign.name, "--format", "md", "--out", str(out), "--rounds", "0").code == 0
     assert out.read_text(encoding="utf-8").startswith("# Calibration report: Calib")
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
 
@@ -66,14 +61,14 @@ def test_it_reports_a_campaign_without_human_labels(alice, bob, tmp_path):
     assert report["recommendation"].startswith("No recommendation")
 
 
-def test_it_explains_what_is_wrong(campaign, tmp_path):
+def test_it_explains_what_is_wrong(calibration_campaign, tmp_path):
     unknown = run("calibration_report", "--campaign", "Nope", "--out", "-")
     assert unknown.code == 1 and "No campaign named 'Nope'" in unknown.err
-    reference = run("calibration_report", "--campaign", campaign.name, "--reference", "storm", "--rounds", "0")
+    reference = run("calibration_report", "--campaign", calibration_campaign.name, "--reference", "storm", "--rounds", "0")
     assert reference.code == 1 and "reference system 'storm' is not compared in campaign 'Calib'" in reference.err
-    folder = run("calibration_report", "--campaign", campaign.name, "--out", str(tmp_path / "missing" / "r.json"))
+    folder = run("calibration_report", "--campaign", calibration_campaign.name, "--out", str(tmp_path / "missing" / "r.json"))
     assert folder.code == 1 and "no such folder" in folder.err
-    rounds = run("calibration_report", "--campaign", campaign.name, "--rounds", "-1")
+    rounds = run("calibration_report", "--campaign", calibration_campaign.name, "--rounds", "-1")
     assert rounds.code == 1 and "--rounds must be 0 or more" in rounds.err
-    fmt = run("calibration_report", "--campaign", campaign.name, "--format", "pdf")
+    fmt = run("calibration_report", "--campaign", calibration_campaign.name, "--format", "pdf")
     assert fmt.code == 1 and "invalid choice: 'pdf'" in fmt.err

@@ -18,6 +18,8 @@ import krippendorff
 import numpy as np
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from calibration import report as reports
 from calibration.report import build_report, render
@@ -188,8 +190,14 @@ def test_it_renders_csv_markdown_and_html(hand):
 
 def test_it_reuses_the_cached_report_until_the_data_change(hand):
     campaign, _ = hand
-    first = reports.report_cached(campaign, rounds=50)
-    assert reports.report_cached(campaign, rounds=50) == first
+    with CaptureQueriesContext(connection) as building:
+        first = reports.report_cached(campaign, rounds=50)
+    with CaptureQueriesContext(connection) as reusing:
+        assert reports.report_cached(campaign, rounds=50) == first
+    # Served from the cache, only the campaign's change stamp is read.
+    assert len(reusing) < len(building)  # only the campaign's change stamp is read
     Judge.objects.get(name="cheap").units.filter(a_first=False).delete()
-    fresh = reports.report_cached(campaign, rounds=50)
+    with CaptureQueriesContext(connection) as rebuilding:
+        fresh = reports.report_cached(campaign, rounds=50)
+    assert len(rebuilding) > len(reusing)  # the data changed: built again
     assert judge(fresh, "cheap")["n_verdicts"] == 6 and judge(first, "cheap")["n_verdicts"] == 12

@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from tests.calibration_builders import ATLAS, assert_contract, hand_campaign, hand_dataset
+from tests.calibration_builders import ATLAS, assert_contract, hand_campaign
 
 pytestmark = pytest.mark.django_db
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown", "html": "text/html"}
@@ -16,11 +16,6 @@ FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown",
 def fast_reports(settings):
     settings.CALIBRATION_ROUNDS = 200
     cache.clear()
-
-
-@pytest.fixture
-def campaign(alice, bob):
-    return hand_dataset(alice, bob)
 
 
 @pytest.fixture
@@ -58,9 +53,9 @@ def test_it_refuses_other_methods(client, rachel, untouched):
     assert client.post(download(untouched, "json")).status_code == 405
 
 
-def test_it_shows_figures_charts_and_the_recommendation(client, rachel, campaign):
+def test_it_shows_figures_charts_and_the_recommendation(client, rachel, calibration_campaign):
     client.force_login(rachel)
-    response = client.get(dashboard(campaign))
+    response = client.get(dashboard(calibration_campaign))
     html = response.content.decode()
     assert response.status_code == 200
     assert "Use sharp (cost 0.05)" in html
@@ -69,10 +64,10 @@ def test_it_shows_figures_charts_and_the_recommendation(client, rachel, campaign
     assert html.count("<svg") == 3 and 'id="par-cost-' in html and 'id="bt-' in html
     assert "Human ceiling" in html and "Krippendorff" in html and "Bradley–Terry" in html
     for fmt in FORMATS:
-        assert f'href="{download(campaign, fmt)}"' in html
+        assert f'href="{download(calibration_campaign, fmt)}"' in html
     # The disagreement browser opens on the first criterion: cheap's tie on pair 2 against the humans' wikipedia.
     assert '<div id="disagreements">' in html and "cheap: tie" in html
-    assert 'hx-get="' + dashboard(campaign) + '"' in html
+    assert 'hx-get="' + dashboard(calibration_campaign) + '"' in html
 
 
 def test_it_says_so_when_nothing_is_labelled(client, rachel, untouched):
@@ -82,9 +77,9 @@ def test_it_says_so_when_nothing_is_labelled(client, rachel, untouched):
     assert "No recommendation: there are no human labels to calibrate against." in html
 
 
-def test_it_browses_disagreements_without_javascript(client, rachel, campaign):
+def test_it_browses_disagreements_without_javascript(client, rachel, calibration_campaign):
     client.force_login(rachel)
-    response = client.get(dashboard(campaign), {"criterion": "c3", "judge": "cheap"})
+    response = client.get(dashboard(calibration_campaign), {"criterion": "c3", "judge": "cheap"})
     html = response.content.decode()
     assert response.status_code == 200 and "<html" in html and "<svg" in html
     assert '<option value="c3" selected>' in html and '<option value="cheap" selected>' in html
@@ -93,19 +88,19 @@ def test_it_browses_disagreements_without_javascript(client, rachel, campaign):
     assert "1 pair where the humans split is left out" in html
 
 
-def test_it_sends_only_the_fragment_to_htmx(client, rachel, campaign, django_assert_max_num_queries):
+def test_it_sends_only_the_fragment_to_htmx(client, rachel, calibration_campaign, django_assert_max_num_queries):
     client.force_login(rachel)
-    client.get(dashboard(campaign))
+    client.get(dashboard(calibration_campaign))
     # Session, user, campaign, criteria, then the browser's four queries; no report is computed.
     with django_assert_max_num_queries(8):
-        response = client.get(dashboard(campaign), {"criterion": "c3"}, headers={"HX-Request": "true"})
+        response = client.get(dashboard(calibration_campaign), {"criterion": "c3"}, headers={"HX-Request": "true"})
     html = response.content.decode()
     assert response.status_code == 200
     assert html.strip().startswith('<div id="disagreements">') and "<html" not in html and "<svg" not in html
     assert "cheap: wikipedia" in html
-    sharp_only = client.get(dashboard(campaign), {"criterion": "c3", "judge": "sharp"}, headers={"HX-Request": "true"}).content.decode()
+    sharp_only = client.get(dashboard(calibration_campaign), {"criterion": "c3", "judge": "sharp"}, headers={"HX-Request": "true"}).content.decode()
     assert "No disagreement on this criterion." in sharp_only
-    unknown = client.get(dashboard(campaign), {"criterion": "<b>zz"}, headers={"HX-Request": "true"}).content.decode()
+    unknown = client.get(dashboard(calibration_campaign), {"criterion": "<b>zz"}, headers={"HX-Request": "true"}).content.decode()
     assert "No criterion '&lt;b&gt;zz' in this campaign's rubric." in unknown
 
 
@@ -115,11 +110,11 @@ def test_it_gives_the_full_page_when_htmx_restores_history(client, rachel, untou
     assert "<html" in response.content.decode()
 
 
-def test_it_downloads_every_format(client, rachel, campaign):
+def test_it_downloads_every_format(client, rachel, calibration_campaign):
     client.force_login(rachel)
     bodies = {}
     for fmt, content_type in FORMATS.items():
-        response = client.get(download(campaign, fmt))
+        response = client.get(download(calibration_campaign, fmt))
         assert response.status_code == 200
         assert response["Content-Type"] == f"{content_type}; charset=utf-8"
         assert response["Content-Disposition"] == f'attachment; filename="calibration-Calib.{fmt}"'
@@ -130,7 +125,7 @@ def test_it_downloads_every_format(client, rachel, campaign):
     assert bodies["csv"].startswith("rater,kind,model,")
     assert report["recommendation"] in bodies["md"]
     assert bodies["html"].count("<svg") == 3
-    assert client.get(download(campaign, "pdf")).status_code == 404
+    assert client.get(download(calibration_campaign, "pdf")).status_code == 404
 
 
 def test_it_links_the_campaign_page_to_the_dashboard(client, rachel, untouched):

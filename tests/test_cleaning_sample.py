@@ -1,4 +1,4 @@
-"""Cleaning checked against the real benchmark sample (../shared/wlc-sample).
+"""Cleaning checked against the real benchmark sample ($PAIRWISE_SHARED/wlc-sample; see tests/conftest.py).
 
 The prose check recomputes, independently of annotate.cleaning and with deliberately
 simple rules, the sequence of prose words an article should keep, and compares it
@@ -13,22 +13,20 @@ import pytest
 
 from annotate.cleaning import clean_article, count_words
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "wlc-sample"
-DATA = SAMPLE / "data" / "2025_Mar_Nov"
 
 
-def _articles():
-    wiki = sorted((DATA / "wiki_data" / "cleaned_data" / "article").glob("*.md"))
-    systems = sorted((DATA / "test_data").glob("*/md_data/*.md"))
+def _articles(data: Path):
+    wiki = sorted((data / "wiki_data" / "cleaned_data" / "article").glob("*.md"))
+    systems = sorted((data / "test_data").glob("*/md_data/*.md"))
     return [("wikipedia", p) for p in wiki] + [(p.parent.parent.name, p) for p in systems]
 
 
 @pytest.fixture(scope="module")
-def displayed():
-    if not DATA.is_dir():
-        pytest.skip(f"benchmark sample not found at {SAMPLE}")
+def displayed(sample_path):
+    data = sample_path / "data" / "2025_Mar_Nov"
+    assert data.is_dir(), f"the sample at {sample_path} has no data/2025_Mar_Nov"
     out = []
-    for system, path in _articles():
+    for system, path in _articles(data):
         raw = path.read_text(encoding="utf-8")
         title = path.stem.replace("_", " ")
         out.append((system, path.stem, raw, clean_article(raw, title)))

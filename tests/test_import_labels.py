@@ -9,7 +9,7 @@ from annotate.labels_io import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span, System
 from annotate.rendering import plain_text
 from tests.helpers import run
-from tests.test_export_labels import choose, claim, demo, finish, mark, read_csv  # noqa: F401 (demo is a fixture)
+from tests.test_export_labels import choose, claim, finish, mark, read_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +60,7 @@ def import_labels(path, *args):
     return run("import_labels", "--campaign", "Demo campaign", str(path), *args)
 
 
-def test_it_imports_rows_for_an_external_rater(demo, tmp_path):
+def test_it_imports_rows_for_an_external_rater(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [
         label_row(),
         label_row(criterion="ww_cc_2", winner_system="wikipedia", saved_at="2025-03-01T09:07:30.5Z"),
@@ -72,7 +72,7 @@ def test_it_imports_rows_for_an_external_rater(demo, tmp_path):
     rater = User.objects.get(username="ext_rater")
     assert not rater.is_active and not rater.has_usable_password()
     assignment = Assignment.objects.get(annotator=rater)
-    assert (assignment.pair.campaign, assignment.pair.topic.title, assignment.pair.article_b.system.key) == (demo, "Marrow River", "atlas_agent")
+    assert (assignment.pair.campaign, assignment.pair.topic.title, assignment.pair.article_b.system.key) == (demo_campaign, "Marrow River", "atlas_agent")
     assert assignment.a_on_left and assignment.status == Assignment.Status.SUBMITTED
     assert assignment.first_opened_at.isoformat() == "2025-03-01T09:00:00+00:00"
     assert assignment.submitted_at.isoformat() == "2025-03-01T09:07:30.500000+00:00"
@@ -84,7 +84,7 @@ def test_it_imports_rows_for_an_external_rater(demo, tmp_path):
     assert "rater accounts created: 1" in result.out
 
 
-def test_it_maps_the_winner_to_the_pair_side_for_both_orders(demo, tmp_path):
+def test_it_maps_the_winner_to_the_pair_side_for_both_orders(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [
         label_row(rater="left_a"),
         label_row(rater="left_b", left_system="atlas_agent", right_system="wikipedia"),
@@ -98,7 +98,7 @@ def test_it_maps_the_winner_to_the_pair_side_for_both_orders(demo, tmp_path):
     assert a_first.labels.get().winner == b_first.labels.get().winner == Label.Winner.B
 
 
-def test_it_uses_an_existing_account(demo, tmp_path):
+def test_it_uses_an_existing_account(demo_campaign, tmp_path):
     result = import_labels(write_csv(tmp_path / "labels.csv", [label_row(rater="annotator1")]))
     assert result.code == 0, result.err
     assert "rater accounts created: 0" in result.out
@@ -106,7 +106,7 @@ def test_it_uses_an_existing_account(demo, tmp_path):
     assert Assignment.objects.get(annotator__username="annotator1").labels.count() == 1
 
 
-def test_it_changes_nothing_when_the_same_files_come_again(demo, tmp_path):
+def test_it_changes_nothing_when_the_same_files_come_again(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [label_row(), label_row(criterion="ww_cc_2")])
     write_csv(tmp_path / "labels.overall.csv", [overall_row()], OVERALL_COLUMNS)
     write_csv(tmp_path / "labels.spans.csv", [span_row()], SPAN_COLUMNS)
@@ -125,7 +125,7 @@ def test_it_changes_nothing_when_the_same_files_come_again(demo, tmp_path):
     assert Span.objects.count() == 1
 
 
-def test_it_updates_a_label_that_changed_and_records_the_change(demo, tmp_path):
+def test_it_updates_a_label_that_changed_and_records_the_change(demo_campaign, tmp_path):
     path = tmp_path / "labels.csv"
     import_labels(write_csv(path, [label_row(), label_row(criterion="ww_cc_2")]))
 
@@ -168,7 +168,7 @@ BAD_ROWS = [
 
 
 @pytest.mark.parametrize("changes, message", BAD_ROWS, ids=[m.split(" ")[0] + str(i) for i, (_, m) in enumerate(BAD_ROWS)])
-def test_it_reports_a_bad_row_by_line_and_imports_nothing(demo, tmp_path, changes, message):
+def test_it_reports_a_bad_row_by_line_and_imports_nothing(demo_campaign, tmp_path, changes, message):
     System.objects.create(key="lonely_agent", name="Lonely agent")
     path = write_csv(tmp_path / "labels.csv", [label_row(), label_row(**{"criterion": "ww_cc_2", **changes}), label_row(criterion="ww_cc_3")])
 
@@ -182,7 +182,7 @@ def test_it_reports_a_bad_row_by_line_and_imports_nothing(demo, tmp_path, change
     assert not User.objects.filter(username="ext_rater").exists()
 
 
-def test_it_counts_physical_lines_when_a_rationale_spans_several(demo, tmp_path):
+def test_it_counts_physical_lines_when_a_rationale_spans_several(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [
         label_row(rationale="First line,\nsecond line,\r\nthird line."),
         label_row(criterion="ww_cc_2", topic="Atlantis"),
@@ -193,7 +193,7 @@ def test_it_counts_physical_lines_when_a_rationale_spans_several(demo, tmp_path)
     assert f"{path}:5: unknown topic 'Atlantis'" in result.err
 
 
-def test_it_reads_json_lines_and_numbers_them(demo, tmp_path):
+def test_it_reads_json_lines_and_numbers_them(demo_campaign, tmp_path):
     path = write_jsonl(tmp_path / "labels.jsonl", [
         label_row(),
         None,
@@ -217,7 +217,7 @@ def test_it_reads_json_lines_and_numbers_them(demo, tmp_path):
     assert "labels: 2 new" in result.out
 
 
-def test_it_imports_the_good_rows_with_skip_bad(demo, tmp_path):
+def test_it_imports_the_good_rows_with_skip_bad(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [
         label_row(),
         label_row(criterion="ww_cc_2", winner_system="tie"),
@@ -236,7 +236,7 @@ def test_it_imports_the_good_rows_with_skip_bad(demo, tmp_path):
     assert not User.objects.filter(username="other_rater").exists()
 
 
-def test_it_refuses_a_file_missing_columns(demo, tmp_path):
+def test_it_refuses_a_file_missing_columns(demo_campaign, tmp_path):
     columns = [c for c in LABEL_COLUMNS if c not in ("winner_system", "saved_at")]
     path = write_csv(tmp_path / "labels.csv", [{c: v for c, v in label_row().items() if c in columns}], columns)
 
@@ -247,7 +247,7 @@ def test_it_refuses_a_file_missing_columns(demo, tmp_path):
     assert Label.objects.count() == 0
 
 
-def test_it_refuses_files_it_cannot_read(demo, tmp_path):
+def test_it_refuses_files_it_cannot_read(demo_campaign, tmp_path):
     latin = tmp_path / "latin.csv"
     latin.write_bytes(",".join(LABEL_COLUMNS).encode() + b"\nDemo campaign,Caf\xe9\n")
     empty = tmp_path / "empty.csv"
@@ -261,15 +261,15 @@ def test_it_refuses_files_it_cannot_read(demo, tmp_path):
     assert "cannot be read" in import_labels(tmp_path / "missing.csv").err
 
 
-def test_it_refuses_an_unknown_campaign(demo, tmp_path):
+def test_it_refuses_an_unknown_campaign(demo_campaign, tmp_path):
     result = run("import_labels", "--campaign", "Nope", str(write_csv(tmp_path / "labels.csv", [label_row()])))
     assert result.code == 1
     assert "No campaign named 'Nope'. Create it first with create_campaign." in result.err
 
 
-def test_it_creates_a_pair_the_campaign_lacks(demo, tmp_path):
+def test_it_creates_a_pair_the_campaign_lacks(demo_campaign, tmp_path):
     small = campaign_create(
-        name="Small", criterion_set=demo.criterion_set, systems=["wikipedia", "atlas_agent"], topics=1, benchmark="demo"
+        name="Small", criterion_set=demo_campaign.criterion_set, systems=["wikipedia", "atlas_agent"], topics=1, benchmark="demo"
     )
     assert not small.pairs.filter(topic__title="Marrow River").exists()
     path = write_csv(tmp_path / "labels.csv", [label_row(campaign="Small", left_system="atlas_agent", right_system="wikipedia")])
@@ -285,7 +285,7 @@ def test_it_creates_a_pair_the_campaign_lacks(demo, tmp_path):
     assert assignment.labels.get().winner == Label.Winner.B
 
 
-def test_it_imports_overall_answers_and_spans_beside_the_labels(demo, tmp_path):
+def test_it_imports_overall_answers_and_spans_beside_the_labels(demo_campaign, tmp_path):
     path = write_csv(tmp_path / "labels.csv", [
         label_row(rater="r1"),
         label_row(rater="r2", left_system="atlas_agent", right_system="wikipedia"),
@@ -324,7 +324,7 @@ BAD_SPANS = [
 
 
 @pytest.mark.parametrize("changes, message", BAD_SPANS, ids=[str(i) for i in range(len(BAD_SPANS))])
-def test_it_reports_a_bad_span_and_imports_nothing(demo, tmp_path, changes, message):
+def test_it_reports_a_bad_span_and_imports_nothing(demo_campaign, tmp_path, changes, message):
     path = write_csv(tmp_path / "labels.csv", [label_row()])
     spans = write_csv(tmp_path / "labels.spans.csv", [span_row(), span_row(**changes)], SPAN_COLUMNS)
 
@@ -345,7 +345,7 @@ BAD_OVERALL = [
 
 
 @pytest.mark.parametrize("changes, message", BAD_OVERALL, ids=[str(i) for i in range(len(BAD_OVERALL))])
-def test_it_reports_a_bad_overall_answer_and_imports_nothing(demo, tmp_path, changes, message):
+def test_it_reports_a_bad_overall_answer_and_imports_nothing(demo_campaign, tmp_path, changes, message):
     path = write_csv(tmp_path / "labels.csv", [label_row()])
     overall = write_csv(tmp_path / "labels.overall.csv", [overall_row(), overall_row(**changes)], OVERALL_COLUMNS)
 
@@ -356,8 +356,8 @@ def test_it_reports_a_bad_overall_answer_and_imports_nothing(demo, tmp_path, cha
     assert Label.objects.count() == 0
 
 
-def test_it_refuses_overall_answers_for_a_campaign_that_does_not_ask(demo, tmp_path):
-    campaign_create(name="Quiet", criterion_set=demo.criterion_set, systems=["wikipedia", "atlas_agent"], benchmark="demo")
+def test_it_refuses_overall_answers_for_a_campaign_that_does_not_ask(demo_campaign, tmp_path):
+    campaign_create(name="Quiet", criterion_set=demo_campaign.criterion_set, systems=["wikipedia", "atlas_agent"], benchmark="demo")
     path = write_csv(tmp_path / "labels.csv", [label_row(campaign="Quiet")])
     overall = write_csv(tmp_path / "labels.overall.csv", [overall_row(campaign="Quiet")], OVERALL_COLUMNS)
 
@@ -366,8 +366,8 @@ def test_it_refuses_overall_answers_for_a_campaign_that_does_not_ask(demo, tmp_p
     assert f"{overall}:2: this campaign does not ask for an overall preference" in result.err
 
 
-def test_it_keeps_a_stored_overall_answer_on_the_same_article_when_the_order_flips(demo, tmp_path):
-    assignment = claim(demo, "annotator1", a_on_left=True)
+def test_it_keeps_a_stored_overall_answer_on_the_same_article_when_the_order_flips(demo_campaign, tmp_path):
+    assignment = claim(demo_campaign, "annotator1", a_on_left=True)
     finish(assignment, overall="2")
     left, right = assignment.pair.article_a.system.key, assignment.pair.article_b.system.key
     path = write_csv(tmp_path / "labels.csv", [
@@ -403,20 +403,20 @@ def exported(path):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
-def test_it_round_trips_an_export_into_a_fresh_campaign(demo, tmp_path, fmt):
-    first = claim(demo, "annotator1", a_on_left=True)
+def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path, fmt):
+    first = claim(demo_campaign, "annotator1", a_on_left=True)
     mark(first, "2", 0, 12, -1, comment="Puffery, \"quoted\".")
     finish(first, overall="2")
-    second = claim(demo, "annotator2", a_on_left=False)
+    second = claim(demo_campaign, "annotator2", a_on_left=False)
     mark(second, "1", 5, 20, 1)
     mark(second, "2", 30, 8, -1, comment="Two\nlines.")
     finish(second, overall="both_bad")
-    unfinished = claim(demo, "annotator1", a_on_left=False)
+    unfinished = claim(demo_campaign, "annotator1", a_on_left=False)
     choose(unfinished, "ww_cc_1", "1", rationale="Ünïcödé — rationale\u2028with a line separator.")
     source = tmp_path / f"x.{fmt}"
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
     copy = campaign_create(
-        name="Copy", criterion_set=demo.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        name="Copy", criterion_set=demo_campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"],
         overlap=2, ask_overall=True, benchmark="demo",
     )
     for path in (source, tmp_path / f"x.overall.{fmt}", tmp_path / f"x.spans.{fmt}"):
@@ -434,8 +434,8 @@ def test_it_round_trips_an_export_into_a_fresh_campaign(demo, tmp_path, fmt):
     assert exported(again) == original
 
 
-def test_it_checks_overall_answers_against_a_stored_assignment(demo, tmp_path):
-    assignment = claim(demo, "annotator1", a_on_left=False)
+def test_it_checks_overall_answers_against_a_stored_assignment(demo_campaign, tmp_path):
+    assignment = claim(demo_campaign, "annotator1", a_on_left=False)
     finish(assignment, overall="1")
     left, right = assignment.pair.article_b.system.key, assignment.pair.article_a.system.key
     path = write_csv(tmp_path / "labels.csv", [])

@@ -15,7 +15,6 @@ from django.core.management import call_command
 from judges.models import Judge, JudgeCall, JudgeRun, JudgeUnit
 from tests.conftest import REPO
 from tests.helpers import run
-from tests.llm_server import llm_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +29,7 @@ def add_fake(server, *extra: str, name: str = "fake-gpt"):
     )
 
 
-def test_it_adds_a_judge_and_refuses_the_same_name_without_update(db, llm_server):  # noqa: F811
+def test_it_adds_a_judge_and_refuses_the_same_name_without_update(db, llm_server):
     result = add_fake(llm_server, "--cached-input-price", "1.25", "--temperature", "0.2", "--max-tokens", "2000", "--per-criterion", "--no-structured-output")
 
     assert result.code == 0, result.err
@@ -59,7 +58,7 @@ def test_it_adds_a_judge_and_refuses_the_same_name_without_update(db, llm_server
         (["--input-price", "-1"], "input price must be zero or more"),
     ],
 )
-def test_it_refuses_a_bad_judge(db, llm_server, args, message):  # noqa: F811
+def test_it_refuses_a_bad_judge(db, llm_server, args, message):
     result = add_fake(llm_server, *args)
 
     assert result.code == 1 and message in result.err
@@ -73,7 +72,7 @@ def test_it_adds_an_offline_baseline(db):
     assert Judge.objects.get(name="longer").kind == "length"
 
 
-def test_it_runs_judges_with_progress_and_an_exact_summary(campaign, llm_server, monkeypatch):  # noqa: F811
+def test_it_runs_judges_with_progress_and_an_exact_summary(campaign, llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     add_fake(llm_server)
     run("add_judge", "longer", "--kind", "length")
@@ -94,7 +93,7 @@ def test_it_runs_judges_with_progress_and_an_exact_summary(campaign, llm_server,
     assert lines[-1].endswith(f"${fake.cost_usd:.4f}")
 
 
-def test_it_shares_one_budget_between_the_judges(campaign, llm_server, monkeypatch):  # noqa: F811
+def test_it_shares_one_budget_between_the_judges(campaign, llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     add_fake(llm_server, "--input-price", "1000", "--output-price", "0")
     add_fake(llm_server, "--input-price", "1000", "--output-price", "0", name="fake-two")
@@ -108,7 +107,7 @@ def test_it_shares_one_budget_between_the_judges(campaign, llm_server, monkeypat
     assert "Stopped at the budget" in result.out
 
 
-def test_it_estimates_a_dry_run_and_writes_nothing(campaign, llm_server, monkeypatch):  # noqa: F811
+def test_it_estimates_a_dry_run_and_writes_nothing(campaign, llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     add_fake(llm_server)
 
@@ -126,7 +125,7 @@ def test_it_refuses_unknown_names(campaign):
     assert "No judge named 'x'" in run("run_judges", "--campaign", "Pilot", "--judge", "x").err
 
 
-def test_it_reports_a_failed_run_and_exits_non_zero(campaign, llm_server, monkeypatch):  # noqa: F811
+def test_it_reports_a_failed_run_and_exits_non_zero(campaign, llm_server, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     add_fake(llm_server)
 
@@ -137,7 +136,7 @@ def test_it_reports_a_failed_run_and_exits_non_zero(campaign, llm_server, monkey
     assert "run(s) failed: fake-gpt" in result.err
 
 
-def test_it_never_shows_or_stores_the_api_key(campaign, llm_server, monkeypatch, client, rachel):  # noqa: F811
+def test_it_never_shows_or_stores_the_api_key(campaign, llm_server, monkeypatch, client, rachel):
     monkeypatch.setenv(KEY_ENV, SECRET)
     outputs = [add_fake(llm_server)]
     # A server that echoes the key in an error must not get it stored either.
@@ -185,7 +184,7 @@ def rows(url: str, query: str) -> list[tuple]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_resumes_after_the_process_is_killed_without_redoing_a_unit(campaign, tmp_path, llm_server):  # noqa: F811
+def test_it_resumes_after_the_process_is_killed_without_redoing_a_unit(campaign, tmp_path, llm_server):
     assert add_fake(llm_server).code == 0
     url = database_for_a_subprocess(tmp_path)
     env = {**os.environ, "DATABASE_URL": url, "SECRET_KEY": "x", KEY_ENV: SECRET}

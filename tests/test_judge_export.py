@@ -9,8 +9,7 @@ from annotate.campaigns import campaign_create
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.helpers import run
-from tests.llm_server import llm_server  # noqa: F401 (a fixture)
-from tests.test_export_labels import choose, claim, demo, read_csv  # noqa: F401 (demo is a fixture)
+from tests.test_export_labels import choose, claim, read_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -18,17 +17,17 @@ KEY_ENV = "FAKE_JUDGE_API_KEY"
 
 
 @pytest.fixture
-def judged(demo, llm_server, monkeypatch):  # noqa: F811
+def judged(demo_campaign, llm_server, monkeypatch):
     """The demo campaign judged by an LLM (both orders, one unit left in error) and by the length baseline."""
     monkeypatch.setenv(KEY_ENV, "sk-test-export-9d2e")
     llm, _ = judge_create(name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, output_price="10")
     length, _ = judge_create(name="longer", kind="length")
     llm_server.script("truncated", "wrong_count", "not_json")
     for judge, swap in ((llm, True), (length, False)):
-        judge_run_execute(run=judge_run_create(campaign=demo, judge=judge, swap=swap, limit=3, concurrency=1))
-    human = claim(demo, "annotator1", a_on_left=True)
+        judge_run_execute(run=judge_run_create(campaign=demo_campaign, judge=judge, swap=swap, limit=3, concurrency=1))
+    human = claim(demo_campaign, "annotator1", a_on_left=True)
     choose(human, "ww_cc_1", "1")
-    return demo
+    return demo_campaign
 
 
 def expected_rows(campaign) -> set[tuple]:
@@ -87,8 +86,8 @@ def test_it_names_systems_and_positions_as_the_judge_saw_them(judged, tmp_path):
     assert abs(total - float(sum(JudgeCall.objects.filter(pk__in=per_call).values_list("cost_usd", flat=True)))) < 1e-9
 
 
-def test_it_keeps_the_twelve_columns_for_a_humans_only_export(demo, tmp_path):  # noqa: F811
-    choose(claim(demo, "annotator1", a_on_left=True), "ww_cc_1", "1")
+def test_it_keeps_the_twelve_columns_for_a_humans_only_export(demo_campaign, tmp_path):
+    choose(claim(demo_campaign, "annotator1", a_on_left=True), "ww_cc_1", "1")
     out = tmp_path / "labels.csv"
 
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
@@ -111,7 +110,12 @@ def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
     result = run("import_labels", "--campaign", "Copy", str(source))
 
     assert result.code == 0, result.err
-    assert "judges created: 1" in result.out and "judge units (pair, order, category): 27 new" in result.out  # (3 x 2 + 3) x 3 categories
+    assert result.out == (  # (3 x 2 + 3) units x 3 categories; the human's one label and assignment
+        "labels: 1 new, 0 updated, 0 unchanged\n"
+        "assignments: 1 new, 0 updated, 0 unchanged\n"
+        "judge units (pair, order, category): 27 new, 0 updated, 0 unchanged; judges created: 1\n"
+        "pairs created: 0; rater accounts created: 0\n"
+    )
     imported = Judge.objects.get(name="fake-gpt")
     assert (imported.kind, imported.model) == ("imported", "fake-judge")
     again = tmp_path / f"again.{fmt}"
@@ -123,7 +127,17 @@ def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
         return sorted(tuple(sorted((k, v) for k, v in r.items() if k in decided)) for r in rows if r["rater_kind"] == "judge")
 
     assert judged_rows(again) == judged_rows(source)
-    assert run("import_labels", "--campaign", "Copy", str(source)).out.count("unchanged") >= 2  # a second import changes nothing
+    stored = (JudgeUnit.objects.count(), JudgeVerdict.objects.count(), JudgeCall.objects.count())
+    second = run("import_labels", "--campaign", "Copy", str(source))  # a second import changes nothing
+    assert (second.code, second.err) == (0, "")
+    assert second.out == (
+        "labels: 0 new, 0 updated, 1 unchanged\n"
+        "assignments: 0 new, 0 updated, 1 unchanged\n"
+        "judge units (pair, order, category): 0 new, 0 updated, 27 unchanged; judges created: 0\n"
+        "pairs created: 0; rater accounts created: 0\n"
+        "unchanged: everything in the file(s) was already stored\n"
+    )
+    assert (JudgeUnit.objects.count(), JudgeVerdict.objects.count(), JudgeCall.objects.count()) == stored
 
 
 def test_it_reports_bad_judge_rows(judged, tmp_path):

@@ -10,7 +10,6 @@ from django_tasks_db.models import DBTaskResult
 
 from judges.models import Judge, JudgeRun
 from judges.services import judge_create, judge_run_create
-from tests.llm_server import llm_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +18,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def fake_judge(llm_server, monkeypatch):  # noqa: F811
+def fake_judge(llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test-pages-0c1d")
     return judge_create(name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, output_price="10")[0]
 
@@ -65,7 +64,7 @@ def test_it_lists_judges_and_campaigns(client, campaign, rachel, fake_judge, dja
     assert reverse("judge-campaign", args=[campaign.pk]) in page
 
 
-def test_it_adds_a_judge_from_the_form(client, rachel, llm_server):  # noqa: F811
+def test_it_adds_a_judge_from_the_form(client, rachel, llm_server):
     client.force_login(rachel)
     form = {
         "name": "web-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": "WEB_JUDGE_API_KEY",
@@ -106,7 +105,7 @@ def test_it_shows_runs_and_polls_only_while_one_is_active(client, campaign, rach
     assert html.lstrip().startswith('<section id="runs"') and "<html" not in html and "Start a run" not in html
 
 
-def test_it_queues_a_run_and_a_worker_runs_it(client, campaign, rachel, fake_judge, llm_server, transactional_db):  # noqa: F811
+def test_it_queues_a_run_and_a_worker_runs_it(client, campaign, rachel, fake_judge, llm_server, transactional_db):
     client.force_login(rachel)
 
     response = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": fake_judge.pk, "concurrency": "4", "limit": "2", "seed": "3"})
@@ -127,7 +126,7 @@ def test_it_queues_a_run_and_a_worker_runs_it(client, campaign, rachel, fake_jud
     assert task.status == "SUCCESSFUL"
 
 
-def test_it_stops_a_queued_run_before_a_worker_starts_it(client, campaign, rachel, fake_judge, llm_server, transactional_db):  # noqa: F811
+def test_it_stops_a_queued_run_before_a_worker_starts_it(client, campaign, rachel, fake_judge, llm_server, transactional_db):
     client.force_login(rachel)
     client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": fake_judge.pk, "concurrency": "2"})
     run = JudgeRun.objects.get()

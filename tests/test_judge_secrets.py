@@ -16,7 +16,6 @@ from judges.models import Judge, JudgeRun
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.conftest import REPO
 from tests.helpers import run
-from tests.llm_server import llm_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +39,7 @@ def create(api_key_env: str, base_url: str, name: str = "judge-x"):
 
 
 @pytest.mark.parametrize("name", REFUSED)
-def test_it_refuses_a_variable_not_named_for_an_api_key_in_the_service(llm_server, name):  # noqa: F811
+def test_it_refuses_a_variable_not_named_for_an_api_key_in_the_service(llm_server, name):
     with pytest.raises(ValidationError) as refused:
         create(name, llm_server.base_url)
 
@@ -51,7 +50,7 @@ def test_it_refuses_a_variable_not_named_for_an_api_key_in_the_service(llm_serve
 
 
 @pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "PATH", "openai_api_key", "OPENAI_KEY"])
-def test_it_refuses_it_in_the_web_form_with_422(client, rachel, llm_server, name):  # noqa: F811
+def test_it_refuses_it_in_the_web_form_with_422(client, rachel, llm_server, name):
     client.force_login(rachel)
     form = {
         "name": "web-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": name,
@@ -66,7 +65,7 @@ def test_it_refuses_it_in_the_web_form_with_422(client, rachel, llm_server, name
 
 
 @pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "PATH", "openai_api_key", "OPENAI_KEY"])
-def test_it_refuses_it_in_add_judge(llm_server, name):  # noqa: F811
+def test_it_refuses_it_in_add_judge(llm_server, name):
     result = run("add_judge", "cli-judge", "--model", "fake-judge", "--base-url", llm_server.base_url, "--api-key-env", name)
 
     assert result.code == 1
@@ -75,13 +74,13 @@ def test_it_refuses_it_in_add_judge(llm_server, name):  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["OPENAI_API_KEY", "DEEPSEEK_API_KEY", "MY_LAB_2_API_KEY"])
-def test_it_accepts_names_ending_in_api_key(llm_server, name):  # noqa: F811
+def test_it_accepts_names_ending_in_api_key(llm_server, name):
     judge, created = create(name, llm_server.base_url)
 
     assert created and judge.api_key_env == name
 
 
-def test_it_accepts_a_name_from_the_allow_list_only(llm_server, settings):  # noqa: F811
+def test_it_accepts_a_name_from_the_allow_list_only(llm_server, settings):
     args = ("add_judge", "lab", "--model", "fake-judge", "--base-url", llm_server.base_url, "--api-key-env", "LAB_TOKEN")
     assert run(*args).code == 1
 
@@ -110,7 +109,7 @@ def stored_judge(api_key_env: str, base_url: str) -> Judge:
 
 
 @pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL"])
-def test_it_never_reads_a_stored_bad_variable_when_a_run_starts(campaign, llm_server, monkeypatch, name):  # noqa: F811
+def test_it_never_reads_a_stored_bad_variable_when_a_run_starts(campaign, llm_server, monkeypatch, name):
     monkeypatch.setenv(name, SERVER_SECRET)
     judge = stored_judge(name, llm_server.base_url)
 
@@ -122,7 +121,7 @@ def test_it_never_reads_a_stored_bad_variable_when_a_run_starts(campaign, llm_se
     assert SERVER_SECRET not in result.message
 
 
-def test_it_sends_a_well_named_key_as_before(campaign, llm_server, monkeypatch):  # noqa: F811
+def test_it_sends_a_well_named_key_as_before(campaign, llm_server, monkeypatch):
     # The counterpart of the refusals above: the same path does send a key the rules allow.
     monkeypatch.setenv("FAKE_JUDGE_API_KEY", API_SECRET)
     judge = stored_judge("FAKE_JUDGE_API_KEY", llm_server.base_url)
@@ -133,7 +132,7 @@ def test_it_sends_a_well_named_key_as_before(campaign, llm_server, monkeypatch):
     assert set(llm_server.authorizations) == {f"Bearer {API_SECRET}"}
 
 
-def test_it_reports_the_refusal_through_run_judges(campaign, llm_server, monkeypatch):  # noqa: F811
+def test_it_reports_the_refusal_through_run_judges(campaign, llm_server, monkeypatch):
     monkeypatch.setenv("SECRET_KEY", SERVER_SECRET)
     stored_judge("SECRET_KEY", llm_server.base_url)
 
@@ -147,13 +146,13 @@ def test_it_reports_the_refusal_through_run_judges(campaign, llm_server, monkeyp
 # --- base URL hosts -----------------------------------------------------------------------
 
 
-def test_it_allows_any_host_when_no_list_is_set(llm_server, settings):  # noqa: F811
+def test_it_allows_any_host_when_no_list_is_set(llm_server, settings):
     settings.JUDGE_BASE_URL_HOSTS = []
 
     assert create("OPENAI_API_KEY", "https://api.example.org/v1")[1]
 
 
-def test_it_refuses_a_host_outside_the_list(llm_server, settings):  # noqa: F811
+def test_it_refuses_a_host_outside_the_list(llm_server, settings):
     settings.JUDGE_BASE_URL_HOSTS = ["localhost", "api.openai.com"]
     assert llm_server.base_url.startswith("http://127.0.0.1:")
 
@@ -166,14 +165,14 @@ def test_it_refuses_a_host_outside_the_list(llm_server, settings):  # noqa: F811
     assert client_result.code == 1 and "JUDGE_BASE_URL_HOSTS" in client_result.err
 
 
-def test_it_accepts_a_listed_host(llm_server, settings):  # noqa: F811
+def test_it_accepts_a_listed_host(llm_server, settings):
     settings.JUDGE_BASE_URL_HOSTS = ["localhost", "127.0.0.1"]
 
     assert create("OPENAI_API_KEY", llm_server.base_url)[1]
     assert create("OPENAI_API_KEY", llm_server.base_url.replace("127.0.0.1", "LocalHost"), name="judge-y")[1]
 
 
-def test_it_refuses_at_run_time_a_host_taken_off_the_list(campaign, llm_server, monkeypatch, settings):  # noqa: F811
+def test_it_refuses_at_run_time_a_host_taken_off_the_list(campaign, llm_server, monkeypatch, settings):
     monkeypatch.setenv("FAKE_JUDGE_API_KEY", API_SECRET)
     judge, _ = create("FAKE_JUDGE_API_KEY", llm_server.base_url)
     settings.JUDGE_BASE_URL_HOSTS = ["localhost"]

@@ -4,12 +4,13 @@ import json
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 
 import openai
 import pytest
 
 from judges.protocol import CriterionSpec, InvalidResponse, build_request, parse_verdicts
-from tests.llm_server import FakeLLM, criterion_keys, llm_server  # noqa: F401
+from tests.llm_server import FakeLLM, criterion_keys
 
 CRITERIA = [CriterionSpec("nu_1", "Gives each view its due weight."), CriterionSpec("nu_2", "Avoids loaded words.")]
 KEYS = ("nu_1", "nu_2")
@@ -126,11 +127,9 @@ def test_a_429_fault_is_a_rate_limit_with_retry_after(llm_server):
 
 
 def test_a_timeout_fault_times_the_client_out(llm_server):
-    llm_server.script("timeout")
-    started = time.monotonic()
+    llm_server.script("timeout")  # held 5 s: without the client's timeout this would be a 200
     with pytest.raises(openai.APITimeoutError):
         ask(llm_server, timeout=0.3)
-    assert time.monotonic() - started < 3
 
 
 @pytest.mark.parametrize(
@@ -192,19 +191,43 @@ def test_reset_forgets_requests_faults_and_settings(llm_server):
 
 
 def test_it_serves_concurrent_requests_in_parallel():
-    with FakeLLM(latency=0.2) as server:
+    with FakeLLM(latency=0.5) as server:
         client = client_for(server)
         request = make_request()
 
         def one(_):
             return client.chat.completions.create(model="fake-judge", messages=request.messages, response_format=request.response_format)
 
-        started = time.monotonic()
         with ThreadPoolExecutor(max_workers=32) as pool:
             completions = list(pool.map(one, range(32)))
-        elapsed = time.monotonic() - started
     assert len(completions) == 32 and len(server.requests) == 32
-    assert elapsed < 2.0, f"32 requests of 0.2 s took {elapsed:.2f} s"
+    # A server answering one at a time would hold 1; how many of the 32 client threads are out
+    # at the same moment depends on how fast the machine starts them, hence not exactly 32.
+    assert 16 <= server.max_in_flight <= 32
+
+
+def test_it_sends_retry_after_as_an_http_date(llm_server):
+    from email.utils import parsedate_to_datetime
+
+    llm_server.script(("429", 30, "date"))
+    with pytest.raises(openai.RateLimitError) as caught:
+        ask(llm_server)
+    ahead = parsedate_to_datetime(caught.value.response.headers["retry-after"]) - datetime.now(UTC)
+    assert 28 <= ahead.total_seconds() <= 30
+
+
+def test_it_counts_requests_in_flight_and_forgets_them_on_reset(llm_server):
+    ask(llm_server)
+    ask(llm_server)
+    assert (llm_server.max_in_flight, len(llm_server.arrivals)) == (1, 2)
+    # the handler lowers the count just after the client has its answer: wait for that, not for a time
+    for _ in range(200):
+        if llm_server.in_flight == 0:
+            break
+        time.sleep(0.01)
+    assert llm_server.in_flight == 0
+    llm_server.reset()
+    assert (llm_server.max_in_flight, llm_server.arrivals) == (0, [])
 
 
 def test_a_stopped_server_refuses_connections():

@@ -20,7 +20,7 @@ from sklearn.metrics import cohen_kappa_score
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from calibration import metrics as M  # noqa: E402
-from calibration.metrics import Label, LabelTable  # noqa: E402
+from calibration.metrics import Label, LabelTable, bootstrap  # noqa: E402
 
 W, S, G = "wikipedia", "storm", "gpt"
 ELO = 400 / math.log(10)
@@ -344,8 +344,8 @@ def test_it_bootstraps_large_inputs_in_blocks_with_the_same_draws(monkeypatch):
     j, h = synthetic(50, seed=8)
     whole = M.agreement(j, h, rounds=300)
     # force the block path (no cache, 14 rounds per block): same draws, same CIs
-    monkeypatch.setattr(M, "_CACHE_CELLS", 10)
-    monkeypatch.setattr(M, "_CHUNK_CELLS", 700)
+    monkeypatch.setattr(bootstrap, "_CACHE_CELLS", 10)
+    monkeypatch.setattr(bootstrap, "_CHUNK_CELLS", 700)
     assert len(list(M._draw_count_blocks(50, 300, 0))) == 22
     blocks = M.agreement(j, h, rounds=300)
     assert blocks.par.ci == whole.par.ci and blocks.kappa.ci == whole.kappa.ci

@@ -2,7 +2,6 @@
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 
@@ -187,15 +186,10 @@ def test_it_renders_a_cleaned_article_without_any_url():
     assert "<p>Opened in 1932, see site.</p>" in html
 
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "wlc-sample" / "data"
-
-
-def test_it_renders_every_sample_article_without_urls_and_with_consistent_ids():
-    files = sorted(SAMPLE.glob("*/test_data/*/md_data/*.md")) + sorted(
-        SAMPLE.glob("*/wiki_data/cleaned_data/article/*.md")
-    )
-    if not files:
-        pytest.skip("benchmark sample not available")
+def test_it_renders_every_sample_article_without_urls_and_with_consistent_ids(sample_path):
+    data = sample_path / "data"
+    files = sorted(data.glob("*/test_data/*/md_data/*.md")) + sorted(data.glob("*/wiki_data/cleaned_data/article/*.md"))
+    assert len(files) == 140, f"expected 20 Wikipedia + 6x20 system articles under {data}, found {len(files)}"
     for path in files:
         shown = clean_article(path.read_text(encoding="utf-8"), path.stem.replace("_", " "))
         html = render_html(shown)

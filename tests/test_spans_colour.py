@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotate.campaigns import assignment_claim_next, span_add
 from annotate.rendering import plain_text
-from tests.test_browser import CHROMIUM, browser, demo, log_in, page, start_next_pair  # noqa: F401 (fixtures)
+from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page, start_next_pair  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +71,7 @@ GOOD, BAD = "rgb(31, 122, 58)", "rgb(179, 38, 30)"  # --ok and --bad in static/a
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-def test_it_colours_a_bad_mark_bad_and_a_good_mark_good_in_the_browser(page, demo):  # noqa: F811
+def test_it_colours_a_bad_mark_bad_and_a_good_mark_good_in_the_browser(page, live_demo):
     log_in(page, "annotator1", "demo-annotator1")
     start_next_pair(page)
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
 from annotate.management.lookups import campaign_named
-from judges.services import wlc_results_import
+from judges.wlc_results import wlc_results_import
 
 
 class Command(BaseCommand):

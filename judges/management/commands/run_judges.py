@@ -8,7 +8,8 @@ from annotate.management.lookups import campaign_named
 from annotate.models import Campaign
 from judges.models import Judge, JudgeRun
 from judges.selectors import run_estimate
-from judges.services import judge_run_create, judge_run_execute
+from judges.engine import judge_run_execute
+from judges.services import judge_run_create
 
 
 def money(value: str) -> Decimal:

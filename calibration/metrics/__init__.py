@@ -1,0 +1,141 @@
+"""Calibration metrics for pairwise article comparisons.
+
+Human annotators and LLM judges compare two systems' articles on one topic
+(a *pair*) for each of the writing criteria; one verdict of one rater on one
+item ``(pair, criterion)`` is a *label*.  This package measures how well a judge
+agrees with the humans, how biased it is (position, length), how well humans
+agree among themselves (the ceiling), and ranks the systems (Bradley-Terry).
+
+Pure Python + numpy/scipy/choix, no Django: the ORM layer converts its rows into
+a :class:`LabelTable` (columnar, integer-coded) and calls the functions below.
+
+Conventions
+-----------
+* Every estimate is an :class:`Estimate` (value, n, 95% CI, ``small_n`` when
+  n < 30).  Undefined figures (nothing to compare) are ``None``, never NaN.
+* Confidence intervals are percentile intervals of a bootstrap over whole
+  pairs: the pairs are resampled with replacement and every label of a drawn
+  pair comes along (criteria of one pair share the same two articles, so they
+  are not independent).  Draws are seeded (``seed=0``) and identical for every
+  figure computed on the same set of pairs, which makes paired comparisons
+  (``paired_difference``) use the same resampled pairs for both judges.
+* Speed: per-pair sufficient statistics are aggregated once; a bootstrap is a
+  (rounds x pairs) matrix of draw counts times a (pairs x k) statistics matrix.
+
+Layout
+------
+One job per module; each imports only modules listed above it.
+
+* ``_common``: outcome/position codes, constants, tiny shared helpers.
+* ``labels``: :class:`Label`, :class:`Vocab`, :class:`LabelTable`, vocabulary alignment.
+* ``bootstrap``: :class:`Estimate` and the pair bootstrap (seeded draw counts).
+* ``agreement``: judge vs humans (PAR, majority, kappa), paired differences, human ceiling.
+* ``bias``: position bias, merging swapped runs, length bias.
+* ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau, win rates vs the reference.
+* ``frontier``: cost vs PAR (Pareto frontier) and the recommendation.
+
+Import from ``calibration.metrics``; the submodules are an implementation detail.
+"""
+
+from __future__ import annotations
+
+from calibration.metrics._common import (
+    A_WINS,
+    B_WINS,
+    KINDS,
+    SMALL_N,
+    SYS_A,
+    SYS_B,
+    TIE,
+    TIED,
+    UNKNOWN,
+)
+from calibration.metrics.agreement import (
+    Agreement,
+    HumanCeiling,
+    PairedDifference,
+    agreement,
+    human_ceiling,
+    majority_winner,
+    paired_difference,
+)
+from calibration.metrics.bias import (
+    LengthBias,
+    PositionBias,
+    first_position_rate,
+    length_bias,
+    merge_swapped,
+    position_bias,
+    position_consistency,
+    prefers_longer,
+)
+from calibration.metrics.bootstrap import (
+    _CACHE_CELLS,
+    _CHUNK_CELLS,
+    Estimate,
+    _draw_count_blocks,
+    _draw_counts,
+)
+from calibration.metrics.frontier import JudgePoint, Recommendation, pareto_frontier, recommend
+from calibration.metrics.labels import Label, LabelTable, Vocab, as_table
+from calibration.metrics.ranking import (
+    DEGENERATE_PRIOR,
+    BTResult,
+    SystemScore,
+    TauResult,
+    WinRates,
+    _fit_choix,
+    _fit_degenerate,
+    _fit_newton,
+    _fit_rounds,
+    bradley_terry,
+    bradley_terry_by_category,
+    kendall_tau,
+    win_rate_vs_reference,
+)
+
+__all__ = [
+    "TIE",
+    "SMALL_N",
+    "Label",
+    "Vocab",
+    "LabelTable",
+    "as_table",
+    "Estimate",
+    "Agreement",
+    "PairedDifference",
+    "PositionBias",
+    "LengthBias",
+    "HumanCeiling",
+    "SystemScore",
+    "BTResult",
+    "TauResult",
+    "WinRates",
+    "JudgePoint",
+    "Recommendation",
+    "agreement",
+    "majority_winner",
+    "paired_difference",
+    "position_consistency",
+    "first_position_rate",
+    "position_bias",
+    "merge_swapped",
+    "prefers_longer",
+    "length_bias",
+    "human_ceiling",
+    "bradley_terry",
+    "bradley_terry_by_category",
+    "kendall_tau",
+    "win_rate_vs_reference",
+    "pareto_frontier",
+    "recommend",
+]
+
+# Also importable from here, as before the split (not part of the API): the codes, the BT prior,
+# and the internals the tests and bench/calibration.py reach for.
+_INTERNALS = (
+    KINDS, A_WINS, B_WINS, TIED, SYS_A, SYS_B, UNKNOWN, DEGENERATE_PRIOR,
+    _CACHE_CELLS, _CHUNK_CELLS, _draw_counts, _draw_count_blocks,
+    _fit_choix, _fit_degenerate, _fit_newton, _fit_rounds,
+)  # fmt: skip
+

@@ -1,0 +1,335 @@
+"""Agreement with the humans: a judge's PAR (all labels, majority, no ties), Cohen's kappa,
+paired differences between judges, and the human ceiling (leave-one-out PAR, Krippendorff's alpha)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from calibration.metrics._common import TIED, _f, _lookup, _winner_codes
+from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
+from calibration.metrics.labels import Label, LabelTable, _align, as_table
+
+# --------------------------------------------------------------------------
+# judge vs humans
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One judge against the humans on the items both labelled.
+
+    * ``par``: every matched human label counts once (judge winner == human
+      winner, tie == tie); n = matched human labels.
+    * ``par_majority``: judge vs the strict human majority of each item (tie is
+      a category); items without a majority are excluded (``n_no_majority``).
+    * ``par_no_ties``: ``par`` without the (judge, human label) comparisons in
+      which either side says tie; ``share_kept`` = kept / matched.
+    * ``kappa``: Cohen's kappa of the judge vs the human majority, categories =
+      winner system names + tie, on the items with a majority.
+    * breakdowns: ``par`` per category and per criterion (same pair bootstrap).
+    """
+
+    judge: str
+    n_items: int
+    n_pairs: int
+    par: Estimate
+    par_majority: Estimate
+    n_no_majority: int
+    par_no_ties: Estimate
+    share_kept: float | None
+    kappa: Estimate
+    by_category: dict[str, Estimate]
+    by_criterion: dict[str, Estimate]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _single_rater_name(table: LabelTable, what: str) -> str:
+    names = table.rater_names()
+    if len(names) > 1:
+        raise ValueError(f"{what} holds {len(names)} raters ({', '.join(names[:5])}); pass one")
+    return names[0] if names else ""
+
+
+def _judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted item keys of a judge and its outcome per item (one verdict per item)."""
+    items = judge.item
+    order = np.argsort(items, kind="stable")
+    keys = items[order]
+    if keys.size > 1:
+        dup = keys[1:] == keys[:-1]
+        if dup.any():
+            raise ValueError(
+                f"the judge has several verdicts on {int(np.unique(keys[1:][dup]).size)} items; "
+                "merge swapped runs first (merge_swapped)"
+            )
+    return keys, judge.outcome[order]
+
+
+def _matched(judge: LabelTable, humans: LabelTable):
+    """Human labels on items the judge labelled, with the judge's outcome."""
+    keys, j_out = _judge_index(judge)
+    found, pos = _lookup(keys, humans.item)
+    h = humans.select(found)
+    return h, j_out[pos[found]]
+
+
+def _item_counts(items: np.ndarray, outcome: np.ndarray):
+    """Per distinct item: (keys, inverse per row, first row, counts n_items x 3)."""
+    keys, first_row, inv = np.unique(items, return_index=True, return_inverse=True)
+    counts = np.bincount(inv * 3 + outcome, minlength=3 * len(keys)).reshape(len(keys), 3)
+    return keys, inv, first_row, counts
+
+
+def _strict_majority(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(has strict majority, majority outcome) per row of a (n x 3) count matrix."""
+    total = counts.sum(axis=1)
+    best = counts.argmax(axis=1)
+    has = counts.max(axis=1) * 2 > total
+    return has, best
+
+
+def majority_winner(winners: Sequence[str]) -> str | None:
+    """The verdict (a system name or 'tie') given by more than half of ``winners``, else None.
+
+    The strict majority of :func:`agreement` and :func:`human_ceiling`, for verdicts held as names
+    (the disagreement browser); None for no verdicts at all.
+    """
+    if not len(winners):
+        return None
+    names, counts = np.unique(np.asarray(list(winners), dtype=str), return_counts=True)
+    has, best = _strict_majority(counts[None, :])
+    return str(names[best[0]]) if has[0] else None
+
+
+def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
+    """Cohen's kappa from agreement count, n and the two marginal count vectors."""
+    agree, n = np.asarray(agree, float), np.asarray(n, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = agree / n
+        pe = (np.asarray(marg_j, float) * np.asarray(marg_h, float)).sum(axis=-1) / (n * n)
+        k = (po - pe) / (1.0 - pe)
+    return np.where((n > 0) & (pe < 1.0 - 1e-15), k, np.nan)
+
+
+def agreement(
+    judge_labels: LabelTable | Iterable[Label],
+    human_labels: LabelTable | Iterable[Label],
+    rounds: int = 1000,
+    seed: int = 0,
+) -> Agreement:
+    """Agreement of one judge (one verdict per item) with the humans.
+
+    ``judge_labels``: one rater, at most one verdict per item (merge swapped
+    runs first with :func:`merge_swapped`).  ``human_labels`` are used as given
+    (pass ``table.humans()``).  Only items present in both are used.  CIs: bootstrap over the pairs that
+    have at least one matched item (all figures share the same draws).
+    """
+    judge, humans = _align(judge_labels, human_labels)
+    name = _single_rater_name(judge, "judge_labels")
+    v = judge.vocab
+    h, j_out = _matched(judge, humans)
+    boot = _PairBootstrap(h.pair, rounds, seed)
+    ones = np.ones(len(h))
+
+    # PAR: every human label once
+    agree = (h.outcome == j_out).astype(float)
+    par = boot.ratios(h.pair, agree, ones)[0]
+
+    # PAR without ties on either side
+    keep = (h.outcome != TIED) & (j_out != TIED)
+    par_nt = boot.ratios(h.pair, agree * keep, keep.astype(float))[0]
+    share_kept = float(keep.mean()) if len(h) else None
+
+    # majority of the humans per item
+    keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
+    has, maj = _strict_majority(counts)
+    it_pair = h.pair[first_row]
+    it_a, it_b = h.sys_a[first_row], h.sys_b[first_row]
+    it_judge = j_out[first_row]
+    agree_maj = (it_judge == maj) & has
+    par_maj = boot.ratios(it_pair, agree_maj.astype(float), has.astype(float))[0]
+
+    # Cohen's kappa on items with a majority, global winner categories
+    k_cat = v.tie_code + 1
+    jw = _winner_codes(it_judge, it_a, it_b, v.tie_code)[has]
+    hw = _winner_codes(maj, it_a, it_b, v.tie_code)[has]
+    onehot_j = np.zeros((int(has.sum()), k_cat))
+    onehot_j[np.arange(len(jw)), jw] = 1.0
+    onehot_h = np.zeros((len(hw), k_cat))
+    onehot_h[np.arange(len(hw)), hw] = 1.0
+    stat = np.column_stack([(jw == hw).astype(float), np.ones(len(jw)), onehot_j, onehot_h])
+    per_unit = boot.per_unit(it_pair[has], stat)
+    tot = per_unit.sum(axis=0)
+    n_k = int(tot[1])
+    kappa_point = _f(_kappa_value(tot[0], tot[1], tot[2 : 2 + k_cat], tot[2 + k_cat :]))
+    if boot.rounds > 0 and n_k > 0:
+        b = boot.resample(per_unit)
+        lo, hi = _percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2 : 2 + k_cat], b[:, 2 + k_cat :]))
+        k_ci = (_f(lo), _f(hi)) if kappa_point is not None else (None, None)
+    else:
+        k_ci = (None, None)
+    kappa = Estimate(kappa_point, n_k, *k_ci)
+
+    # breakdowns
+    n_cat, n_crit = len(v.categories), len(v.criteria)
+    cat_est = boot.ratios(h.pair, agree, ones, h.category, n_cat)
+    crit_est = boot.ratios(h.pair, agree, ones, h.criterion, n_crit)
+    present_cat = set(np.unique(h.category).tolist())
+    present_crit = set(np.unique(h.criterion).tolist())
+    return Agreement(
+        judge=name,
+        n_items=int(len(keys)),
+        n_pairs=boot.n_units,
+        par=par,
+        par_majority=par_maj,
+        n_no_majority=int((~has).sum()),
+        par_no_ties=par_nt,
+        share_kept=share_kept,
+        kappa=kappa,
+        by_category={v.categories[c]: cat_est[c] for c in sorted(present_cat)},
+        by_criterion={v.criteria[c]: crit_est[c] for c in sorted(present_crit)},
+    )
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """PAR(A) - PAR(B) on the items both judges labelled (and humans too).
+
+    CI: bootstrap over pairs, the same resampled pairs for both judges;
+    ``significant`` when the CI excludes 0.
+    """
+
+    judge_a: str
+    judge_b: str
+    difference: Estimate
+    par_a: float | None
+    par_b: float | None
+    n_pairs: int
+    significant: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def paired_difference(
+    judge_a: LabelTable | Iterable[Label],
+    judge_b: LabelTable | Iterable[Label],
+    humans: LabelTable | Iterable[Label],
+    rounds: int = 1000,
+    seed: int = 0,
+) -> PairedDifference:
+    ja, jb, hu = _align(judge_a, judge_b, humans)
+    name_a, name_b = _single_rater_name(ja, "judge_a"), _single_rater_name(jb, "judge_b")
+    keys_a, out_a = _judge_index(ja)
+    keys_b, out_b = _judge_index(jb)
+    items = hu.item
+    fa, pa = _lookup(keys_a, items)
+    fb, pb = _lookup(keys_b, items)
+    both = fa & fb
+    ag_a = (hu.outcome[both] == out_a[pa[both]]).astype(float)
+    ag_b = (hu.outcome[both] == out_b[pb[both]]).astype(float)
+    pairs = hu.pair[both]
+    boot = _PairBootstrap(pairs, rounds, seed)
+    diff = boot.ratios(pairs, ag_a - ag_b, np.ones(len(pairs)))[0]
+    n = len(pairs)
+    significant = diff.ci is not None and (diff.ci[0] > 0 or diff.ci[1] < 0)
+    return PairedDifference(
+        judge_a=name_a,
+        judge_b=name_b,
+        difference=diff,
+        par_a=float(ag_a.mean()) if n else None,
+        par_b=float(ag_b.mean()) if n else None,
+        n_pairs=boot.n_units,
+        significant=bool(significant),
+    )
+
+
+# --------------------------------------------------------------------------
+# human ceiling
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HumanCeiling:
+    """How well humans agree with each other.
+
+    * ``loo_par``: each human label vs the strict majority of the OTHER humans
+      on its item; labels whose others have no majority (including items with
+      a single human) are excluded and counted in ``n_loo_excluded``.
+    * ``all_pairs_par``: share of agreeing pairs among all pairs of human labels
+      on the same item (n = number of label pairs).
+    * ``alpha``: Krippendorff's alpha, nominal (categories = winner system
+      names + tie); n = items with at least two labels.
+    """
+
+    loo_par: Estimate
+    n_loo_excluded: int
+    all_pairs_par: Estimate
+    alpha: Estimate
+    n_items: int
+    n_items_multi: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _alpha_value(occ, n, nc) -> np.ndarray:
+    """Krippendorff's nominal alpha from sum_c o_cc, n (pairable values) and n_c."""
+    occ, n, nc = np.asarray(occ, float), np.asarray(n, float), np.asarray(nc, float)
+    de = n * n - (nc * nc).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = 1.0 - (n - 1.0) * (n - occ) / de
+    return np.where((n > 1) & (de > 1e-9), a, np.nan)
+
+
+def human_ceiling(human_labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0) -> HumanCeiling:
+    h = as_table(human_labels)
+    v = h.vocab
+    keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
+    m = counts.sum(axis=1)
+    boot = _PairBootstrap(h.pair, rounds, seed)
+
+    # leave-one-out: others = item counts minus the label itself
+    others = counts[inv].copy()
+    others[np.arange(len(h)), h.outcome] -= 1
+    has, maj = _strict_majority(others)
+    has &= others.sum(axis=1) > 0
+    loo = boot.ratios(h.pair, ((maj == h.outcome) & has).astype(float), has.astype(float))[0]
+
+    # all pairs of labels on one item
+    it_pair = h.pair[first_row]
+    agree_pairs = (counts * (counts - 1) / 2).sum(axis=1)
+    all_pairs = m * (m - 1) / 2
+    ap = boot.ratios(it_pair, agree_pairs, all_pairs)[0]
+
+    # Krippendorff's alpha (nominal) on items with >= 2 values
+    multi = m >= 2
+    k_cat = v.tie_code + 1
+    occ = np.where(multi, (counts * (counts - 1)).sum(axis=1) / np.maximum(m - 1, 1), 0.0)
+    row_multi = multi[inv]
+    nc = np.zeros((len(h), k_cat))
+    nc[np.arange(len(h)), h.winner] = row_multi
+    occ_pu = boot.per_unit(it_pair, occ)
+    n_pu = boot.per_unit(it_pair, np.where(multi, m, 0).astype(float))
+    nc_pu = boot.per_unit(h.pair, nc)
+    a_point = _f(_alpha_value(occ_pu.sum(), n_pu.sum(), nc_pu.sum(axis=0)))
+    if boot.rounds > 0 and a_point is not None:
+        b = boot.resample(np.column_stack([occ_pu, n_pu, nc_pu]))
+        lo, hi = _percentile_ci(_alpha_value(b[:, 0], b[:, 1], b[:, 2:]))
+        a_ci = (_f(lo), _f(hi))
+    else:
+        a_ci = (None, None)
+    alpha = Estimate(a_point, int(multi.sum()), *a_ci)
+    return HumanCeiling(
+        loo_par=loo,
+        n_loo_excluded=int((~has).sum()),
+        all_pairs_par=ap,
+        alpha=alpha,
+        n_items=int(len(keys)),
+        n_items_multi=int(multi.sum()),
+    )

@@ -1,0 +1,141 @@
+"""Position bias (swapped runs, and merging them into one verdict) and length bias."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+import numpy as np
+
+from calibration.metrics._common import TIED, UNKNOWN, _lookup
+from calibration.metrics.bootstrap import Estimate, _ratio
+from calibration.metrics.labels import Label, LabelTable, _align, as_table
+
+# --------------------------------------------------------------------------
+# position bias (swapped runs)
+# --------------------------------------------------------------------------
+
+
+def _orders(table: LabelTable):
+    """Per (rater, item) unit: the first verdict shown each way round.
+
+    Returns (unit keys, rater, item row index, outcome with sys_a first or -1,
+    outcome with sys_b first or -1).
+    """
+    known = table.first != UNKNOWN
+    t = table.select(known)
+    unit = t.rater.astype(np.int64) * (int(t.item.max()) + 1 if len(t) else 1) + t.item
+    keys, rows, inv = np.unique(unit, return_index=True, return_inverse=True)
+    outs = np.full((len(keys), 2), -1, dtype=np.int64)
+    # first verdict per (unit, order)
+    _, first_of = np.unique(inv.astype(np.int64) * 2 + t.first, return_index=True)
+    outs[inv[first_of], t.first[first_of]] = t.outcome[first_of]
+    return t, rows.astype(np.int64), outs
+
+
+def position_consistency(
+    judge_labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0
+) -> Estimate:
+    """Share of swapped items (one verdict with each system first) on which the
+    judge gives the same verdict in both orders (tie/tie counts as the same)."""
+    t, rows, outs = _orders(as_table(judge_labels))
+    both = (outs[:, 0] >= 0) & (outs[:, 1] >= 0)
+    same = (outs[:, 0] == outs[:, 1]) & both
+    pairs = t.pair[rows] if len(rows) else np.zeros(0, dtype=np.int64)
+    return _ratio(pairs[both], same[both].astype(float), np.ones(int(both.sum())), rounds, seed)
+
+
+def first_position_rate(
+    judge_labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0
+) -> Estimate:
+    """Share of non-tie verdicts (with known order) that pick the system shown
+    first; 0.5 means no position preference."""
+    t = as_table(judge_labels)
+    m = (t.first != UNKNOWN) & (t.outcome != TIED)
+    return _ratio(t.pair[m], (t.outcome[m] == t.first[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
+
+
+@dataclass(frozen=True)
+class PositionBias:
+    consistency: Estimate
+    first_position_rate: Estimate
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def position_bias(judge_labels, rounds: int = 1000, seed: int = 0) -> PositionBias:
+    t = as_table(judge_labels)
+    return PositionBias(position_consistency(t, rounds, seed), first_position_rate(t, rounds, seed))
+
+
+def merge_swapped(judge_labels: LabelTable | Iterable[Label], require_both: bool = False) -> LabelTable:
+    """One verdict per (rater, item): the verdict both orders agree on, else tie.
+
+    Items seen in one order only keep that verdict (dropped when
+    ``require_both``); labels with unknown order are kept as they are unless
+    the same (rater, item) also has ordered verdicts.  The merged rows have
+    ``first = -1`` (no single position).
+    """
+    table = as_table(judge_labels)
+    t, rows, outs = _orders(table)
+    both = (outs[:, 0] >= 0) & (outs[:, 1] >= 0)
+    merged = np.where(outs[:, 0] >= 0, outs[:, 0], outs[:, 1])
+    merged = np.where(both & (outs[:, 0] != outs[:, 1]), TIED, merged)
+    keep = both if require_both else np.ones(len(rows), dtype=bool)
+    r = rows[keep]
+    ordered = LabelTable(
+        t.vocab,
+        t.pair[r],
+        t.criterion[r],
+        t.category[r],
+        t.rater[r],
+        t.sys_a[r],
+        t.sys_b[r],
+        merged[keep],
+        np.full(len(r), UNKNOWN),
+        t.longer[r],
+    )
+    unordered = table.select(table.first == UNKNOWN)
+    if len(unordered) and len(t):
+        span = int(max(table.item.max(), 0)) + 1
+        k_ord = np.unique(t.rater.astype(np.int64) * span + t.item)
+        k_un = unordered.rater.astype(np.int64) * span + unordered.item
+        found, _ = _lookup(k_ord, k_un)
+        unordered = unordered.select(~found)
+    if not len(unordered):
+        return ordered
+    return LabelTable.concat(ordered, unordered)
+
+
+# --------------------------------------------------------------------------
+# length bias
+# --------------------------------------------------------------------------
+
+
+def prefers_longer(labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0) -> Estimate:
+    """Share of non-tie verdicts (longer system known) choosing the longer article."""
+    t = as_table(labels)
+    m = (t.longer != UNKNOWN) & (t.outcome != TIED)
+    return _ratio(t.pair[m], (t.outcome[m] == t.longer[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
+
+
+@dataclass(frozen=True)
+class LengthBias:
+    judge: Estimate
+    humans: Estimate
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def length_bias(judge_labels, human_labels, rounds: int = 1000, seed: int = 0) -> LengthBias:
+    """``prefers_longer`` for the judge and for the humans on the same items
+    (items labelled by both)."""
+    judge, humans = _align(judge_labels, human_labels)
+    j_items = np.unique(judge.item)
+    h_items = np.unique(humans.item)
+    common = np.intersect1d(j_items, h_items, assume_unique=True)
+    j = judge.select(_lookup(common, judge.item)[0])
+    h = humans.select(_lookup(common, humans.item)[0])
+    return LengthBias(prefers_longer(j, rounds, seed), prefers_longer(h, rounds, seed))

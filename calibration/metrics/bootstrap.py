@@ -1,0 +1,146 @@
+"""Estimates and the pair bootstrap: seeded draw counts shared by every figure on the same pairs."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from calibration.metrics._common import SMALL_N, _f
+
+# --------------------------------------------------------------------------
+# estimates and the pair bootstrap
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its n and 95% bootstrap CI (None when undefined)."""
+
+    value: float | None
+    n: int
+    ci_low: float | None = None
+    ci_high: float | None = None
+    small_n: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "small_n", self.n < SMALL_N)
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return (self.ci_low, self.ci_high)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+_CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept (64 MB)
+_CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
+
+
+def _counts_from_draws(draws: np.ndarray, n_units: int) -> np.ndarray:
+    rounds = draws.shape[0]
+    flat = draws + (np.arange(rounds, dtype=np.int64) * n_units)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=rounds * n_units)
+    return counts.reshape(rounds, n_units).astype(np.float64)
+
+
+@lru_cache(maxsize=8)
+def _draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
+    """(rounds x n_units) how often each unit is drawn in each bootstrap round.
+
+    Round r draws ``n_units`` units uniformly with replacement (an index
+    matrix of shape rounds x n_units); the index matrix is turned into counts
+    so that any per-unit statistic X (n_units x k) is resampled as ``C @ X``.
+    """
+    rng = np.random.default_rng(seed)
+    counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units)
+    counts.flags.writeable = False
+    return counts
+
+
+def _draw_count_blocks(n_units: int, rounds: int, seed: int):
+    """The draw counts in blocks of rounds (cached whole when small enough)."""
+    if rounds * n_units <= _CACHE_CELLS:
+        yield _draw_counts(n_units, rounds, seed)
+        return
+    rng = np.random.default_rng(seed)
+    step = max(1, _CHUNK_CELLS // n_units)
+    for start in range(0, rounds, step):
+        size = min(step, rounds - start)
+        yield _counts_from_draws(rng.integers(0, n_units, size=(size, n_units), dtype=np.int64), n_units)
+
+
+def _percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """2.5/97.5 percentiles along axis 0, ignoring NaN rounds (undefined)."""
+    if samples.shape[0] == 0:
+        nan = np.full(samples.shape[1:], np.nan)
+        return nan, nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+    return lo, hi
+
+
+class _PairBootstrap:
+    """Bootstrap over a fixed set of pair codes (the units)."""
+
+    def __init__(self, pair_codes: np.ndarray, rounds: int, seed: int) -> None:
+        self.units = np.unique(pair_codes)
+        self.rounds = int(rounds) if len(self.units) else 0
+        self.seed = seed
+
+    @property
+    def n_units(self) -> int:
+        return int(len(self.units))
+
+
+    def unit_index(self, pair_codes: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.units, pair_codes)
+
+    def per_unit(self, pair_codes: np.ndarray, values: np.ndarray, group=None, n_groups: int = 1) -> np.ndarray:
+        """Sum ``values`` (rows, or rows x k) into (units x n_groups[*k])."""
+        u = self.unit_index(pair_codes)
+        key = u * n_groups + (0 if group is None else np.asarray(group, dtype=np.int64))
+        size = self.n_units * n_groups
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim == 1:
+            out = np.bincount(key, weights=values, minlength=size)
+            return out.reshape(self.n_units, n_groups)
+        cols = [np.bincount(key, weights=values[:, j], minlength=size) for j in range(values.shape[1])]
+        return np.stack(cols, axis=1).reshape(self.n_units, n_groups * values.shape[1])
+
+    def resample(self, per_unit: np.ndarray) -> np.ndarray:
+        """(rounds x k) sums of a (units x k) per-unit statistic."""
+        if self.rounds <= 0:
+            return np.zeros((0,) + per_unit.shape[1:])
+        blocks = [c @ per_unit for c in _draw_count_blocks(self.n_units, self.rounds, self.seed)]
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
+
+    def ratios(self, pair_codes, numer, denom, group=None, n_groups: int = 1) -> list[Estimate]:
+        """Ratio-of-sums estimates (one per group) with pair-bootstrap CIs."""
+        num = self.per_unit(pair_codes, numer, group, n_groups)
+        den = self.per_unit(pair_codes, denom, group, n_groups)
+        num_t, den_t = num.sum(axis=0), den.sum(axis=0)
+        if self.rounds > 0:
+            bn, bd = self.resample(num), self.resample(den)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                lo, hi = _percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
+        else:
+            lo = hi = np.full(n_groups, np.nan)
+        out = []
+        for g in range(n_groups):
+            n = int(round(den_t[g]))
+            if den_t[g] <= 0:
+                out.append(Estimate(None, 0))
+            else:
+                out.append(Estimate(float(num_t[g] / den_t[g]), n, _f(lo[g]), _f(hi[g])))
+        return out
+
+
+def _ratio(pair_codes, numer, denom, rounds: int, seed: int) -> Estimate:
+    return _PairBootstrap(pair_codes, rounds, seed).ratios(pair_codes, numer, denom)[0]

@@ -1,0 +1,408 @@
+"""The database side of a judge run (`judge_run_execute`): planning units, storing answers, resuming.
+
+A run judges the units planned by `selectors.run_plan` that are not done yet,
+so a run that was stopped, ran out of budget or was killed is resumed by
+starting the same run again: finished verdicts are never redone.
+
+The worker threads of `judges.transport` only talk HTTP. The calling thread
+builds the requests, answers what it can from the cache, and does every database
+write: one short transaction per batch of finished units (their calls, verdicts
+and statuses, and the run's counters), so a unit is either fully stored or still
+pending, and the workers never wait for the database. At least every half second
+it re-reads the run's status: "stopping" (the web Stop button) or any status set
+by someone else ends the run cleanly, after the units in flight.
+
+Only valid responses are cached. A unit whose answer stays unreadable is ERROR
+with the raw response and the reason, never a tie or a win. A budget that the
+next attempt's worst case would exceed stops the run with status BUDGET and
+leaves the unit pending.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+
+import openai
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from judges import baselines
+from judges.endpoints import api_key_env_refusal, base_url_refusal
+from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
+from judges.protocol import InvalidResponse, parse_verdicts
+from judges.selectors import Plan, UnitPlan, run_plan
+from judges.transport import Attempt, CallSettings, Job, Ledger, Outcome, PlainJson, drain, openai_client, work_loop
+
+STATUS_POLL_SECONDS = 0.5
+
+
+def _baseline_verdicts(plan: UnitPlan, texts: dict[int, str], judge: Judge, seed: int, allow_tie: bool) -> dict[str, tuple[str, str]]:
+    pair = plan.pair
+    first, second = (pair.article_a_id, pair.article_b_id) if plan.a_first else (pair.article_b_id, pair.article_a_id)
+    text_1, text_2 = texts[first], texts[second]
+    verdicts = {}
+    for criterion in plan.criteria:
+        if judge.kind == Judge.Kind.LENGTH:
+            position, reason = baselines.length_verdict(text_1, text_2), "The longer article."
+        elif judge.kind == Judge.Kind.WORDS_TO_WATCH:
+            position = baselines.words_to_watch_verdict(text_1, text_2, criterion_key=criterion.key, watch_class=criterion.watch_class)
+            reason = "Fewer words to watch."
+        else:
+            position = baselines.random_verdict(seed=seed, parts=(pair.pk, criterion.key, plan.a_first), allow_tie=allow_tie)
+            reason = "A seeded coin."
+        if position == "tie" and not allow_tie:
+            # The campaign has no ties: an undecided baseline falls back on a seeded coin.
+            position = baselines.random_verdict(seed=seed, parts=(pair.pk, criterion.key, plan.a_first), allow_tie=False)
+            reason += " Undecided; a seeded coin chose."
+        verdicts[criterion.key] = (position, reason)
+    return verdicts
+
+
+def _verdicts_insert(rows: list[tuple]) -> None:
+    """(unit_id, call_id, criterion_id, winner, reason) rows, in one statement run many times.
+
+    Plain SQL on the hot path: a run writes a verdict per criterion, and building
+    model instances for bulk_create cost several times the insert itself. Every
+    value is an id or text already checked; the database constraints still apply.
+    """
+    if not rows:
+        return
+    table = connection.ops.quote_name(JudgeVerdict._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column) for name in ("unit", "call", "criterion", "winner", "reason"))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)", rows)
+
+
+def _side(position: str, a_first: bool) -> str:
+    if position == "tie":
+        return "tie"
+    return "a" if (position == "1") == a_first else "b"
+
+
+class _Engine:
+    def __init__(self, run: JudgeRun, progress: Callable[[JudgeRun], None] | None) -> None:
+        self.run = run
+        self.judge = run.judge
+        self.progress = progress
+        self.ledger = Ledger(None if run.budget_usd is None else Decimal(run.budget_usd))
+        self.stop_reason = ""
+        self.budget_hit = False
+        self.fatal = ""
+        self.plain = PlainJson()
+        self._polled = 0.0
+
+    # -- status
+
+    def should_stop(self) -> bool:
+        if self.stop_reason:
+            return True
+        now = time.monotonic()
+        if now - self._polled >= STATUS_POLL_SECONDS:
+            self._polled = now
+            status = JudgeRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+            if status != JudgeRun.Status.RUNNING:
+                self.stop_reason = status or "deleted"
+        return bool(self.stop_reason)
+
+    # -- storing
+
+    def store(self, results: list[tuple[Job, Outcome]]) -> None:
+        """Writes finished units in one transaction: their calls, verdicts, statuses and the run's counters.
+
+        Batched because units finish together at high concurrency: the queries per
+        batch do not grow with its size, which keeps this thread ahead of the HTTP threads.
+        """
+        run, now = self.run, timezone.now()
+        calls: list[JudgeCall] = []
+        valid_calls: dict[int, JudgeCall] = {}
+        for job, outcome in results:
+            for a in outcome.attempts:
+                call = JudgeCall(
+                    unit_id=job.unit_id, run_id=run.pk, attempt=a.number, request_hash=a.request_hash, from_cache=a.from_cache,
+                    valid=a.valid, http_status=a.http_status, error=a.error, raw_response=a.raw_response,
+                    prompt_tokens=a.prompt_tokens, cached_tokens=a.cached_tokens, completion_tokens=a.completion_tokens,
+                    cost_usd=a.cost_usd, latency_ms=a.latency_ms,
+                )
+                calls.append(call)
+                if a.valid:
+                    valid_calls[job.unit_id] = call
+        finished = [(job, outcome) for job, outcome in results if outcome.verdicts is not None or outcome.error]
+        fresh = {
+            a.request_hash: CachedResponse(
+                request_hash=a.request_hash, model=self.judge.model, content=a.raw_response,
+                prompt_tokens=a.prompt_tokens, cached_tokens=a.cached_tokens, completion_tokens=a.completion_tokens,
+            )
+            for _, outcome in results
+            for a in outcome.attempts
+            if a.valid and not a.from_cache
+        }
+        with transaction.atomic():
+            # Locked and re-read: if another run finished a unit meanwhile, its verdicts stand.
+            statuses = dict(JudgeUnit.objects.select_for_update().filter(pk__in=[job.unit_id for job, _ in finished]).values_list("pk", "status"))
+            taken = {pk for pk, status in statuses.items() if status == JudgeUnit.Status.DONE}
+            JudgeCall.objects.bulk_create(calls)
+            done = [(job, outcome) for job, outcome in finished if outcome.verdicts is not None and job.unit_id not in taken]
+            failed = [(job, outcome) for job, outcome in finished if outcome.verdicts is None and job.unit_id not in taken]
+            if done:
+                ids = [job.unit_id for job, _ in done]
+                JudgeUnit.objects.filter(pk__in=ids).update(status=JudgeUnit.Status.DONE, error="", run=run, updated_at=now)
+                if any(statuses.get(pk) == JudgeUnit.Status.ERROR for pk in ids):
+                    # An imported unit in error may hold the verdicts it had.
+                    JudgeVerdict.objects.filter(unit_id__in=ids).delete()
+                rows = []
+                for job, outcome in done:
+                    by_key = {c.key: c.pk for c in job.plan.criteria}
+                    call = valid_calls.get(job.unit_id)
+                    rows += [
+                        (job.unit_id, call.pk if call else None, by_key[key], _side(position, job.plan.a_first), reason)
+                        for key, (position, reason) in outcome.verdicts.items()
+                    ]
+                _verdicts_insert(rows)
+            for job, outcome in failed:
+                JudgeUnit.objects.filter(pk=job.unit_id).update(status=JudgeUnit.Status.ERROR, error=outcome.error, run=run, updated_at=now)
+            if fresh:
+                CachedResponse.objects.bulk_create(list(fresh.values()), ignore_conflicts=True)
+            counters = {
+                "units_done": len(done),
+                "errors": len(failed),
+                "calls": len(calls),
+                "prompt_tokens": sum(c.prompt_tokens for c in calls),
+                "cached_tokens": sum(c.cached_tokens for c in calls),
+                "completion_tokens": sum(c.completion_tokens for c in calls),
+                "cost_usd": sum((c.cost_usd for c in calls), Decimal(0)),
+            }
+            changed = {name: value for name, value in counters.items() if value}
+            if changed:
+                JudgeRun.objects.filter(pk=run.pk).update(**{name: F(name) + value for name, value in changed.items()})
+        for name, value in counters.items():
+            setattr(run, name, getattr(run, name) + value)
+        if self.progress is not None:
+            self.progress(run)
+
+    # -- planning
+
+    def prepare(self) -> tuple[Plan, list[Job]]:
+        """The plan and a job per unit not done yet; their rows come later, from `units_ensure`."""
+        run = self.run
+        plan = run_plan(campaign=run.campaign, judge=self.judge, swap=run.swap, limit=run.limit, seed=run.seed)
+        jobs = [Job(plan=u, unit_id=0) for u in plan.pending()]
+        run.units_total = len(plan.units)
+        run.units_done = len(plan.units) - len(jobs)
+        JudgeRun.objects.filter(pk=run.pk).update(units_total=run.units_total, units_done=run.units_done)
+        return plan, jobs
+
+    def units_ensure(self, plan: Plan, jobs: list[Job]) -> None:
+        """Creates the rows of units never planned before and gives every job its unit's id.
+
+        Separate from `prepare` so that the first requests are on their way meanwhile.
+        """
+        missing = [u for u in plan.units if u.key not in plan.stored]
+        if missing:
+            JudgeUnit.objects.bulk_create(
+                [
+                    JudgeUnit(judge=self.judge, pair=u.pair, category=u.category, criterion=u.criterion, a_first=u.a_first, run=self.run)
+                    for u in missing
+                ],
+                ignore_conflicts=True,
+            )
+            # ignore_conflicts gives no primary keys back: read the units again.
+            pairs = {u.pair.pk for u in plan.units}
+            plan.stored = {
+                (u.pair_id, u.category_id, u.criterion_id, u.a_first): u for u in JudgeUnit.objects.filter(judge=self.judge, pair__in=pairs)
+            }
+        for job in jobs:
+            job.unit_id = plan.stored[job.plan.key].pk
+
+    # -- running
+
+    def run_baseline(self, plan: Plan, jobs: list[Job], batch: int = 50) -> None:
+        self.units_ensure(plan, jobs)
+        for start in range(0, len(jobs), batch):
+            if self.should_stop():
+                return
+            self.store([
+                (job, Outcome(verdicts=_baseline_verdicts(job.plan, plan.texts, self.judge, self.run.seed, plan.campaign.allow_tie)))
+                for job in jobs[start : start + batch]
+            ])
+
+    def run_llm(self, plan: Plan, jobs: list[Job], client: openai.OpenAI, settings: CallSettings) -> None:
+        """`run.concurrency` worker loops take prepared requests from `ready` and put answers in `answers`.
+
+        This thread keeps `ready` stocked (building requests, answering from the
+        cache) and writes the answers in batches, so a worker never waits for the
+        database before sending its next request.
+        """
+        concurrency = self.run.concurrency
+        ready: queue.Queue[Job | None] = queue.Queue()
+        answers: queue.Queue[tuple[Job, Outcome]] = queue.Queue()
+        halt = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}")
+        loops = [pool.submit(work_loop, ready, answers, halt, client, settings, self.ledger, self.plain) for _ in range(concurrency)]
+        source = self._with_cache(plan, jobs)
+        sealed = False
+        running = concurrency
+        outstanding = 0  # requests handed to the workers and not answered yet
+        ensured = False
+
+        def seal() -> None:
+            # One end marker per loop: each takes one and returns.
+            nonlocal sealed
+            if not sealed:
+                sealed = True
+                for _ in loops:
+                    ready.put(None)
+
+        try:
+            while True:
+                if self.budget_hit or self.fatal or self.should_stop():
+                    halt.set()
+                    seal()
+                cached: list[tuple[Job, Outcome]] = []
+                while not sealed and ready.qsize() < 2 * concurrency and len(cached) < 50:
+                    item = next(source, None)
+                    if item is None:
+                        seal()
+                    elif item[1] is not None:
+                        cached.append(item)
+                    else:
+                        ready.put(item[0])
+                        outstanding += 1
+                if not ensured:
+                    self.units_ensure(plan, jobs)
+                    ensured = True
+                if cached:
+                    self.store(cached)
+                batch, ended = drain(answers, timeout=STATUS_POLL_SECONDS, outstanding=outstanding)
+                running -= ended
+                outstanding -= len(batch)
+                for _, outcome in batch:
+                    self.budget_hit = self.budget_hit or outcome.budget
+                    self.fatal = self.fatal or outcome.fatal
+                if batch:
+                    self.store(batch)
+                if not running:
+                    break
+        except BaseException:
+            # Ctrl-C or a database error: send nothing more; answers in flight are lost, their units stay pending.
+            halt.set()
+            seal()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        for loop in loops:
+            loop.result()  # a bug in a worker fails the run rather than vanishing
+
+    def _with_cache(self, plan: Plan, jobs: list[Job], *, first: int = 4, chunk: int = 16):
+        """Jobs with their requests and the cached answer if any, by small chunks: building requests
+        holds the interpreter lock, so it is spread out rather than done in bursts that delay the workers."""
+        if not jobs:
+            return
+        bounds = [0, *range(min(first, chunk), len(jobs), chunk), len(jobs)]
+        for start, end in zip(bounds, bounds[1:]):
+            batch = jobs[start:end]
+            for job in batch:
+                job.request = plan.request(job.plan)
+                job.request_hash, job.plain_hash = plan.request_hashes(job.request)
+            # An answer to the request without its schema serves too: the endpoint refused the schema before.
+            hashes = [digest for job in batch for digest in (job.request_hash, job.plain_hash) if digest]
+            cached = {c.request_hash: c for c in CachedResponse.objects.filter(request_hash__in=hashes)}
+            for job in batch:
+                hit = cached.get(job.request_hash) or cached.get(job.plain_hash)
+                yield job, (self._from_cache(job, hit) if hit is not None else None)
+
+    def _from_cache(self, job: Job, hit: CachedResponse) -> Outcome | None:
+        try:
+            verdicts = parse_verdicts(hit.content, criteria=job.request.criteria, allow_tie=job.request.allow_tie)
+        except InvalidResponse:
+            return None
+        attempt = Attempt(number=1, request_hash=hit.request_hash, from_cache=True, valid=True, raw_response=hit.content)
+        return Outcome(attempts=[attempt], verdicts=verdicts)
+
+    def finish(self) -> None:
+        run = self.run
+        if self.fatal:
+            status, message = JudgeRun.Status.FAILED, f"The endpoint refused the run: {self.fatal}"
+        elif self.budget_hit:
+            status = JudgeRun.Status.BUDGET
+            message = f"Stopped at the budget: ${run.cost_usd:.8f} spent of ${Decimal(run.budget_usd):f}; the next request could have cost more than what was left."
+        elif self.stop_reason == JudgeRun.Status.STOPPING:
+            status, message = JudgeRun.Status.STOPPED, "Stopped on request."
+        elif self.stop_reason:
+            return  # someone else set the status (a newer run took over): leave it
+        else:
+            status, message = JudgeRun.Status.FINISHED, ""
+        pending = run.units_total - run.units_done - run.errors
+        if run.errors:
+            message = f"{message} {run.errors} unit(s) in error (no verdict).".strip()
+        if self.plain.reason:
+            message = (
+                f"{message} The endpoint refused the JSON schema ({self.plain.reason}); the run asked for plain JSON "
+                "instead and read the answers tolerantly. Turn structured output off for this judge to skip the refused requests."
+            ).strip()
+        if status != JudgeRun.Status.FINISHED and pending:
+            message = f"{message} {pending} unit(s) left; start the run again to resume.".strip()
+        _run_close(run, status=status, message=message)
+
+
+def _run_close(run: JudgeRun, *, status: str, message: str) -> None:
+    now = timezone.now()
+    JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING, JudgeRun.Status.QUEUED]).update(
+        status=status, message=message, finished_at=now
+    )
+    run.refresh_from_db()
+
+
+def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | None = None) -> JudgeRun:
+    """Judges every pending unit of the run, then sets its final status (see the module docstring)."""
+    now = timezone.now()
+    if not JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(status=JudgeRun.Status.RUNNING, started_at=now):
+        run.refresh_from_db()
+        return run  # stopped before it started, or already taken by another worker
+    run.refresh_from_db()
+    judge = run.judge
+    # A run of the same judge on the same campaign left "running" was killed (or is superseded): this one takes over.
+    JudgeRun.objects.filter(campaign_id=run.campaign_id, judge=judge, status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING]).exclude(
+        pk=run.pk
+    ).update(status=JudgeRun.Status.STOPPED, message=f"Interrupted; run #{run.pk} took over its remaining units.", finished_at=now)
+    engine = _Engine(run, progress)
+    try:
+        if judge.kind == Judge.Kind.IMPORTED:
+            _run_close(run, status=JudgeRun.Status.FAILED, message=f"'{judge.name}' holds imported verdicts; it cannot be run.")
+            return run
+        if judge.kind != Judge.Kind.LLM:
+            engine.run_baseline(*engine.prepare())
+        else:
+            # Checked again here: a judge stored before these rules (or edited in the admin) may break them.
+            refusal = (api_key_env_refusal(judge.api_key_env) if judge.api_key_env else "") or base_url_refusal(judge.base_url)
+            if refusal:
+                _run_close(
+                    run,
+                    status=JudgeRun.Status.FAILED,
+                    message=f"Not run, nothing was sent: {refusal} Fix the judge (add_judge --update) first.",
+                )
+                return run
+            secret = os.environ.get(judge.api_key_env, "") if judge.api_key_env else ""
+            if not secret:
+                _run_close(
+                    run,
+                    status=JudgeRun.Status.FAILED,
+                    message=f"The environment variable {judge.api_key_env or '(none configured)'} that should hold the API key is not set.",
+                )
+                return run
+            plan, jobs = engine.prepare()
+            engine.run_llm(plan, jobs, openai_client(judge, secret, run.concurrency), CallSettings.of(judge, secret))
+    except KeyboardInterrupt:
+        _run_close(run, status=JudgeRun.Status.STOPPED, message="Interrupted; start the run again to resume.")
+        raise
+    except Exception as exc:
+        _run_close(run, status=JudgeRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
+        raise
+    engine.finish()
+    return run

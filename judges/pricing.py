@@ -1,0 +1,23 @@
+"""What a call costs, from its token counts and a judge's prices (no database: the engine's worker threads use it)."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+MILLION = Decimal(1_000_000)
+CENT_PLACES = Decimal("1e-8")
+
+
+def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal:
+    """USD for one call: cached prompt tokens at the cached price (the input price when unset).
+
+    `judge` is anything with the three prices (a Judge, or the engine's copy of them).
+    """
+    cached_price = judge.input_price if judge.cached_input_price is None else judge.cached_input_price
+    total = (
+        Decimal(prompt_tokens - cached_tokens) * Decimal(judge.input_price)
+        + Decimal(cached_tokens) * Decimal(cached_price)
+        + Decimal(completion_tokens) * Decimal(judge.output_price)
+    ) / MILLION
+    # The stored precision: a run's cost is the exact sum of its calls' stored costs.
+    return total.quantize(CENT_PLACES, rounding=ROUND_HALF_UP)

@@ -1,0 +1,59 @@
+"""POST /work/<id>/overall/: the overall preference, saved with htmx or by a plain form."""
+
+import pytest
+from django.urls import reverse
+
+from annotate.campaigns import assignment_claim_next, campaign_create
+from annotate.models import Assignment, LabelChange
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def overall_work(catalogue, alice):
+    """Alice's pair in a campaign that asks for the overall preference."""
+    campaign = campaign_create(
+        name="Overall", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1, annotators=[alice], ask_overall=True
+    )
+    return assignment_claim_next(campaign=campaign, user=alice)
+
+
+def test_it_saves_without_javascript_and_comes_back_to_the_question(client, alice, overall_work):
+    client.force_login(alice)
+
+    response = client.post(reverse("overall-save", args=[overall_work.pk]), {"overall": "2"})
+
+    assert response.status_code == 302
+    assert response["Location"] == reverse("assignment", args=[overall_work.pk]) + "#overall"
+    overall_work.refresh_from_db()
+    assert overall_work.overall == "2"
+    assert LabelChange.objects.filter(assignment=overall_work, field="overall", new_value="2").count() == 1
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+
+
+def test_it_saves_by_htmx_with_a_status_fragment(client, alice, overall_work):
+    client.force_login(alice)
+
+    response = client.post(reverse("overall-save", args=[overall_work.pk]), {"overall": "1"}, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 200
+    assert "<html" not in response.content.decode() and "Saved" in response.content.decode()
+    assert Assignment.objects.get(pk=overall_work.pk).overall == "1"
+
+
+def test_it_shows_the_page_with_the_error_without_javascript(client, alice, overall_work):
+    client.force_login(alice)
+
+    response = client.post(reverse("overall-save", args=[overall_work.pk]), {"overall": "maybe"})
+
+    assert response.status_code == 422
+    assert "<html" in response.content.decode() and "Choose Article 1, Article 2, Tie or Both bad." in response.content.decode()
+    assert Assignment.objects.get(pk=overall_work.pk).overall == ""
+
+
+def test_it_refuses_other_people(client, overall_work, bob, oscar):
+    for user in (bob, oscar):
+        client.force_login(user)
+        assert client.post(reverse("overall-save", args=[overall_work.pk]), {"overall": "1"}).status_code == 403
+    assert Assignment.objects.get(pk=overall_work.pk).overall == ""
