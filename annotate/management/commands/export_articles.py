@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.files import atomic_files
 from annotate.selectors import article_export_rows
 
 
@@ -17,23 +18,20 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         out = options["out"]
-        if out != "-":
-            target = Path(out)
-            if not target.parent.is_dir():
-                raise CommandError(f"{target.parent}: no such folder")
-            tmp = target.with_name(target.name + ".part")
-            stream = tmp.open("w", encoding="utf-8")
-        else:
-            stream = sys.stdout
+        if out == "-":
+            self._write(sys.stdout, options["benchmark"])
+            return
+        target = Path(out)
+        if not target.parent.is_dir():
+            raise CommandError(f"{target.parent}: no such folder")
+        # Written to a side file first so a crash never leaves half an export under the real name.
+        with atomic_files(target) as (stream,):
+            count = self._write(stream, options["benchmark"])
+        self.stdout.write(f"{count} articles written to {out}")
+
+    def _write(self, stream, benchmark: str | None) -> int:
         count = 0
-        try:
-            for row in article_export_rows(benchmark=options["benchmark"]):
-                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-                count += 1
-        finally:
-            if out != "-":
-                stream.close()
-        if out != "-":
-            # Written to a side file first so a crash never leaves half an export under the real name.
-            tmp.replace(target)
-            self.stdout.write(f"{count} articles written to {out}")
+        for row in article_export_rows(benchmark=benchmark):
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+        return count

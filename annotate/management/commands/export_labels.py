@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.files import atomic_files
 from annotate.labels_io import (
     FORMATS,
     LABEL_COLUMNS,
@@ -50,17 +51,9 @@ class Command(BaseCommand):
             (overall_path, overall_rows(campaign), OVERALL_COLUMNS, "overall"),
             (spans_path, span_rows(campaign), SPAN_COLUMNS, "span"),
         ]
-        parts = [path.with_name(path.name + ".part") for path, *_ in outputs]
-        try:
-            for part, (_, rows, columns, _) in zip(parts, outputs):
-                with part.open("w", encoding="utf-8", newline="") as stream:
-                    stream.writelines(rows_format(rows, fmt=fmt, columns=columns))
-        except BaseException:
-            for part in parts:
-                part.unlink(missing_ok=True)
-            raise
         # Renamed only once all three are written: a crash never leaves half an export under the real names.
-        for part, (path, *_) in zip(parts, outputs):
-            part.replace(path)
+        with atomic_files(*(path for path, *_ in outputs)) as streams:
+            for stream, (_, rows, columns, _) in zip(streams, outputs):
+                stream.writelines(rows_format(rows, fmt=fmt, columns=columns))
         for path, rows, _, what in outputs:
             self.stdout.write(f"{len(rows)} {what} rows written to {path}")

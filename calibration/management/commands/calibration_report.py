@@ -1,10 +1,8 @@
-import os
-import sys
-import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.files import write_atomically
 from annotate.management.lookups import campaign_named
 from calibration.report import FORMATS, build_report, render
 
@@ -46,7 +44,7 @@ class Command(BaseCommand):
         if out == "-":
             self.stdout.write(text, ending="")
         else:
-            _write_atomically(Path(out), text)
+            write_atomically(Path(out), text)
         judges = len(report["judges"])
         self.stderr.write(
             f"{campaign.name}: {report['humans']['n_labels']} human labels, {judges} judge{'s' if judges != 1 else ''}"
@@ -55,24 +53,3 @@ class Command(BaseCommand):
         for note in report["notes"]:
             self.stderr.write(f"note: {note}")
 
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never half of it."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
-    if sys.platform != "win32":
-        # mkstemp creates the file 0600; a report is as readable as any file the user writes.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(path, 0o666 & ~umask)
