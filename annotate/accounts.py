@@ -25,8 +25,8 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotate.campaigns import campaign_annotators_add
 from annotate.models import Campaign
+from annotate.services.campaigns import campaign_annotators_add
 
 USERNAME_MAX = User._meta.get_field("username").max_length
 EMAIL_MAX = User._meta.get_field("email").max_length
@@ -112,7 +112,7 @@ def _username_from_email(email: str, reserved: set[str]) -> str:
 
 
 @dataclass
-class _Plan:
+class _AccountEntry:
     text: str
     username: str
     email: str
@@ -120,9 +120,9 @@ class _Plan:
     fill_email: bool = False
 
 
-def _plan(entries: list[str], problems: list[str]) -> list[_Plan]:
+def _plan(entries: list[str], problems: list[str]) -> list[_AccountEntry]:
     """Matches each entry to an existing account or a new one; appends what is wrong to `problems`."""
-    plans: list[_Plan] = []
+    plans: list[_AccountEntry] = []
     seen: dict[tuple[str, str], str] = {}
     for text in entries:
         text = text.strip()
@@ -136,7 +136,7 @@ def _plan(entries: list[str], problems: list[str]) -> list[_Plan]:
         if key in seen:
             continue  # the same entry twice
         seen[key] = text
-        plan = _Plan(text, username, email)
+        plan = _AccountEntry(text, username, email)
         if username:
             plan.user = User.objects.filter(username=username).first()
             if plan.user is None:
@@ -165,8 +165,8 @@ def _plan(entries: list[str], problems: list[str]) -> list[_Plan]:
         plans.append(plan)
 
     # Two entries may not claim one new username or one address.
-    by_name: dict[str, _Plan] = {}
-    by_email: dict[str, _Plan] = {}
+    by_name: dict[str, _AccountEntry] = {}
+    by_email: dict[str, _AccountEntry] = {}
     for plan in plans:
         if plan.username and plan.user is None:
             first = by_name.setdefault(plan.username.lower(), plan)

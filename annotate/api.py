@@ -7,25 +7,18 @@ own work, with the two articles named by position.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
-
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
-from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from rest_framework import status
-from rest_framework.decorators import api_view, permission_classes
+from rest_framework.decorators import api_view
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotate import campaigns as work
 from annotate import selectors
-from annotate.labels_io import label_rows
 from annotate.models import Assignment, Campaign, Criterion
 from annotate.serializers import (
     AnnotatorCampaignSerializer,
@@ -39,6 +32,7 @@ from annotate.serializers import (
     criterion_row,
     error_messages,
 )
+from annotate.services import claims, labelling
 
 
 class Pages(PageNumberPagination):
@@ -84,33 +78,18 @@ def campaign_detail(request: Request, campaign_id: int) -> Response:
 def campaign_claim(request: Request, campaign_id: int) -> Response:
     """The caller's unfinished assignment (200), a new claim (201), 204 when nothing is left, 409 when the campaign is closed."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    if not work.can_annotate(campaign, request.user):
+    if not selectors.can_annotate(campaign, request.user):
         raise PermissionDenied("You are not an annotator of this campaign.")
     if not campaign.is_open:
-        return Response({"detail": work.CAMPAIGN_CLOSED}, status=status.HTTP_409_CONFLICT)
+        return Response({"detail": claims.CAMPAIGN_CLOSED}, status=status.HTTP_409_CONFLICT)
     now = timezone.now()
-    assignment = work.assignment_claim_next(campaign=campaign, user=request.user, now=now)
+    assignment = claims.assignment_claim_next(campaign=campaign, user=request.user, now=now)
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
     claimed_now = assignment.claimed_at == now
     return Response(
         AssignmentSummarySerializer(assignment).data, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK
     )
-
-
-@api_view(["GET"])
-@permission_classes([IsAdminUser])
-def campaign_labels(request: Request, campaign_id: int) -> StreamingHttpResponse:
-    """Every decided label in the long format (labels_io, as the file export), streamed as one JSON array."""
-    campaign = get_object_or_404(Campaign, pk=campaign_id)
-    return StreamingHttpResponse(_json_array(label_rows(campaign)), content_type="application/json")
-
-
-def _json_array(rows: Iterable[dict]) -> Iterator[str]:
-    yield "["
-    for i, row in enumerate(rows):
-        yield ("," if i else "") + "\n" + json.dumps(row, ensure_ascii=False)
-    yield "\n]\n"
 
 
 # --- the caller's own assignments ----------------------------------------------------
@@ -141,14 +120,14 @@ def assignment_list(request: Request) -> Response:
 
 @api_view(["GET"])
 def assignment_detail(request: Request, assignment_id: int) -> Response:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
-    work.assignment_open(assignment=assignment)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    claims.assignment_open(assignment=assignment)
     return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
 
 
 @api_view(["PUT", "PATCH"])
 def label_save(request: Request, assignment_id: int, criterion_key: str) -> Response:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     criterion = get_object_or_404(
         Criterion.objects.select_related("category"), criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key
     )
@@ -156,14 +135,14 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
     try:
-        result = work.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
+        result = labelling.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
     except ValidationError as exc:
         return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
     label = result.label
     row = criterion_row(
         criterion=criterion,
         category_key=criterion.category.key,
-        position=work.position_from_winner(assignment, label.winner),
+        position=labelling.position_from_winner(assignment, label.winner),
         rationale=label.rationale,
         saved_at=label.saved_at if label.pk else None,
     )
@@ -172,12 +151,12 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
 
 @api_view(["PUT", "PATCH"])
 def overall_save(request: Request, assignment_id: int) -> Response:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     body = OverallInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
     try:
-        work.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
+        labelling.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
     except ValidationError as exc:
         return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
     return Response({"overall": assignment.overall})
@@ -185,11 +164,11 @@ def overall_save(request: Request, assignment_id: int) -> Response:
 
 @api_view(["POST"])
 def assignment_submit(request: Request, assignment_id: int) -> Response:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     try:
-        work.assignment_submit(assignment=assignment, user=request.user)
+        labelling.assignment_submit(assignment=assignment, user=request.user)
     except ValidationError as exc:
-        missing = work.assignment_missing(assignment=assignment)
+        missing = labelling.assignment_missing(assignment=assignment)
         if missing and missing == exc.messages:
             return Response({"missing": missing}, status=status.HTTP_400_BAD_REQUEST)
         # A closed campaign or an expired claim: nothing the annotator can fill in.

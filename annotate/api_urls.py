@@ -9,7 +9,6 @@ urlpatterns = [
     path("campaigns/", api.campaign_list, name="campaign-list"),
     path("campaigns/<id:campaign_id>/", api.campaign_detail, name="campaign-detail"),
     path("campaigns/<id:campaign_id>/claim/", api.campaign_claim, name="campaign-claim"),
-    path("campaigns/<id:campaign_id>/labels/", api.campaign_labels, name="campaign-labels"),
     path("assignments/", api.assignment_list, name="assignment-list"),
     path("assignments/<id:assignment_id>/", api.assignment_detail, name="assignment-detail"),
     path("assignments/<id:assignment_id>/labels/<str:criterion_key>/", api.label_save, name="label-save"),

@@ -193,7 +193,7 @@ class Assignment(models.Model):
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="assignments")
-    a_on_left = models.BooleanField(help_text="Drawn at random when claimed; never shown to the annotator.")
+    a_first = models.BooleanField(help_text="Drawn at random when claimed; never shown to the annotator.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     overall = models.CharField(max_length=20, choices=Overall.choices, blank=True)
     claimed_at = models.DateTimeField()

@@ -1,4 +1,4 @@
-"""Reads of the catalogue, shared by pages, the API and commands."""
+"""Reads of the catalogue and of campaigns, shared by pages, the API, commands and services."""
 
 from __future__ import annotations
 
@@ -6,11 +6,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.core.exceptions import PermissionDenied
+from django.db.models import (
+    Count,
+    Exists,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.db.models.functions import Coalesce
 
-from annotate.campaigns import can_annotate, position_from_winner
-from annotate.models import Article, Assignment, Campaign, Criterion, CriterionSet, Label, Pair, Topic
+from annotate import vocabulary
+from annotate.design import Design
+from annotate.models import (
+    Article,
+    Assignment,
+    Campaign,
+    Criterion,
+    CriterionSet,
+    Label,
+    Pair,
+    Topic,
+)
 from annotate.removal import Removal, article_removal
 
 
@@ -47,6 +67,55 @@ def criterion_set_latest(*, key: str) -> CriterionSet | None:
 # --- campaigns -------------------------------------------------------------------
 
 
+def can_annotate(campaign: Campaign, user: User) -> bool:
+    """Active, not removed from the campaign, and on its list (or, with no list, not staff)."""
+    if not user.is_active:
+        return False
+    if campaign.removed_annotators.filter(pk=user.pk).exists():
+        return False
+    if campaign.annotators.exists():
+        return campaign.annotators.filter(pk=user.pk).exists()
+    return not user.is_staff
+
+
+def campaign_annotator_count(*, campaign: Campaign) -> int:
+    """Active annotators of the campaign; with no annotator list, every active non-staff account counts."""
+    listed = campaign.annotators.filter(is_active=True)
+    if not campaign.annotators.exists():
+        listed = User.objects.filter(is_active=True, is_staff=False)
+    return listed.exclude(pk__in=campaign.removed_annotators.values("pk")).count()
+
+
+def campaign_design(*, campaign: Campaign) -> Design:
+    """The campaign's shape, for the annotators it has now."""
+    annotators = campaign_annotator_count(campaign=campaign)
+    per_topic = campaign.pairs.order_by().values("topic_id").annotate(n=Count("id")).values_list("n", flat=True)
+    return Design(pairs_by_topic=tuple(sorted(per_topic)), overlap=campaign.overlap, annotators=annotators)
+
+
+# --- the annotation page -----------------------------------------------------------
+
+
+def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool = True) -> Assignment:
+    """The assignment if it is the user's own; 403 for anybody else's, staff included.
+
+    `with_articles=False` is for saves: they never show the articles, and on
+    PostgreSQL reading two long (compressed) HTML texts was most of a save's time.
+    """
+    assignments = Assignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
+    if with_articles:
+        # The page shows the rendered HTML; the markdown versions are never needed here.
+        assignments = assignments.select_related("pair__article_a", "pair__article_b").defer(
+            *(f"pair__{side}__{field}" for side in ("article_a", "article_b") for field in ("raw_markdown", "display_markdown"))
+        )
+    assignment = assignments.filter(pk=assignment_id).first()
+    if assignment is None or assignment.annotator_id != user.pk:
+        raise PermissionDenied("This is not your assignment.")
+    if assignment.status == Assignment.Status.REVOKED:
+        raise PermissionDenied("You were removed from this campaign; your saved labels are kept, but this work is closed to you.")
+    return assignment
+
+
 @dataclass
 class CriterionRow:
     criterion: Criterion
@@ -69,7 +138,8 @@ def annotation_page(*, assignment: Assignment) -> dict:
     """
     pair = assignment.pair
     campaign = pair.campaign
-    left, right = (pair.article_a, pair.article_b) if assignment.a_on_left else (pair.article_b, pair.article_a)
+    by_side = {vocabulary.SIDE_A: pair.article_a, vocabulary.SIDE_B: pair.article_b}
+    shown = {position: by_side[vocabulary.side_of(position, assignment.a_first)] for position in vocabulary.POSITIONS}
     labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
     blocks: dict[int, CategoryBlock] = {}
     done = total = 0
@@ -80,14 +150,15 @@ def annotation_page(*, assignment: Assignment) -> dict:
         label = labels.get(criterion.pk)
         row = CriterionRow(criterion)
         if label is not None:
-            row.position = position_from_winner(assignment, label.winner)
+            # An unanswered criterion has no winner, and so no position.
+            row.position = vocabulary.position_of(label.winner, assignment.a_first) if label.winner else ""
             row.rationale = label.rationale
             row.saved_at = label.saved_at
         block.rows.append(row)
         total += 1
         done += bool(row.position)
     spans = [
-        {"id": s.pk, "position": "1" if s.article_id == left.pk else "2", "start": s.start, "end": s.end, "quote": s.quote, "polarity": s.polarity, "comment": s.comment}
+        {"id": s.pk, "position": vocabulary.FIRST if s.article_id == shown[vocabulary.FIRST].pk else vocabulary.SECOND, "start": s.start, "end": s.end, "quote": s.quote, "polarity": s.polarity, "comment": s.comment}
         for s in assignment.spans.all()
     ]
     return {
@@ -95,7 +166,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
-        "columns": [_column("1", left), _column("2", right)],
+        "columns": [_column(position, shown[position]) for position in vocabulary.POSITIONS],
         "categories": list(blocks.values()),
         "done": done,
         "total": total,

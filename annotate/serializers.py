@@ -2,7 +2,7 @@
 
 Every field is listed explicitly. Anything an annotator receives names the two
 articles by position ("1" on the left, "2" on the right) and never by system,
-article id, file or `a_on_left`: the blind presentation depends on it, and
+article id, file or `a_first`: the blind presentation depends on it, and
 tests/test_api.py checks it.
 """
 

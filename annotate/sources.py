@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotate.storable import first_unstorable, json_problem, located_problem, printable, text_problem
+from annotate.vocabulary import REFERENCE_SYSTEM
 
-REFERENCE_SYSTEM = "wikipedia"
 # The lengths of the columns these land in (annotate.models); PostgreSQL refuses longer text.
 MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_KEY, MAX_SYSTEM_NAME = 300, 200, 100, 200
 

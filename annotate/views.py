@@ -7,11 +7,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate import campaigns as work
 from annotate import selectors
 from annotate.decorators import staff_required
 from annotate.models import Campaign, Criterion, Topic
 from annotate.removal import removed_segments
+from annotate.services import campaigns, claims, labelling
 
 PAGE = "annotate/assignment.html"
 
@@ -79,10 +79,10 @@ def topic_removed(request: HttpRequest, topic_id: int, system_key: str) -> HttpR
 @login_required
 def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    assignment = work.assignment_claim_next(campaign=campaign, user=request.user)
+    assignment = claims.assignment_claim_next(campaign=campaign, user=request.user)
     if assignment is None and not campaign.is_open:
         # Only members get here: the claim refuses everybody else with 403 first.
-        return render(request, "annotate/campaign_closed.html", {"campaign": campaign, "reason": work.CAMPAIGN_CLOSED}, status=409)
+        return render(request, "annotate/campaign_closed.html", {"campaign": campaign, "reason": claims.CAMPAIGN_CLOSED}, status=409)
     if assignment is None:
         messages.info(request, f"Nothing left to annotate in {campaign.name}. Thank you!")
         return redirect("home")
@@ -98,18 +98,18 @@ def _page(request, assignment, *, status=200, errors=None):
 @require_GET
 @login_required
 def assignment_page(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
-    work.assignment_open(assignment=assignment)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    claims.assignment_open(assignment=assignment)
     return _page(request, assignment)
 
 
 @require_POST
 @login_required
 def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     criterion = get_object_or_404(Criterion, criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key)
     try:
-        result = work.label_save(
+        result = labelling.label_save(
             assignment=assignment,
             criterion=criterion,
             user=request.user,
@@ -129,9 +129,9 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
 @require_POST
 @login_required
 def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     try:
-        work.overall_save(assignment=assignment, user=request.user, value=request.POST.get("overall", ""))
+        labelling.overall_save(assignment=assignment, user=request.user, value=request.POST.get("overall", ""))
     except ValidationError as exc:
         if request.htmx:
             return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
@@ -144,13 +144,13 @@ def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     try:
-        work.assignment_submit(assignment=assignment, user=request.user)
+        labelling.assignment_submit(assignment=assignment, user=request.user)
     except ValidationError as exc:
         return _page(request, assignment, status=422, errors=exc.messages)
     messages.success(request, f"Submitted: {assignment.pair.topic.title}.")
-    following = work.assignment_claim_next(campaign=assignment.pair.campaign, user=request.user)
+    following = claims.assignment_claim_next(campaign=assignment.pair.campaign, user=request.user)
     if following is None:
         messages.info(request, "No more pairs are waiting in this campaign.")
         return redirect("home")
@@ -160,9 +160,9 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def span_add(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     try:
-        work.span_add(
+        labelling.span_add(
             assignment=assignment,
             position=request.POST.get("position", ""),
             start=int(request.POST.get("start", "-1")),
@@ -180,9 +180,9 @@ def span_add(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def span_delete(request: HttpRequest, assignment_id: int, span_id: int) -> HttpResponse:
-    assignment = work.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     try:
-        work.span_delete(assignment=assignment, span_id=span_id)
+        labelling.span_delete(assignment=assignment, span_id=span_id)
     except ValidationError as exc:
         return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "span_errors": exc.messages}, status=422)
     if not request.htmx:
@@ -208,13 +208,13 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            campaign = work.campaign_create(**form.service_arguments())
+            campaign = campaigns.campaign_create(**form.service_arguments())
         except ValidationError as exc:
             for message in exc.messages:
                 form.add_error(None, message)
         else:
             messages.success(request, f"Campaign '{campaign.name}' created with {campaign.pairs.count()} pairs.")
-            warning = work.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+            warning = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
             if warning:
                 messages.warning(request, warning)
             return redirect("campaign-detail", campaign.pk)
@@ -225,7 +225,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
 @staff_required
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign.objects.select_related("criterion_set"), pk=campaign_id)
-    design_warning = work.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+    design_warning = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
     return render(
         request,
         "annotate/campaign_detail.html",
@@ -237,7 +237,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @staff_required
 def campaign_toggle(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    work.campaign_set_open(campaign=campaign, is_open=request.POST.get("open") == "1")
+    campaigns.campaign_set_open(campaign=campaign, is_open=request.POST.get("open") == "1")
     return redirect("campaign-detail", campaign.pk)
 
 
@@ -329,7 +329,7 @@ def campaign_members_add(request: HttpRequest, campaign_id: int) -> HttpResponse
         errors = [str(error) for error in form.errors["usernames"]]
     else:
         try:
-            admitted = work.campaign_annotators_add(campaign=campaign, users=form.cleaned_data["usernames"], by=request.user)
+            admitted = campaigns.campaign_annotators_add(campaign=campaign, users=form.cleaned_data["usernames"], by=request.user)
         except ValidationError as exc:
             errors = exc.messages
     if errors:
@@ -353,7 +353,7 @@ def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int)
         # Without JavaScript the Remove button lands here: ask before cutting somebody off.
         row = next((m for m in selectors.campaign_members(campaign=campaign) if m.pk == member.pk), None)
         return render(request, "annotate/campaign_member_remove.html", {"campaign": campaign, "member": member, "row": row})
-    revoked = work.campaign_annotator_remove(campaign=campaign, user=member, by=request.user)
+    revoked = campaigns.campaign_annotator_remove(campaign=campaign, user=member, by=request.user)
     note = f"Removed {member.username} from {campaign.name}"
     note += f"; {revoked} pair(s) in progress are closed to them." if revoked else "."
     if request.htmx:

@@ -53,9 +53,10 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
-    from annotate.campaigns import assignment_claim_next, campaign_create
     from annotate.models import Article, Criterion, CriterionSet
     from annotate.services import criterion_set_import
+    from annotate.services.campaigns import campaign_create
+    from annotate.services.claims import assignment_claim_next
     from annotate.sources import parse_rubric
 
     _, rubric_key = load_sample_or_demo(args.path)

@@ -19,7 +19,7 @@ humans', paired differences between all 6 judge pairs, Pareto frontier and
 recommendation.
 
 Naive baseline (for the ratio): a straightforward per-row pure-Python version
-on a list of ``Label`` objects (dicts of lists, one pass per figure; BT from
+on a list of ``LabelRow`` objects (dicts of lists, one pass per figure; BT from
 choix.ilsr_pairwise on one (winner, loser) tuple per row, wins doubled and a
 tie counted as one win each way).  It computes the same point figures once,
 then runs a few bootstrap rounds the naive way (resample pairs, copy their
@@ -166,10 +166,10 @@ def run_fast(vocab, raw, rounds: int):
     merged = {}
     for name, *_ in JUDGES:
         jt = table.for_rater(name)
-        out[f"pos:{name}"] = M.position_bias(jt, rounds=rounds)
+        out[f"pos:{name}"] = (M.position_consistency(jt, rounds=rounds), M.first_position_rate(jt, rounds=rounds))
         merged[name] = m = M.merge_swapped(jt)
         out[f"agr:{name}"] = M.agreement(m, humans, rounds=rounds)
-        out[f"len:{name}"] = M.length_bias(m, humans, rounds=rounds)
+        out[f"len:{name}"] = M.prefers_longer(m, rounds=rounds)
         out[f"bt:{name}"] = M.bradley_terry(m, reference=REFERENCE, rounds=rounds)
         out[f"btcat:{name}"] = M.bradley_terry_by_category(m, reference=REFERENCE, rounds=rounds)
         out[f"wr:{name}"] = M.win_rate_vs_reference(m, REFERENCE, rounds=rounds)
@@ -207,10 +207,9 @@ def fast_points(out) -> dict[str, float]:
             p[f"parcat:{name}:{cat}"] = e.value
         for crit, e in a.by_criterion.items():
             p[f"parcrit:{name}:{crit}"] = e.value
-        pos = out[f"pos:{name}"]
-        p[f"cons:{name}"], p[f"first:{name}"] = pos.consistency.value, pos.first_position_rate.value
-        lb = out[f"len:{name}"]
-        p[f"longer:{name}"], p[f"longerh:{name}"] = lb.judge.value, lb.humans.value
+        consistency, first = out[f"pos:{name}"]
+        p[f"cons:{name}"], p[f"first:{name}"] = consistency.value, first.value
+        p[f"longer:{name}"] = out[f"len:{name}"].value
     for (a, *_), (b, *_) in combinations(JUDGES, 2):
         p[f"diff:{a}:{b}"] = out[f"diff:{a}:{b}"].difference.value
     return p
@@ -333,7 +332,7 @@ def naive_point(rows):
         agree = n_lab = nt_a = nt_n = maj_a = maj_n = 0
         cat_a, cat_n, crit_a, crit_n = Counter(), Counter(), Counter(), Counter()
         y_j, y_h = [], []
-        lj_a = lj_n = lh_a = lh_n = 0
+        lj_a = lj_n = 0
         for key, j in merged.items():
             labs = votes.get(key)
             if not labs:
@@ -352,9 +351,6 @@ def naive_point(rows):
                 if h.winner != M.TIE and j.winner != M.TIE:
                     nt_n += 1
                     nt_a += ok
-                if h.winner != M.TIE and h.longer_system:
-                    lh_n += 1
-                    lh_a += h.winner == h.longer_system
             maj = majority([h.winner for h in labs])
             if maj is not None:
                 maj_n += 1
@@ -370,7 +366,7 @@ def naive_point(rows):
         cj, ch = Counter(y_j), Counter(y_h)
         pe = sum(cj[k] * ch[k] for k in cj) / len(y_j) ** 2
         p[f"kappa:{name}"] = (po - pe) / (1 - pe)
-        p[f"longer:{name}"], p[f"longerh:{name}"] = lj_a / lj_n, lh_a / lh_n
+        p[f"longer:{name}"] = lj_a / lj_n
         bt_block(name, list(merged.values()))
     for a, b in combinations(sorted(merged_all, key=[j[0] for j in JUDGES].index), 2):
         da = n_d = 0
@@ -420,8 +416,8 @@ def report(out):
         print(f"  {name:9s} (copies latent verdict {q:.0%})")
         print(f"    PAR {fmt(a.par)} | majority {fmt(a.par_majority)} (no majority {a.n_no_majority:,})")
         print(f"    no-ties {fmt(a.par_no_ties)} kept {a.share_kept:.1%} | kappa {fmt(a.kappa)}")
-        print(f"    position consistency {fmt(pos.consistency)} | first shown {fmt(pos.first_position_rate)}")
-        print(f"    prefers longer: judge {fmt(lb.judge)} | humans {fmt(lb.humans)}")
+        print(f"    position consistency {fmt(pos[0])} | first shown {fmt(pos[1])}")
+        print(f"    prefers longer {fmt(lb)}")
         print(f"    Kendall tau vs human BT ranking {out[f'tau:{name}'].tau:.3f}")
     print("\nBradley-Terry (humans), wikipedia = 1000")
     for s, sc in out["bt:humans"].scores.items():

@@ -44,8 +44,8 @@ def main() -> None:
     from django.urls import reverse
     from django.utils import timezone
 
-    from annotate.campaigns import campaign_create
     from annotate.models import Assignment, CriterionSet, Label, System
+    from annotate.services.campaigns import campaign_create
     from calibration.report import build_report
     from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
@@ -71,7 +71,7 @@ def main() -> None:
     with transaction.atomic():
         for user in annotators:
             assignments = Assignment.objects.bulk_create(
-                [Assignment(pair=p, annotator=user, a_on_left=rng.random() < 0.5, status=Assignment.Status.SUBMITTED,
+                [Assignment(pair=p, annotator=user, a_first=rng.random() < 0.5, status=Assignment.Status.SUBMITTED,
                             claimed_at=now, last_activity_at=now, submitted_at=now) for p in pairs]
             )
             Label.objects.bulk_create(

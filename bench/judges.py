@@ -125,10 +125,10 @@ def main() -> None:
     django_on_scratch_database("judges", debug=False)
     from django.db import connection
 
-    from annotate.campaigns import campaign_create
     from annotate.models import Article, CriterionSet, System
-    from judges.models import JudgeCall
+    from annotate.services.campaigns import campaign_create
     from judges.engine import judge_run_execute
+    from judges.models import JudgeCall
     from judges.services import judge_create, judge_run_create
 
     source, _ = load_sample_or_demo(args.path)

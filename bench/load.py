@@ -81,8 +81,8 @@ def prepare(annotators: int) -> None:
             _, rubric_key = load_sample_or_demo(SAMPLE)
         finally:
             sys.stdout = real
-    from annotate.campaigns import campaign_create
     from annotate.models import CriterionSet, System
+    from annotate.services.campaigns import campaign_create
 
     rubric = CriterionSet.objects.filter(key=rubric_key).order_by("-version").first()
     from django.contrib.auth.hashers import make_password

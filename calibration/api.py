@@ -1,5 +1,9 @@
-"""The calibration report over the JSON API (staff only; session or token authentication)."""
+"""Researchers' reads over the JSON API (staff only; session or token authentication): the labels and the calibration report."""
 
+import json
+from collections.abc import Iterable, Iterator
+
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from rest_framework.decorators import api_view, permission_classes, renderer_classes
 from rest_framework.permissions import IsAdminUser
@@ -8,7 +12,25 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate.models import Campaign
+from calibration.interchange import label_rows
 from calibration.report import report_cached
+
+
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+def campaign_labels(request: Request, campaign_id: int) -> StreamingHttpResponse:
+    """Every decided label in the long format (`calibration.interchange`, as the file export), streamed as one JSON array."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return StreamingHttpResponse(
+        _json_array(label_rows(campaign)), content_type="application/json"
+    )
+
+
+def _json_array(rows: Iterable[dict]) -> Iterator[str]:
+    yield "["
+    for i, row in enumerate(rows):
+        yield ("," if i else "") + "\n" + json.dumps(row, ensure_ascii=False)
+    yield "\n]\n"
 
 
 @api_view(["GET"])
@@ -20,5 +42,8 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     Only `?format=json` (or no format) is served here; the dashboard's download
     links give the CSV, Markdown and HTML renderings.
     """
-    campaign = get_object_or_404(Campaign.objects.select_related("criterion_set", "reference_system"), pk=campaign_id)
+    campaign = get_object_or_404(
+        Campaign.objects.select_related("criterion_set", "reference_system"),
+        pk=campaign_id,
+    )
     return Response(report_cached(campaign))

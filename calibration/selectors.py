@@ -124,10 +124,10 @@ def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, 
     pairs = pairs if pairs is not None else _pair_infos(campaign)
     columns = _Columns()
     humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted).values_list(
-        "assignment__pair_id", "criterion__key", "criterion__category__key", "assignment__annotator__username", "winner", "assignment__a_on_left"
+        "assignment__pair_id", "criterion__key", "criterion__category__key", "assignment__annotator__username", "winner", "assignment__a_first"
     )
-    for pair_id, criterion, category, username, side, a_on_left in humans:
-        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_on_left)
+    for pair_id, criterion, category, username, side, a_first in humans:
+        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first)
     verdicts = judge_verdict_rows(campaign=campaign).values_list(
         "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
     )
@@ -222,7 +222,7 @@ class HumanVerdict:
 class JudgeOrderVerdict:
     first_system: str
     winner: str
-    reason: str
+    rationale: str
 
 
 @dataclass
@@ -283,24 +283,24 @@ def disagreements(
         human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted)
         .filter(criterion=criterion)
         .order_by("assignment__annotator__username")
-        .values_list("assignment__pair_id", "assignment__annotator__username", "assignment__a_on_left", "winner", "rationale")
+        .values_list("assignment__pair_id", "assignment__annotator__username", "assignment__a_first", "winner", "rationale")
     )
-    for pair_id, username, a_on_left, side, rationale in labels:
+    for pair_id, username, a_first, side, rationale in labels:
         info = pairs[pair_id]
-        first = info.system_a if a_on_left else info.system_b
+        first = info.system_a if a_first else info.system_b
         humans[pair_id].append(HumanVerdict(username, _winner_system(info, side), first, rationale))
     verdicts = (
         judge_verdict_rows(campaign=campaign)
         .filter(criterion=criterion)
         .order_by("unit__judge__name", "-unit__a_first")
-        .values_list("unit__pair_id", "unit__judge__name", "unit__a_first", "winner", "reason")
+        .values_list("unit__pair_id", "unit__judge__name", "unit__a_first", "winner", "rationale")
     )
     by_judge: dict[tuple[int, str], list[JudgeOrderVerdict]] = defaultdict(list)
     raw = []
-    for pair_id, judge, a_first, side, reason in verdicts:
+    for pair_id, judge, a_first, side, rationale in verdicts:
         info = pairs[pair_id]
         first = info.system_a if a_first else info.system_b
-        by_judge[pair_id, judge].append(JudgeOrderVerdict(first, _winner_system(info, side), reason))
+        by_judge[pair_id, judge].append(JudgeOrderVerdict(first, _winner_system(info, side), rationale))
         raw.append((pair_id, judge, side, a_first))
     merged = _merged_winners(raw, pairs)
     judge_names = sorted({name for _, name in by_judge})

@@ -5,6 +5,7 @@ from django.views.decorators.http import require_GET
 from annotate.decorators import staff_required
 from annotate.models import Campaign
 from calibration import report as reports
+from calibration import report_formats
 from calibration import selectors
 
 PAGE = "calibration/dashboard.html"
@@ -35,22 +36,22 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, PAGE + "#disagreements", browser)
     report, charts = reports.report_and_charts_cached(campaign)
-    context = {**browser, "report": report, "charts": charts, "tables": reports.tables(report), "formats": list(reports.FORMATS)}
+    context = {**browser, "report": report, "charts": charts, "tables": report_formats.tables(report), "formats": list(report_formats.FORMATS)}
     return render(request, PAGE, context)
 
 
 @require_GET
 @staff_required
 def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
-    if fmt not in reports.FORMATS:
+    if fmt not in report_formats.FORMATS:
         raise Http404(f"No report format '{fmt}'.")
     campaign = _campaign(campaign_id)
     if fmt == "html":
         report, charts = reports.report_and_charts_cached(campaign)
-        body = reports.render_html(report, charts)
+        body = report_formats.render_html(report, charts)
     else:
-        body = reports.render(reports.report_cached(campaign), fmt)
-    content_type = reports.FORMATS[fmt][0]
+        body = report_formats.render(reports.report_cached(campaign), fmt)
+    content_type = report_formats.FORMATS[fmt][0]
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{reports.download_name(campaign.name, fmt)}"'
+    response["Content-Disposition"] = f'attachment; filename="{report_formats.download_name(campaign.name, fmt)}"'
     return response

@@ -3,7 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
+from annotate import api_urls as annotate_api_urls
 from calibration import api as calibration_api
+from calibration import api_urls as calibration_api_urls
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -13,7 +15,8 @@ urlpatterns = [
     path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("api/campaigns/<id:campaign_id>/calibration/", calibration_api.campaign_calibration, name="api-campaign-calibration"),
-    path("api/", include("annotate.api_urls")),
+    # One `api` namespace over both apps' routes: annotate's (campaigns, assignments) and calibration's (labels).
+    path("api/", include(([*annotate_api_urls.urlpatterns, *calibration_api_urls.urlpatterns], annotate_api_urls.app_name))),
     path("judges/", include("judges.urls")),
     path("calibration/", include("calibration.urls")),
     path("", include("annotate.urls")),

@@ -26,6 +26,7 @@ import re
 from fractions import Fraction
 
 from annotate.cleaning import count_words as _count_words
+from annotate.vocabulary import FIRST, SECOND, TIE
 
 __all__ = [
     "count_words",
@@ -34,12 +35,10 @@ __all__ = [
     "WATCH_CLASSES",
     "WATCH_CLASS_BY_KEY",
     "watch_count",
-    "watch_rate",
     "words_to_watch_verdict",
     "random_verdict",
 ]
 
-TIE = "tie"
 
 # Each entry is a small regular expression: a space means "one or more
 # whitespace characters", a hyphen means "a hyphen or a space".
@@ -177,7 +176,7 @@ def length_verdict(text_1: str, text_2: str) -> str:
     words_1, words_2 = count_words(text_1), count_words(text_2)
     if words_1 == words_2:
         return TIE
-    return "1" if words_1 > words_2 else "2"
+    return FIRST if words_1 > words_2 else SECOND
 
 
 def _pattern(watch_class: str) -> re.Pattern:
@@ -189,12 +188,6 @@ def _pattern(watch_class: str) -> re.Pattern:
 
 def watch_count(text: str, watch_class: str) -> int:
     return sum(1 for _ in _pattern(watch_class).finditer(text))
-
-
-def watch_rate(text: str, watch_class: str) -> float:
-    """Matches per 1,000 words; 0.0 for a text without words."""
-    words = count_words(text)
-    return 1000.0 * watch_count(text, watch_class) / words if words else 0.0
 
 
 def _exact_rate(text: str, watch_class: str) -> Fraction:
@@ -210,7 +203,7 @@ def words_to_watch_verdict(text_1: str, text_2: str, *, criterion_key: str, watc
     rate_1, rate_2 = _exact_rate(text_1, watch_class), _exact_rate(text_2, watch_class)
     if rate_1 == rate_2:
         return length_verdict(text_1, text_2)
-    return "1" if rate_1 < rate_2 else "2"
+    return FIRST if rate_1 < rate_2 else SECOND
 
 
 def random_verdict(*, seed: int, parts: tuple, allow_tie: bool) -> str:
@@ -218,4 +211,4 @@ def random_verdict(*, seed: int, parts: tuple, allow_tie: bool) -> str:
     "1"/"2"/"tie" a third each when ties are allowed."""
     material = json.dumps([seed, list(parts)], default=str, ensure_ascii=False, separators=(",", ":"))
     number = int.from_bytes(hashlib.sha256(material.encode("utf-8")).digest()[:8], "big")
-    return ("1", "2", TIE)[number % 3] if allow_tie else ("1", "2")[number % 2]
+    return (FIRST, SECOND, TIE)[number % 3] if allow_tie else (FIRST, SECOND)[number % 2]

@@ -33,11 +33,13 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotate.vocabulary import side_of
+
 from judges import baselines
 from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.protocol import InvalidResponse, parse_verdicts
-from judges.selectors import Plan, UnitPlan, run_plan
+from judges.selectors import RunPlan, UnitPlan, run_plan
 from judges.transport import Attempt, CallSettings, Job, Ledger, Outcome, PlainJson, drain, openai_client, work_loop
 
 STATUS_POLL_SECONDS = 0.5
@@ -75,15 +77,9 @@ def _verdicts_insert(rows: list[tuple]) -> None:
     if not rows:
         return
     table = connection.ops.quote_name(JudgeVerdict._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column) for name in ("unit", "call", "criterion", "winner", "reason"))
+    columns = ", ".join(connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column) for name in ("unit", "call", "criterion", "winner", "rationale"))
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)", rows)
-
-
-def _side(position: str, a_first: bool) -> str:
-    if position == "tie":
-        return "tie"
-    return "a" if (position == "1") == a_first else "b"
 
 
 class _Engine:
@@ -161,7 +157,7 @@ class _Engine:
                     by_key = {c.key: c.pk for c in job.plan.criteria}
                     call = valid_calls.get(job.unit_id)
                     rows += [
-                        (job.unit_id, call.pk if call else None, by_key[key], _side(position, job.plan.a_first), reason)
+                        (job.unit_id, call.pk if call else None, by_key[key], side_of(position, job.plan.a_first), reason)
                         for key, (position, reason) in outcome.verdicts.items()
                     ]
                 _verdicts_insert(rows)
@@ -188,7 +184,7 @@ class _Engine:
 
     # -- planning
 
-    def prepare(self) -> tuple[Plan, list[Job]]:
+    def prepare(self) -> tuple[RunPlan, list[Job]]:
         """The plan and a job per unit not done yet; their rows come later, from `units_ensure`."""
         run = self.run
         plan = run_plan(campaign=run.campaign, judge=self.judge, swap=run.swap, limit=run.limit, seed=run.seed)
@@ -198,7 +194,7 @@ class _Engine:
         JudgeRun.objects.filter(pk=run.pk).update(units_total=run.units_total, units_done=run.units_done)
         return plan, jobs
 
-    def units_ensure(self, plan: Plan, jobs: list[Job]) -> None:
+    def units_ensure(self, plan: RunPlan, jobs: list[Job]) -> None:
         """Creates the rows of units never planned before and gives every job its unit's id.
 
         Separate from `prepare` so that the first requests are on their way meanwhile.
@@ -222,7 +218,7 @@ class _Engine:
 
     # -- running
 
-    def run_baseline(self, plan: Plan, jobs: list[Job], batch: int = 50) -> None:
+    def run_baseline(self, plan: RunPlan, jobs: list[Job], batch: int = 50) -> None:
         self.units_ensure(plan, jobs)
         for start in range(0, len(jobs), batch):
             if self.should_stop():
@@ -232,7 +228,7 @@ class _Engine:
                 for job in jobs[start : start + batch]
             ])
 
-    def run_llm(self, plan: Plan, jobs: list[Job], client: openai.OpenAI, settings: CallSettings) -> None:
+    def run_llm(self, plan: RunPlan, jobs: list[Job], client: openai.OpenAI, settings: CallSettings) -> None:
         """`run.concurrency` worker loops take prepared requests from `ready` and put answers in `answers`.
 
         This thread keeps `ready` stocked (building requests, answering from the
@@ -299,7 +295,7 @@ class _Engine:
         for loop in loops:
             loop.result()  # a bug in a worker fails the run rather than vanishing
 
-    def _with_cache(self, plan: Plan, jobs: list[Job], *, first: int = 4, chunk: int = 16):
+    def _with_cache(self, plan: RunPlan, jobs: list[Job], *, first: int = 4, chunk: int = 16):
         """Jobs with their requests and the cached answer if any, by small chunks: building requests
         holds the interpreter lock, so it is spread out rather than done in bursts that delay the workers."""
         if not jobs:

@@ -150,7 +150,7 @@ class JudgeVerdict(models.Model):
     call = models.ForeignKey(JudgeCall, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     winner = models.CharField(max_length=3, choices=[("a", "A"), ("b", "B"), ("tie", "Tie")])
-    reason = models.TextField(blank=True)
+    rationale = models.TextField(blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["unit", "criterion"], name="judgeverdict_unique")]

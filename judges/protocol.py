@@ -52,13 +52,14 @@ import math
 import re
 from dataclasses import dataclass
 
+from annotate.vocabulary import FIRST, SECOND, TIE
+
 __all__ = [
     "CriterionSpec",
     "JudgeRequest",
     "InvalidResponse",
     "build_request",
     "parse_verdicts",
-    "request_hash",
     "request_hashes",
     "estimate_prompt_tokens",
     "estimate_completion_tokens",
@@ -72,7 +73,6 @@ __all__ = [
     "COMPLETION_OVERHEAD_TOKENS",
 ]
 
-TIE = "tie"
 
 # Token estimates, used for budgets before a call is made (the bill uses the
 # endpoint's own usage figures). English prose averages about four characters a
@@ -131,7 +131,7 @@ def _one_line(text: str) -> str:
 def response_schema(criteria: tuple[str, ...], allow_tie: bool) -> dict:
     """The strict JSON schema of an answer; ``reason`` comes before ``winner`` so a
     model that writes its fields in schema order explains before it decides."""
-    winners = ["1", "2", TIE] if allow_tie else ["1", "2"]
+    winners = [FIRST, SECOND, TIE] if allow_tie else [FIRST, SECOND]
     verdict = {
         "type": "object",
         "properties": {
@@ -259,11 +259,6 @@ def request_hashes(*, model: str, request: JudgeRequest, temperature: float, max
     if request.response_format is None:
         return plain, ""
     return combined(request.response_format), plain
-
-
-def request_hash(*, model: str, request: JudgeRequest, temperature: float, max_tokens: int) -> str:
-    """The first of :func:`request_hashes`: the hash of the request as built."""
-    return request_hashes(model=model, request=request, temperature=temperature, max_tokens=max_tokens)[0]
 
 
 def _content_text(content) -> str:
@@ -518,7 +513,7 @@ def _winner_of(item: dict, key: str, allow_tie: bool) -> str:
     value = item[field]
     winner = None
     if isinstance(value, int) and not isinstance(value, bool):
-        winner = {1: "1", 2: "2"}.get(value)
+        winner = {1: FIRST, 2: SECOND}.get(value)
     elif isinstance(value, str):
         text = re.sub(r"[\s_-]+", " ", value.strip().lower()).strip(" .!\"'`*()[]")
         winner = _WINNER_WORDS.get(_WINNER_PREFIX_RE.sub("", text))

@@ -43,7 +43,7 @@ class UnitPlan:
 
 
 @dataclass
-class Plan:
+class RunPlan:
     campaign: Campaign
     judge: Judge
     units: list[UnitPlan]
@@ -100,7 +100,7 @@ def campaign_pairs(*, campaign: Campaign, limit: int | None = None) -> list[Pair
     return list(pairs[:limit] if limit is not None else pairs)
 
 
-def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> Plan:
+def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> RunPlan:
     """Every unit of a run, with the units already stored for this judge."""
     pairs = campaign_pairs(campaign=campaign, limit=limit)
     categories = campaign_categories(campaign=campaign)
@@ -119,11 +119,11 @@ def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int
         (u.pair_id, u.category_id, u.criterion_id, u.a_first): u
         for u in JudgeUnit.objects.filter(judge=judge, pair__in=pairs)
     }
-    return Plan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
+    return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
 
 
 @dataclass
-class Estimate:
+class CostEstimate:
     judge: Judge
     units_total: int = 0
     units_pending: int = 0
@@ -134,14 +134,14 @@ class Estimate:
     cost_usd: Decimal = Decimal(0)
 
 
-def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> Estimate:
+def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> CostEstimate:
     """What a run would ask and spend: every pending request built, nothing sent or written.
 
     Requests the cache would answer cost nothing and are counted apart.
     """
     plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed)
     pending = plan.pending()
-    estimate = Estimate(judge=judge, units_total=len(plan.units), units_pending=len(pending))
+    estimate = CostEstimate(judge=judge, units_total=len(plan.units), units_pending=len(pending))
     if judge.kind != Judge.Kind.LLM:
         return estimate
     planned = []

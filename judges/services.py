@@ -139,20 +139,10 @@ def judge_run_create(
     )
 
 
-def judge_run_start(
-    *,
-    campaign: Campaign,
-    judge: Judge,
-    swap: bool = False,
-    concurrency: int = 4,
-    budget_usd: Decimal | None = None,
-    limit: int | None = None,
-    seed: int = 0,
-) -> JudgeRun:
-    """Creates a run and queues it for a worker (`manage.py db_worker`); nothing runs here."""
-    run = judge_run_create(
-        campaign=campaign, judge=judge, swap=swap, concurrency=concurrency, budget_usd=budget_usd, limit=limit, seed=seed
-    )
+def judge_run_start(*, campaign: Campaign, judge: Judge, **options) -> JudgeRun:
+    """Creates a run (the options of `judge_run_create`) and queues it for a worker
+    (`manage.py db_worker`); nothing runs here."""
+    run = judge_run_create(campaign=campaign, judge=judge, **options)
     result = judge_run_task.enqueue(run.pk)
     run.task_id = str(result.id)
     run.save(update_fields=["task_id"])

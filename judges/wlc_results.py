@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from annotate.models import Article, Campaign, Pair, System, Topic
-from judges.models import Judge, JudgeUnit, JudgeVerdict
+from annotate.vocabulary import FIRST, JUDGE_NAME, SECOND, TIE, side_of
+from judges.imports import imported_judge_create, imported_unit_save, unit_tally
+from judges.models import Judge
 
-WLC_WINNERS = {"gt", "gen", "tie"}
+# The script's winners by the position they name: the reference ("gt") is always Article 1.
+WLC_WINNERS = {"gt": FIRST, "gen": SECOND, "tie": TIE}
 
 
 @dataclass
@@ -24,24 +25,29 @@ class ResultsImport:
     verdicts: int = 0
     errors: int = 0
     ties_outside_policy: int = 0
-    units: dict[str, int] = field(default_factory=lambda: {"new": 0, "updated": 0, "unchanged": 0})
+    units: dict[str, int] = field(default_factory=unit_tally)
     problems: list[tuple[str, str]] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _results_topic(campaign: Campaign, title: str, campaign_topics: set[int]):
-    """The topic a results file names, by the lookup rules of `annotate.labels_io`."""
+    """The topic a results file names, by the lookup rules of the labels import (`calibration.interchange`)."""
     topics = list(Topic.objects.filter(title=title).order_by("id"))
     inside = [t for t in topics if t.id in campaign_topics]
     topics = inside or topics
     if not topics:
         return None, f"unknown topic '{title}'"
     if len(topics) > 1:
-        return None, f"topic '{title}' is ambiguous: {len(topics)} benchmarks have a topic with that title"
+        return (
+            None,
+            f"topic '{title}' is ambiguous: {len(topics)} benchmarks have a topic with that title",
+        )
     return topics[0], ""
 
 
-def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, files: list[tuple[str, object]]) -> ResultsImport:
+def wlc_results_import(
+    *, campaign: Campaign, judge_name: str, system: str, files: list[tuple[str, object]]
+) -> ResultsImport:
     """Imports verdict files of the Wiki Live Challenge evaluation script as an imported judge's units.
 
     In that protocol the reference ("gt") is always Article 1, the system ("gen")
@@ -53,18 +59,30 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
     errors = []
     judge = Judge.objects.filter(name=judge_name).first()
     if judge is not None and judge.kind != Judge.Kind.IMPORTED:
-        errors.append(f"The judge '{judge_name}' is a {judge.get_kind_display()} judge; import into a new name.")
-    if not re.fullmatch(r"[-a-zA-Z0-9_]{1,100}", judge_name):
-        errors.append(f"The judge name '{judge_name}' must be 1 to 100 letters, digits, '-' or '_'.")
-    reference = campaign.reference_system or System.objects.filter(is_reference=True).first()
+        errors.append(
+            f"The judge '{judge_name}' is a {judge.get_kind_display()} judge; import into a new name."
+        )
+    if not JUDGE_NAME.fullmatch(judge_name):
+        errors.append(
+            f"The judge name '{judge_name}' must be 1 to 100 letters, digits, '-' or '_'."
+        )
+    reference = (
+        campaign.reference_system or System.objects.filter(is_reference=True).first()
+    )
     if reference is None:
-        errors.append(f"The campaign '{campaign.name}' has no reference system to stand for 'gt'.")
+        errors.append(
+            f"The campaign '{campaign.name}' has no reference system to stand for 'gt'."
+        )
     if not System.objects.filter(key=system).exists():
         errors.append(f"Unknown system '{system}'.")
     if errors:
         raise ValidationError(errors)
-    criteria = {c.key: c for c in campaign.criterion_set.criteria.select_related("category")}
-    pairs = {frozenset((p.article_a_id, p.article_b_id)): p for p in campaign.pairs.all()}
+    criteria = {
+        c.key: c for c in campaign.criterion_set.criteria.select_related("category")
+    }
+    pairs = {
+        frozenset((p.article_a_id, p.article_b_id)): p for p in campaign.pairs.all()
+    }
     campaign_topics = {p.topic_id for p in pairs.values()}
 
     # (pair, a_first, category) -> [(criterion, side or None, reason)]
@@ -72,20 +90,44 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
     new_pairs = []
     for name, data in files:
         report.files += 1
-        if not isinstance(data, dict) or not isinstance(data.get("topic"), str) or not isinstance(data.get("details"), dict):
-            report.problems.append((name, "not a results file: expected an object with 'topic' and 'details'"))
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("topic"), str)
+            or not isinstance(data.get("details"), dict)
+        ):
+            report.problems.append(
+                (
+                    name,
+                    "not a results file: expected an object with 'topic' and 'details'",
+                )
+            )
             continue
         if data.get("mode", "winrate") != "winrate":
-            report.problems.append((name, f"mode is '{data.get('mode')}', only 'winrate' files can be imported"))
+            report.problems.append(
+                (
+                    name,
+                    f"mode is '{data.get('mode')}', only 'winrate' files can be imported",
+                )
+            )
             continue
         topic, problem = _results_topic(campaign, data["topic"], campaign_topics)
         if topic is None:
             report.problems.append((name, problem))
             continue
-        articles = {a.system.key: a for a in Article.objects.filter(topic=topic, system__key__in=[reference.key, system]).select_related("system")}
+        articles = {
+            a.system.key: a
+            for a in Article.objects.filter(
+                topic=topic, system__key__in=[reference.key, system]
+            ).select_related("system")
+        }
         missing = [key for key in (reference.key, system) if key not in articles]
         if missing:
-            report.problems.append((name, f"no article by {', '.join(repr(m) for m in missing)} on topic '{topic.title}'"))
+            report.problems.append(
+                (
+                    name,
+                    f"no article by {', '.join(repr(m) for m in missing)} on topic '{topic.title}'",
+                )
+            )
             continue
         gt, gen = articles[reference.key], articles[system]
         pair = pairs.get(frozenset((gt.id, gen.id)))
@@ -97,13 +139,20 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
         file_errors = 0
         for block in data["details"].values():
             if not isinstance(block, list):
-                report.problems.append((name, "a category in 'details' is not a list of verdicts"))
+                report.problems.append(
+                    (name, "a category in 'details' is not a list of verdicts")
+                )
                 continue
             for entry in block:
                 key = entry.get("criterion_id") if isinstance(entry, dict) else None
                 criterion = criteria.get(key)
                 if criterion is None:
-                    report.problems.append((name, f"unknown criterion '{key}' (not in {campaign.criterion_set})"))
+                    report.problems.append(
+                        (
+                            name,
+                            f"unknown criterion '{key}' (not in {campaign.criterion_set})",
+                        )
+                    )
                     continue
                 winner, reason = entry.get("winner"), entry.get("reason") or ""
                 if not isinstance(reason, str):
@@ -112,20 +161,29 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
                     side = None
                     file_errors += 1
                 elif winner not in WLC_WINNERS:
-                    report.problems.append((name, f"{key}: winner '{winner}' is not gt, gen or tie"))
+                    report.problems.append(
+                        (name, f"{key}: winner '{winner}' is not gt, gen or tie")
+                    )
                     continue
-                elif winner == "tie":
-                    side = "tie"
-                    report.ties_outside_policy += not campaign.allow_tie
                 else:
-                    side = "a" if (winner == "gt") == a_is_gt else "b"
-                wanted.setdefault((frozenset((gt.id, gen.id)), a_is_gt, criterion.category_id), []).append((criterion, side, reason))
+                    side = side_of(WLC_WINNERS[winner], a_is_gt)
+                    report.ties_outside_policy += side == TIE and not campaign.allow_tie
+                wanted.setdefault(
+                    (frozenset((gt.id, gen.id)), a_is_gt, criterion.category_id), []
+                ).append((criterion, side, reason))
         if file_errors:
-            report.notes.append((name, f"{file_errors} verdict(s) were API errors in the source ('Error: …'): imported as errors, not ties"))
+            report.notes.append(
+                (
+                    name,
+                    f"{file_errors} verdict(s) were API errors in the source ('Error: …'): imported as errors, not ties",
+                )
+            )
 
     with transaction.atomic():
         if judge is None:
-            judge = Judge.objects.create(name=judge_name, kind=Judge.Kind.IMPORTED, model=f"imported:{judge_name}")
+            judge = imported_judge_create(
+                name=judge_name, model=f"imported:{judge_name}"
+            )
             report.judge_created = True
         report.judge = judge
         if new_pairs:
@@ -134,31 +192,35 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
                 pair.order = top + offset
             Pair.objects.bulk_create(new_pairs)
             report.pairs_created = len(new_pairs)
-        categories = {c.category_id: c.category for c in criteria.values()}
         expected: dict[int, set[str]] = {}
         for criterion in criteria.values():
             expected.setdefault(criterion.category_id, set()).add(criterion.key)
         for (pair_key, a_first, category_id), rows in wanted.items():
             pair = pairs[pair_key]
             verdicts = {c.key: (c, side, reason) for c, side, reason in rows}
-            failed = [f"{key}: {reason}" for key, (_, side, reason) in verdicts.items() if side is None]
+            failed = [
+                f"{key}: {reason}"
+                for key, (_, side, reason) in verdicts.items()
+                if side is None
+            ]
             absent = sorted(expected[category_id] - set(verdicts))
             if absent:
                 failed.append(f"no verdict in the results file for {', '.join(absent)}")
-            status = JudgeUnit.Status.ERROR if failed else JudgeUnit.Status.DONE
-            unit, created = JudgeUnit.objects.get_or_create(
-                judge=judge, pair=pair, category=categories[category_id], criterion=None, a_first=a_first, defaults={"status": status}
+            fresh = [
+                (c.id, side, reason)
+                for c, side, reason in verdicts.values()
+                if side is not None
+            ]
+            outcome = imported_unit_save(
+                judge=judge,
+                pair=pair,
+                category_id=category_id,
+                criterion_id=None,
+                a_first=a_first,
+                verdicts=fresh,
+                errors=failed,
             )
-            stored = {(v.criterion_id, v.winner, v.reason) for v in unit.verdicts.all()}
-            fresh = {(c.id, side, reason) for c, side, reason in verdicts.values() if side is not None}
-            error = "\n".join(failed)
-            if not created and stored == fresh and (unit.status, unit.error) == (status, error):
-                report.units["unchanged"] += 1
-            else:
-                report.units["new" if created else "updated"] += 1
-                unit.verdicts.all().delete()
-                JudgeVerdict.objects.bulk_create([JudgeVerdict(unit=unit, criterion_id=cid, winner=side, reason=reason) for cid, side, reason in fresh])
-                JudgeUnit.objects.filter(pk=unit.pk).update(status=status, error=error, updated_at=timezone.now())
+            report.units[outcome] += 1
             report.verdicts += len(fresh)
             report.errors += sum(1 for _, side, _ in verdicts.values() if side is None)
     return report

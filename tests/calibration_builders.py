@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from annotate.campaigns import assignment_claim_next, assignment_submit, campaign_create, label_save, position_from_winner
 from annotate.models import Assignment, Campaign, Criterion, Pair
 from annotate.services import articles_import, criterion_set_import
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import assignment_submit, label_save, position_from_winner
 from annotate.sources import ArticleRecord, Batch, CategoryRecord, CriterionRecord, RubricRecord, SystemRecord
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
@@ -75,14 +77,14 @@ def pair_of(campaign: Campaign, other: str, topic: str | None = None) -> Pair:
     return pairs.get()
 
 
-def label_pairs(campaign: Campaign, user, winners: dict, *, a_on_left: bool | dict = True, submit: bool = True) -> list[Assignment]:
+def label_pairs(campaign: Campaign, user, winners: dict, *, a_first: bool | dict = True, submit: bool = True) -> list[Assignment]:
     """`winners`: {pair: {criterion key: 'a' | 'b' | 'tie'}}; labels every pair through the services."""
     done = []
     for _ in range(len(winners)):
         assignment = assignment_claim_next(campaign=campaign, user=user)
         assert assignment is not None
-        left = a_on_left if isinstance(a_on_left, bool) else a_on_left[assignment.pair]
-        Assignment.objects.filter(pk=assignment.pk).update(a_on_left=left)
+        left = a_first if isinstance(a_first, bool) else a_first[assignment.pair]
+        Assignment.objects.filter(pk=assignment.pk).update(a_first=left)
         assignment.refresh_from_db()
         for key, side in winners[assignment.pair].items():
             criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key=key)
@@ -118,7 +120,7 @@ def judge_rows(
                 cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms,
             )
             for criterion, side in items:
-                JudgeVerdict.objects.create(unit=unit, call=call, criterion=criterion, winner=side, reason=f"{name} says {side}: {REASON}")
+                JudgeVerdict.objects.create(unit=unit, call=call, criterion=criterion, winner=side, rationale=f"{name} says {side}: {REASON}")
     for pair, category_key, a_first in errors:
         category = next(c.category for c in criteria.values() if c.category.key == category_key)
         unit = JudgeUnit.objects.create(judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.ERROR, error="invalid JSON")
@@ -134,8 +136,8 @@ def hand_dataset(alice, bob) -> Campaign:
     """The dataset whose figures the report tests check by hand (see test_calibration_report)."""
     campaign = hand_campaign([alice, bob])
     p1, p2 = pair_of(campaign, ATLAS), pair_of(campaign, QUILL)
-    label_pairs(campaign, alice, {p1: by_criterion("a", "a", "b"), p2: by_criterion("a", "b", "b")}, a_on_left={p1: True, p2: False})
-    label_pairs(campaign, bob, {p1: by_criterion("a", "b", "b"), p2: by_criterion("a", "b", "a")}, a_on_left={p1: False, p2: True})
+    label_pairs(campaign, alice, {p1: by_criterion("a", "a", "b"), p2: by_criterion("a", "b", "b")}, a_first={p1: True, p2: False})
+    label_pairs(campaign, bob, {p1: by_criterion("a", "b", "b"), p2: by_criterion("a", "b", "a")}, a_first={p1: False, p2: True})
     # sharp: one order, agrees with alice everywhere; its neutral unit on p1 with B first failed.
     judge_rows(
         campaign, "sharp", {(p1, True): by_criterion("a", "a", "b"), (p2, True): by_criterion("a", "b", "b")},

@@ -98,7 +98,7 @@ def catalogue(db):
 @pytest.fixture
 def campaign(catalogue, alice, bob):
     """Reference against two agents on 4 topics: 8 pairs, each for both alice and bob."""
-    from annotate.campaigns import campaign_create
+    from annotate.services.campaigns import campaign_create
 
     return campaign_create(
         name="Pilot",

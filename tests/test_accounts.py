@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotate.accounts import accounts_create, entries_from_text
-from annotate.campaigns import can_annotate
+from annotate.selectors import can_annotate
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db

@@ -1,8 +1,9 @@
 import pytest
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next, label_save
 from annotate.models import Criterion
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import label_save
 
 pytestmark = pytest.mark.django_db
 

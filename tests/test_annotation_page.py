@@ -4,8 +4,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next, campaign_create, label_save
 from annotate.models import Article, Assignment, Criterion, Label, LabelChange, System
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import label_save
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +52,7 @@ def test_it_keeps_every_annotator_facing_response_blind(client, alice, work, cam
 
     client.force_login(alice)
     criterion = campaign.criterion_set.criteria.first()
-    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    left = work.pair.article_a if work.a_first else work.pair.article_b
     quote = plain_text(left.html)[:12]
     label_url = reverse("label-save", args=[work.pk, criterion.key])
     # Successes and refusals alike: a refusal page or fragment must not leak either.
@@ -75,10 +77,10 @@ def test_it_keeps_every_annotator_facing_response_blind(client, alice, work, cam
 
 def test_it_puts_the_drawn_article_on_the_left(client, alice, work):
     client.force_login(alice)
-    for a_on_left in (True, False):
-        Assignment.objects.filter(pk=work.pk).update(a_on_left=a_on_left)
+    for a_first in (True, False):
+        Assignment.objects.filter(pk=work.pk).update(a_first=a_first)
         html = page(client, work).content.decode()
-        left = work.pair.article_a if a_on_left else work.pair.article_b
+        left = work.pair.article_a if a_first else work.pair.article_b
         first_words = left.html[left.html.index("<p>") + 3:][:60]
         assert html.index(first_words) < html.index('class="column-label">Article 2<')
 
@@ -106,9 +108,9 @@ def test_it_refuses_a_get_on_a_save_url(client, alice, work):
 
 def test_it_saves_one_criterion_by_htmx_and_maps_the_position(client, alice, work):
     client.force_login(alice)
-    for a_on_left, position, winner in [(True, "1", "a"), (True, "2", "b"), (False, "1", "b"), (False, "2", "a")]:
-        Assignment.objects.filter(pk=work.pk).update(a_on_left=a_on_left)
-        response = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": position, "rationale": f"r {a_on_left} {position}"}, HTTP_HX_REQUEST="true")
+    for a_first, position, winner in [(True, "1", "a"), (True, "2", "b"), (False, "1", "b"), (False, "2", "a")]:
+        Assignment.objects.filter(pk=work.pk).update(a_first=a_first)
+        response = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": position, "rationale": f"r {a_first} {position}"}, HTTP_HX_REQUEST="true")
         assert response.status_code == 200
         assert b"Saved" in response.content
         assert b'id="progress" hx-swap-oob="true">1 / 39' in response.content
@@ -176,9 +178,9 @@ def test_it_submits_then_opens_the_next_pair_and_keeps_an_audit_of_amendments(cl
 
     client.post(reverse("label-save", args=[work.pk, "n_1"]), {"position": "2", "rationale": "second thoughts"}, HTTP_HX_REQUEST="true")
     changes = LabelChange.objects.filter(assignment=work, criterion__key="n_1").order_by("id")
-    expected_old_winner = "a" if work.a_on_left else "b"
+    expected_old_winner = "a" if work.a_first else "b"
     assert [(c.field, c.old_value, c.new_value, c.changed_by) for c in changes][-2:] == [
-        ("winner", expected_old_winner, "b" if work.a_on_left else "a", alice),
+        ("winner", expected_old_winner, "b" if work.a_first else "a", alice),
         ("rationale", "fine prose", "second thoughts", alice),
     ]
     assert LabelChange.objects.filter(assignment=work, field="status", new_value="submitted").exists()
@@ -203,7 +205,7 @@ def test_it_stores_span_feedback_by_offsets_into_the_displayed_text(client, alic
     from annotate.rendering import plain_text
 
     client.force_login(alice)
-    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    left = work.pair.article_a if work.a_first else work.pair.article_b
     text = plain_text(left.html)
     start = text.index(" ") + 1
     quote = text[start:start + 20]

@@ -7,9 +7,11 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.campaigns import assignment_claim_next, assignment_missing, campaign_create, campaign_set_open
 from annotate.models import Assignment, Campaign, CriterionSet, Label, System
 from annotate.services import criterion_set_import
+from annotate.services.campaigns import campaign_create, campaign_set_open
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import assignment_missing
 from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
 
 pytestmark = pytest.mark.django_db
@@ -178,7 +180,7 @@ def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel, o
     assert len(rows) == 39
     assignment = Assignment.objects.select_related("pair__article_a__system", "pair__article_b__system").get(pk=assignment_id)
     a, b = assignment.pair.article_a.system.key, assignment.pair.article_b.system.key
-    left, right = (a, b) if assignment.a_on_left else (b, a)
+    left, right = (a, b) if assignment.a_first else (b, a)
     first = rows[0]
     assert set(first) == {
         "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
@@ -193,8 +195,8 @@ def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel, o
 # --- the annotator's flow -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("a_on_left", [True, False])
-def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_on_left):
+@pytest.mark.parametrize("a_first", [True, False])
+def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_first):
     client = client_for(alice)
     response = client.post(reverse("api:campaign-claim", args=[api_campaign.pk]))
     assert response.status_code == 201
@@ -203,12 +205,12 @@ def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_
     again = client.post(reverse("api:campaign-claim", args=[api_campaign.pk]))
     assert again.status_code == 200 and again.json()["id"] == claimed["id"]
     # The side is drawn at random on claim; fix it so both mappings are checked.
-    Assignment.objects.filter(pk=claimed["id"]).update(a_on_left=a_on_left)
+    Assignment.objects.filter(pk=claimed["id"]).update(a_first=a_first)
     assignment = Assignment.objects.select_related("pair__article_a", "pair__article_b").get(pk=claimed["id"])
 
     page = client.get(reverse("api:assignment-detail", args=[assignment.pk])).json()
     left, right = (assignment.pair.article_a, assignment.pair.article_b)
-    if not a_on_left:
+    if not a_first:
         left, right = right, left
     assert [column["position"] for column in page["articles"]] == ["1", "2"]
     assert page["articles"][0]["html"] == left.html.replace(' id="sec-', ' id="a1-sec-')
@@ -225,14 +227,14 @@ def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_
     row = response.json()
     assert (row["key"], row["position"], row["rationale"]) == ("ww_cc_1", "1", REASON)
     assert row["saved_at"]
-    assert Label.objects.get(assignment=assignment, criterion__key="ww_cc_1").winner == ("a" if a_on_left else "b")
+    assert Label.objects.get(assignment=assignment, criterion__key="ww_cc_1").winner == ("a" if a_first else "b")
 
     # PATCH with only a rationale keeps the choice.
     response = client.patch(label_url(assignment.pk, "ww_cc_1"), {"rationale": "Shorter and clearer sentences."}, format="json")
     assert response.json()["position"] == "1"
     response = client.patch(label_url(assignment.pk, "ww_cc_2"), {"position": "2"}, format="json")
     assert response.json()["position"] == "2"
-    assert Label.objects.get(assignment=assignment, criterion__key="ww_cc_2").winner == ("b" if a_on_left else "a")
+    assert Label.objects.get(assignment=assignment, criterion__key="ww_cc_2").winner == ("b" if a_first else "a")
 
     fill_every_criterion(client, assignment.pk)
     response = client.post(reverse("api:assignment-submit", args=[assignment.pk]))
@@ -240,7 +242,7 @@ def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_
     assert response.json()["status"] == "submitted"
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
-    expected = "a" if a_on_left else "b"
+    expected = "a" if a_first else "b"
     assert set(Label.objects.filter(assignment=assignment).values_list("winner", flat=True)) == {expected}
 
     mine = client.get(reverse("api:assignment-list")).json()
@@ -368,7 +370,7 @@ def test_it_never_tells_annotators_which_system_wrote_what(api_campaign, alice):
         for word in forbidden:
             assert word.lower() not in text, (response.request["PATH_INFO"], word)
         keys = _keys(response.json())
-        assert not keys & {"system", "system_a", "system_b", "a_on_left", "article_a", "article_b", "source", "reference_system"}
+        assert not keys & {"system", "system_a", "system_b", "a_first", "article_a", "article_b", "source", "reference_system"}
         assert not [key for key in keys if "system" in key or "article_id" in key or key == "url"]
     page = bodies[-1].json()
     assert [set(column) for column in page["articles"]] == [{"position", "html", "toc"}] * 2

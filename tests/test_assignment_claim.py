@@ -8,8 +8,9 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection, connections
 from django.utils import timezone
 
-from annotate.campaigns import assignment_claim_next, campaign_create
 from annotate.models import Assignment
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +71,7 @@ def test_it_draws_both_orders(catalogue, django_user_model):
     for i in range(5):
         user = django_user_model.objects.create_user(f"o{i}")
         while (a := assignment_claim_next(campaign=campaign, user=user)) is not None:
-            orders.append(a.a_on_left)
+            orders.append(a.a_first)
             a.status = Assignment.Status.SUBMITTED
             a.save()
     # 60 fair coin flips all landing one way would happen with probability 2^-59.
@@ -78,23 +79,23 @@ def test_it_draws_both_orders(catalogue, django_user_model):
 
 
 def test_it_resumes_an_expired_claim_with_its_work_when_the_annotator_comes_back(catalogue, alice):
-    from annotate.campaigns import label_save, span_add
     from annotate.models import Criterion, Label, LabelChange
     from annotate.rendering import plain_text
+    from annotate.services.labelling import label_save, span_add
 
     campaign = campaign_create(name="Come back", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=2, overlap=1, claim_timeout_minutes=30)
     now = timezone.now()
     work = assignment_claim_next(campaign=campaign, user=alice, now=now)
     criterion = Criterion.objects.filter(criterion_set=catalogue).order_by("order").first()
     label_save(assignment=work, criterion=criterion, user=alice, position="1", rationale="clearer lead", now=now)
-    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    left = work.pair.article_a if work.a_first else work.pair.article_b
     span_add(assignment=work, position="1", start=0, end=8, quote=plain_text(left.html)[:8], polarity=-1, comment="vague")
 
     back = assignment_claim_next(campaign=campaign, user=alice, now=now + timedelta(minutes=31))
 
     assert back.pk == work.pk  # the same assignment, not a new claim on the other topic
     back.refresh_from_db()
-    assert back.status == Assignment.Status.ACTIVE and back.a_on_left == work.a_on_left
+    assert back.status == Assignment.Status.ACTIVE and back.a_first == work.a_first
     assert back.claimed_at == now + timedelta(minutes=31)
     assert Label.objects.get(assignment=back).rationale == "clearer lead"
     assert back.spans.get().comment == "vague"

@@ -12,9 +12,9 @@ import os
 
 import pytest
 
-from annotate.labels_io import SPAN_COLUMNS
 from annotate.models import Article, CriterionSet, Label, Span, System, Topic
 from annotate.sources import Problem
+from calibration.interchange import SPAN_COLUMNS
 from tests.helpers import RUBRIC, article, run, write_wlc
 from tests.test_import_labels import import_labels, label_row, span_row, write_csv, write_jsonl
 

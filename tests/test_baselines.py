@@ -13,7 +13,6 @@ from judges.baselines import (
     length_verdict,
     random_verdict,
     watch_count,
-    watch_rate,
     words_to_watch_verdict,
 )
 
@@ -97,15 +96,17 @@ def test_matching_ignores_case_and_spans_line_breaks():
     assert watch_count("He PASSED\n AWAY.", "euphemism") == 1
 
 
-def test_the_rate_is_per_thousand_words():
-    text = "an iconic bridge " + "word " * 97  # 100 words, one match
-    assert watch_rate(text, "puffery") == pytest.approx(10.0)
-    assert watch_rate("", "puffery") == 0.0
+def test_it_compares_rates_per_word_not_counts():
+    one_in_100 = "an iconic bridge " + "word " * 97
+    two_in_1000 = "an iconic bridge and a legendary road " + "word " * 993
+    assert (watch_count(one_in_100, "puffery"), watch_count(two_in_1000, "puffery")) == (1, 2)
+    assert words_to_watch_verdict(one_in_100, two_in_1000, criterion_key="", watch_class="puffery") == "2"
+    assert words_to_watch_verdict(two_in_1000, one_in_100, criterion_key="", watch_class="puffery") == "1"
 
 
 def test_an_unknown_class_is_an_error():
     with pytest.raises(ValueError, match="unknown watch class 'pufery'"):
-        watch_rate(PLAIN, "pufery")
+        watch_count(PLAIN, "pufery")
 
 
 def test_the_class_map_matches_the_rubric():

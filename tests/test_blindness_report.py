@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotate.blindness_selectors import campaign_blindness_samples
-from annotate.campaigns import campaign_create
+from annotate.services.campaigns import campaign_create
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import sync_playwright  # a dev dependency: missing, the module fails to import
 
-from annotate.labels_io import label_rows
 from annotate.models import Assignment, Criterion, Label
+from calibration.interchange import label_rows
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls made here are still synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -160,12 +160,12 @@ def label_the_whole_pair(page, assignment: Assignment, *, seed: int) -> dict[str
     return answers
 
 
-@pytest.mark.parametrize(("username", "a_on_left", "seed"), [("annotator1", True, 1), ("annotator2", False, 2)], ids=["a-on-left", "b-on-left"])
-def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_systems(page, live_demo, username, a_on_left, seed):
+@pytest.mark.parametrize(("username", "a_first", "seed"), [("annotator1", True, 1), ("annotator2", False, 2)], ids=["a-on-left", "b-on-left"])
+def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_systems(page, live_demo, username, a_first, seed):
     log_in(page, username, f"demo-{username}")
     assignment = start_next_pair(page)
     # The order is drawn at random on claim; fix it so that both orders are covered every run.
-    Assignment.objects.filter(pk=assignment.pk).update(a_on_left=a_on_left)
+    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first)
     page.reload()
 
     answers = label_the_whole_pair(page, assignment, seed=seed)
@@ -178,10 +178,10 @@ def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_sy
 
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
-    assert assignment.a_on_left is a_on_left
+    assert assignment.a_first is a_first
     assert assignment.overall == "2"
     pair = assignment.pair
-    left, right = (pair.article_a, pair.article_b) if a_on_left else (pair.article_b, pair.article_a)
+    left, right = (pair.article_a, pair.article_b) if a_first else (pair.article_b, pair.article_a)
     system_of = {Label.Winner.A: pair.article_a.system.key, Label.Winner.B: pair.article_b.system.key}
     labels = {label.criterion.key: label for label in Label.objects.filter(assignment=assignment).select_related("criterion")}
     assert len(labels) == 39
@@ -221,7 +221,7 @@ def test_it_retries_a_failed_save(page, live_demo):
     wait_saved(page, f"c-{key}")
     assert posts == ["POST", "POST"]
     label = Label.objects.get(assignment=assignment, criterion__key=key)
-    assert label.winner == (Label.Winner.A if assignment.a_on_left else Label.Winner.B)
+    assert label.winner == (Label.Winner.A if assignment.a_first else Label.Winner.B)
 
 
 def test_it_stops_retrying_a_refused_save_and_keeps_the_text(page, live_demo):

@@ -4,10 +4,11 @@ from decimal import Decimal
 
 import pytest
 
-from annotate.campaigns import assignment_claim_next, label_save, position_from_winner
 from annotate.models import Criterion
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import label_save, position_from_winner
 from calibration import selectors
-from calibration.metrics import Label
+from calibration.metrics import LabelRow
 from judges.models import JudgeUnit
 from tests.calibration_builders import ATLAS, QUILL, WIKI, by_criterion, hand_campaign, hand_dataset, judge_rows, label_pairs, pair_of
 
@@ -22,7 +23,7 @@ def test_it_maps_winners_first_and_longer_systems_for_both_orders(alice, bob):
     campaign = hand_campaign([alice, bob])
     p1, p2 = pair_of(campaign, ATLAS), pair_of(campaign, QUILL)
     # Alice saw A (wikipedia) on the left in p1, on the right in p2.
-    label_pairs(campaign, alice, {p1: by_criterion("a", "b", "a"), p2: by_criterion("b", "a", "b")}, a_on_left={p1: True, p2: False})
+    label_pairs(campaign, alice, {p1: by_criterion("a", "b", "a"), p2: by_criterion("b", "a", "b")}, a_first={p1: True, p2: False})
     judge_rows(campaign, "j", {(p1, True): by_criterion("a", "tie", "b"), (p2, False): by_criterion("b", "a", "tie")})
     table = selectors.calibration_table(campaign=campaign)
     s1, s2 = str(p1.pk), str(p2.pk)
@@ -39,7 +40,7 @@ def test_it_maps_winners_first_and_longer_systems_for_both_orders(alice, bob):
     assert kinds == {"human:alice": "human", "j": "judge"}
     categories = {(x.criterion, x.category) for x in table.to_labels()}
     assert categories == {("c1", "style"), ("c2", "style"), ("c3", "neutral")}
-    assert all(isinstance(x, Label) for x in table.to_labels())
+    assert all(isinstance(x, LabelRow) for x in table.to_labels())
 
 
 def test_it_counts_submitted_work_unless_asked_for_everything(alice, bob):
@@ -94,7 +95,7 @@ def test_it_lists_pairs_where_a_judge_and_the_human_majority_disagree(alice, bob
     [judge] = item.judges
     assert judge.judge == "cheap" and judge.winner == WIKI
     assert [(v.first_system, v.winner) for v in judge.verdicts] == [(WIKI, WIKI), (ATLAS, WIKI)]
-    assert judge.verdicts[0].reason.startswith("cheap says a")
+    assert judge.verdicts[0].rationale.startswith("cheap says a")
 
 
 def test_it_merges_both_orders_and_filters_by_judge(alice, bob):

@@ -1,8 +1,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotate.campaigns import campaign_create
 from annotate.models import Campaign, Pair
+from annotate.services.campaigns import campaign_create
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db

@@ -4,17 +4,16 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotate.campaigns import (
-    CAMPAIGN_CLOSED,
-    assignment_claim_next,
+from annotate.models import Assignment, Criterion, Label, LabelChange
+from annotate.selectors import can_annotate
+from annotate.services.campaigns import (
     campaign_annotator_remove,
     campaign_annotators_add,
     campaign_create,
     campaign_set_open,
-    can_annotate,
-    label_save,
 )
-from annotate.models import Assignment, Criterion, Label, LabelChange
+from annotate.services.claims import CAMPAIGN_CLOSED, assignment_claim_next
+from annotate.services.labelling import label_save
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +168,7 @@ def test_it_ends_alices_access_at_once_and_keeps_her_labels(client, rachel, alic
     assert b"Pilot" not in alice_client.get(reverse("home")).content
 
     label = Label.objects.get(assignment=alices_work)
-    assert (label.winner, label.rationale) == (Label.Winner.A if alices_work.a_on_left else Label.Winner.B, "clearer prose")
+    assert (label.winner, label.rationale) == (Label.Winner.A if alices_work.a_first else Label.Winner.B, "clearer prose")
     # Bob works on as before.
     assert assignment_claim_next(campaign=campaign, user=bob) is not None
 

@@ -1,8 +1,8 @@
 import pytest
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next
 from annotate.models import Campaign, System
+from annotate.services.claims import assignment_claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from annotate.campaigns import assignment_claim_next, campaign_create
 from annotate.models import Assignment
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,10 +12,11 @@ import json
 import pytest
 from django.core.cache import cache
 
-from annotate.labels_io import LABEL_COLUMNS, rows_read
 from annotate.models import Label, Span
 from annotate.spreadsheet import cell_restore, cell_safe
-from calibration.report import build_report, render
+from calibration.interchange import LABEL_COLUMNS, rows_read
+from calibration.report import build_report
+from calibration.report_formats import render
 from judges.models import Judge
 from tests.calibration_builders import hand_dataset
 from tests.helpers import run
@@ -59,7 +60,7 @@ def test_it_gives_back_every_text_exactly(text):
 
 def label_everything(campaign):
     """annotator1 explains one criterion per text of RATIONALES and marks a passage with a formula comment."""
-    assignment = claim(campaign, "annotator1", a_on_left=True)
+    assignment = claim(campaign, "annotator1", a_first=True)
     criteria = list(campaign.criterion_set.criteria.order_by("order").values_list("key", flat=True))
     for key, rationale in zip(criteria, RATIONALES):
         choose(assignment, key, "1", rationale=rationale)

@@ -6,17 +6,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.auth.models import User
 
-from annotate.campaigns import (
-    assignment_claim_next,
-    assignment_open,
+from annotate.models import Assignment, Campaign, Label
+from annotate.rendering import plain_text
+from annotate.services.claims import assignment_claim_next, assignment_open
+from annotate.services.labelling import (
     assignment_submit,
     label_save,
     overall_save,
     span_add,
 )
-from annotate.labels_io import label_rows
-from annotate.models import Assignment, Campaign, Label
-from annotate.rendering import plain_text
+from calibration.interchange import label_rows
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db
@@ -33,11 +32,11 @@ def stamp(minutes: int) -> str:
     return at(minutes).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def claim(campaign: Campaign, username: str, *, a_on_left: bool, opened: bool = True) -> Assignment:
+def claim(campaign: Campaign, username: str, *, a_first: bool, opened: bool = True) -> Assignment:
     """Claims the next pair for a user with the left/right order forced, as if drawn that way."""
     user = User.objects.get(username=username)
     assignment = assignment_claim_next(campaign=campaign, user=user, now=T0)
-    Assignment.objects.filter(pk=assignment.pk).update(a_on_left=a_on_left)
+    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first)
     assignment.refresh_from_db()
     if opened:
         assignment_open(assignment=assignment, now=at(1))
@@ -62,7 +61,7 @@ def finish(assignment: Assignment, *, overall: str, minute: int = 10) -> None:
 
 def mark(assignment: Assignment, position: str, start: int, length: int, polarity: int, comment: str = "", minute: int = 3):
     pair = assignment.pair
-    article = pair.article_a if (position == "1") == assignment.a_on_left else pair.article_b
+    article = pair.article_a if (position == "1") == assignment.a_first else pair.article_b
     quote = plain_text(article.html)[start : start + length]
     return span_add(
         assignment=assignment, position=position, start=start, end=start + length, quote=quote, polarity=polarity, comment=comment, now=at(minute)
@@ -72,7 +71,7 @@ def mark(assignment: Assignment, position: str, start: int, length: int, polarit
 def systems(assignment: Assignment) -> tuple[str, str]:
     """(left, right) system keys as this annotator saw them."""
     a, b = assignment.pair.article_a.system.key, assignment.pair.article_b.system.key
-    return (a, b) if assignment.a_on_left else (b, a)
+    return (a, b) if assignment.a_first else (b, a)
 
 
 def read_csv(path) -> list[dict]:
@@ -81,8 +80,8 @@ def read_csv(path) -> list[dict]:
 
 
 def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo_campaign, tmp_path):
-    first = claim(demo_campaign, "annotator1", a_on_left=True)
-    second = claim(demo_campaign, "annotator2", a_on_left=False)
+    first = claim(demo_campaign, "annotator1", a_first=True)
+    second = claim(demo_campaign, "annotator2", a_first=False)
     for assignment in (first, second):
         choose(assignment, "ww_cc_1", "1")
         choose(assignment, "ww_cc_2", "2", minute=4)
@@ -116,7 +115,7 @@ def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo_
 
 
 def test_it_leaves_out_criteria_without_a_winner(demo_campaign, tmp_path):
-    assignment = claim(demo_campaign, "annotator1", a_on_left=True, opened=False)
+    assignment = claim(demo_campaign, "annotator1", a_first=True, opened=False)
     choose(assignment, "ww_cc_1", "2")
     choose(assignment, "ww_cc_2", "", rationale="Not sure yet, thinking.")
     out = tmp_path / "labels.csv"
@@ -130,8 +129,8 @@ def test_it_leaves_out_criteria_without_a_winner(demo_campaign, tmp_path):
 
 
 def test_it_writes_overall_answers_and_spans_beside_the_labels(demo_campaign, tmp_path):
-    first = claim(demo_campaign, "annotator1", a_on_left=True)
-    second = claim(demo_campaign, "annotator2", a_on_left=False)
+    first = claim(demo_campaign, "annotator1", a_first=True)
+    second = claim(demo_campaign, "annotator2", a_first=False)
     mark(first, "2", 0, 12, -1, comment="Puffery in the opening.")
     mark(second, "2", 5, 20, 1)
     finish(first, overall="2")
@@ -159,7 +158,7 @@ def test_it_writes_overall_answers_and_spans_beside_the_labels(demo_campaign, tm
 
 
 def test_it_writes_json_lines(demo_campaign, tmp_path):
-    assignment = claim(demo_campaign, "annotator1", a_on_left=False)
+    assignment = claim(demo_campaign, "annotator1", a_first=False)
     choose(assignment, "ww_cc_1", "1", rationale='Quotes "like this", commas, and\na second line.')
     mark(assignment, "1", 3, 9, 1)
     out = tmp_path / "labels.jsonl"
@@ -190,7 +189,7 @@ def test_it_writes_header_only_files_for_a_campaign_without_labels(demo_campaign
 
 
 def test_it_writes_only_the_labels_to_standard_output(demo_campaign, tmp_path):
-    assignment = claim(demo_campaign, "annotator1", a_on_left=True)
+    assignment = claim(demo_campaign, "annotator1", a_first=True)
     choose(assignment, "ww_cc_1", "1")
     mark(assignment, "1", 0, 5, 1)
 
@@ -204,13 +203,13 @@ def test_it_writes_only_the_labels_to_standard_output(demo_campaign, tmp_path):
 
 
 def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo_campaign, tmp_path, django_assert_num_queries):
-    kept = claim(demo_campaign, "annotator1", a_on_left=True)
+    kept = claim(demo_campaign, "annotator1", a_first=True)
     choose(kept, "ww_cc_1", "1")
     # The labels, who was removed (the one query the flag costs), then the judges' units, rubric and criteria.
     campaign = Campaign.objects.get(pk=demo_campaign.pk)
     with django_assert_num_queries(5):
         label_rows(campaign)
-    gone = claim(demo_campaign, "annotator2", a_on_left=False)
+    gone = claim(demo_campaign, "annotator2", a_first=False)
     for key in ("ww_cc_1", "ww_cc_2", "ww_cc_3"):
         choose(gone, key, "2")
     demo_campaign.removed_annotators.add(gone.annotator)

@@ -4,10 +4,10 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
-from annotate.campaigns import campaign_create
-from annotate.labels_io import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span, System
 from annotate.rendering import plain_text
+from annotate.services.campaigns import campaign_create
+from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from tests.helpers import run
 from tests.test_export_labels import choose, claim, finish, mark, read_csv
 
@@ -73,7 +73,7 @@ def test_it_imports_rows_for_an_external_rater(demo_campaign, tmp_path):
     assert not rater.is_active and not rater.has_usable_password()
     assignment = Assignment.objects.get(annotator=rater)
     assert (assignment.pair.campaign, assignment.pair.topic.title, assignment.pair.article_b.system.key) == (demo_campaign, "Marrow River", "atlas_agent")
-    assert assignment.a_on_left and assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.a_first and assignment.status == Assignment.Status.SUBMITTED
     assert assignment.first_opened_at.isoformat() == "2025-03-01T09:00:00+00:00"
     assert assignment.submitted_at.isoformat() == "2025-03-01T09:07:30.500000+00:00"
     labels = {label.criterion.key: label for label in assignment.labels.select_related("criterion")}
@@ -94,7 +94,7 @@ def test_it_maps_the_winner_to_the_pair_side_for_both_orders(demo_campaign, tmp_
     a_first = Assignment.objects.get(annotator__username="left_a")
     b_first = Assignment.objects.get(annotator__username="left_b")
     assert a_first.pair == b_first.pair
-    assert (a_first.a_on_left, b_first.a_on_left) == (True, False)
+    assert (a_first.a_first, b_first.a_first) == (True, False)
     assert a_first.labels.get().winner == b_first.labels.get().winner == Label.Winner.B
 
 
@@ -281,7 +281,7 @@ def test_it_creates_a_pair_the_campaign_lacks(demo_campaign, tmp_path):
     pair = Pair.objects.get(campaign=small, topic__title="Marrow River")
     assert (pair.article_a.system.key, pair.article_b.system.key) == ("wikipedia", "atlas_agent")
     assignment = pair.assignments.get()
-    assert not assignment.a_on_left
+    assert not assignment.a_first
     assert assignment.labels.get().winner == Label.Winner.B
 
 
@@ -367,7 +367,7 @@ def test_it_refuses_overall_answers_for_a_campaign_that_does_not_ask(demo_campai
 
 
 def test_it_keeps_a_stored_overall_answer_on_the_same_article_when_the_order_flips(demo_campaign, tmp_path):
-    assignment = claim(demo_campaign, "annotator1", a_on_left=True)
+    assignment = claim(demo_campaign, "annotator1", a_first=True)
     finish(assignment, overall="2")
     left, right = assignment.pair.article_a.system.key, assignment.pair.article_b.system.key
     path = write_csv(tmp_path / "labels.csv", [
@@ -378,7 +378,7 @@ def test_it_keeps_a_stored_overall_answer_on_the_same_article_when_the_order_fli
 
     assert result.code == 0, result.err
     assignment.refresh_from_db()
-    assert not assignment.a_on_left
+    assert not assignment.a_first
     assert assignment.overall == "1"  # still the non-reference article, now shown on the left
     assert assignment.labels.get(criterion__key="ww_cc_1").winner == Label.Winner.A
 
@@ -404,14 +404,14 @@ def exported(path):
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path, fmt):
-    first = claim(demo_campaign, "annotator1", a_on_left=True)
+    first = claim(demo_campaign, "annotator1", a_first=True)
     mark(first, "2", 0, 12, -1, comment="Puffery, \"quoted\".")
     finish(first, overall="2")
-    second = claim(demo_campaign, "annotator2", a_on_left=False)
+    second = claim(demo_campaign, "annotator2", a_first=False)
     mark(second, "1", 5, 20, 1)
     mark(second, "2", 30, 8, -1, comment="Two\nlines.")
     finish(second, overall="both_bad")
-    unfinished = claim(demo_campaign, "annotator1", a_on_left=False)
+    unfinished = claim(demo_campaign, "annotator1", a_first=False)
     choose(unfinished, "ww_cc_1", "1", rationale="Ünïcödé — rationale\u2028with a line separator.")
     source = tmp_path / f"x.{fmt}"
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
@@ -426,7 +426,7 @@ def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path,
 
     assert result.code == 0, result.err
     assert "pairs created: 0" in result.out
-    assert sorted(Assignment.objects.filter(pair__campaign=copy).values_list("a_on_left", flat=True)) == [False, False, True]
+    assert sorted(Assignment.objects.filter(pair__campaign=copy).values_list("a_first", flat=True)) == [False, False, True]
     again = tmp_path / f"y.{fmt}"
     assert run("export_labels", "--campaign", "Copy", "--out", str(again)).code == 0
     original = exported(source)
@@ -435,7 +435,7 @@ def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path,
 
 
 def test_it_checks_overall_answers_against_a_stored_assignment(demo_campaign, tmp_path):
-    assignment = claim(demo_campaign, "annotator1", a_on_left=False)
+    assignment = claim(demo_campaign, "annotator1", a_first=False)
     finish(assignment, overall="1")
     left, right = assignment.pair.article_b.system.key, assignment.pair.article_a.system.key
     path = write_csv(tmp_path / "labels.csv", [])

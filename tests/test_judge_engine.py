@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from annotate.campaigns import campaign_create
 from annotate.models import Criterion
+from annotate.services.campaigns import campaign_create
 from judges.models import CachedResponse, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.selectors import run_estimate
 from judges.services import judge_create, judge_run_create, judge_run_execute, judge_run_stop
@@ -53,7 +53,7 @@ def test_it_asks_each_category_once_per_pair_and_maps_positions_to_sides(campaig
         assert len(verdicts) == CATEGORY_SIZES[unit.category.key]
         # "1" is always Article 1: article A when it was shown first, else B.
         assert {v.winner for v in verdicts} == {"a" if unit.a_first else "b"}
-        assert all(v.call.valid and v.reason.startswith("Fake reason for") for v in verdicts)
+        assert all(v.call.valid and v.rationale.startswith("Fake reason for") for v in verdicts)
     assert JudgeVerdict.objects.filter(unit__run=run).count() == 2 * 2 * 39
     # The judge reads the same citation-stripped text humans see, Article 1 first.
     unit = units.filter(a_first=False).first()

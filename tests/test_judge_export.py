@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from annotate.campaigns import campaign_create
+from annotate.services.campaigns import campaign_create
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.helpers import run
@@ -25,7 +25,7 @@ def judged(demo_campaign, llm_server, monkeypatch):
     llm_server.script("truncated", "wrong_count", "not_json")
     for judge, swap in ((llm, True), (length, False)):
         judge_run_execute(run=judge_run_create(campaign=demo_campaign, judge=judge, swap=swap, limit=3, concurrency=1))
-    human = claim(demo_campaign, "annotator1", a_on_left=True)
+    human = claim(demo_campaign, "annotator1", a_first=True)
     choose(human, "ww_cc_1", "1")
     return demo_campaign
 
@@ -87,7 +87,7 @@ def test_it_names_systems_and_positions_as_the_judge_saw_them(judged, tmp_path):
 
 
 def test_it_keeps_the_twelve_columns_for_a_humans_only_export(demo_campaign, tmp_path):
-    choose(claim(demo_campaign, "annotator1", a_on_left=True), "ww_cc_1", "1")
+    choose(claim(demo_campaign, "annotator1", a_first=True), "ww_cc_1", "1")
     out = tmp_path / "labels.csv"
 
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0

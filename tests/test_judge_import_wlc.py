@@ -50,7 +50,7 @@ def test_it_imports_a_results_file_with_gt_as_article_1(campaign, tmp_path):
     verdicts = {v.criterion.key: v for v in JudgeVerdict.objects.filter(unit__judge=judge).select_related("criterion")}
     assert len(verdicts) == 39
     assert (verdicts["ww_cc_1"].winner, verdicts["n_1"].winner, verdicts["ww_cc_2"].winner) == ("a", "a", "b")
-    assert verdicts["ww_cc_2"].reason == "Because of ww_cc_2."
+    assert verdicts["ww_cc_2"].rationale == "Because of ww_cc_2."
 
     again = run("import_wlc_results", "--campaign", "Pilot", "--judge", "wlc-gpt", "--system", "atlas_agent", path)
     assert again.code == 0 and "units: 0 new, 0 updated, 3 unchanged" in again.out

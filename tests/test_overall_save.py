@@ -3,8 +3,9 @@
 import pytest
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next, campaign_create
 from annotate.models import Assignment, LabelChange
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,6 @@ from judges.protocol import (
     estimate_prompt_tokens,
     parse_verdicts,
     read_completion,
-    request_hash,
     request_hashes,
 )
 
@@ -391,7 +390,7 @@ def test_it_refuses_the_wrong_shape(content, fragment):
 def digest(**overrides):
     arguments = dict(model="gpt-test", request=make_request(), temperature=0.0, max_tokens=1000)
     arguments.update(overrides)
-    return request_hash(**arguments)
+    return request_hashes(**arguments)[0]
 
 
 def test_the_hash_is_a_stable_sha256():

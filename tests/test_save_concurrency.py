@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next
 from annotate.models import Label, LabelChange
+from annotate.services.claims import assignment_claim_next
 from tests.test_claim_concurrency import fire
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +33,7 @@ def test_it_accepts_eight_simultaneous_first_saves_of_one_criterion(campaign, al
     last = LabelChange.objects.filter(assignment=work, field="rationale").order_by("id").last()
     assert label.rationale == last.new_value
     sent_position = "1" if rationales.index(label.rationale) % 2 else "2"
-    assert label.winner == ("a" if (sent_position == "1") == work.a_on_left else "b")
+    assert label.winner == ("a" if (sent_position == "1") == work.a_first else "b")
     # Every save changed the rationale, so each one is in the audit trail.
     assert LabelChange.objects.filter(assignment=work, field="rationale").count() == 8
     assert sorted(LabelChange.objects.filter(assignment=work, field="rationale").values_list("new_value", flat=True)) == sorted(rationales)

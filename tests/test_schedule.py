@@ -6,9 +6,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotate.campaigns import Design, assignment_claim_next, campaign_create, campaign_design, claim_candidates
+from annotate.design import Design
 from annotate.models import Assignment, Campaign, Pair
+from annotate.selectors import campaign_design
 from annotate.services import articles_import, criterion_set_import
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next, claim_candidates
 from annotate.sources import ArticleRecord, Batch, SystemRecord, read_rubric
 from tests.conftest import FIXTURES
 from tests.helpers import run

@@ -3,9 +3,10 @@
 import pytest
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next, span_add
 from annotate.models import Span
 from annotate.rendering import plain_text
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import span_add
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.django_db
 def marked(campaign, user, comment: str) -> Span:
     """The user's next pair with its left article's first 12 characters marked."""
     work = assignment_claim_next(campaign=campaign, user=user)
-    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    left = work.pair.article_a if work.a_first else work.pair.article_b
     span_add(assignment=work, position="1", start=0, end=12, quote=plain_text(left.html)[:12], polarity=1, comment=comment)
     return work.spans.get()
 

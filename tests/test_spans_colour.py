@@ -8,8 +8,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotate.campaigns import assignment_claim_next, span_add
 from annotate.rendering import plain_text
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import span_add
 from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page, start_next_pair  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +25,7 @@ def work(campaign, alice):
 
 def mark(assignment, position: str, start: int, polarity: int):
     pair = assignment.pair
-    article = pair.article_a if (position == "1") == assignment.a_on_left else pair.article_b
+    article = pair.article_a if (position == "1") == assignment.a_first else pair.article_b
     quote = plain_text(article.html)[start : start + 10]
     return span_add(assignment=assignment, position=position, start=start, end=start + 10, quote=quote, polarity=polarity)
 
@@ -42,7 +43,7 @@ def test_it_gives_each_mark_the_class_of_its_own_polarity(client, alice, work):
 
 def test_it_gives_the_class_in_the_fragment_htmx_swaps_in(client, alice, work):
     client.force_login(alice)
-    left = work.pair.article_a if work.a_on_left else work.pair.article_b
+    left = work.pair.article_a if work.a_first else work.pair.article_b
     quote = plain_text(left.html)[0:12]
 
     response = client.post(

@@ -4,9 +4,10 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotate.campaigns import assignment_claim_next, assignment_submit, label_save
-from annotate.labels_io import label_rows
 from annotate.models import Assignment, Criterion, Label
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import assignment_submit, label_save
+from calibration.interchange import label_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -51,11 +52,12 @@ def test_it_accepts_a_changed_winner_on_a_submitted_pair(submitted, alice):
     assert response.status_code == 200
     submitted.refresh_from_db()
     assert submitted.status == Assignment.Status.SUBMITTED
-    assert Label.objects.get(assignment=submitted, criterion__key="n_1").winner == ("b" if submitted.a_on_left else "a")
+    assert Label.objects.get(assignment=submitted, criterion__key="n_1").winner == ("b" if submitted.a_first else "a")
 
 
 def test_it_keeps_the_overall_answer_of_a_submitted_pair(catalogue, alice):
-    from annotate.campaigns import campaign_create, overall_save
+    from annotate.services.campaigns import campaign_create
+    from annotate.services.labelling import overall_save
 
     campaign = campaign_create(
         name="Overall", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1, ask_overall=True, rationale_required=False

@@ -27,10 +27,10 @@ Layout
 One job per module; each imports only modules listed above it.
 
 * ``_common``: outcome/position codes, constants, tiny shared helpers.
-* ``labels``: :class:`Label`, :class:`Vocab`, :class:`LabelTable`, vocabulary alignment.
+* ``labels``: :class:`LabelRow`, :class:`Vocab`, :class:`LabelTable`, vocabulary alignment.
 * ``bootstrap``: :class:`Estimate` and the pair bootstrap (seeded draw counts).
 * ``agreement``: judge vs humans (PAR, majority, kappa), paired differences, human ceiling.
-* ``bias``: position bias, merging swapped runs, length bias.
+* ``bias``: position bias, merging swapped runs, preference for the longer article.
 * ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau, win rates vs the reference.
 * ``frontier``: cost vs PAR (Pareto frontier) and the recommendation.
 
@@ -60,12 +60,8 @@ from calibration.metrics.agreement import (
     paired_difference,
 )
 from calibration.metrics.bias import (
-    LengthBias,
-    PositionBias,
     first_position_rate,
-    length_bias,
     merge_swapped,
-    position_bias,
     position_consistency,
     prefers_longer,
 )
@@ -77,7 +73,7 @@ from calibration.metrics.bootstrap import (
     _draw_counts,
 )
 from calibration.metrics.frontier import JudgePoint, Recommendation, pareto_frontier, recommend
-from calibration.metrics.labels import Label, LabelTable, Vocab, as_table
+from calibration.metrics.labels import LabelRow, LabelTable, Vocab, as_table
 from calibration.metrics.ranking import (
     DEGENERATE_PRIOR,
     BTResult,
@@ -97,15 +93,13 @@ from calibration.metrics.ranking import (
 __all__ = [
     "TIE",
     "SMALL_N",
-    "Label",
+    "LabelRow",
     "Vocab",
     "LabelTable",
     "as_table",
     "Estimate",
     "Agreement",
     "PairedDifference",
-    "PositionBias",
-    "LengthBias",
     "HumanCeiling",
     "SystemScore",
     "BTResult",
@@ -118,10 +112,8 @@ __all__ = [
     "paired_difference",
     "position_consistency",
     "first_position_rate",
-    "position_bias",
     "merge_swapped",
     "prefers_longer",
-    "length_bias",
     "human_ceiling",
     "bradley_terry",
     "bradley_terry_by_category",

@@ -10,7 +10,7 @@ import numpy as np
 
 from calibration.metrics._common import TIED, _f, _lookup, _winner_codes
 from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
-from calibration.metrics.labels import Label, LabelTable, _align, as_table
+from calibration.metrics.labels import LabelRow, LabelTable, _align, as_table
 
 # --------------------------------------------------------------------------
 # judge vs humans
@@ -117,8 +117,8 @@ def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
 
 
 def agreement(
-    judge_labels: LabelTable | Iterable[Label],
-    human_labels: LabelTable | Iterable[Label],
+    judge_labels: LabelTable | Iterable[LabelRow],
+    human_labels: LabelTable | Iterable[LabelRow],
     rounds: int = 1000,
     seed: int = 0,
 ) -> Agreement:
@@ -217,9 +217,9 @@ class PairedDifference:
 
 
 def paired_difference(
-    judge_a: LabelTable | Iterable[Label],
-    judge_b: LabelTable | Iterable[Label],
-    humans: LabelTable | Iterable[Label],
+    judge_a: LabelTable | Iterable[LabelRow],
+    judge_b: LabelTable | Iterable[LabelRow],
+    humans: LabelTable | Iterable[LabelRow],
     rounds: int = 1000,
     seed: int = 0,
 ) -> PairedDifference:
@@ -287,7 +287,7 @@ def _alpha_value(occ, n, nc) -> np.ndarray:
     return np.where((n > 1) & (de > 1e-9), a, np.nan)
 
 
-def human_ceiling(human_labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0) -> HumanCeiling:
+def human_ceiling(human_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> HumanCeiling:
     h = as_table(human_labels)
     v = h.vocab
     keys, inv, first_row, counts = _item_counts(h.item, h.outcome)

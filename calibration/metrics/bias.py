@@ -1,15 +1,14 @@
-"""Position bias (swapped runs, and merging them into one verdict) and length bias."""
+"""Position bias (swapped runs, and merging them into one verdict) and length bias (prefers the longer article)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Iterable
 
 import numpy as np
 
 from calibration.metrics._common import TIED, UNKNOWN, _lookup
 from calibration.metrics.bootstrap import Estimate, _ratio
-from calibration.metrics.labels import Label, LabelTable, _align, as_table
+from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 # --------------------------------------------------------------------------
 # position bias (swapped runs)
@@ -34,7 +33,7 @@ def _orders(table: LabelTable):
 
 
 def position_consistency(
-    judge_labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0
+    judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0
 ) -> Estimate:
     """Share of swapped items (one verdict with each system first) on which the
     judge gives the same verdict in both orders (tie/tie counts as the same)."""
@@ -46,7 +45,7 @@ def position_consistency(
 
 
 def first_position_rate(
-    judge_labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0
+    judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0
 ) -> Estimate:
     """Share of non-tie verdicts (with known order) that pick the system shown
     first; 0.5 means no position preference."""
@@ -55,21 +54,7 @@ def first_position_rate(
     return _ratio(t.pair[m], (t.outcome[m] == t.first[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
 
 
-@dataclass(frozen=True)
-class PositionBias:
-    consistency: Estimate
-    first_position_rate: Estimate
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def position_bias(judge_labels, rounds: int = 1000, seed: int = 0) -> PositionBias:
-    t = as_table(judge_labels)
-    return PositionBias(position_consistency(t, rounds, seed), first_position_rate(t, rounds, seed))
-
-
-def merge_swapped(judge_labels: LabelTable | Iterable[Label], require_both: bool = False) -> LabelTable:
+def merge_swapped(judge_labels: LabelTable | Iterable[LabelRow], require_both: bool = False) -> LabelTable:
     """One verdict per (rater, item): the verdict both orders agree on, else tie.
 
     Items seen in one order only keep that verdict (dropped when
@@ -113,29 +98,8 @@ def merge_swapped(judge_labels: LabelTable | Iterable[Label], require_both: bool
 # --------------------------------------------------------------------------
 
 
-def prefers_longer(labels: LabelTable | Iterable[Label], rounds: int = 1000, seed: int = 0) -> Estimate:
+def prefers_longer(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> Estimate:
     """Share of non-tie verdicts (longer system known) choosing the longer article."""
     t = as_table(labels)
     m = (t.longer != UNKNOWN) & (t.outcome != TIED)
     return _ratio(t.pair[m], (t.outcome[m] == t.longer[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
-
-
-@dataclass(frozen=True)
-class LengthBias:
-    judge: Estimate
-    humans: Estimate
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def length_bias(judge_labels, human_labels, rounds: int = 1000, seed: int = 0) -> LengthBias:
-    """``prefers_longer`` for the judge and for the humans on the same items
-    (items labelled by both)."""
-    judge, humans = _align(judge_labels, human_labels)
-    j_items = np.unique(judge.item)
-    h_items = np.unique(humans.item)
-    common = np.intersect1d(j_items, h_items, assume_unique=True)
-    j = judge.select(_lookup(common, judge.item)[0])
-    h = humans.select(_lookup(common, humans.item)[0])
-    return LengthBias(prefers_longer(j, rounds, seed), prefers_longer(h, rounds, seed))

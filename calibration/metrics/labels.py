@@ -1,4 +1,4 @@
-"""The data model: labels as rows (:class:`Label`) and as an integer-coded columnar table
+"""The data model: labels as rows (:class:`LabelRow`) and as an integer-coded columnar table
 (:class:`LabelTable`), plus re-encoding several tables onto one vocabulary."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from calibration.metrics._common import A_WINS, B_WINS, KINDS, SYS_A, SYS_B, TIE
 
 
 @dataclass(frozen=True)
-class Label:
+class LabelRow:
     """One rater's verdict on one item, in row form (convenience input)."""
 
     pair: str
@@ -46,9 +46,6 @@ class Vocab:
     def tie_code(self) -> int:
         """Code of 'tie' among winner codes (systems are 0..S-1)."""
         return len(self.systems)
-
-    def winner_names(self) -> tuple[str, ...]:
-        return self.systems + (TIE,)
 
 
 _INT_COLUMNS = ("pair", "criterion", "category", "rater", "sys_a", "sys_b")
@@ -128,8 +125,8 @@ class LabelTable:
         return cls(vocab, *([z] * len(_COLUMNS)))
 
     @classmethod
-    def from_labels(cls, labels: Iterable[Label]) -> "LabelTable":
-        """Convert :class:`Label` rows into a table (vocabularies name-sorted)."""
+    def from_labels(cls, labels: Iterable[LabelRow]) -> "LabelTable":
+        """Convert :class:`LabelRow` rows into a table (vocabularies name-sorted)."""
         labels = list(labels)
         cols = {
             "pair": [x.pair for x in labels],
@@ -249,7 +246,7 @@ class LabelTable:
             *[np.concatenate([getattr(t, c) for t in tables]) for c in _COLUMNS],
         )
 
-    def to_labels(self) -> list[Label]:
+    def to_labels(self) -> list[LabelRow]:
         v = self.vocab
         out = []
         names = v.systems
@@ -258,7 +255,7 @@ class LabelTable:
             o = self.outcome[i]
             f, g = self.first[i], self.longer[i]
             out.append(
-                Label(
+                LabelRow(
                     pair=v.pairs[self.pair[i]],
                     criterion=v.criteria[self.criterion[i]],
                     category=v.categories[self.category[i]],
@@ -322,8 +319,8 @@ class LabelTable:
         return pa, pb
 
 
-def as_table(labels: "LabelTable | Iterable[Label]") -> LabelTable:
-    """A :class:`LabelTable` as is; an iterable of :class:`Label` converted."""
+def as_table(labels: "LabelTable | Iterable[LabelRow]") -> LabelTable:
+    """A :class:`LabelTable` as is; an iterable of :class:`LabelRow` converted."""
     if isinstance(labels, LabelTable):
         return labels
     return LabelTable.from_labels(labels)
@@ -337,7 +334,7 @@ def _union(*name_lists: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _align(*tables: "LabelTable | Iterable[Label]") -> tuple[LabelTable, ...]:
+def _align(*tables: "LabelTable | Iterable[LabelRow]") -> tuple[LabelTable, ...]:
     """Re-encode tables onto one common vocabulary (no-op when shared)."""
     tables = tuple(as_table(t) for t in tables)
     if len(tables) <= 1 or all(t.vocab == tables[0].vocab for t in tables[1:]):

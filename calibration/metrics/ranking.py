@@ -13,9 +13,11 @@ from scipy import optimize, stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from annotate.vocabulary import REFERENCE_SYSTEM
+
 from calibration.metrics._common import A_WINS, B_WINS, SMALL_N, TIED, _f
 from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
-from calibration.metrics.labels import Label, LabelTable, as_table
+from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 # --------------------------------------------------------------------------
 # Bradley-Terry
@@ -52,9 +54,6 @@ class BTResult:
     n_comparisons: int
     regularized: bool
     rounds_regularized: int
-
-    def ranking(self) -> list[str]:
-        return list(self.scores)
 
     def score_map(self) -> dict[str, float]:
         return {k: s.score for k, s in self.scores.items()}
@@ -205,8 +204,8 @@ def _bt_inputs(t: LabelTable, reference: str):
 
 
 def bradley_terry(
-    labels: LabelTable | Iterable[Label],
-    reference: str = "wikipedia",
+    labels: LabelTable | Iterable[LabelRow],
+    reference: str = REFERENCE_SYSTEM,
     base: float = 10,
     scale: float = 400,
     anchor: float = 1000,
@@ -277,7 +276,7 @@ def bradley_terry(
     )
 
 
-def bradley_terry_by_category(labels, reference: str = "wikipedia", **kwargs) -> dict[str, BTResult | None]:
+def bradley_terry_by_category(labels, reference: str = REFERENCE_SYSTEM, **kwargs) -> dict[str, BTResult | None]:
     """:func:`bradley_terry` per category (None where the reference is absent)."""
     t = as_table(labels)
     out: dict[str, BTResult | None] = {}
@@ -322,7 +321,7 @@ class WinRates:
 
 
 def win_rate_vs_reference(
-    labels: LabelTable | Iterable[Label], reference: str = "wikipedia", rounds: int = 1000, seed: int = 0
+    labels: LabelTable | Iterable[LabelRow], reference: str = REFERENCE_SYSTEM, rounds: int = 1000, seed: int = 0
 ) -> WinRates:
     t = as_table(labels)
     v = t.vocab

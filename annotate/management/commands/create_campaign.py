@@ -4,8 +4,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.campaigns import campaign_create, campaign_design
-from annotate.selectors import criterion_set_latest
+from annotate.selectors import campaign_design, criterion_set_latest
+from annotate.services.campaigns import campaign_create
+from annotate.vocabulary import REFERENCE_SYSTEM
 
 
 def topics_arg(value: str) -> int | None:
@@ -28,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--topics", default="all", help="how many topics (in title order), or 'all'")
         parser.add_argument("--overlap", type=int, default=1, help="distinct annotators per pair")
         parser.add_argument("--pairs", choices=["reference", "all"], default="reference")
-        parser.add_argument("--reference", default="wikipedia", help="the reference system (default wikipedia)")
+        parser.add_argument("--reference", default=REFERENCE_SYSTEM, help=f"the reference system (default {REFERENCE_SYSTEM})")
         parser.add_argument("--allow-tie", action="store_true")
         parser.add_argument("--no-rationale", action="store_true", help="do not require a rationale per criterion")
         parser.add_argument("--rationale-min-length", type=int, default=10)

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services import criterion_set_import
+from annotate.services.catalogue import criterion_set_import
 from annotate.sources import read_rubric
 
 

@@ -5,10 +5,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotate.campaigns import campaign_create
 from annotate.models import Campaign
-from annotate.services import articles_import, criterion_set_import
+from annotate.services.campaigns import campaign_create
+from annotate.services.catalogue import articles_import, criterion_set_import
 from annotate.sources import read_jsonl, read_rubric
+from annotate.vocabulary import REFERENCE_SYSTEM
 
 FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 RUBRIC = FIXTURES / "criteria" / "wiki_writing.json"
@@ -55,7 +56,7 @@ class Command(BaseCommand):
                 campaign_create(
                     name=DEMO_CAMPAIGN,
                     criterion_set=criterion_set,
-                    systems=["wikipedia", "atlas_agent", "quill_researcher"],
+                    systems=[REFERENCE_SYSTEM, "atlas_agent", "quill_researcher"],
                     overlap=2,
                     ask_overall=True,
                     instructions=INSTRUCTIONS,

@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.files import write_atomically
 from annotate.management.lookups import campaign_named
-from calibration.report import FORMATS, build_report, render
+from calibration.report import build_report
+from calibration.report_formats import FORMATS, render
 
 
 class Command(BaseCommand):

@@ -2,7 +2,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.labels_io import (
+from annotate.management.importing import PARTIAL_EXIT
+from annotate.management.lookups import campaign_named
+from annotate.storable import text_problem
+from calibration.interchange import (
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
     SPAN_COLUMNS,
@@ -11,9 +14,6 @@ from annotate.labels_io import (
     labels_import,
     rows_read,
 )
-from annotate.management.importing import PARTIAL_EXIT
-from annotate.management.lookups import campaign_named
-from annotate.storable import text_problem
 
 
 def _has_content(path: Path) -> bool:
@@ -29,8 +29,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
-        parser.add_argument("--campaign", required=True, help="the campaign to import into (create it first with create_campaign)")
-        parser.add_argument("--skip-bad", action="store_true", help="import the good rows and report the bad ones (default: import nothing)")
+        parser.add_argument(
+            "--campaign",
+            required=True,
+            help="the campaign to import into (create it first with create_campaign)",
+        )
+        parser.add_argument(
+            "--skip-bad",
+            action="store_true",
+            help="import the good rows and report the bad ones (default: import nothing)",
+        )
 
     def handle(self, *args, **options):
         if text_problem(options["campaign"]):
@@ -41,16 +49,35 @@ class Command(BaseCommand):
         try:
             labels = rows_read(path, columns=LABEL_COLUMNS)
             # export_labels writes the companions even when they hold no row (an empty .jsonl).
-            overall = rows_read(overall_path, columns=OVERALL_COLUMNS) if _has_content(overall_path) else None
-            spans = rows_read(spans_path, columns=SPAN_COLUMNS) if _has_content(spans_path) else None
+            overall = (
+                rows_read(overall_path, columns=OVERALL_COLUMNS)
+                if _has_content(overall_path)
+                else None
+            )
+            spans = (
+                rows_read(spans_path, columns=SPAN_COLUMNS)
+                if _has_content(spans_path)
+                else None
+            )
         except LabelsFileError as exc:
             raise CommandError(str(exc)) from exc
-        report = labels_import(campaign=campaign, labels=labels, overall=overall, spans=spans, skip_bad=options["skip_bad"])
+        report = labels_import(
+            campaign=campaign,
+            labels=labels,
+            overall=overall,
+            spans=spans,
+            skip_bad=options["skip_bad"],
+        )
         for problem in report.problems:
             self.stderr.write(str(problem))
         if not report.imported:
-            raise CommandError(f"{report.bad_rows} bad row(s) (listed above); nothing was imported")
+            raise CommandError(
+                f"{report.bad_rows} bad row(s) (listed above); nothing was imported"
+            )
         for line in report.lines():
             self.stdout.write(line)
         if report.problems:
-            raise CommandError(f"{report.bad_rows} bad row(s) skipped (listed above); the rest was imported", returncode=PARTIAL_EXIT)
+            raise CommandError(
+                f"{report.bad_rows} bad row(s) skipped (listed above); the rest was imported",
+                returncode=PARTIAL_EXIT,
+            )

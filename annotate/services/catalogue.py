@@ -188,16 +188,16 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
             topic = topics[topic_key(item.record.topic)]
             system = systems[item.record.system]
             current = stored.get((topic.id, system.id))
-            fields = dict(
-                raw_markdown=item.record.markdown,
-                display_markdown=item.display_markdown,
-                html=item.html,
-                toc=item.toc,
-                word_count=item.word_count,
-                raw_word_count=item.raw_word_count,
-                content_hash=item.content_hash,
-                source=item.record.source,
-            )
+            fields = {
+                "raw_markdown": item.record.markdown,
+                "display_markdown": item.display_markdown,
+                "html": item.html,
+                "toc": item.toc,
+                "word_count": item.word_count,
+                "raw_word_count": item.raw_word_count,
+                "content_hash": item.content_hash,
+                "source": item.record.source,
+            }
             if current is None:
                 new.append(Article(topic=topic, system=system, **fields))
             elif current.content_hash == item.content_hash:

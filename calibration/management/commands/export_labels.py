@@ -3,7 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.files import atomic_files
-from annotate.labels_io import (
+from annotate.management.lookups import campaign_named
+from calibration.interchange import (
     FORMATS,
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
@@ -15,7 +16,6 @@ from annotate.labels_io import (
     rows_format,
     span_rows,
 )
-from annotate.management.lookups import campaign_named
 
 
 class Command(BaseCommand):
@@ -26,8 +26,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="campaign name")
-        parser.add_argument("--format", choices=FORMATS, help="default: from the --out extension (csv for -)")
-        parser.add_argument("--out", required=True, help="FILE.csv or FILE.jsonl, or - for the labels alone on standard output")
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            help="default: from the --out extension (csv for -)",
+        )
+        parser.add_argument(
+            "--out",
+            required=True,
+            help="FILE.csv or FILE.jsonl, or - for the labels alone on standard output",
+        )
 
     def handle(self, *args, **options):
         campaign = campaign_named(options["campaign"])
@@ -42,7 +50,9 @@ class Command(BaseCommand):
         fmt = format_of(target)
         if fmt is None or (options["format"] and options["format"] != fmt):
             wanted = options["format"] or "csv or .jsonl"
-            raise CommandError(f"{target}: the file name must end in .{wanted} (import_labels reads the format from it)")
+            raise CommandError(
+                f"{target}: the file name must end in .{wanted} (import_labels reads the format from it)"
+            )
         if not target.parent.is_dir():
             raise CommandError(f"{target.parent}: no such folder")
         overall_path, spans_path = companion_paths(target)

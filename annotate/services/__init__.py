@@ -1,0 +1,32 @@
+"""Every write of the annotate app, one job per module.
+
+- `catalogue`: importing topics, systems, articles and rubrics;
+- `campaigns`: creating a campaign, opening and closing it, adding and removing its annotators;
+- `claims`: handing out the next pair, expiring idle claims, opening an assignment;
+- `labelling`: saving labels, the overall answer and passages, and submitting.
+
+Reads live in `annotate.selectors`. The catalogue's names are re-exported here,
+where they have always been imported from.
+"""
+
+from annotate.services.catalogue import (
+    ImportSummary,
+    PreparedArticle,
+    article_prepare,
+    articles_import,
+    articles_prepare,
+    criterion_set_import,
+    topic_key,
+    topic_slug,
+)
+
+__all__ = [
+    "ImportSummary",
+    "PreparedArticle",
+    "article_prepare",
+    "articles_import",
+    "articles_prepare",
+    "criterion_set_import",
+    "topic_key",
+    "topic_slug",
+]

@@ -1,0 +1,215 @@
+"""Writes to a campaign itself: creating it with its pairs, opening and closing it, and who may annotate it.
+
+Handing out its work is `claims`; answering is `labelling`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from datetime import datetime
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotate import vocabulary
+from annotate.models import (
+    Article,
+    Assignment,
+    Campaign,
+    CriterionSet,
+    LabelChange,
+    Pair,
+    System,
+    Topic,
+)
+from annotate.rendering import render_html
+
+
+def campaign_create(
+    *,
+    name: str,
+    criterion_set: CriterionSet,
+    systems: list[str],
+    topics: int | None = None,
+    overlap: int = 1,
+    pair_mode: str = Campaign.PairMode.REFERENCE,
+    allow_tie: bool = False,
+    rationale_required: bool = True,
+    rationale_min_length: int = 10,
+    ask_overall: bool = False,
+    instructions: str = "",
+    annotators: list[User] | None = None,
+    reference: str = vocabulary.REFERENCE_SYSTEM,
+    claim_timeout_minutes: int = 120,
+    benchmark: str | None = None,
+    forbid_repeats: bool = False,
+) -> Campaign:
+    """Creates a campaign and its pairs. `topics=None` takes every topic that has articles."""
+    errors: list[str] = []
+    name = name.strip()
+    if not name:
+        errors.append("A campaign needs a name.")
+    elif Campaign.objects.filter(name=name).exists():
+        errors.append(f"A campaign named '{name}' already exists.")
+    if overlap < 1:
+        errors.append("Overlap must be at least 1.")
+    if annotators and overlap > len(annotators):
+        errors.append(f"Overlap {overlap} needs at least {overlap} annotators; {len(annotators)} given.")
+    if topics is not None and topics < 1:
+        errors.append("The number of topics must be at least 1 (or 'all').")
+    keys = list(dict.fromkeys(s.strip() for s in systems if s.strip()))
+    found = {s.key: s for s in System.objects.filter(key__in=keys)}
+    missing = [k for k in keys if k not in found]
+    if missing:
+        errors.append(f"Unknown system(s): {', '.join(missing)}.")
+    if len(keys) < 2:
+        errors.append("Choose at least two systems.")
+    if pair_mode == Campaign.PairMode.REFERENCE and reference not in keys:
+        errors.append(f"Pairs against the reference need the reference system '{reference}' among the systems.")
+    if pair_mode not in Campaign.PairMode.values:
+        errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
+    if errors:
+        raise ValidationError(errors)
+
+    topic_qs = Topic.objects.order_by("benchmark", "title")
+    if benchmark:
+        topic_qs = topic_qs.filter(benchmark=benchmark)
+    articles: dict[int, dict[str, Article]] = {}
+    for article in Article.objects.filter(topic__in=topic_qs, system__key__in=keys).select_related("system").only(
+        "id", "topic_id", "system__key", "system__is_reference"
+    ):
+        articles.setdefault(article.topic_id, {})[article.system.key] = article
+    chosen_topics = [t for t in topic_qs if len(articles.get(t.id, {})) >= 2]
+    if pair_mode == Campaign.PairMode.REFERENCE:
+        chosen_topics = [t for t in chosen_topics if reference in articles[t.id]]
+    if topics is not None:
+        chosen_topics = chosen_topics[:topics]
+    planned: list[tuple[Topic, Article, Article]] = []
+    for topic in chosen_topics:
+        by_system = articles[topic.id]
+        if pair_mode == Campaign.PairMode.REFERENCE:
+            ref = by_system[reference]
+            planned += [(topic, ref, by_system[k]) for k in keys if k != reference and k in by_system]
+        else:
+            # Article A is the reference when it takes part, else the lower system key.
+            present = sorted((k for k in keys if k in by_system), key=lambda k: (k != reference, k))
+            planned += [(topic, by_system[x], by_system[y]) for x, y in itertools.combinations(present, 2)]
+    if not planned:
+        raise ValidationError(["No topic has articles from two of the chosen systems: the campaign would have no pairs."])
+
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name,
+            criterion_set=criterion_set,
+            reference_system=found.get(reference) or System.objects.filter(key=reference).first(),
+            pair_mode=pair_mode,
+            overlap=overlap,
+            allow_tie=allow_tie,
+            rationale_required=rationale_required,
+            rationale_min_length=rationale_min_length,
+            ask_overall=ask_overall,
+            instructions=instructions,
+            instructions_html=render_html(instructions) if instructions.strip() else "",
+            claim_timeout_minutes=claim_timeout_minutes,
+            forbid_repeats=forbid_repeats,
+        )
+        if annotators:
+            campaign.annotators.set(annotators)
+        # Interleave topics so that early work covers many topics. The order comes
+        # from the operating system's random source: nothing an annotator can
+        # know (such as the campaign's name) lets them recompute it.
+        order = list(range(len(planned)))
+        random.SystemRandom().shuffle(order)
+        Pair.objects.bulk_create(
+            [Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)]
+        )
+    return campaign
+
+
+def campaign_set_open(*, campaign: Campaign, is_open: bool) -> None:
+    Campaign.objects.filter(pk=campaign.pk).update(is_open=is_open)
+    campaign.is_open = is_open
+
+
+# --- who may annotate ----------------------------------------------------------
+
+
+def campaign_annotators_add(*, campaign: Campaign, users: list[User], by: User | None = None) -> list[User]:
+    """Lets the users annotate the campaign; returns those of them who could not before.
+
+    A removed user comes back with their work: their revoked assignments count
+    as released claims, which the claim logic hands back to them first (if the
+    pair still has a free slot). A campaign without a list stays open to every
+    non-staff account: adding non-staff users only takes them off the removed
+    list, and adding staff is refused, because listing anybody would shut out
+    everybody else. `by` is who asked; adding changes no work, so nothing is
+    audited.
+    """
+    users = list({user.pk: user for user in users}.values())
+    listed = campaign.annotators.exists()
+    problems = []
+    inactive = sorted(user.username for user in users if not user.is_active)
+    if inactive:
+        problems.append(f"Deactivated account(s): {', '.join(inactive)}. Reactivate them in the admin first.")
+    staff = sorted(user.username for user in users if user.is_staff)
+    if staff and not listed:
+        problems.append(
+            f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
+            f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
+        )
+    if problems:
+        raise ValidationError(problems)
+    pks = [user.pk for user in users]
+    removed = set(campaign.removed_annotators.filter(pk__in=pks).values_list("pk", flat=True))
+    on_list = set(campaign.annotators.filter(pk__in=pks).values_list("pk", flat=True))
+    admitted = [user for user in users if user.pk in removed or (listed and user.pk not in on_list)]
+    with transaction.atomic():
+        campaign.removed_annotators.remove(*users)
+        if listed:
+            campaign.annotators.add(*users)
+    return admitted
+
+
+def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: datetime | None = None) -> int:
+    """Ends the user's access to the campaign at once; returns how many assignments were revoked.
+
+    The user joins `removed_annotators`, which refuses them whatever the list
+    says, so this works on a campaign open to every non-staff account too. They
+    leave the annotator list unless they are its last name, since an empty list
+    would open the campaign to everybody. Their assignments in progress become
+    REVOKED, with an audit row each, and free their slots for others; submitted
+    assignments stay SUBMITTED, and every saved label stays.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        # A claim holds this lock while it hands out work: one under way
+        # finishes first, and what it handed out is revoked below.
+        User.objects.select_for_update(no_key=True).filter(pk=user.pk).values_list("pk", flat=True).first()
+        campaign.removed_annotators.add(user)
+        if campaign.annotators.exclude(pk=user.pk).exists():
+            campaign.annotators.remove(user)
+        # Saves lock the assignment row too: one under way lands before the
+        # revocation, and any later one finds the row REVOKED and is refused.
+        active = list(
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
+            .values_list("pk", flat=True)
+        )
+        Assignment.objects.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
+        LabelChange.objects.bulk_create(
+            [
+                LabelChange(
+                    assignment_id=pk,
+                    field="status",
+                    old_value=Assignment.Status.ACTIVE,
+                    new_value=Assignment.Status.REVOKED,
+                    changed_by=by,
+                    changed_at=now,
+                )
+                for pk in active
+            ]
+        )
+    return len(active)

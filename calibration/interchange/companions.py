@@ -1,0 +1,223 @@
+"""The overall and spans files of an import: checking their rows against the labels, and storing them.
+
+An overall answer or a span belongs to a rater's work on a pair: an assignment
+from the labels file, or one already stored, seen in the same order.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from annotate.models import Assignment, LabelChange, Span
+from annotate.services.labelling import MAX_COMMENT
+from annotate.vocabulary import BOTH_BAD, FIRST, SECOND, TIE
+from calibration.interchange.formats import POLARITIES, RowsFile, time_field
+from calibration.interchange.targets import Context, Target
+
+# Offsets: 18 digits are far beyond any article, and int() of thousands of digits raises.
+DIGITS = re.compile(r"[0-9]{1,18}")
+
+
+def _order_matches(
+    context: Context, plans: dict, target: Target, errors: list[str], what: str
+) -> None:
+    """Overall answers and spans belong to an assignment from the labels file or already stored."""
+    plan = plans.get(target.key)
+    if plan is not None:
+        if plan.target.left != target.left:
+            errors.append(
+                f"left_system and right_system are swapped compared with the labels (labels file line {plan.line})"
+            )
+        return
+    stored = context.stored(target)
+    if stored is None:
+        errors.append(
+            f"no labels for this rater and pair, in the labels file or stored: {what} needs them"
+        )
+        return
+    pair = context.pairs[target.pair_key]
+    if (pair.article_a_id if stored.a_first else pair.article_b_id) != target.left.id:
+        errors.append(
+            "left_system and right_system are swapped compared with the stored assignment"
+        )
+
+
+def overall_check(
+    context: Context, rows_file: RowsFile, plans: dict
+) -> tuple[dict, list[tuple[int, str]]]:
+    """The overall answers to store, by (pair, rater), and the file's problems as (line, message)."""
+    wanted: dict[tuple, tuple[Target, str]] = {}
+    seen: dict[tuple, int] = {}
+    bad = list(rows_file.problems)
+    for line, values in rows_file.rows:
+        errors: list[str] = []
+        target = context.resolve(values, errors)
+        if not context.campaign.ask_overall:
+            errors.append("this campaign does not ask for an overall preference")
+        value = values["overall"]
+        # Stored by the position the rater saw.
+        positional = {
+            values["left_system"]: FIRST,
+            values["right_system"]: SECOND,
+            TIE: TIE,
+            BOTH_BAD: BOTH_BAD,
+        }.get(value)
+        if positional is None or value == "":
+            errors.append(
+                f"overall '{value}' must be left_system, right_system, {TIE} or {BOTH_BAD}"
+            )
+        if target is not None:
+            _order_matches(context, plans, target, errors, "an overall answer")
+            if target.key in seen:
+                errors.append(f"repeats line {seen[target.key]} (same pair and rater)")
+        if errors:
+            bad += [(line, message) for message in errors]
+            continue
+        seen[target.key] = line
+        wanted[target.key] = (target, positional)
+    return wanted, bad
+
+
+def spans_check(
+    context: Context, rows_file: RowsFile, plans: dict
+) -> tuple[list, list[tuple[int, str]]]:
+    """The spans to store, with their target, and the file's problems as (line, message)."""
+    wanted: list[tuple[Target, Span]] = []
+    seen: dict[tuple, int] = {}
+    bad = list(rows_file.problems)
+    for line, values in rows_file.rows:
+        errors: list[str] = []
+        target = context.resolve(values, errors)
+        article = None
+        if target is not None:
+            article = {
+                target.left.system.key: target.left,
+                target.right.system.key: target.right,
+            }.get(values["system"])
+            if article is None:
+                errors.append(
+                    f"system '{values['system']}' is neither left_system nor right_system"
+                )
+            _order_matches(context, plans, target, errors, "a span")
+        start = end = None
+        if DIGITS.fullmatch(values["start"]) and DIGITS.fullmatch(values["end"]):
+            start, end = int(values["start"]), int(values["end"])
+        else:
+            errors.append("start and end must be whole numbers")
+        if article is not None and start is not None:
+            text = context.text(article)
+            if not (start < end <= len(text)):
+                errors.append(
+                    f"offsets {start}..{end} are outside the article's text ({len(text)} characters)"
+                )
+            elif text[start:end] != values["quote"]:
+                errors.append(
+                    f"quote does not match the article's text at {start}..{end}"
+                )
+        polarity = POLARITIES.get(values["polarity"])
+        if polarity is None:
+            errors.append(f"polarity must be up or down, not '{values['polarity']}'")
+        if len(values["comment"]) > MAX_COMMENT:
+            errors.append(f"comment is longer than {MAX_COMMENT} characters")
+        created_at = time_field(values, "created_at", errors, required=True)
+        identity = None
+        if not errors:
+            identity = (
+                target.key,
+                article.id,
+                start,
+                end,
+                polarity,
+                values["comment"],
+                created_at,
+            )
+            if identity in seen:
+                errors.append(f"repeats line {seen[identity]}")
+        if errors:
+            bad += [(line, message) for message in errors]
+            continue
+        seen[identity] = line
+        span = Span(
+            article=article,
+            start=start,
+            end=end,
+            quote=values["quote"],
+            polarity=polarity,
+            comment=values["comment"],
+            created_at=created_at,
+        )
+        wanted.append((target, span))
+    return wanted, bad
+
+
+def _assignment_for(context: Context, target: Target, assignments: dict) -> Assignment:
+    return assignments.get(target.key) or context.stored(target)
+
+
+def overall_write(
+    *,
+    context: Context,
+    wanted: dict,
+    assignments: dict,
+    tally: dict[str, int],
+    now: datetime,
+) -> None:
+    """Stores the overall answers by position, counting them in `tally` (new, updated, unchanged)."""
+    for target, value in wanted.values():
+        assignment = _assignment_for(context, target, assignments)
+        if assignment.overall == value:
+            tally["unchanged"] += 1
+            continue
+        tally["new" if assignment.overall == "" else "updated"] += 1
+        LabelChange.objects.create(
+            assignment=assignment,
+            field="overall",
+            old_value=assignment.overall,
+            new_value=value,
+            changed_by=assignment.annotator,
+            changed_at=now,
+        )
+        Assignment.objects.filter(pk=assignment.pk).update(overall=value)
+        assignment.overall = value
+
+
+def spans_write(
+    *, context: Context, wanted: list, assignments: dict, tally: dict[str, int]
+) -> None:
+    """Adds the spans not stored yet, counting them in `tally` (new, unchanged)."""
+    if not wanted:
+        return
+    owners = {
+        target.key: _assignment_for(context, target, assignments)
+        for target, _ in wanted
+    }
+    stored = {
+        (
+            s.assignment_id,
+            s.article_id,
+            s.start,
+            s.end,
+            s.polarity,
+            s.comment,
+            s.created_at,
+        )
+        for s in Span.objects.filter(assignment__in=list(owners.values()))
+    }
+    new = []
+    for target, span in wanted:
+        span.assignment = owners[target.key]
+        if (
+            span.assignment.id,
+            span.article_id,
+            span.start,
+            span.end,
+            span.polarity,
+            span.comment,
+            span.created_at,
+        ) in stored:
+            tally["unchanged"] += 1
+        else:
+            new.append(span)
+    Span.objects.bulk_create(new)
+    tally["new"] += len(new)

@@ -1,0 +1,224 @@
+"""Reads for the export: a campaign's labels, overall answers and spans as rows of the long format.
+
+Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns them into text.
+"""
+
+from __future__ import annotations
+
+from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
+from annotate.vocabulary import POSITIONS, TIE, position_of, side_of, system_of
+from calibration.interchange.formats import (
+    HUMAN,
+    JUDGE,
+    POLARITY_NAMES,
+    REMOVED_COLUMN,
+    iso,
+)
+from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
+
+_ASSIGNMENT_JOINS = (
+    "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",
+)  # fmt: skip
+
+
+def _sides(assignment: Assignment) -> tuple[Article, Article]:
+    pair = assignment.pair
+    return (
+        (pair.article_a, pair.article_b)
+        if assignment.a_first
+        else (pair.article_b, pair.article_a)
+    )
+
+
+def _systems(assignment: Assignment) -> tuple[str, str]:
+    """The system keys of the pair's articles A and B."""
+    pair = assignment.pair
+    return pair.article_a.system.key, pair.article_b.system.key
+
+
+def _order(assignment: Assignment) -> tuple:
+    # By topic, then the pair's systems in name order, then rater: independent of the
+    # campaign's shuffled pair order, so two campaigns with the same work export alike.
+    pair = assignment.pair
+    systems = sorted(_systems(assignment))
+    return (pair.topic.title, pair.topic_id, *systems, assignment.annotator.username)
+
+
+def _head(assignment: Assignment) -> dict:
+    left, right = _sides(assignment)
+    return {
+        "campaign": assignment.pair.campaign.name,
+        "topic": assignment.pair.topic.title,
+        "rater": assignment.annotator.username,
+        "left_system": left.system.key,
+        "right_system": right.system.key,
+    }
+
+
+def label_rows(campaign: Campaign) -> list[dict]:
+    """Every human label that names a winner, then the judges' rows (`judge_label_rows`)."""
+    labels = (
+        Label.objects.filter(assignment__pair__campaign=campaign)
+        .exclude(winner="")
+        .select_related(
+            "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+        )
+    )
+    removed = set(campaign.removed_annotators.values_list("pk", flat=True))
+    rows = []
+    for label in sorted(
+        labels, key=lambda l: (_order(l.assignment), l.criterion.order, l.criterion.key)
+    ):
+        assignment = label.assignment
+        head = _head(assignment)
+        rows.append({
+            "campaign": head["campaign"],
+            "topic": head["topic"],
+            "criterion": label.criterion.key,
+            "rater_kind": HUMAN,
+            "rater": head["rater"],
+            "left_system": head["left_system"],
+            "right_system": head["right_system"],
+            "winner_system": system_of(label.winner, *_systems(assignment)),
+            "rationale": label.rationale,
+            "started_at": iso(assignment.first_opened_at or assignment.claimed_at),
+            "saved_at": iso(label.saved_at),
+            REMOVED_COLUMN: assignment.annotator_id in removed,
+        })  # fmt: skip
+    return rows + judge_label_rows(campaign)
+
+
+def _call_columns(call: JudgeCall | None) -> dict:
+    if call is None:
+        return {
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "cost_usd": None,
+            "latency_ms": None,
+            "call_id": None,
+        }
+    return {
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "cost_usd": f"{call.cost_usd:.8f}",
+        "latency_ms": call.latency_ms,
+        "call_id": call.id,
+    }
+
+
+def judge_label_rows(campaign: Campaign) -> list[dict]:
+    """A verdict or an error row for every (pair, criterion, order) of every finished judge unit."""
+    units = list(
+        JudgeUnit.objects.filter(pair__campaign=campaign)
+        .exclude(status=JudgeUnit.Status.PENDING)
+        .select_related(
+            "judge", "pair__topic", "pair__article_a__system", "pair__article_b__system"
+        )
+    )
+    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
+    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
+        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
+    last_calls: dict[int, JudgeCall] = {}
+    for call in JudgeCall.objects.filter(
+        unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]
+    ).order_by("id"):
+        last_calls[call.unit_id] = call
+    criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
+    by_category: dict[int, list[Criterion]] = {}
+    for criterion in criteria:
+        by_category.setdefault(criterion.category_id, []).append(criterion)
+    by_id = {c.id: c for c in criteria}
+
+    def order(unit: JudgeUnit) -> tuple:
+        pair = unit.pair
+        systems = sorted((pair.article_a.system.key, pair.article_b.system.key))
+        return (
+            pair.topic.title,
+            pair.topic_id,
+            *systems,
+            unit.judge.name,
+            not unit.a_first,
+        )
+
+    rows = []
+    for unit in sorted(units, key=order):
+        pair = unit.pair
+        systems = (pair.article_a.system.key, pair.article_b.system.key)
+        left, right = (
+            (pair.article_a, pair.article_b)
+            if unit.a_first
+            else (pair.article_b, pair.article_a)
+        )
+        head = {
+            "campaign": campaign.name,
+            "topic": pair.topic.title,
+            "rater_kind": JUDGE,
+            "rater": unit.judge.name,
+            "left_system": left.system.key,
+            "right_system": right.system.key,
+            "started_at": "",
+            "saved_at": iso(unit.updated_at),
+            "model": unit.judge.model,
+        }
+        found = verdicts.get(unit.id, {})
+        for criterion in (
+            [by_id[unit.criterion_id]]
+            if unit.criterion_id
+            else by_category.get(unit.category_id, [])
+        ):
+            verdict = found.get(criterion.id)
+            if verdict is not None:
+                # The position the winner was shown at; a tie has none.
+                position = (
+                    ""
+                    if verdict.winner == TIE
+                    else position_of(verdict.winner, unit.a_first)
+                )
+                rows.append({
+                    **head, "criterion": criterion.key, "winner_system": system_of(verdict.winner, *systems),
+                    "rationale": verdict.rationale, **_call_columns(verdict.call), "position": position, "error": "",
+                })  # fmt: skip
+            elif unit.status == JudgeUnit.Status.ERROR:
+                rows.append({
+                    **head, "criterion": criterion.key, "winner_system": "", "rationale": "",
+                    **_call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error",
+                })  # fmt: skip
+    return rows
+
+
+def overall_rows(campaign: Campaign) -> list[dict]:
+    """Every overall answer, naming the winning system (or tie / both_bad)."""
+    assignments = (
+        Assignment.objects.filter(pair__campaign=campaign)
+        .exclude(overall="")
+        .select_related(*_ASSIGNMENT_JOINS)
+    )
+    rows = []
+    for assignment in sorted(assignments, key=_order):
+        # Stored by the position the rater saw; tie and both_bad are kept as they are.
+        overall = assignment.overall
+        if overall in POSITIONS:
+            overall = system_of(
+                side_of(overall, assignment.a_first), *_systems(assignment)
+            )
+        rows.append({**_head(assignment), "rater_kind": HUMAN, "overall": overall})
+    return rows
+
+
+def span_rows(campaign: Campaign) -> list[dict]:
+    spans = Span.objects.filter(assignment__pair__campaign=campaign).select_related(
+        "article__system", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+    )
+    rows = []
+    for span in sorted(spans, key=lambda s: (_order(s.assignment), s.created_at, s.id)):
+        rows.append({
+            **_head(span.assignment),
+            "system": span.article.system.key,
+            "start": span.start,
+            "end": span.end,
+            "quote": span.quote,
+            "polarity": POLARITY_NAMES[span.polarity],
+            "comment": span.comment,
+            "created_at": iso(span.created_at),
+        })  # fmt: skip
+    return rows

@@ -1,0 +1,143 @@
+"""Judges' rows of a labels file (`rater_kind` judge): checking them, and storing them as imported judge units.
+
+Each row is a verdict, or an error in place of one, of a judge on one criterion
+of a pair in the order the judge saw it. The rows of one (judge, pair, order,
+category) make one unit (one per criterion for a judge in criterion mode),
+stored by `judges.imports.imported_unit_save`. Judges missing from the database
+are created as imported judges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from annotate.models import Criterion
+from annotate.services.labelling import MAX_RATIONALE
+from annotate.vocabulary import TIE, side_for_system
+from calibration.interchange.formats import JUDGE, time_field
+from calibration.interchange.targets import Context, Target, canonical, pair_ensure
+from judges.imports import imported_judge_create, imported_unit_save, unit_tally
+from judges.models import Judge
+
+
+@dataclass
+class JudgePlan:
+    """A judge's verdicts (or errors) on one pair in one order, from the labels file."""
+
+    target: Target
+    a_first: bool
+    model: str
+    # (criterion, side "a"/"b"/tie or None for an error, rationale, error)
+    rows: list[tuple[Criterion, str | None, str, str]] = field(default_factory=list)
+
+
+@dataclass
+class JudgeRowsWritten:
+    judges_created: int = 0
+    pairs_created: int = 0
+    units: dict[str, int] = field(default_factory=unit_tally)
+
+
+def judge_row_check(
+    context: Context,
+    line: int,
+    values: dict[str, str],
+    plans: dict,
+    seen: dict,
+    bad: list,
+) -> None:
+    """Adds the row to its plan in `plans`, or its problems to `bad` as (line, message)."""
+    errors: list[str] = []
+    target = context.resolve(values, errors, judges=True)
+    criterion = context.criteria.get(values["criterion"])
+    if criterion is None:
+        errors.append(
+            f"unknown criterion '{values['criterion']}' (not in {context.campaign.criterion_set})"
+        )
+    winner, error = values["winner_system"], values["error"].strip()
+    if winner == "":
+        if not error:
+            errors.append(
+                "winner_system is empty and error is empty (a judge row has one or the other)"
+            )
+    elif error:
+        errors.append("a judge row has either a winner_system or an error, not both")
+    elif winner == TIE:
+        if not context.campaign.allow_tie:
+            errors.append("this campaign does not allow ties")
+    elif winner not in (values["left_system"], values["right_system"]):
+        errors.append(
+            f"winner_system '{winner}' is neither left_system, right_system nor tie"
+        )
+    if len(values["rationale"]) > MAX_RATIONALE:
+        errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
+    time_field(values, "saved_at", errors, required=False)
+    identity = None
+    if target is not None and criterion is not None:
+        identity = (JUDGE, target.key, target.left.id, criterion.key)
+        if identity in seen:
+            errors.append(
+                f"repeats line {seen[identity]} (same pair, order, criterion and judge)"
+            )
+    if errors:
+        bad += [(line, message) for message in errors]
+        return
+    seen[identity] = line
+    article_a, article_b = canonical(context, target)
+    a_first = target.left.id == article_a.id
+    plan = plans.get((target.key, a_first))
+    if plan is None:
+        plan = plans[target.key, a_first] = JudgePlan(
+            target=target, a_first=a_first, model=values["model"]
+        )
+    side = (
+        side_for_system(winner, article_a.system.key, article_b.system.key)
+        if winner
+        else None
+    )
+    plan.rows.append((criterion, side, values["rationale"], error))
+
+
+def judge_rows_write(
+    *, context: Context, plans: dict, now: datetime
+) -> JudgeRowsWritten:
+    """Each judge row becomes a verdict (or the error) of an imported unit; missing judges are created as imported."""
+    written = JudgeRowsWritten()
+    names = {plan.target.rater for plan in plans.values()}
+    judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    for name in sorted(names - set(judges)):
+        model = next(
+            (p.model for p in plans.values() if p.target.rater == name and p.model), ""
+        )
+        judges[name] = imported_judge_create(name=name, model=model)
+        written.judges_created += 1
+    for plan in plans.values():
+        judge = judges[plan.target.rater]
+        pair, created = pair_ensure(context, plan.target)
+        written.pairs_created += created
+        units: dict[tuple, list] = {}
+        for criterion, side, rationale, error in plan.rows:
+            one = criterion.id if judge.mode == Judge.Mode.CRITERION else None
+            units.setdefault((criterion.category_id, one), []).append(
+                (criterion, side, rationale, error)
+            )
+        for (category_id, criterion_id), rows in units.items():
+            outcome = imported_unit_save(
+                judge=judge,
+                pair=pair,
+                category_id=category_id,
+                criterion_id=criterion_id,
+                a_first=plan.a_first,
+                verdicts=[
+                    (c.id, side, rationale)
+                    for c, side, rationale, _ in rows
+                    if side is not None
+                ],
+                errors=list(
+                    dict.fromkeys(error for _, side, _, error in rows if side is None)
+                ),
+                now=now,
+            )
+            written.units[outcome] += 1
+    return written

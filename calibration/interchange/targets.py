@@ -1,0 +1,202 @@
+"""What the rows of an import are about: the campaign's catalogue loaded once, and each row's rater and pair.
+
+Shared by the human-label import (`label_import`) and the judges' rows (`judge_rows`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.db.models import Max
+
+from annotate.models import Article, Assignment, Campaign, Pair, System, Topic
+from annotate.rendering import plain_text
+from annotate.vocabulary import JUDGE_NAME
+from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
+
+USERNAME = re.compile(r"[\w.@+-]{1,150}")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Whose work a row belongs to: one rater on one pair, with the order they saw."""
+
+    topic: Topic
+    left: Article
+    right: Article
+    rater: str
+
+    @property
+    def pair_key(self) -> frozenset[int]:
+        return frozenset((self.left.id, self.right.id))
+
+    @property
+    def key(self) -> tuple[frozenset[int], str]:
+        return (self.pair_key, self.rater)
+
+
+class Context:
+    """Everything the rows refer to, loaded once before validating."""
+
+    def __init__(self, campaign: Campaign, files: list[RowsFile]) -> None:
+        self.campaign = campaign
+        rows = [values for f in files for _, values in f.rows]
+        self.criteria = {c.key: c for c in campaign.criterion_set.criteria.all()}
+        self.systems = {s.key: s for s in System.objects.all()}
+        self.pairs = {
+            frozenset((p.article_a_id, p.article_b_id)): p
+            for p in campaign.pairs.select_related(
+                "article_a__system", "article_b__system"
+            )
+        }
+        campaign_topics = {p.topic_id for p in self.pairs.values()}
+        self.topics: dict[str, list[Topic]] = {}
+        for topic in Topic.objects.filter(
+            title__in={r["topic"] for r in rows}
+        ).order_by("id"):
+            self.topics.setdefault(topic.title, []).append(topic)
+        for title, topics in self.topics.items():
+            inside = [t for t in topics if t.id in campaign_topics]
+            self.topics[title] = inside or topics
+        self.articles = {
+            (a.topic_id, a.system.key): a
+            for a in Article.objects.filter(
+                topic__in=[t for ts in self.topics.values() for t in ts]
+            ).select_related("system")
+        }
+        self.users = {
+            u.username: u
+            for u in User.objects.filter(username__in={r["rater"] for r in rows})
+        }
+        self.assignments = {
+            (a.pair_id, a.annotator_id): a
+            for a in Assignment.objects.filter(
+                pair__campaign=campaign, annotator__in=self.users.values()
+            )
+        }
+        self._texts: dict[int, str] = {}
+        # The order of the next pair created (`pair_ensure`), read from the campaign when first needed.
+        self.next_order: int | None = None
+
+    def text(self, article: Article) -> str:
+        if article.id not in self._texts:
+            self._texts[article.id] = plain_text(article.html)
+        return self._texts[article.id]
+
+    def stored(self, target: Target) -> Assignment | None:
+        pair, user = self.pairs.get(target.pair_key), self.users.get(target.rater)
+        if pair is None or user is None:
+            return None
+        return self.assignments.get((pair.id, user.id))
+
+    def resolve(
+        self, values: dict[str, str], errors: list[str], *, judges: bool = False
+    ) -> Target | None:
+        """The rater and pair a row is about, checking the columns every file shares.
+
+        Judge rows are accepted only where `judges` (the labels file): judges give no
+        overall answer and mark no spans.
+        """
+        campaign = self.campaign
+        before = len(errors)
+        if values["campaign"] != campaign.name:
+            errors.append(f"campaign is '{values['campaign']}', not '{campaign.name}'")
+        kind = values.get("rater_kind", HUMAN)
+        rater = values["rater"]
+        if kind == JUDGE and not judges:
+            errors.append(
+                "judge verdicts are not supported in overall and spans files (judges only give labels)"
+            )
+        elif kind == JUDGE:
+            if not JUDGE_NAME.fullmatch(rater):
+                errors.append(
+                    f"judge name '{rater}' is not valid (letters, digits, - and _, at most 100)"
+                )
+        elif kind != HUMAN:
+            errors.append(
+                f"rater_kind must be '{HUMAN}', not '{kind}' (or '{JUDGE}' for a judge's verdicts)"
+            )
+        elif not USERNAME.fullmatch(rater):
+            errors.append(
+                f"rater '{rater}' is not a valid username (letters, digits and @.+-_, at most 150)"
+            )
+        topic = None
+        candidates = self.topics.get(values["topic"], [])
+        if not candidates:
+            errors.append(f"unknown topic '{values['topic']}'")
+        elif len(candidates) > 1:
+            errors.append(
+                f"topic '{values['topic']}' is ambiguous: {len(candidates)} benchmarks have a topic with that title"
+            )
+        else:
+            topic = candidates[0]
+        left_key, right_key = values["left_system"], values["right_system"]
+        for key in dict.fromkeys((left_key, right_key)):
+            if key not in self.systems:
+                errors.append(f"unknown system '{key}'")
+        if left_key == right_key:
+            errors.append(f"left_system and right_system are both '{left_key}'")
+        if len(errors) > before or topic is None:
+            return None
+        left, right = (
+            self.articles.get((topic.id, left_key)),
+            self.articles.get((topic.id, right_key)),
+        )
+        for key, article in ((left_key, left), (right_key, right)):
+            if article is None:
+                errors.append(f"no article by '{key}' on topic '{topic.title}'")
+        if left is None or right is None:
+            return None
+        target = Target(topic=topic, left=left, right=right, rater=rater)
+        reference = campaign.reference_system
+        if (
+            target.pair_key not in self.pairs
+            and campaign.pair_mode == Campaign.PairMode.REFERENCE
+            and reference is not None
+            and reference.key not in (left_key, right_key)
+        ):
+            errors.append(
+                f"this campaign pairs '{reference.key}' with each system; '{left_key}' vs '{right_key}' is not such a pair"
+            )
+            return None
+        return target
+
+
+def canonical(context: Context, target: Target) -> tuple[Article, Article]:
+    """(article_a, article_b) of the target's pair: as stored, else reference first, else lower key."""
+    pair = context.pairs.get(target.pair_key)
+    if pair is not None:
+        return pair.article_a, pair.article_b
+    reference = context.campaign.reference_system
+    ranked = sorted(
+        (target.left, target.right),
+        key=lambda a: (
+            not (a.system.key == reference.key if reference else a.system.is_reference),
+            a.system.key,
+        ),
+    )
+    return ranked[0], ranked[1]
+
+
+def pair_ensure(context: Context, target: Target) -> tuple[Pair, bool]:
+    """The target's pair, created at the end of the campaign's order when missing; (pair, created)."""
+    pair = context.pairs.get(target.pair_key)
+    if pair is not None:
+        return pair, False
+    if context.next_order is None:
+        context.next_order = (
+            context.campaign.pairs.aggregate(top=Max("order"))["top"] or 0
+        ) + 1
+    article_a, article_b = canonical(context, target)
+    pair = Pair.objects.create(
+        campaign=context.campaign,
+        topic=target.topic,
+        article_a=article_a,
+        article_b=article_b,
+        order=context.next_order,
+    )
+    context.pairs[target.pair_key] = pair
+    context.next_order += 1
+    return pair, True
