@@ -83,23 +83,54 @@ class Feature:
 FEATURES = (
     Feature("words", "Words", "words in the displayed text"),
     Feature("headings", "Headings", "headings below the title"),
-    Feature("numbered_headings", "Numbered headings", 'headings starting with a section number ("## 1. History")', rare=True),
-    Feature("self_reference", "Self-reference", 'phrases such as "this article", "as discussed above"', rare=True),
+    Feature(
+        "numbered_headings",
+        "Numbered headings",
+        'headings starting with a section number ("## 1. History")',
+        rare=True,
+    ),
+    Feature(
+        "self_reference",
+        "Self-reference",
+        'phrases such as "this article", "as discussed above"',
+        rare=True,
+    ),
     Feature("wikipedia", "Mentions of Wikipedia", "the word Wikipedia", rare=True),
-    Feature("source_talk", "Talk of the sources", 'phrases such as "the provided sources", "according to the sources"', rare=True),
+    Feature(
+        "source_talk",
+        "Talk of the sources",
+        'phrases such as "the provided sources", "according to the sources"',
+        rare=True,
+    ),
     Feature("tables", "Tables", "markdown tables"),
-    Feature("bullet_share", "Bullet-list share", "share of body lines that are list items"),
+    Feature(
+        "bullet_share", "Bullet-list share", "share of body lines that are list items"
+    ),
     Feature("bold_per_1k", "Bold per 1,000 words", "**bold** spans per 1,000 words"),
     Feature("sentence_words", "Words per sentence", "mean sentence length in prose"),
 )
 FEATURE_KEYS = tuple(f.key for f in FEATURES)
 
+# Line kinds of the displayed (already normalized) markdown. They are not the
+# patterns of annotate.markdown_lines, and differ from them on purpose or in ways
+# that would change the features if merged:
+# - a heading needs a space after its hashes and no indentation (normalized
+#   headings are always "## Text"), and loses closing hashes without a space
+#   before them; markdown_lines.atx accepts a bare "##" and up to three spaces;
+# - a section number needs a dot or a parenthesis: a bare year is not one ("## 2007
+#   season"), where the cleaner's heading key (cleaning.sections.KEY_NUMBERING_RE)
+#   drops a bare number ("8 References");
+# - a list item needs text after its marker (an empty "-" is not a bullet);
+# - a table row starts and ends with "|"; a separator row may be one cell with
+#   only its opening pipe ("|---"), which markdown_lines.ALIGN_ROW_RE refuses.
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 # "1.", "1)", "2.3", "2.3.1." or "IV." then a space; a bare number is not one, so "## 2007 season" and "#### 1945" are not.
 _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)]|[IVXLC]{1,6}\.)\s")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^(?=.*\|)\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_TABLE_SEPARATOR = re.compile(
+    r"^(?=.*\|)\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$"
+)
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WIKIPEDIA = re.compile(r"\bwikipedia\b", re.IGNORECASE)
@@ -108,7 +139,12 @@ _WIKIPEDIA = re.compile(r"\bwikipedia\b", re.IGNORECASE)
 def _phrases(phrases: tuple[str, ...]) -> re.Pattern:
     # Longest first, so "in this article we" is counted once rather than also as "this article".
     ordered = sorted(phrases, key=len, reverse=True)
-    return re.compile(r"\b(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in ordered) + r")\b", re.IGNORECASE)
+    return re.compile(
+        r"\b(?:"
+        + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in ordered)
+        + r")\b",
+        re.IGNORECASE,
+    )
 
 
 _SELF_REFERENCE = _phrases(SELF_REFERENCE)
@@ -134,7 +170,11 @@ def features_of(markdown: str) -> dict[str, float]:
                 headings += 1
                 numbered += bool(_NUMBERED.match(heading.group(2) + " "))
             continue
-        if _TABLE_SEPARATOR.match(line) and index > 0 and _TABLE_ROW.match(lines[index - 1]):
+        if (
+            _TABLE_SEPARATOR.match(line)
+            and index > 0
+            and _TABLE_ROW.match(lines[index - 1])
+        ):
             tables += 1
         if _TABLE_ROW.match(line) or _TABLE_SEPARATOR.match(line):
             continue
@@ -143,7 +183,9 @@ def features_of(markdown: str) -> dict[str, float]:
             list_lines += 1
         else:
             prose.append(line.strip())
-    sentences = [s for paragraph in prose for s in _SENTENCE_END.split(paragraph) if s.split()]
+    sentences = [
+        s for paragraph in prose for s in _SENTENCE_END.split(paragraph) if s.split()
+    ]
     return {
         "words": float(words),
         "headings": float(headings),
@@ -220,7 +262,8 @@ class SystemRow:
     is_reference: bool
     n_articles: int
     means: dict[str, float]
-    any_share: dict[str, float]  # share of the system's articles where the feature is not zero
+    # Share of the system's articles where the feature is not zero.
+    any_share: dict[str, float]
     length_ratio: float | None  # median over topics of words / the reference's words
     guessability: Guessability | None = None  # this system against the reference
     giveaways: list[Separation] = field(default_factory=list)
@@ -271,7 +314,10 @@ def _model():
     from sklearn.preprocessing import StandardScaler
 
     # liblinear: a few hundred articles and ten features fit in a millisecond, where lbfgs takes tens.
-    return make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", solver="liblinear"))
+    return make_pipeline(
+        StandardScaler(),
+        LogisticRegression(class_weight="balanced", solver="liblinear"),
+    )
 
 
 def _balanced_accuracy(hits_ref, n_ref, hits_gen, n_gen):
@@ -286,16 +332,23 @@ def guessability(x, y, groups, *, seed: int = 0) -> Guessability:
     topics = sorted(set(groups))
     result = Guessability(n_articles=len(y), n_topics=len(topics))
     if len(topics) < MIN_TOPICS:
-        result.reason = f"not enough topics ({len(topics)}; at least {MIN_TOPICS} needed)"
+        result.reason = (
+            f"not enough topics ({len(topics)}; at least {MIN_TOPICS} needed)"
+        )
         return result
     if y.min() == y.max():
-        result.reason = "no reference article" if y.max() == 0 else "no generated article"
+        result.reason = (
+            "no reference article" if y.max() == 0 else "no generated article"
+        )
         return result
     groups = np.asarray(groups)
     predicted = np.zeros_like(y)
-    for train, test in GroupKFold(n_splits=min(MAX_FOLDS, len(topics))).split(x, y, groups):
+    for train, test in GroupKFold(n_splits=min(MAX_FOLDS, len(topics))).split(
+        x, y, groups
+    ):
         if y[train].min() == y[train].max():
-            predicted[test] = y[train][0]  # one class to learn from: all that can be said
+            # One class to learn from: all that can be said.
+            predicted[test] = y[train][0]
             continue
         predicted[test] = _model().fit(x[train], y[train]).predict(x[test])
     # Per topic: reference hits, reference articles, generated hits, generated articles.
@@ -307,10 +360,14 @@ def guessability(x, y, groups, *, seed: int = 0) -> Guessability:
         row[1 if truth else 3] += 1
     total = counts.sum(axis=0)
     result.accuracy = float(_balanced_accuracy(*total))
-    draws = np.random.default_rng(seed).multinomial(len(topics), [1 / len(topics)] * len(topics), size=BOOTSTRAP_ROUNDS)
+    draws = np.random.default_rng(seed).multinomial(
+        len(topics), [1 / len(topics)] * len(topics), size=BOOTSTRAP_ROUNDS
+    )
     sums = draws @ counts
     usable = (sums[:, 1] > 0) & (sums[:, 3] > 0)
-    scores = _balanced_accuracy(sums[usable, 0], sums[usable, 1], sums[usable, 2], sums[usable, 3])
+    scores = _balanced_accuracy(
+        sums[usable, 0], sums[usable, 1], sums[usable, 2], sums[usable, 3]
+    )
     result.low, result.high = (float(q) for q in np.quantile(scores, [0.025, 0.975]))
     return result
 
@@ -322,7 +379,10 @@ def _auc(y, scores) -> float:
     ranks = rankdata(scores)
     positives = int(y.sum())
     negatives = len(y) - positives
-    return float((ranks[y == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+    return float(
+        (ranks[y == 1].sum() - positives * (positives + 1) / 2)
+        / (positives * negatives)
+    )
 
 
 def separation(x, y) -> list[Separation]:
@@ -346,10 +406,14 @@ def blindness_report(samples: list[Sample], *, seed: int = 0) -> BlindnessReport
     import numpy as np
 
     if not samples:
-        return BlindnessReport(0, 0, Guessability(0, 0, reason="no articles"), separation=[], systems=[])
+        return BlindnessReport(
+            0, 0, Guessability(0, 0, reason="no articles"), separation=[], systems=[]
+        )
     table, x, y = _matrix(samples)
     groups = [s.topic for s in samples]
-    reference_words = {s.topic: row["words"] for s, row in zip(samples, table) if s.is_reference}
+    reference_words = {
+        s.topic: row["words"] for s, row in zip(samples, table) if s.is_reference
+    }
     systems: dict[str, list[int]] = {}
     for i, s in enumerate(samples):
         systems.setdefault(s.system, []).append(i)
@@ -373,14 +437,26 @@ def blindness_report(samples: list[Sample], *, seed: int = 0) -> BlindnessReport
         )
         if not row.is_reference and reference_words:
             own_topics = {samples[i].topic for i in members}
-            chosen = members + [i for i, s in enumerate(samples) if s.is_reference and s.topic in own_topics]
+            chosen = members + [
+                i
+                for i, s in enumerate(samples)
+                if s.is_reference and s.topic in own_topics
+            ]
             chosen.sort()
             pick = np.array(chosen)
-            row.guessability = guessability(x[pick], y[pick], [groups[i] for i in chosen], seed=seed)
-            row.giveaways = [s for s in separation(x[pick], y[pick]) if s.strength >= GIVEAWAY_AUC_DISTANCE]
+            row.guessability = guessability(
+                x[pick], y[pick], [groups[i] for i in chosen], seed=seed
+            )
+            row.giveaways = [
+                s
+                for s in separation(x[pick], y[pick])
+                if s.strength >= GIVEAWAY_AUC_DISTANCE
+            ]
             references = [i for i in chosen if samples[i].is_reference]
             row.tells = {
-                k: row.any_share[k] for k in FEATURE_KEYS if row.any_share[k] > 0 and not any(table[i][k] for i in references)
+                k: row.any_share[k]
+                for k in FEATURE_KEYS
+                if row.any_share[k] > 0 and not any(table[i][k] for i in references)
             }
         rows.append(row)
 
@@ -412,7 +488,11 @@ def feature_rows(report: BlindnessReport) -> list[tuple[str, str, list[str]]]:
     """(label, explanation, one cell per system) for the systems table, shared by the page and the markdown."""
     systems = report.systems
     rows = [
-        ("n articles", "articles of this system in the campaign's pairs, each once", [str(r.n_articles) for r in systems]),
+        (
+            "n articles",
+            "articles of this system in the campaign's pairs, each once",
+            [str(r.n_articles) for r in systems],
+        ),
         (
             "Length ratio to reference (median)",
             "per topic, words over the reference's words",
@@ -421,9 +501,21 @@ def feature_rows(report: BlindnessReport) -> list[tuple[str, str, list[str]]]:
     ]
     for feature in FEATURES:
         if feature.rare:
-            rows.append((f"{feature.label} (% of articles with any)", feature.help, [f"{r.any_share[feature.key]:.0%}" for r in systems]))
+            rows.append(
+                (
+                    f"{feature.label} (% of articles with any)",
+                    feature.help,
+                    [f"{r.any_share[feature.key]:.0%}" for r in systems],
+                )
+            )
         else:
-            rows.append((f"{feature.label} (mean)", feature.help, [_number(r.means[feature.key], feature.key) for r in systems]))
+            rows.append(
+                (
+                    f"{feature.label} (mean)",
+                    feature.help,
+                    [_number(r.means[feature.key], feature.key) for r in systems],
+                )
+            )
     return rows
 
 
@@ -438,8 +530,10 @@ def report_markdown(report: BlindnessReport, *, title: str = "") -> str:
         out += [f"# Blindness audit: {title}", ""]
     g = report.guessability
     out += [
-        f"Guessability (reference vs generated, balanced accuracy, chance 50%): **{g.text}**, "
-        f"n = {g.n_articles} articles on {g.n_topics} topics.",
+        (
+            f"Guessability (reference vs generated, balanced accuracy, chance 50%): **{g.text}**, "
+            f"n = {g.n_articles} articles on {g.n_topics} topics."
+        ),
         "",
     ]
     if not report.systems:
@@ -451,12 +545,19 @@ def report_markdown(report: BlindnessReport, *, title: str = "") -> str:
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append(
         "| guessable vs reference | "
-        + " | ".join("" if r.guessability is None else r.guessability.text for r in report.systems)
+        + " | ".join(
+            "" if r.guessability is None else r.guessability.text
+            for r in report.systems
+        )
         + " |"
     )
     out.append(
         "| giveaways (AUC) | "
-        + " | ".join(", ".join(f"{s.label} {s.auc:.2f}" for s in r.giveaways[:3]) or ("" if r.is_reference else "none") for r in report.systems)
+        + " | ".join(
+            ", ".join(f"{s.label} {s.auc:.2f}" for s in r.giveaways[:3])
+            or ("" if r.is_reference else "none")
+            for r in report.systems
+        )
         + " |"
     )
     out.append(
@@ -464,7 +565,11 @@ def report_markdown(report: BlindnessReport, *, title: str = "") -> str:
         + " | ".join(", ".join(r.tells_text) for r in report.systems)
         + " |"
     )
-    out += ["", "Features that separate most (all systems pooled; AUC: chance the reference scores higher; coefficient on standardized features):", ""]
+    out += [
+        "",
+        "Features that separate most (all systems pooled; AUC: chance the reference scores higher; coefficient on standardized features):",
+        "",
+    ]
     out += ["| feature | AUC | coefficient | |", "|---|---:|---:|---|"]
     for s in report.separation:
         auc = "–" if s.auc is None else f"{s.auc:.2f}"

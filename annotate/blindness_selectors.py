@@ -15,9 +15,17 @@ def campaign_blindness_samples(*, campaign: Campaign) -> list[Sample]:
     """
     pairs = Pair.objects.filter(campaign=campaign)
     rows = (
-        Article.objects.filter(Q(pk__in=pairs.values("article_a")) | Q(pk__in=pairs.values("article_b")))
+        Article.objects.filter(
+            Q(pk__in=pairs.values("article_a")) | Q(pk__in=pairs.values("article_b"))
+        )
         .order_by("topic_id", "system__key")
-        .values_list("topic_id", "system_id", "system__key", "system__is_reference", "display_markdown")
+        .values_list(
+            "topic_id",
+            "system_id",
+            "system__key",
+            "system__is_reference",
+            "display_markdown",
+        )
     )
     return [
         Sample(

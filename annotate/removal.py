@@ -32,7 +32,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-__all__ = ["Removal", "RemovedSection", "article_removal", "removed_segments", "PROSE_LOSS_LIMIT", "SECTION_PROSE_MIN"]
+from annotate.markdown_lines import FENCE_OPEN_RE, FETCH_METADATA_LABELS
+
+__all__ = [
+    "PROSE_LOSS_LIMIT",
+    "SECTION_PROSE_MIN",
+    "Removal",
+    "RemovedSection",
+    "article_removal",
+    "removed_segments",
+]
 
 PROSE_LOSS_LIMIT = 0.03
 SECTION_PROSE_MIN = 8
@@ -44,17 +53,34 @@ _NOT_WORDS_RE = re.compile(
     r"|\[[^\[\]\n]{0,40}\](?!\()"  # [12], [1, 2], [citation needed]; not link text
     r"|【[^】\n]{0,80}】"
 )
+# Line kinds. The opening of a code fence is shared with the cleaner
+# (annotate.markdown_lines); the other patterns are this audit's own reading and
+# differ from the cleaner's in small ways, so they stay here (sharing them would
+# change what the audit counts):
+# - ATX: closing hashes and trailing spaces are cut by the pattern, even without a
+#   space before them ("## C#" reads "C"), where markdown_lines.atx keeps "C#";
+# - setext: a single "-" underlines, as in CommonMark; markdown_lines.SETEXT_RE
+#   wants two or more;
+# - link definitions: any "[label]:" line, where the cleaner drops only those
+#   pointing at a URL, a path or an anchor;
+# - fetch metadata: the cleaner's labels, in any case and indented.
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 _BOLD_LINE_RE = re.compile(r"\s*(\*\*|__)(?=\S)(.+?)(?<=\S)\1\s*:?\s*$")
-_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LIST_RE = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 _ENTRY_RE = re.compile(r"\s*\[\^?\w{1,6}\]")
 _LINK_DEF_RE = re.compile(r" {0,3}\[[^\]\n]+\]:")
-_META_RE = re.compile(r"\s*(?:Title|URL Source|Published Time|Markdown Content|Description|Author|Source):", re.I)
+_META_RE = re.compile(rf"\s*{FETCH_METADATA_LABELS}:", re.IGNORECASE)
 
 # How a raw line is classed; only PARAGRAPH lines hold prose words.
-PARAGRAPH, HEADING, LIST, TABLE, CODE, OTHER = "paragraph", "heading", "list", "table", "code", "other"
+PARAGRAPH, HEADING, LIST, TABLE, CODE, OTHER = (
+    "paragraph",
+    "heading",
+    "list",
+    "table",
+    "code",
+    "other",
+)
 
 
 @dataclass(frozen=True)
@@ -72,7 +98,8 @@ class RemovedSection:
 
 @dataclass(frozen=True)
 class Removal:
-    spans: tuple[tuple[int, int], ...]  # removed character ranges of the raw markdown, sorted, disjoint
+    # Removed character ranges of the raw markdown, sorted, disjoint.
+    spans: tuple[tuple[int, int], ...]
     words: int
     removed_words: int
     prose_words: int
@@ -94,7 +121,9 @@ class Removal:
             flags.append(f"lost {self.prose_lost:.1%} of its prose words")
         for section in self.removed_sections:
             if section.held_prose:
-                flags.append(f"removed section '{section.heading}' held {section.prose_words} prose words")
+                flags.append(
+                    f"removed section '{section.heading}' held {section.prose_words} prose words"
+                )
         return tuple(flags)
 
 
@@ -114,7 +143,7 @@ def _classify(lines: list[str]) -> tuple[list[str], list[tuple[int, int, str]]]:
             if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
                 fence = ""
             continue
-        m = _FENCE_RE.match(line)
+        m = FENCE_OPEN_RE.match(line)
         if m:
             fence = m.group(1)
             kinds.append(CODE)
@@ -160,34 +189,63 @@ def _lines(text: str) -> tuple[list[str], list[int]]:
 
 
 def _tokens(text: str, base: int) -> list[tuple[str, int, int]]:
-    return [(m.group(0), base + m.start(), base + m.end()) for m in _TOKEN_RE.finditer(text)]
+    return [
+        (m.group(0), base + m.start(), base + m.end()) for m in _TOKEN_RE.finditer(text)
+    ]
 
 
-def _removed_ranges(all_raw_lines, all_raw_starts, all_display_lines) -> list[tuple[int, int]]:
+def _removed_ranges(
+    all_raw_lines, all_raw_starts, all_display_lines
+) -> list[tuple[int, int]]:
     # Blank lines are left out: the cleaner adds some around headings, and a blank line
     # matched out of place would turn a changed paragraph into "deleted" plus "inserted".
     kept = [i for i, line in enumerate(all_raw_lines) if line.strip()]
     raw_lines = [all_raw_lines[i] for i in kept]
     raw_starts = [all_raw_starts[i] for i in kept]
     display_lines = [line for line in all_display_lines if line.strip()]
-    key = lambda line: " ".join(line.split())  # noqa: E731 (trailing spaces and tabs are tidied by the cleaner)
-    matcher = difflib.SequenceMatcher(None, [key(x) for x in raw_lines], [key(x) for x in display_lines], autojunk=False)
+    # Spaces are compared loosely: trailing spaces and tabs are tidied by the cleaner.
+    key = lambda line: " ".join(line.split())
+    matcher = difflib.SequenceMatcher(
+        None,
+        [key(x) for x in raw_lines],
+        [key(x) for x in display_lines],
+        autojunk=False,
+    )
     ranges: list[tuple[int, int]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "delete":
-            ranges.extend((raw_starts[i], raw_starts[i] + len(raw_lines[i])) for i in range(i1, i2))
+            ranges.extend(
+                (raw_starts[i], raw_starts[i] + len(raw_lines[i]))
+                for i in range(i1, i2)
+            )
         elif op == "replace":
             # Lines are never joined or split: n changed lines usually face n lines, pairwise.
-            pairs = zip(range(i1, i2), range(j1, j2)) if i2 - i1 == j2 - j1 else [(range(i1, i2), range(j1, j2))]
+            pairs = (
+                zip(range(i1, i2), range(j1, j2))
+                if i2 - i1 == j2 - j1
+                else [(range(i1, i2), range(j1, j2))]
+            )
             for raw_part, shown_part in pairs:
                 raw_part = raw_part if isinstance(raw_part, range) else [raw_part]
-                shown_part = shown_part if isinstance(shown_part, range) else [shown_part]
-                raw_tokens = [t for i in raw_part for t in _tokens(raw_lines[i], raw_starts[i])]
-                shown = [m.group(0) for j in shown_part for m in _TOKEN_RE.finditer(display_lines[j])]
-                tokens = difflib.SequenceMatcher(None, [t[0] for t in raw_tokens], shown, autojunk=False)
+                shown_part = (
+                    shown_part if isinstance(shown_part, range) else [shown_part]
+                )
+                raw_tokens = [
+                    t for i in raw_part for t in _tokens(raw_lines[i], raw_starts[i])
+                ]
+                shown = [
+                    m.group(0)
+                    for j in shown_part
+                    for m in _TOKEN_RE.finditer(display_lines[j])
+                ]
+                tokens = difflib.SequenceMatcher(
+                    None, [t[0] for t in raw_tokens], shown, autojunk=False
+                )
                 for t_op, a1, a2, _, _ in tokens.get_opcodes():
                     if t_op in ("delete", "replace"):
-                        ranges.extend((start, end) for _, start, end in raw_tokens[a1:a2])
+                        ranges.extend(
+                            (start, end) for _, start, end in raw_tokens[a1:a2]
+                        )
     return ranges
 
 
@@ -195,7 +253,9 @@ def _merge(ranges: list[tuple[int, int]], raw: str) -> tuple[tuple[int, int], ..
     """Joins ranges separated only by spaces or tabs, so a removed phrase is one span."""
     merged: list[list[int]] = []
     for start, end in sorted(ranges):
-        if merged and (start <= merged[-1][1] or not raw[merged[-1][1]:start].strip(" \t")):
+        if merged and (
+            start <= merged[-1][1] or not raw[merged[-1][1] : start].strip(" \t")
+        ):
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
@@ -214,7 +274,7 @@ def article_removal(raw: str, display: str) -> Removal:
         removed_at[start:end] = b"\x01" * (end - start)
     not_words = bytearray(len(raw))
     for m in _NOT_WORDS_RE.finditer(raw):
-        not_words[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+        not_words[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
 
     words = removed_words = prose = removed_prose = 0
     per_line_removed: Counter = Counter()
@@ -248,7 +308,9 @@ def article_removal(raw: str, display: str) -> Removal:
             continue
         if not key:
             continue
-        end = next((ln for ln, lv, _ in headings[h + 1:] if lv <= level), len(raw_lines))
+        end = next(
+            (ln for ln, lv, _ in headings[h + 1 :] if lv <= level), len(raw_lines)
+        )
         sections.append(
             RemovedSection(
                 heading=" ".join(re.sub(r"[*_`]+", " ", text).split()).rstrip(":"),
@@ -268,7 +330,9 @@ def article_removal(raw: str, display: str) -> Removal:
     )
 
 
-def removed_segments(raw: str, spans: tuple[tuple[int, int], ...]) -> list[tuple[str, bool]]:
+def removed_segments(
+    raw: str, spans: tuple[tuple[int, int], ...]
+) -> list[tuple[str, bool]]:
     """``raw`` cut into ``(text, removed)`` pieces, in order, for display."""
     pieces: list[tuple[str, bool]] = []
     pos = 0

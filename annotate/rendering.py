@@ -23,8 +23,8 @@
   file. ``render_html`` is the same without the report.
 * After sanitization every heading gets ``id="sec-N"``, N counting all headings
   (h1-h6) in document order from 1: identical for any two articles, independent of
-  the heading text. ``table_of_contents`` reads the ids back from the rendered HTML,
-  so it always agrees with ``render_html``.
+  the heading text. ``toc_from_html`` reads the ids back from the rendered HTML,
+  so the table of contents always agrees with ``render_html``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import cmarkgfm
 import nh3
 
-__all__ = ["Rendered", "render", "render_html", "table_of_contents", "toc_from_html", "plain_text", "KEPT_RAW_TAGS"]
+__all__ = ["Rendered", "render", "render_html", "toc_from_html", "plain_text", "KEPT_RAW_TAGS"]
 
 # Inline presentation only: none of them takes a URL, and they are kept only bare.
 KEPT_RAW_TAGS = frozenset({"sup", "sub", "br", "em", "strong", "b", "i", "u", "s", "small", "del"})
@@ -72,25 +72,14 @@ def _to_html(markdown: str) -> str:
     return cmarkgfm.markdown_to_html_with_extensions(markdown, options=0, extensions=_EXTENSIONS)
 
 
-try:
-    _CLEANER = nh3.Cleaner(
-        tags=set(ALLOWED_TAGS),
-        attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
-        url_schemes=set(),
-        link_rel=None,
-        strip_comments=True,
-    )
-    _clean = _CLEANER.clean
-except AttributeError:  # nh3 < 0.3 has no Cleaner: same options on every call
-    def _clean(fragment: str) -> str:
-        return nh3.clean(
-            fragment,
-            tags=set(ALLOWED_TAGS),
-            attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
-            url_schemes=set(),
-            link_rel=None,
-            strip_comments=True,
-        )
+_CLEANER = nh3.Cleaner(
+    tags=set(ALLOWED_TAGS),
+    attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
+    url_schemes=set(),
+    link_rel=None,
+    strip_comments=True,
+)
+_clean = _CLEANER.clean
 
 
 @dataclass(frozen=True)
@@ -219,11 +208,6 @@ def toc_from_html(rendered: str) -> list[tuple[int, str, str]]:
         text = " ".join(_html.unescape(_TAG_RE.sub("", m.group(3))).split())
         toc.append((int(m.group(1)), text, m.group(2)))
     return toc
-
-
-def table_of_contents(markdown: str) -> list[tuple[int, str, str]]:
-    """``(level, text, anchor_id)`` for the h2 and h3 headings of ``render_html(markdown)``."""
-    return toc_from_html(render_html(markdown))
 
 
 def plain_text(rendered: str) -> str:

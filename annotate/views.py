@@ -296,6 +296,14 @@ def accounts_new(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _members_changed(request: HttpRequest, campaign: Campaign, note: str) -> HttpResponse:
+    """After a change: the list again with the note for htmx, else back to the page (post/redirect/get)."""
+    if request.htmx:
+        return _members(request, campaign, note=note)
+    messages.success(request, note)
+    return redirect("campaign-members", campaign.pk)
+
+
 def _members(request: HttpRequest, campaign: Campaign, *, status: int = 200, **extra) -> HttpResponse:
     """The member list: the fragment for htmx (inline on the campaign page), else the whole page."""
     from annotate.forms import MembersAddForm
@@ -338,10 +346,7 @@ def campaign_members_add(request: HttpRequest, campaign_id: int) -> HttpResponse
         note = f"Added to {campaign.name}: {', '.join(user.username for user in admitted)}."
     else:
         note = "Nothing changed: they could already annotate this campaign."
-    if request.htmx:
-        return _members(request, campaign, note=note)
-    messages.success(request, note)
-    return redirect("campaign-members", campaign.pk)
+    return _members_changed(request, campaign, note)
 
 
 @require_POST
@@ -356,10 +361,7 @@ def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int)
     revoked = campaigns.campaign_annotator_remove(campaign=campaign, user=member, by=request.user)
     note = f"Removed {member.username} from {campaign.name}"
     note += f"; {revoked} pair(s) in progress are closed to them." if revoked else "."
-    if request.htmx:
-        return _members(request, campaign, note=note)
-    messages.success(request, note)
-    return redirect("campaign-members", campaign.pk)
+    return _members_changed(request, campaign, note)
 
 
 # --- blindness audit ---------------------------------------------------------------

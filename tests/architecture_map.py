@@ -1,7 +1,8 @@
 """The tables of docs/architecture.md, computed from the code: every URL and every command, and the
 project functions each one calls.
 
-    DEBUG=1 .venv/bin/python -m tests.architecture_map      # prints the two tables
+    DEBUG=1 .venv/bin/python -m tests.architecture_map           # prints the two tables
+    DEBUG=1 .venv/bin/python -m tests.architecture_map --write   # puts them into docs/architecture.md
 
 `tests/test_architecture.py` checks that the document holds exactly these tables, so the page a
 newcomer reads cannot drift from the code. A view's or command's "calls" are the functions of other
@@ -155,13 +156,27 @@ def command_table() -> str:
     return "\n".join(rows)
 
 
+DOC = ROOT / "docs" / "architecture.md"
+
+
 def between(text: str, begin: str, end: str) -> str:
     return text.split(begin, 1)[1].split(end, 1)[0].strip()
 
 
+def replaced(text: str, begin: str, end: str, body: str) -> str:
+    head, rest = text.split(begin, 1)
+    return f"{head}{begin}\n{body}\n{end}{rest.split(end, 1)[1]}"
+
+
 if __name__ == "__main__":
+    import sys
+
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    print(BEGIN, url_table(), END, "", BEGIN_COMMANDS, command_table(), END_COMMANDS, sep="\n")
+    if "--write" in sys.argv:
+        text = replaced(DOC.read_text(encoding="utf-8"), BEGIN, END, url_table())
+        DOC.write_text(replaced(text, BEGIN_COMMANDS, END_COMMANDS, command_table()), encoding="utf-8")
+    else:
+        print(BEGIN, url_table(), END, "", BEGIN_COMMANDS, command_table(), END_COMMANDS, sep="\n")

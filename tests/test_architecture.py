@@ -6,6 +6,7 @@ written inside a function: hiding an import in a function does not remove the de
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,25 @@ def test_no_module_is_longer_than_the_limit():
         if "migrations" not in path.parts and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     )
     assert long == []
+
+
+# --- docs/architecture.md matches the code ----------------------------------------------------
+
+
+def test_the_architecture_page_lists_every_url_and_command_as_the_code_has_them():
+    from tests import architecture_map
+
+    doc = architecture_map.DOC.read_text(encoding="utf-8")
+    regenerate = "run: DEBUG=1 .venv/bin/python -m tests.architecture_map --write"
+    assert architecture_map.between(doc, architecture_map.BEGIN, architecture_map.END) == architecture_map.url_table(), regenerate
+    assert (
+        architecture_map.between(doc, architecture_map.BEGIN_COMMANDS, architecture_map.END_COMMANDS)
+        == architecture_map.command_table()
+    ), regenerate
+
+
+def test_every_path_the_architecture_page_names_exists():
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:annotate|judges|calibration|config|tests|docs)/[\w/.]*)`", doc))
+    assert len(named) > 20
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []

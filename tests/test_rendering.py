@@ -6,7 +6,7 @@ import time
 import pytest
 
 from annotate.cleaning import clean_article
-from annotate.rendering import render_html, table_of_contents
+from annotate.rendering import render_html, toc_from_html
 
 ARTICLE = """# Bridge
 
@@ -111,7 +111,7 @@ def test_it_gives_headings_ids_independent_of_their_text():
 
 
 def test_it_returns_a_table_of_contents_matching_the_ids():
-    toc = table_of_contents(ARTICLE)
+    toc = toc_from_html(render_html(ARTICLE))
     assert toc == [(2, "History", "sec-2"), (3, "Early years", "sec-3"), (2, "Legacy", "sec-4")]
     html = render_html(ARTICLE)
     for level, text, anchor in toc:
@@ -119,12 +119,12 @@ def test_it_returns_a_table_of_contents_matching_the_ids():
 
 
 def test_it_gives_plain_text_in_the_table_of_contents():
-    toc = table_of_contents("# T\n\n## The *Fancy* & `odd` [part](https://x.example)\n\ntext")
+    toc = toc_from_html(render_html("# T\n\n## The *Fancy* & `odd` [part](https://x.example)\n\ntext"))
     assert toc == [(2, "The Fancy & odd part", "sec-2")]
 
 
 def test_it_returns_an_empty_table_of_contents_without_sections():
-    assert table_of_contents("# Only a title\n\nAnd prose.") == []
+    assert toc_from_html(render_html("# Only a title\n\nAnd prose.")) == []
 
 
 def test_it_never_lets_scripts_or_event_handlers_through():
@@ -157,7 +157,7 @@ def test_it_shows_raw_html_headings_as_text_and_numbers_only_markdown_ones():
     html = render_html(HOSTILE)
     assert "&lt;h2 id=\"evil\" onmouseover=\"alert(1)\"&gt;Raw heading&lt;/h2&gt;" in html
     assert re.findall(r"<h\d[^>]*>", html) == ['<h1 id="sec-1">']
-    assert table_of_contents(HOSTILE) == []
+    assert toc_from_html(render_html(HOSTILE)) == []
 
 
 def test_it_escapes_text_that_looks_like_markup():
@@ -198,7 +198,7 @@ def test_it_renders_every_sample_article_without_urls_and_with_consistent_ids(sa
         ids = re.findall(r'<h[1-6] id="(sec-\d+)">', html)
         assert ids == [f"sec-{i}" for i in range(1, len(ids) + 1)], path
         assert len(ids) == len(re.findall(r"<h[1-6]", html)), path
-        assert all(anchor in ids for _, _, anchor in table_of_contents(shown)), path
+        assert all(anchor in ids for _, _, anchor in toc_from_html(render_html(shown))), path
 
 
 def test_it_renders_a_large_article_without_blowing_up():

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from annotate.models import Criterion
-from annotate.services.labelling import MAX_RATIONALE
-from annotate.vocabulary import TIE, side_for_system
+from annotate.vocabulary import side_for_system
 from calibration.interchange.formats import JUDGE, time_field
-from calibration.interchange.targets import Context, Target, canonical, pair_ensure
+from calibration.interchange.targets import Context, Target, canonical, pair_ensure, verdict_check
 from judges.imports import imported_judge_create, imported_unit_save, unit_tally
 from judges.models import Judge
 
@@ -63,15 +62,7 @@ def judge_row_check(
             )
     elif error:
         errors.append("a judge row has either a winner_system or an error, not both")
-    elif winner == TIE:
-        if not context.campaign.allow_tie:
-            errors.append("this campaign does not allow ties")
-    elif winner not in (values["left_system"], values["right_system"]):
-        errors.append(
-            f"winner_system '{winner}' is neither left_system, right_system nor tie"
-        )
-    if len(values["rationale"]) > MAX_RATIONALE:
-        errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
+    verdict_check(context.campaign, values, errors, check_winner=not error)
     time_field(values, "saved_at", errors, required=False)
     identity = None
     if target is not None and criterion is not None:

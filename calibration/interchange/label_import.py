@@ -15,9 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
-from annotate.services.labelling import MAX_RATIONALE
 from annotate.sources import Problem
-from annotate.vocabulary import TIE, side_for_system, swapped
+from annotate.vocabulary import side_for_system, swapped
 from calibration.interchange.companions import (
     overall_check,
     overall_write,
@@ -30,7 +29,7 @@ from calibration.interchange.judge_rows import (
     judge_row_check,
     judge_rows_write,
 )
-from calibration.interchange.targets import Context, Target, canonical, pair_ensure
+from calibration.interchange.targets import Context, Target, canonical, pair_ensure, verdict_check
 
 
 def _tally() -> dict[str, int]:
@@ -196,15 +195,7 @@ def _check_labels(
             errors.append(
                 "winner_system is empty (leave out criteria without a verdict)"
             )
-        elif winner == TIE:
-            if not campaign.allow_tie:
-                errors.append("this campaign does not allow ties")
-        elif winner not in (values["left_system"], values["right_system"]):
-            errors.append(
-                f"winner_system '{winner}' is neither left_system, right_system nor tie"
-            )
-        if len(values["rationale"]) > MAX_RATIONALE:
-            errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
+        verdict_check(campaign, values, errors)
         saved_at = time_field(values, "saved_at", errors, required=True)
         started_at = time_field(values, "started_at", errors, required=False)
         plan = plans.get(target.key) if target else None

@@ -13,7 +13,8 @@ from django.db.models import Max
 
 from annotate.models import Article, Assignment, Campaign, Pair, System, Topic
 from annotate.rendering import plain_text
-from annotate.vocabulary import JUDGE_NAME
+from annotate.services.labelling import MAX_RATIONALE
+from annotate.vocabulary import JUDGE_NAME, TIE
 from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
 
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
@@ -200,3 +201,16 @@ def pair_ensure(context: Context, target: Target) -> tuple[Pair, bool]:
     context.pairs[target.pair_key] = pair
     context.next_order += 1
     return pair, True
+
+
+def verdict_check(campaign: Campaign, values: dict[str, str], errors: list[str], *, check_winner: bool = True) -> None:
+    """Problems of a row's winner (when it has one) and rationale, human or judge row alike:
+    the winner is a system shown or a tie the campaign allows, and the rationale fits."""
+    winner = values["winner_system"] if check_winner else ""
+    if winner == TIE:
+        if not campaign.allow_tie:
+            errors.append("this campaign does not allow ties")
+    elif winner and winner not in (values["left_system"], values["right_system"]):
+        errors.append(f"winner_system '{winner}' is neither left_system, right_system nor tie")
+    if len(values["rationale"]) > MAX_RATIONALE:
+        errors.append(f"rationale is longer than {MAX_RATIONALE} characters")

@@ -15,13 +15,29 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="campaign name")
-        parser.add_argument("--format", choices=["md", "json"], default="md", help="md: readable tables (default); json: for scripts")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap behind the confidence intervals")
+        parser.add_argument(
+            "--format",
+            choices=["md", "json"],
+            default="md",
+            help="md: readable tables (default); json: for scripts",
+        )
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=0,
+            help="seed of the bootstrap behind the confidence intervals",
+        )
 
     def handle(self, *args, **options):
         campaign = campaign_named(options["campaign"])
         report = campaign_blindness(campaign=campaign, seed=options["seed"])
         if options["format"] == "json":
-            self.stdout.write(json.dumps({"campaign": campaign.name, **report.as_dict()}, indent=2, ensure_ascii=False))
+            self.stdout.write(
+                json.dumps(
+                    {"campaign": campaign.name, **report.as_dict()},
+                    indent=2,
+                    ensure_ascii=False,
+                )
+            )
         else:
             self.stdout.write(report_markdown(report, title=campaign.name), ending="")

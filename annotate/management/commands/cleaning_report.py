@@ -11,10 +11,28 @@ from annotate.selectors import cleaning_removals
 from annotate.spreadsheet import row_safe
 
 ARTICLE_COLUMNS = [
-    "benchmark", "system", "topic", "words", "words_removed", "sections_removed", "removed_sections",
-    "prose_words", "prose_words_removed", "prose_lost_percent", "flags",
+    "benchmark",
+    "system",
+    "topic",
+    "words",
+    "words_removed",
+    "sections_removed",
+    "removed_sections",
+    "prose_words",
+    "prose_words_removed",
+    "prose_lost_percent",
+    "flags",
 ]
-SYSTEM_COLUMNS = ["system", "articles", "words", "words_removed", "prose_words", "prose_words_removed", "prose_lost_percent", "flagged"]
+SYSTEM_COLUMNS = [
+    "system",
+    "articles",
+    "words",
+    "words_removed",
+    "prose_words",
+    "prose_words_removed",
+    "prose_lost_percent",
+    "flagged",
+]
 
 
 def _article_row(row) -> dict:
@@ -42,16 +60,20 @@ def _system_rows(articles: list[dict]) -> list[dict]:
     for system, items in sorted(by_system.items()):
         prose = sum(r["prose_words"] for r in items)
         prose_removed = sum(r["prose_words_removed"] for r in items)
-        rows.append({
-            "system": system,
-            "articles": len(items),
-            "words": sum(r["words"] for r in items),
-            "words_removed": sum(r["words_removed"] for r in items),
-            "prose_words": prose,
-            "prose_words_removed": prose_removed,
-            "prose_lost_percent": round(100 * prose_removed / prose, 1) if prose else 0.0,
-            "flagged": sum(1 for r in items if r["flags"]),
-        })
+        rows.append(
+            {
+                "system": system,
+                "articles": len(items),
+                "words": sum(r["words"] for r in items),
+                "words_removed": sum(r["words_removed"] for r in items),
+                "prose_words": prose,
+                "prose_words_removed": prose_removed,
+                "prose_lost_percent": round(100 * prose_removed / prose, 1)
+                if prose
+                else 0.0,
+                "flagged": sum(1 for r in items if r["flags"]),
+            }
+        )
     return rows
 
 
@@ -63,7 +85,9 @@ def _md_cell(value) -> str:
 
 def _md_table(columns: list[str], rows: list[dict]) -> list[str]:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_md_cell(row[c]) for c in columns) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join(_md_cell(row[c]) for c in columns) + " |" for row in rows
+    ]
     return lines
 
 
@@ -75,18 +99,39 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["md", "csv", "json"], default="md")
 
     def handle(self, *args, **options):
-        articles = [_article_row(row) for row in cleaning_removals(benchmark=options["benchmark"])]
+        articles = [
+            _article_row(row)
+            for row in cleaning_removals(benchmark=options["benchmark"])
+        ]
         if not articles:
-            raise CommandError("no articles" + (f" in benchmark {options['benchmark']!r}" if options["benchmark"] else ""))
+            raise CommandError(
+                "no articles"
+                + (
+                    f" in benchmark {options['benchmark']!r}"
+                    if options["benchmark"]
+                    else ""
+                )
+            )
         systems = _system_rows(articles)
         fmt = options["format"]
         if fmt == "json":
-            self.stdout.write(json.dumps({"systems": systems, "articles": articles}, ensure_ascii=False, indent=2))
+            self.stdout.write(
+                json.dumps(
+                    {"systems": systems, "articles": articles},
+                    ensure_ascii=False,
+                    indent=2,
+                )
+            )
         elif fmt == "csv":
-            writer = csv.DictWriter(self.stdout, fieldnames=ARTICLE_COLUMNS, lineterminator="\n")
+            writer = csv.DictWriter(
+                self.stdout, fieldnames=ARTICLE_COLUMNS, lineterminator="\n"
+            )
             writer.writeheader()
             for row in articles:
-                flat = {k: "; ".join(v) if isinstance(v, list) else v for k, v in row.items()}
+                flat = {
+                    k: "; ".join(v) if isinstance(v, list) else v
+                    for k, v in row.items()
+                }
                 writer.writerow(row_safe(flat))
         else:
             self.stdout.write("\n".join(self._markdown(systems, articles)))
@@ -102,7 +147,10 @@ class Command(BaseCommand):
         lines += ["", "## Per system", ""] + _md_table(SYSTEM_COLUMNS, systems)
         lines += ["", f"## Flagged articles ({len(flagged)})", ""]
         if flagged:
-            lines += [f"- {_md_cell(r['system'])} / {_md_cell(r['topic'])}: {_md_cell(r['flags'])}" for r in flagged]
+            lines += [
+                f"- {_md_cell(r['system'])} / {_md_cell(r['topic'])}: {_md_cell(r['flags'])}"
+                for r in flagged
+            ]
         else:
             lines.append("None.")
         columns = [c for c in ARTICLE_COLUMNS if c not in ("benchmark", "flags")]
