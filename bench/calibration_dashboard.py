@@ -91,7 +91,7 @@ def main() -> None:
                            completion_tokens=900, cost_usd=price, latency_ms=rng.randint(500, 4000)) for u in units]
             )
             JudgeVerdict.objects.bulk_create(
-                [JudgeVerdict(unit=u, call=call, criterion=c, winner=verdict(u.pair, c, accuracy), reason="A synthetic reason.")
+                [JudgeVerdict(unit=u, call=call, criterion=c, winner=verdict(u.pair, c, accuracy), rationale="A synthetic reason.")
                  for u, call in zip(units, calls) for c in criteria if c.category_id == u.category_id],
                 batch_size=2000,
             )

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
 from annotate.models import Assignment, Campaign, Criterion, Label, Pair
-from calibration.metrics import TIE, LabelTable, majority_winner, merge_swapped
+from annotate.vocabulary import system_of
+from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
 # Judge names are slugs (no colon), so this prefix keeps annotators and judges apart in one table.
@@ -76,11 +77,7 @@ def _pair_infos(campaign: Campaign) -> dict[int, PairInfo]:
 
 
 def _winner_system(info: PairInfo, side: str) -> str:
-    if side == Label.Winner.A:
-        return info.system_a
-    if side == Label.Winner.B:
-        return info.system_b
-    return TIE
+    return system_of(side, info.system_a, info.system_b)
 
 
 def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> QuerySet:
@@ -306,8 +303,9 @@ def disagreements(
     judge_names = sorted({name for _, name in by_judge})
     shown = [judge_name] if judge_name else judge_names
     items, n_items, n_split = [], 0, 0
-    for pair_id in sorted(humans, key=lambda pk: (pairs[pk].topic, pairs[pk].system_a, pairs[pk].system_b, pk)):
-        majority = majority_winner([h.winner for h in humans[pair_id]])
+    order = sorted(humans, key=lambda pk: (pairs[pk].topic, pairs[pk].system_a, pairs[pk].system_b, pk))
+    majorities = majority_winners([[h.winner for h in humans[pk]] for pk in order])
+    for pair_id, majority in zip(order, majorities):
         judged = [name for name in shown if (pair_id, name) in merged]
         if not judged:
             continue

@@ -734,3 +734,10 @@ def test_it_serializes_without_nan_and_flags_small_n():
     assert d["par"]["small_n"] is True and set(d["par"]) == {"value", "n", "ci_low", "ci_high", "small_n"}
     assert_no_nan(r)
     assert_no_nan(M.bradley_terry(h, reference=W, rounds=100))
+
+
+def test_it_finds_strict_majorities_of_named_verdicts_group_by_group():
+    groups = [["storm", "storm", "wikipedia"], ["storm", "wikipedia"], [], [M.TIE, M.TIE, "storm"], ["wikipedia"]]
+    assert M.majority_winners(groups) == ["storm", None, None, M.TIE, "wikipedia"]
+    assert M.majority_winners([[], []]) == [None, None]
+    assert M.majority_winner(["a", "b", "b", "b", "a"]) == "b" and M.majority_winner(["a", "b"]) is None

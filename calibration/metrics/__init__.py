@@ -57,6 +57,7 @@ from calibration.metrics.agreement import (
     agreement,
     human_ceiling,
     majority_winner,
+    majority_winners,
     paired_difference,
 )
 from calibration.metrics.bias import (
@@ -109,6 +110,7 @@ __all__ = [
     "Recommendation",
     "agreement",
     "majority_winner",
+    "majority_winners",
     "paired_difference",
     "position_consistency",
     "first_position_rate",

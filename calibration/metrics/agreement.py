@@ -93,17 +93,27 @@ def _strict_majority(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return has, best
 
 
-def majority_winner(winners: Sequence[str]) -> str | None:
-    """The verdict (a system name or 'tie') given by more than half of ``winners``, else None.
+def majority_winners(groups: Sequence[Sequence[str]]) -> list[str | None]:
+    """For each group of verdicts (system names or 'tie'), the one given by more than half, else None.
 
     The strict majority of :func:`agreement` and :func:`human_ceiling`, for verdicts held as names
-    (the disagreement browser); None for no verdicts at all.
+    (the disagreement browser); None for an empty group. All groups in one count matrix.
     """
-    if not len(winners):
-        return None
-    names, counts = np.unique(np.asarray(list(winners), dtype=str), return_counts=True)
-    has, best = _strict_majority(counts[None, :])
-    return str(names[best[0]]) if has[0] else None
+    names = sorted({w for group in groups for w in group})
+    if not names:
+        return [None] * len(groups)
+    code = {name: i for i, name in enumerate(names)}
+    counts = np.zeros((len(groups), len(names)), dtype=np.int64)
+    rows = [i for i, group in enumerate(groups) for _ in group]
+    cols = [code[w] for group in groups for w in group]
+    np.add.at(counts, (rows, cols), 1)
+    has, best = _strict_majority(counts)
+    return [names[b] if h else None for h, b in zip(has.tolist(), best.tolist())]
+
+
+def majority_winner(winners: Sequence[str]) -> str | None:
+    """:func:`majority_winners` of one group."""
+    return majority_winners([winners])[0]
 
 
 def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
