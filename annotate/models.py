@@ -1,4 +1,14 @@
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from annotate.vocabulary import NAME_MAX_LENGTH, name_problem
+
+
+def validate_name(value: str) -> None:
+    """The model-field form of `vocabulary.name_problem`: system keys and judge names."""
+    problem = name_problem(value)
+    if problem:
+        raise ValidationError(problem, code="invalid_name")
 
 
 class Topic(models.Model):
@@ -23,7 +33,7 @@ class Topic(models.Model):
 class System(models.Model):
     """Who wrote an article: `wikipedia` for the human reference, or an agent id."""
 
-    key = models.SlugField(max_length=100, unique=True)
+    key = models.CharField(max_length=NAME_MAX_LENGTH, unique=True, validators=[validate_name])
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     is_reference = models.BooleanField(default=False)

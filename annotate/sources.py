@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotate.storable import first_unstorable, json_problem, located_problem, printable, text_problem
-from annotate.vocabulary import REFERENCE_SYSTEM
+from annotate.vocabulary import REFERENCE_SYSTEM, name_problem
 
 # The lengths of the columns these land in (annotate.models); PostgreSQL refuses longer text.
-MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_KEY, MAX_SYSTEM_NAME = 300, 200, 100, 200
+MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_NAME = 300, 200, 200  # a system key's rule is vocabulary.NAME_RULE
 
 
 @dataclass(frozen=True)
@@ -425,6 +425,7 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
         batch.notes.append("test_data/ not found: only reference articles imported")
         return batch
     agencies = _read_agencies(test_dir / "agencies.json", batch)
+    refused: set[str] = set()  # folders whose name is no valid system key
     for system_dir in sorted(p for p in test_dir.iterdir() if p.is_dir()):
         if _bad_name(str(system_dir.relative_to(bench_dir)), batch):
             continue
@@ -433,6 +434,11 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
             batch.notes.append(f"test_data/{system_dir.name}/ has no md_data/ folder: skipped")
             continue
         key = system_dir.name
+        if problem := name_problem(key, what="system"):
+            # The folder name is the system key: rename the folder (agencies.json can still give any display name).
+            batch.problems.append(Problem(f"test_data/{key}", f"{problem}: skipped; rename the folder"))
+            refused.add(key)
+            continue
         if key not in agencies:
             batch.notes.append(f"system '{key}' is not listed in agencies.json: named after its folder")
         batch.systems[key] = agencies.get(key) or SystemRecord(key, key)
@@ -449,7 +455,7 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
                 batch.problems.append(problem)
                 continue
             batch.articles.append(ArticleRecord(topic, key, text, "", label))
-    for key in sorted(set(agencies) - set(batch.systems)):
+    for key in sorted(set(agencies) - set(batch.systems) - refused):
         batch.notes.append(f"system '{key}' is listed in agencies.json but has no md_data/ folder")
 
     if root is not None:
@@ -521,14 +527,13 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
             batch.problems.append(Problem(where, f"article is {len(line_bytes) / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit (MAX_ARTICLE_BYTES)"))
             continue
         system = obj["system"].strip()
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", system):
-            batch.problems.append(Problem(where, f"system '{system}' must use only letters, digits, '-' and '_'"))
+        if problem := name_problem(system, what="system"):
+            batch.problems.append(Problem(where, problem))
             continue
         too_long = [
             f"{name} (at most {limit} characters)"
             for name, value, limit in (
                 ("topic", " ".join(obj["topic"].split()), MAX_TITLE),
-                ("system", system, MAX_SYSTEM_KEY),
                 ("system_name", str(obj.get("system_name") or ""), MAX_SYSTEM_NAME),
                 ("category", str(obj.get("category") or "").strip(), MAX_CATEGORY),
             )

@@ -8,8 +8,9 @@ says whether that is A. A winner is then spoken of in three ways:
 - by *position*, "1" (shown first), "2" (shown second) or TIE: what the rater saw;
 - by *system*, a system key or TIE: what exports and the metrics use.
 
-Everything here is pure: no Django, no database. Names (judges, systems) follow
-`NAME`, which must stay safe in URLs and file names.
+Everything here is pure: no Django, no database. Names (system keys and judge
+names) follow one rule, `NAME_RULE`, checked by `name_problem` on every path by
+which a name enters (importers, commands, forms, services, model fields).
 """
 
 import re
@@ -23,8 +24,30 @@ SIDES = (SIDE_A, SIDE_B)
 FIRST, SECOND = "1", "2"
 POSITIONS = (FIRST, SECOND)
 
-# A judge's name: letters, digits, '-' and '_', at most 100 characters.
-JUDGE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,100}")
+# A system key or a judge name, as real model names are spelled (`pythia-6.9b`,
+# `cerebras-gpt-6.7B`, `gpt-3.5-turbo`). ASCII letters and digits, '-', '_' and '.'
+# keep a name safe in a URL path segment, an HTML id, a file name and a CSV cell
+# (no leading '-', '=', '+' or '@'); the first character and the rules on '.'
+# mean a name is never '.', '..', hidden, or a path trick. No ':' either, which
+# `calibration.selectors.HUMAN_PREFIX` relies on.
+NAME_MAX_LENGTH = 100
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+NAME_RULE = (
+    f"1 to {NAME_MAX_LENGTH} characters among ASCII letters, digits, '-', '_' and '.', "
+    "starting with a letter or digit, with no '..' and not ending in '.'"
+)
+
+
+def name_problem(text: object, *, what: str = "name") -> str | None:
+    """None when `text` is a valid system key or judge name, else the message naming the rule.
+
+    `what` starts the message ("system", "judge name"): "system 'a b' must be 1 to 100 ...".
+    """
+    if isinstance(text, str) and NAME.fullmatch(text) and ".." not in text and not text.endswith("."):
+        return None
+    # Control characters, NULs and lone surrogates are spelled as escapes, so the message prints and stores.
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
+    return f"{what} '{shown}' must be {NAME_RULE}"
 
 
 def position_of(side: str, a_first: bool) -> str:

@@ -22,6 +22,8 @@ from matplotlib.figure import Figure  # noqa: E402
 HUMANS = "humans"
 RC = {"svg.fonttype": "none", "svg.hashsalt": "pairwise-calibration", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
 HUMAN_COLOUR = "#222222"
+# What an id in the charts may not hold: each is a plain `#id` selector.
+_NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
 # Judges cycle through these; black stays the humans'.
 COLOURS = ["#2457c5", "#c0392b", "#1f9a4a", "#8e44ad", "#d35400", "#16a0b5", "#b7950b", "#7f8c8d"]
 
@@ -40,9 +42,14 @@ def _svg(fig: Figure, key: str, title: str) -> str:
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
     text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{key}-\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
-    text = re.sub(r'href="#([^"]+)"', rf'href="#{key}-\1"', text)
+
+    # Every id prefixed and made plain (matplotlib's own hold dots: "matplotlib.axis_1"), references alike.
+    def local(match: re.Match) -> str:
+        return match.group(1) + key + "-" + _NOT_ID.sub("-", match.group(2)) + match.group(3)
+
+    text = re.sub(r'(\bid=")([^"]+)(")', local, text)
+    text = re.sub(r"(url\(#)([^)]+)(\))", local, text)
+    text = re.sub(r'(href="#)([^"]+)(")', local, text)
     head_end = text.index(">")
     head = re.sub(r'\s(width|height)="[^"]*"', "", text[:head_end])
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;")

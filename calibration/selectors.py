@@ -23,7 +23,7 @@ from annotate.vocabulary import system_of
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
-# Judge names are slugs (no colon), so this prefix keeps annotators and judges apart in one table.
+# Judge names never hold a colon (`vocabulary.NAME_RULE`), so this prefix keeps annotators and judges apart in one table.
 HUMAN_PREFIX = "human:"
 
 

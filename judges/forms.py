@@ -2,11 +2,12 @@ from decimal import Decimal
 
 from django import forms
 
+from annotate.vocabulary import NAME_MAX_LENGTH, NAME_RULE, name_problem
 from judges.models import Judge
 
 
 class JudgeForm(forms.Form):
-    name = forms.SlugField(max_length=100)
+    name = forms.CharField(max_length=NAME_MAX_LENGTH, help_text=f"e.g. gpt-4.1 or gpt-3.5-turbo: {NAME_RULE}.")
     kind = forms.ChoiceField(choices=[c for c in Judge.Kind.choices if c[0] != Judge.Kind.IMPORTED], initial=Judge.Kind.LLM)
     model = forms.CharField(max_length=200, required=False, help_text="e.g. gpt-4.1-mini")
     base_url = forms.URLField(max_length=500, required=False, label="Base URL", help_text="e.g. https://api.openai.com/v1")
@@ -21,6 +22,12 @@ class JudgeForm(forms.Form):
     per_criterion = forms.BooleanField(required=False, label="One call per criterion (default: one per category)")
     structured_output = forms.BooleanField(required=False, initial=True, label="Send a JSON schema (structured output)")
     update = forms.BooleanField(required=False, label="Update the judge if the name exists")
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if problem := name_problem(name, what="judge name"):
+            raise forms.ValidationError(f"The {problem}.")
+        return name
 
     def service_arguments(self) -> dict:
         return dict(self.cleaned_data)

@@ -2,7 +2,8 @@ from decimal import Decimal
 
 from django.db import models
 
-from annotate.models import Campaign, Category, Criterion, Pair
+from annotate.models import Campaign, Category, Criterion, Pair, validate_name
+from annotate.vocabulary import NAME_MAX_LENGTH
 
 
 class Judge(models.Model):
@@ -25,7 +26,7 @@ class Judge(models.Model):
         CATEGORY = "category", "One call per criterion category"
         CRITERION = "criterion", "One call per criterion"
 
-    name = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=NAME_MAX_LENGTH, unique=True, validators=[validate_name])
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.LLM)
     model = models.CharField(max_length=200, blank=True)
     base_url = models.URLField(max_length=500, blank=True)

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from annotate.models import Campaign
+from annotate.vocabulary import name_problem
 from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun
@@ -50,8 +51,8 @@ def judge_create(
     """
     errors: list[str] = []
     name = name.strip()
-    if not re.fullmatch(r"[-a-zA-Z0-9_]{1,100}", name):
-        errors.append(f"The name '{name}' must be 1 to 100 letters, digits, '-' or '_'.")
+    if problem := name_problem(name, what="judge name"):
+        errors.append(f"The {problem}.")
     if kind not in Judge.Kind.values:
         errors.append(f"The kind must be one of: {', '.join(Judge.Kind.values)}.")
     if kind == Judge.Kind.LLM:
@@ -84,7 +85,7 @@ def judge_create(
         errors.append("The timeout must be positive.")
     if max_attempts is not None and not 1 <= max_attempts <= 10:
         errors.append("max_attempts must be between 1 and 10.")
-    existing = Judge.objects.filter(name=name).first()
+    existing = None if problem else Judge.objects.filter(name=name).first()
     if existing is not None and not update:
         errors.append(f"A judge named '{name}' already exists; pass --update (or tick 'update') to change it.")
     if errors:

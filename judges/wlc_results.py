@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotate.models import Article, Campaign, Pair, System, Topic
-from annotate.vocabulary import FIRST, JUDGE_NAME, SECOND, TIE, side_of
+from annotate.vocabulary import FIRST, SECOND, TIE, name_problem, side_of
 from judges.imports import imported_judge_create, imported_unit_save, unit_tally
 from judges.models import Judge
 
@@ -57,14 +57,14 @@ def wlc_results_import(
     """
     report = ResultsImport()
     errors = []
-    judge = Judge.objects.filter(name=judge_name).first()
+    judge = None
+    if problem := name_problem(judge_name, what="judge name"):
+        errors.append(f"The {problem}.")
+    else:
+        judge = Judge.objects.filter(name=judge_name).first()
     if judge is not None and judge.kind != Judge.Kind.IMPORTED:
         errors.append(
             f"The judge '{judge_name}' is a {judge.get_kind_display()} judge; import into a new name."
-        )
-    if not JUDGE_NAME.fullmatch(judge_name):
-        errors.append(
-            f"The judge name '{judge_name}' must be 1 to 100 letters, digits, '-' or '_'."
         )
     reference = (
         campaign.reference_system or System.objects.filter(is_reference=True).first()

@@ -6,6 +6,7 @@ from django.db import IntegrityError
 from annotate.models import Article, System, Topic
 from annotate.services import articles_import
 from annotate.sources import ArticleRecord, Batch, SystemRecord
+from annotate.vocabulary import NAME_RULE
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +69,7 @@ def test_it_reports_bad_lines_by_number_and_imports_the_rest(tmp_path, settings)
     assert f"{path}:5: lacks the field(s) markdown" in err
     assert f"{path}:6: is not a JSON object" in err
     assert f"{path}:7: article is 0.0 MB, over the 0.0 MB limit" in err
-    assert f"{path}:8: system 'bad system!' must use only letters" in err
+    assert f"{path}:8: system 'bad system!' must be {NAME_RULE}" in err
     assert f"{path}:9: a second article for topic 'Salt Marsh' and system 'bot_one' (first: {path}:2)" in err
     assert f"{path}:10: is not valid UTF-8" in err
     assert Article.objects.count() == 2

@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span, System
 from annotate.rendering import plain_text
 from annotate.services.campaigns import campaign_create
+from annotate.vocabulary import NAME_RULE
 from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from tests.helpers import run
 from tests.test_export_labels import choose, claim, finish, mark, read_csv
@@ -156,7 +157,7 @@ BAD_ROWS = [
     ({"started_at": "2025-03-01T08:00:00Z"}, "started_at differs from line 2 (same pair and rater)"),
     ({"criterion": "ww_cc_1", "rationale": "Changed my mind."}, "repeats line 2 (same pair, criterion and rater)"),
     ({"left_system": "atlas_agent", "right_system": "wikipedia"}, "left_system and right_system are swapped compared with line 2"),
-    ({"rater_kind": "judge", "rater": "two words"}, "judge name 'two words' is not valid"),
+    ({"rater_kind": "judge", "rater": "two words"}, f"judge name 'two words' must be {NAME_RULE}"),
     ({"rater_kind": "robot"}, "rater_kind must be 'human', not 'robot'"),
     ({"rater": "two words"}, "rater 'two words' is not a valid username"),
     (

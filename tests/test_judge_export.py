@@ -6,6 +6,7 @@ import json
 import pytest
 
 from annotate.services.campaigns import campaign_create
+from annotate.vocabulary import NAME_RULE
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.helpers import run
@@ -158,5 +159,34 @@ def test_it_reports_bad_judge_rows(judged, tmp_path):
     assert result.code == 1
     # Line numbers count the header as line 1.
     assert f"{source}:{first + 2}: winner_system is empty and error is empty" in result.err
-    assert f"{source}:{second + 2}: judge name 'two words' is not valid" in result.err
+    assert f"{source}:{second + 2}: judge name 'two words' must be {NAME_RULE}" in result.err
     assert f"{source}:{third + 2}: a judge row has either a winner_system or an error, not both" in result.err
+
+
+def test_it_exports_every_billed_call_so_that_costs_sum_to_the_runs_spend(judged, tmp_path):
+    from decimal import Decimal
+
+    from judges.models import JudgeRun
+
+    out = tmp_path / "labels.csv"
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
+    calls = read_csv(tmp_path / "labels.calls.csv")
+
+    assert len(calls) == JudgeCall.objects.filter(unit__pair__campaign=judged).count()
+    assert len({c["call_id"] for c in calls}) == len(calls)
+    spent = sum((run.cost_usd for run in JudgeRun.objects.filter(campaign=judged)), Decimal(0))
+    exported = sum((Decimal(c["cost_usd"]) for c in calls), Decimal(0))
+    assert spent > 0 and exported == spent  # to the last of eight decimals, so to the cent
+    statuses = {c["status"] for c in calls}
+    assert statuses == {"valid", "invalid"}, statuses  # the scripted bad answers were billed and retried
+    invalid = [c for c in calls if c["status"] == "invalid"]
+    assert len(invalid) == 3 and all(c["error"] and c["judge"] == "fake-gpt" for c in invalid)
+    # the label rows name only the calls behind verdicts: their sum misses the retried attempts
+    labelled = {r["call_id"]: Decimal(r["cost_usd"]) for r in read_csv(out) if r["rater_kind"] == "judge" and r["call_id"]}
+    assert sum(labelled.values(), Decimal(0)) < spent
+
+
+def test_it_writes_no_calls_file_when_no_judge_called(demo_campaign, tmp_path):
+    out = tmp_path / "labels.csv"
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
+    assert not (tmp_path / "labels.calls.csv").exists()

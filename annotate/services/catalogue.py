@@ -13,6 +13,7 @@ from annotate.cleaning import clean_article, count_words
 from annotate.models import Article, Category, Criterion, CriterionSet, System, Topic
 from annotate.rendering import render, toc_from_html
 from annotate.sources import ArticleRecord, Batch, Problem, RubricRecord, SystemRecord
+from annotate.vocabulary import name_problem
 
 
 @dataclass
@@ -154,7 +155,12 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
         raise ValueError("prepared must hold one entry per article of the batch, in order")
     seen: dict[tuple[str, str], str] = {}
     keep: list[int] = []
+    # The readers check system keys already; this keeps any other caller to the same rule.
+    refused = {key: problem for key in {*batch.systems, *(r.system for r in batch.articles)} if (problem := name_problem(key, what="system"))}
     for index, record in enumerate(batch.articles):
+        if record.system in refused:
+            summary.problems.append(Problem(record.source, f"{refused[record.system]}: skipped"))
+            continue
         key = (topic_key(record.topic), record.system)
         if key in seen:
             summary.problems.append(Problem(record.source, f"a second article for topic '{record.topic}' and system '{record.system}' (first: {seen[key]}): skipped"))
@@ -175,7 +181,7 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
             summary.criterion_set_created = created
         if not prepared:
             return summary
-        systems = _systems_ensure(batch.systems, summary)
+        systems = _systems_ensure({k: v for k, v in batch.systems.items() if k not in refused}, summary)
         topics = _topics_ensure(batch.benchmark, [p.record for p in prepared], summary)
         stored = {
             (a.topic_id, a.system_id): a

@@ -19,6 +19,11 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
   import ignores it, so files with or without it are read alike.
 * overall: one row per (pair, rater) that answered the overall question.
 * spans: one row per marked passage.
+* calls (export only, `<stem>.calls.<ext>`, written when the campaign's judges made
+  calls): every call, one row each, with its `status` (valid; invalid: answered
+  but unusable, retried; failed: no answer), tokens, `cost_usd`, latency and error.
+  Its `cost_usd` sums to the judges' spend; summing the label rows' `cost_usd`
+  over distinct `call_id`s counts only the calls that produced a verdict.
 
 `left_system` / `right_system` are the systems that rater saw as Article 1 /
 Article 2, and every verdict names a system (or `tie` / `both_bad`), never a
@@ -53,12 +58,14 @@ The names callers need are re-exported here.
 """
 
 from calibration.interchange.export import (
+    call_rows,
     judge_label_rows,
     label_rows,
     overall_rows,
     span_rows,
 )
 from calibration.interchange.formats import (
+    CALL_COLUMNS,
     FORMATS,
     JUDGE_COLUMNS,
     LABEL_COLUMNS,
@@ -67,6 +74,7 @@ from calibration.interchange.formats import (
     SPAN_COLUMNS,
     LabelsFileError,
     RowsFile,
+    calls_path,
     companion_paths,
     format_of,
     rows_format,
@@ -75,6 +83,7 @@ from calibration.interchange.formats import (
 from calibration.interchange.label_import import ImportReport, labels_import
 
 __all__ = [
+    "CALL_COLUMNS",
     "FORMATS",
     "JUDGE_COLUMNS",
     "LABEL_COLUMNS",
@@ -84,6 +93,8 @@ __all__ = [
     "ImportReport",
     "LabelsFileError",
     "RowsFile",
+    "call_rows",
+    "calls_path",
     "companion_paths",
     "format_of",
     "judge_label_rows",

@@ -222,3 +222,62 @@ def span_rows(campaign: Campaign) -> list[dict]:
             "created_at": iso(span.created_at),
         })  # fmt: skip
     return rows
+
+
+def _call_status(call: JudgeCall) -> str:
+    if call.valid:
+        return "valid"
+    if call.http_status is not None and call.http_status < 400 and call.raw_response:
+        return "invalid"  # answered, but not with usable verdicts: billed all the same
+    return "failed"
+
+
+def call_rows(campaign: Campaign) -> list[dict]:
+    """Every call the campaign's judges made, billed or from the cache, in the order they were made.
+
+    Unlike the label rows, which name the one call behind each verdict, these include the
+    attempts that were retried and the requests that failed, so `cost_usd` sums to the spend.
+    """
+    calls = (
+        JudgeCall.objects.filter(unit__pair__campaign=campaign)
+        .select_related(
+            "unit__judge",
+            "unit__category",
+            "unit__criterion",
+            "unit__pair__topic",
+            "unit__pair__article_a__system",
+            "unit__pair__article_b__system",
+        )
+        .order_by("unit__judge__name", "id")
+    )
+    rows = []
+    for call in calls:
+        unit = call.unit
+        rows.append(
+            {
+                "campaign": campaign.name,
+                "judge": unit.judge.name,
+                "model": unit.judge.model,
+                "call_id": call.id,
+                "run_id": call.run_id,
+                "unit_id": unit.id,
+                "topic": unit.pair.topic.title,
+                "system_a": unit.pair.article_a.system.key,
+                "system_b": unit.pair.article_b.system.key,
+                "a_first": unit.a_first,
+                "category": unit.category.key,
+                "criterion": unit.criterion.key if unit.criterion else "",
+                "attempt": call.attempt,
+                "status": _call_status(call),
+                "from_cache": call.from_cache,
+                "http_status": call.http_status,
+                "prompt_tokens": call.prompt_tokens,
+                "cached_tokens": call.cached_tokens,
+                "completion_tokens": call.completion_tokens,
+                "cost_usd": f"{call.cost_usd:.8f}",
+                "latency_ms": call.latency_ms,
+                "created_at": iso(call.created_at),
+                "error": call.error,
+            }
+        )
+    return rows

@@ -46,6 +46,13 @@ SPAN_COLUMNS = (
     "campaign", "topic", "rater", "left_system", "right_system", "system",
     "start", "end", "quote", "polarity", "comment", "created_at",
 )  # fmt: skip
+# Every call a judge made for the campaign, one row each (export only): their cost_usd sums to
+# what the judges spent, retried invalid answers and failed requests included.
+CALL_COLUMNS = (
+    "campaign", "judge", "model", "call_id", "run_id", "unit_id", "topic", "system_a", "system_b", "a_first",
+    "category", "criterion", "attempt", "status", "from_cache", "http_status", "prompt_tokens", "cached_tokens",
+    "completion_tokens", "cost_usd", "latency_ms", "created_at", "error",
+)  # fmt: skip
 FORMATS = ("csv", "jsonl")
 # `rater_kind`: who gave a row's verdict.
 HUMAN, JUDGE = "human", "judge"
@@ -98,6 +105,11 @@ def companion_paths(path: Path) -> tuple[Path, Path]:
         path.with_name(f"{path.stem}.overall{path.suffix}"),
         path.with_name(f"{path.stem}.spans{path.suffix}"),
     )
+
+
+def calls_path(path: Path) -> Path:
+    """Where the judge calls file (every billed call, export only) sits beside a labels file."""
+    return path.with_name(f"{path.stem}.calls{path.suffix}")
 
 
 def format_of(path: Path) -> str | None:

@@ -14,7 +14,7 @@ from django.db.models import Max
 from annotate.models import Article, Assignment, Campaign, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.labelling import MAX_RATIONALE
-from annotate.vocabulary import JUDGE_NAME, TIE
+from annotate.vocabulary import TIE, name_problem
 from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
 
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
@@ -111,10 +111,8 @@ class Context:
                 "judge verdicts are not supported in overall and spans files (judges only give labels)"
             )
         elif kind == JUDGE:
-            if not JUDGE_NAME.fullmatch(rater):
-                errors.append(
-                    f"judge name '{rater}' is not valid (letters, digits, - and _, at most 100)"
-                )
+            if problem := name_problem(rater, what="judge name"):
+                errors.append(problem)
         elif kind != HUMAN:
             errors.append(
                 f"rater_kind must be '{HUMAN}', not '{kind}' (or '{JUDGE}' for a judge's verdicts)"

@@ -32,6 +32,8 @@ One job per module; each imports only modules listed above it.
 * ``agreement``: judge vs humans (PAR, majority, kappa), paired differences, human ceiling.
 * ``bias``: position bias, merging swapped runs, preference for the longer article.
 * ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau, win rates vs the reference.
+* ``raters``: agreement among raters: Cohen's kappa of every two, Fleiss' kappa, each vs the others.
+* ``ensemble``: virtual ensemble judges (majority vote of several judges).
 * ``frontier``: cost vs PAR (Pareto frontier) and the recommendation.
 
 Import from ``calibration.metrics``; the submodules are an implementation detail.
@@ -73,7 +75,13 @@ from calibration.metrics.bootstrap import (
     _draw_count_blocks,
     _draw_counts,
 )
-from calibration.metrics.frontier import JudgePoint, Recommendation, pareto_frontier, recommend
+from calibration.metrics.ensemble import TIE_RULE, ensemble_verdicts
+from calibration.metrics.frontier import (
+    JudgePoint,
+    Recommendation,
+    pareto_frontier,
+    recommend,
+)
 from calibration.metrics.labels import LabelRow, LabelTable, Vocab, as_table
 from calibration.metrics.ranking import (
     DEGENERATE_PRIOR,
@@ -89,6 +97,14 @@ from calibration.metrics.ranking import (
     bradley_terry_by_category,
     kendall_tau,
     win_rate_vs_reference,
+)
+from calibration.metrics.raters import (
+    FleissKappa,
+    RaterPair,
+    RaterVsOthers,
+    fleiss_kappa,
+    rater_pairs,
+    raters_vs_others,
 )
 
 __all__ = [
@@ -122,6 +138,14 @@ __all__ = [
     "kendall_tau",
     "win_rate_vs_reference",
     "pareto_frontier",
+    "RaterPair",
+    "FleissKappa",
+    "RaterVsOthers",
+    "rater_pairs",
+    "ensemble_verdicts",
+    "TIE_RULE",
+    "fleiss_kappa",
+    "raters_vs_others",
     "recommend",
 ]
 

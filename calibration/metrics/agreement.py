@@ -126,6 +126,28 @@ def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
     return np.where((n > 0) & (pe < 1.0 - 1e-15), k, np.nan)
 
 
+def _kappa_estimate(
+    pair_codes: np.ndarray, codes_x: np.ndarray, codes_y: np.ndarray, n_categories: int, boot: _PairBootstrap
+) -> Estimate:
+    """Cohen's kappa of two aligned code vectors (one entry per item), CI from ``boot``."""
+    onehot_x = np.zeros((len(codes_x), n_categories))
+    onehot_x[np.arange(len(codes_x)), codes_x] = 1.0
+    onehot_y = np.zeros((len(codes_y), n_categories))
+    onehot_y[np.arange(len(codes_y)), codes_y] = 1.0
+    stat = np.column_stack([(codes_x == codes_y).astype(float), np.ones(len(codes_x)), onehot_x, onehot_y])
+    per_unit = boot.per_unit(pair_codes, stat)
+    tot = per_unit.sum(axis=0)
+    n = int(tot[1])
+    split = 2 + n_categories
+    point = _f(_kappa_value(tot[0], tot[1], tot[2:split], tot[split:]))
+    ci = (None, None)
+    if boot.rounds > 0 and n > 0 and point is not None:
+        b = boot.resample(per_unit)
+        lo, hi = _percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2:split], b[:, split:]))
+        ci = (_f(lo), _f(hi))
+    return Estimate(point, n, *ci)
+
+
 def agreement(
     judge_labels: LabelTable | Iterable[LabelRow],
     human_labels: LabelTable | Iterable[LabelRow],
@@ -165,25 +187,9 @@ def agreement(
     par_maj = boot.ratios(it_pair, agree_maj.astype(float), has.astype(float))[0]
 
     # Cohen's kappa on items with a majority, global winner categories
-    k_cat = v.tie_code + 1
     jw = _winner_codes(it_judge, it_a, it_b, v.tie_code)[has]
     hw = _winner_codes(maj, it_a, it_b, v.tie_code)[has]
-    onehot_j = np.zeros((int(has.sum()), k_cat))
-    onehot_j[np.arange(len(jw)), jw] = 1.0
-    onehot_h = np.zeros((len(hw), k_cat))
-    onehot_h[np.arange(len(hw)), hw] = 1.0
-    stat = np.column_stack([(jw == hw).astype(float), np.ones(len(jw)), onehot_j, onehot_h])
-    per_unit = boot.per_unit(it_pair[has], stat)
-    tot = per_unit.sum(axis=0)
-    n_k = int(tot[1])
-    kappa_point = _f(_kappa_value(tot[0], tot[1], tot[2 : 2 + k_cat], tot[2 + k_cat :]))
-    if boot.rounds > 0 and n_k > 0:
-        b = boot.resample(per_unit)
-        lo, hi = _percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2 : 2 + k_cat], b[:, 2 + k_cat :]))
-        k_ci = (_f(lo), _f(hi)) if kappa_point is not None else (None, None)
-    else:
-        k_ci = (None, None)
-    kappa = Estimate(kappa_point, n_k, *k_ci)
+    kappa = _kappa_estimate(it_pair[has], jw, hw, v.tie_code + 1, boot)
 
     # breakdowns
     n_cat, n_crit = len(v.categories), len(v.criteria)

@@ -5,10 +5,13 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.files import atomic_files
 from annotate.management.lookups import campaign_named
 from calibration.interchange import (
+    CALL_COLUMNS,
     FORMATS,
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
     SPAN_COLUMNS,
+    call_rows,
+    calls_path,
     companion_paths,
     format_of,
     label_rows,
@@ -21,7 +24,8 @@ from calibration.interchange import (
 class Command(BaseCommand):
     help = (
         "Export a campaign's labels in long format, one row per pair, criterion and rater "
-        "(labels without a winner are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file."
+        "(labels without a winner are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file, "
+        "and <stem>.calls.<ext> (every judge call and its cost) when judges have run."
     )
 
     def add_arguments(self, parser):
@@ -61,7 +65,10 @@ class Command(BaseCommand):
             (overall_path, overall_rows(campaign), OVERALL_COLUMNS, "overall"),
             (spans_path, span_rows(campaign), SPAN_COLUMNS, "span"),
         ]
-        # Renamed only once all three are written: a crash never leaves half an export under the real names.
+        calls = call_rows(campaign)
+        if calls:  # every judge call, retried and failed ones too: their cost sums to the spend
+            outputs.append((calls_path(target), calls, CALL_COLUMNS, "judge call"))
+        # Renamed only once all are written: a crash never leaves half an export under the real names.
         with atomic_files(*(path for path, *_ in outputs)) as streams:
             for stream, (_, rows, columns, _) in zip(streams, outputs):
                 stream.writelines(rows_format(rows, fmt=fmt, columns=columns))

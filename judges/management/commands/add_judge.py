@@ -3,6 +3,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.vocabulary import NAME_RULE
 from judges.models import Judge
 from judges.services import judge_create
 
@@ -21,7 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("name", help="a short name: letters, digits, - and _")
+        parser.add_argument("name", help=f"a short name such as gpt-4.1: {NAME_RULE}")
         parser.add_argument("--kind", choices=[k for k in Judge.Kind.values if k != Judge.Kind.IMPORTED], default=Judge.Kind.LLM)
         parser.add_argument("--model", default="", help="the model id the endpoint expects")
         parser.add_argument("--base-url", default="", help="e.g. https://api.openai.com/v1 (its host must be in JUDGE_BASE_URL_HOSTS when that is set)")

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
 from annotate.management.lookups import campaign_named
+from annotate.vocabulary import NAME_RULE
 from judges.wlc_results import wlc_results_import
 
 
@@ -19,7 +20,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
         parser.add_argument("--campaign", required=True, help="campaign name")
-        parser.add_argument("--judge", required=True, help="judge name (created as an imported judge if missing)")
+        parser.add_argument(
+            "--judge", required=True, help=f"judge name, e.g. gpt-4.1 (created as an imported judge if missing): {NAME_RULE}"
+        )
         parser.add_argument("--system", required=True, help="the system key whose articles are 'gen'")
 
     def handle(self, *args, **options):

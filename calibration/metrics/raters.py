@@ -1,0 +1,162 @@
+"""Agreement among raters as dataset papers report it: Cohen's kappa for every two raters,
+Fleiss' kappa, and each rater against the majority of the others.
+
+Works for any raters of a table: annotators (``table.humans()``) or judges (merged swapped
+runs), which gives the judge-vs-judge matrix. A rater's verdict on an item is its first one
+there. Kappa categories are the winning system or a tie (as in :func:`agreement`). CIs are
+percentile intervals of the pair bootstrap, as everywhere in this package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from typing import Iterable
+
+import numpy as np
+
+from calibration.metrics._common import _f, _winner_codes
+from calibration.metrics.agreement import _item_counts, _kappa_estimate, _strict_majority
+from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
+from calibration.metrics.labels import LabelRow, LabelTable, as_table
+
+
+@dataclass(frozen=True)
+class RaterPair:
+    """Two raters on the items both rated: Cohen's kappa and the share of items they agree on."""
+
+    rater_a: str
+    rater_b: str
+    kappa: Estimate
+    agreement: Estimate
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FleissKappa:
+    """Fleiss' kappa over the items rated by exactly ``raters_per_item`` raters (the most common
+    number, at least 2); ``n_items_left_out`` items had another number of raters."""
+
+    kappa: Estimate
+    raters_per_item: int | None
+    n_items_left_out: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RaterVsOthers:
+    """One rater against the strict majority of the other raters, on items where they have one.
+
+    ``outlier``: the CI's upper end is below the median agreement of all raters, i.e. this
+    rater agrees with the rest clearly less than a typical rater does.
+    """
+
+    rater: str
+    agreement: Estimate
+    outlier: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _one_per_rater_item(t: LabelTable) -> LabelTable:
+    span = int(t.item.max()) + 1 if len(t) else 1
+    _, first = np.unique(t.rater.astype(np.int64) * span + t.item, return_index=True)
+    return t.select(np.isin(np.arange(len(t)), first))
+
+
+def rater_pairs(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> list[RaterPair]:
+    """Cohen's kappa and raw agreement for every two raters with items in common (names in order)."""
+    t = _one_per_rater_item(as_table(labels))
+    v = t.vocab
+    codes = _winner_codes(t.outcome, t.sys_a, t.sys_b, v.tie_code)
+    present = sorted(np.unique(t.rater).tolist(), key=lambda r: v.raters[r])
+    out = []
+    for x, y in combinations(present, 2):
+        mx, my = t.rater == x, t.rater == y
+        common = np.intersect1d(t.item[mx], t.item[my])
+        if not len(common):
+            continue
+        ix = np.flatnonzero(mx)[np.isin(t.item[mx], common)]
+        iy = np.flatnonzero(my)[np.isin(t.item[my], common)]
+        ix, iy = ix[np.argsort(t.item[ix])], iy[np.argsort(t.item[iy])]
+        pairs = t.pair[ix]
+        boot = _PairBootstrap(pairs, rounds, seed)
+        same = (codes[ix] == codes[iy]).astype(float)
+        out.append(
+            RaterPair(
+                v.raters[x],
+                v.raters[y],
+                _kappa_estimate(pairs, codes[ix], codes[iy], v.tie_code + 1, boot),
+                boot.ratios(pairs, same, np.ones(len(same)))[0],
+            )
+        )
+    return out
+
+
+def _fleiss_value(p_bar_sum, n_items, column_sums, m: int) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_bar = p_bar_sum / n_items
+        p_j = column_sums / (n_items * m)[..., None]
+        p_e = (p_j**2).sum(axis=-1)
+        k = (p_bar - p_e) / (1.0 - p_e)
+    return np.where((n_items > 0) & (p_e < 1.0 - 1e-15), k, np.nan)
+
+
+def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> FleissKappa:
+    """Fleiss' kappa on the items with the most common number m >= 2 of raters.
+
+    Categories are the winning system or a tie, as for Cohen's kappa here: "the first of the two
+    systems wins" would depend on an arbitrary order of each pair's systems.
+    """
+    t = _one_per_rater_item(as_table(labels))
+    codes = _winner_codes(t.outcome, t.sys_a, t.sys_b, t.vocab.tie_code)
+    k = t.vocab.tie_code + 1
+    keys, first_row, inv = np.unique(t.item, return_index=True, return_inverse=True)
+    counts = np.bincount(inv * k + codes, minlength=k * len(keys)).reshape(len(keys), k)
+    raters = counts.sum(axis=1)
+    several = raters[raters >= 2]
+    if not len(several):
+        return FleissKappa(Estimate(None, 0), None, int(len(keys)))
+    m = int(np.bincount(several).argmax())
+    keep = raters == m
+    counts = counts[keep].astype(float)
+    pairs = t.pair[first_row][keep]
+    p_i = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
+    boot = _PairBootstrap(pairs, rounds, seed)
+    per_unit = boot.per_unit(pairs, np.column_stack([p_i, np.ones(len(p_i)), counts]))
+    tot = per_unit.sum(axis=0)
+    point = _f(_fleiss_value(tot[0], np.asarray(tot[1]), tot[2:], m))
+    ci = (None, None)
+    if boot.rounds > 0 and point is not None:
+        b = boot.resample(per_unit)
+        lo, hi = _percentile_ci(_fleiss_value(b[:, 0], b[:, 1], b[:, 2:], m))
+        ci = (_f(lo), _f(hi))
+    return FleissKappa(Estimate(point, int(tot[1]), *ci), m, int(len(keys) - keep.sum()))
+
+
+def raters_vs_others(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> list[RaterVsOthers]:
+    """Each rater's agreement with the strict majority of the other raters of the same item."""
+    t = _one_per_rater_item(as_table(labels))
+    v = t.vocab
+    _, inv, _, counts = _item_counts(t.item, t.outcome)
+    others = counts[inv].copy()
+    others[np.arange(len(t)), t.outcome] -= 1  # the item's counts without this rater's own verdict
+    has, majority = _strict_majority(others)
+    present = sorted(np.unique(t.rater).tolist(), key=lambda r: v.raters[r])
+    estimates = []
+    for r in present:
+        m = (t.rater == r) & has
+        boot = _PairBootstrap(t.pair[m], rounds, seed)
+        same = (t.outcome[m] == majority[m]).astype(float)
+        estimates.append((v.raters[r], boot.ratios(t.pair[m], same, np.ones(len(same)))[0]))
+    values = [e.value for _, e in estimates if e.value is not None]
+    median = float(np.median(values)) if values else None
+    return [
+        RaterVsOthers(name, e, median is not None and e.ci_high is not None and e.ci_high < median)
+        for name, e in estimates
+    ]
