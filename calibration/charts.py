@@ -138,19 +138,33 @@ def bradley_terry_chart(report: dict) -> str:
     ax = fig.add_subplot()
     step = 0.8 / max(len(raters), 1)
     colours = _colours(report)
+    finite = [x for _, scores in raters for s in scores for x in [s["score"], *(s["ci"] or [])] if x is not None]
+    left, right = (min(finite), max(finite)) if finite else (900.0, 1100.0)
+    pad = max(50.0, 0.08 * (right - left))
+    left, right = left - pad, right + pad  # unbounded ends and scores that are not estimable sit on these edges
     for i, (name, scores) in enumerate(raters):
         colour = colours[name]
+        labelled = False
         for s in scores:
-            if s["score"] is None:
-                continue
             y = order.index(s["system"]) - 0.4 + step * (i + 0.5)
+            label = None if labelled else name
+            labelled = True
+            if s["score"] is None:
+                edge = right if s.get("side") == "above" else left
+                marker = ">" if s.get("side") == "above" else "<" if s.get("side") == "below" else "x"
+                ax.plot([edge], [y], marker=marker, color=colour, markersize=6, linestyle="none", label=label)
+                ax.annotate("not estimable", (edge, y), textcoords="offset points", xytext=(-4 if edge == right else 4, 3),
+                            ha="right" if edge == right else "left", fontsize=7, color=colour)
+                continue
             lo, hi = s["ci"] or (s["score"], s["score"])
-            ax.errorbar([s["score"]], [y], xerr=[[s["score"] - lo], [hi - s["score"]]], fmt="o", color=colour, capsize=2, markersize=4,
-                        label=name if s is scores[0] else None)
+            lo = left if lo is None else lo
+            hi = right if hi is None else hi
+            ax.errorbar([s["score"]], [y], xerr=[[s["score"] - lo], [hi - s["score"]]], fmt="o", color=colour, capsize=2, markersize=4, label=label)
+    ax.set_xlim(left, right)
     ax.set_yticks(range(len(order)), order)
     ax.invert_yaxis()
-    ax.axvline(1000, color="#999", linewidth=0.8)
-    ax.set_xlabel(f"Bradley–Terry score ({report['parameters']['reference']} = 1000)")
+    ax.axvline(report["parameters"]["anchor"]["score"], color="#999", linewidth=0.8)
+    ax.set_xlabel(f"Bradley–Terry score ({report['parameters']['anchor']['text'].split(';')[0]}); ◀ ▶ not estimable, whisker to the edge: unbounded")
     ax.grid(axis="x", alpha=0.3)
     fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=8)
     return _svg(fig, "bt", "Bradley–Terry leaderboard for the humans and each judge")

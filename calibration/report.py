@@ -8,6 +8,7 @@ every figure with `calibration.metrics`; nothing here touches the ORM directly.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
@@ -22,9 +23,11 @@ from calibration import charts, selectors
 from calibration import metrics as M
 
 SCHEMA = "pairwise-calibration-report"
-VERSION = 1
+VERSION = 2
 HUMANS = "humans"
 CACHE_SECONDS = 3600
+ANCHOR = 1000.0
+ENSEMBLE_PREFIX = "ensemble:"
 
 
 # --- building -----------------------------------------------------------------------------
@@ -58,11 +61,27 @@ class _Flat:
             self.small.append(name)
 
 
+def _end(x: float) -> float | None:
+    """A CI end of a score: None when unbounded (JSON has no infinity)."""
+    return None if math.isinf(x) else _r(x, 2)
+
+
 def _scores(bt: M.BTResult | None) -> list[dict] | None:
     if bt is None:
         return None
     return [
-        {"system": s.system, "score": _r(s.score, 2), "ci": None if s.ci_low is None or s.ci_high is None else [_r(s.ci_low, 2), _r(s.ci_high, 2)], "n": s.n, "small_n": s.small_n}
+        {
+            "system": s.system,
+            "score": _r(s.score, 2),
+            "ci": None if s.ci_low is None or s.ci_high is None else [_end(s.ci_low), _end(s.ci_high)],
+            "n": s.n,
+            "small_n": s.small_n,
+            "estimable": s.estimable,
+            "side": s.side,
+            "reason": s.reason,
+            "wins": _r(s.wins, 1),
+            "losses": _r(s.losses, 1),
+        }
         for s in bt.scores.values()
     ]
 
@@ -70,7 +89,12 @@ def _scores(bt: M.BTResult | None) -> list[dict] | None:
 def _bt_meta(bt: M.BTResult | None) -> dict | None:
     if bt is None:
         return None
-    return {"n_comparisons": bt.n_comparisons, "regularized": bt.regularized, "rounds_regularized": bt.rounds_regularized}
+    return {
+        "n_comparisons": bt.n_comparisons,
+        "degenerate": bt.degenerate,
+        "not_estimable": bt.not_estimable,
+        "rounds_degenerate": bt.rounds_degenerate,
+    }
 
 
 def _win_rates(rates: M.WinRates) -> dict:
@@ -83,34 +107,95 @@ def _win_rates(rates: M.WinRates) -> dict:
     return out
 
 
-def resolve_reference(campaign: Campaign, systems: list[str], reference: str | None) -> str:
-    """The system every score is anchored to; an explicit one must be compared in the campaign."""
+def resolve_reference(campaign: Campaign, systems: list[str], reference: str | None) -> str | None:
+    """The system every score is anchored to: the one asked for (it must be compared in the
+    campaign), else the campaign's reference, else `wikipedia` when compared, else None (the
+    scores are then anchored on their mean and win rates are against the field)."""
     if reference is not None:
         if reference not in systems:
             raise ValueError(f"reference system '{reference}' is not compared in campaign '{campaign.name}' (systems: {', '.join(systems) or 'none'})")
         return reference
-    return campaign.reference_system.key if campaign.reference_system_id else REFERENCE_SYSTEM
+    if campaign.reference_system_id:
+        return campaign.reference_system.key
+    return REFERENCE_SYSTEM if REFERENCE_SYSTEM in systems else None
+
+
+def anchor_description(reference: str | None, anchor: float = ANCHOR) -> dict:
+    """How the scores are placed on their scale, for the report's parameters."""
+    if reference is None:
+        return {
+            "kind": M.MEAN_ANCHOR,
+            "system": None,
+            "score": anchor,
+            "text": f"no reference system: the mean of the estimable systems' scores is {anchor:g}; win rates are against the field",
+        }
+    return {"kind": "reference", "system": reference, "score": anchor, "text": f"{reference} = {anchor:g}; win rates are against {reference}"}
 
 
 class _Rater:
     """The labels of one rater (merged to one verdict per item for judges) and its ranking figures."""
 
-    def __init__(self, name: str, table: M.LabelTable, reference: str, rounds: int, seed: int, notes: list[str]) -> None:
+    def __init__(self, name: str, table: M.LabelTable, reference: str | None, rounds: int, seed: int, notes: list[str]) -> None:
         self.name, self.table = name, table
         self.bt = self.bt_by_category = None
         self.win_rates = None
         if not len(table):
             return
         present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_a, table.sys_b]))}
-        if reference not in present:
+        if reference is not None and reference not in present:
             notes.append(f"{name}: the reference system '{reference}' is not among its compared systems, so it has no Bradley-Terry scores or win rates.")
             return
-        self.bt = M.bradley_terry(table, reference=reference, rounds=rounds, seed=seed)
-        self.bt_by_category = M.bradley_terry_by_category(table, reference=reference, rounds=rounds, seed=seed)
-        self.win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+        self.bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+        self.bt_by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+        if reference is None:
+            self.win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
+        else:
+            self.win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+        if self.bt.not_estimable:
+            reasons = "; ".join(f"{s} ({self.bt.scores[s].reason.removeprefix('not estimable: ')})" for s in self.bt.not_estimable)
+            notes.append(f"{name}: no finite Bradley-Terry score for {reasons}.")
 
 
-def _humans_section(humans: M.LabelTable, rounds: int, seed: int) -> dict:
+def _display(rater: str) -> str:
+    return rater.removeprefix(selectors.HUMAN_PREFIX)
+
+
+def _rater_pairs(table: M.LabelTable, rounds: int, seed: int) -> list[dict]:
+    return [
+        {"a": _display(p.rater_a), "b": _display(p.rater_b), "kappa": _estimate(p.kappa), "agreement": _estimate(p.agreement)}
+        for p in M.rater_pairs(table, rounds, seed)
+    ]
+
+
+def _spread(values: list[float]) -> dict:
+    """Median and quartiles of an annotator's own times (a description, not an estimate: no CI)."""
+    if not values:
+        return {"median": None, "q1": None, "q3": None, "n": 0}
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    return {"median": _r(median, 1), "q1": _r(q1, 1), "q3": _r(q3, 1), "n": len(values)}
+
+
+def _annotators(humans: M.LabelTable, times: list[selectors.AnnotatorTime], rounds: int, seed: int) -> list[dict]:
+    vs_others = {_display(r.rater): r for r in M.raters_vs_others(humans, rounds, seed)} if len(humans) else {}
+    n_labels = dict(zip(*np.unique(humans.rater, return_counts=True))) if len(humans) else {}
+    labels_of = {_display(humans.vocab.raters[code]): int(n) for code, n in n_labels.items()}
+    timed = {t.annotator: t for t in times}
+    out = []
+    for name in sorted(set(labels_of) | set(timed)):
+        r, t = vs_others.get(name), timed.get(name)
+        out.append({
+            "name": name,
+            "n_labels": labels_of.get(name, 0),
+            "n_pairs": t.n_pairs if t else 0,
+            "agreement_with_others": _estimate(r.agreement) if r else _estimate(M.Estimate(None, 0)),
+            "outlier": bool(r and r.outlier),
+            "seconds_per_pair": _spread(t.seconds_per_pair if t else []),
+            "seconds_per_criterion": _spread(t.seconds_per_criterion if t else []),
+        })
+    return out
+
+
+def _humans_section(humans: M.LabelTable, times: list[selectors.AnnotatorTime], rounds: int, seed: int) -> dict:
     n_items = int(np.unique(humans.item).size) if len(humans) else 0
     flat = _Flat()
     ceiling = M.human_ceiling(humans, rounds, seed)
@@ -123,6 +208,7 @@ def _humans_section(humans: M.LabelTable, rounds: int, seed: int) -> dict:
     for code in np.unique(humans.category):
         sub = humans.select(humans.category == code)
         by_category[humans.vocab.categories[code]] = _estimate(M.human_ceiling(sub, rounds, seed).loo_par, "par_leave_one_out")
+    fleiss = M.fleiss_kappa(humans, rounds, seed)
     return {
         "n_labels": len(humans),
         "n_annotators": len(humans.rater_names()),
@@ -134,10 +220,21 @@ def _humans_section(humans: M.LabelTable, rounds: int, seed: int) -> dict:
         "small_n": n_items < M.SMALL_N,
         "small_n_figures": flat.small,
         "by_category": by_category,
+        "fleiss_kappa": {
+            **_estimate(fleiss.kappa),
+            "raters_per_item": fleiss.raters_per_item,
+            "n_items_left_out": fleiss.n_items_left_out,
+        },
+        "annotator_pairs": _rater_pairs(humans, rounds, seed) if len(humans) else [],
+        "annotators": _annotators(humans, times, rounds, seed),
+        "outlier_rule": "an annotator whose agreement with the strict majority of the others has a 95% CI entirely below the median annotator's agreement",
+        "time_rule": "wall time from first opening a pair to submitting it; per criterion: that time over the criteria labelled in the pair",
     }
 
 
-def _judge_section(summary: selectors.JudgeSummary, raw: M.LabelTable, merged: M.LabelTable, humans: M.LabelTable, rounds: int, seed: int) -> dict:
+def _judge_section(
+    summary: selectors.JudgeSummary, raw: M.LabelTable, merged: M.LabelTable, humans: M.LabelTable, rounds: int, seed: int, members: list[str] | None = None
+) -> dict:
     flat = _Flat()
     n_pairs_judged = int(np.unique(raw.pair).size)
     n_items = n_no_majority = 0
@@ -164,6 +261,8 @@ def _judge_section(summary: selectors.JudgeSummary, raw: M.LabelTable, merged: M
         "name": summary.name,
         "model": summary.model,
         "kind": summary.kind,
+        "members": members,
+        "tie_rule": M.TIE_RULE if members else None,
         "n_verdicts": len(raw),
         "n_items_judged": int(np.unique(merged.item).size) if len(merged) else 0,
         "n_pairs_judged": n_pairs_judged,
@@ -203,10 +302,61 @@ def _comparison(a: str, b: str, d: M.PairedDifference) -> dict:
     }
 
 
+def ensemble_name(members: list[str] | tuple[str, ...]) -> str:
+    """`ensemble:a+b+c` (judge names hold neither ':' nor '+')."""
+    return ENSEMBLE_PREFIX + "+".join(members)
+
+
+def parse_ensembles(values: list[str] | None) -> list[tuple[str, ...]]:
+    """`["a,b,c", ...]` (a command line's or a query string's) as member tuples, checked for form only."""
+    out: list[tuple[str, ...]] = []
+    for value in values or []:
+        members = tuple(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
+        if len(members) < 2:
+            raise ValueError(f"ensemble '{value}' needs at least two different judges, comma-separated")
+        if members not in out:
+            out.append(members)
+    return out
+
+
+def _ensemble(members: tuple[str, ...], by_name: dict, merged_by_judge: dict, campaign: Campaign) -> tuple[selectors.JudgeSummary, M.LabelTable]:
+    if len(set(members)) < 2:
+        raise ValueError(f"an ensemble needs at least two different judges, not {', '.join(members) or 'none'}")
+    for m in members:
+        if m not in by_name or not len(merged_by_judge[m]):
+            known = ", ".join(sorted(n for n in by_name if len(merged_by_judge[n]))) or "none"
+            raise ValueError(f"ensemble member '{m}' has no verdicts in campaign '{campaign.name}' (judges with verdicts: {known})")
+    name = ensemble_name(members)
+    table = M.ensemble_verdicts([merged_by_judge[m] for m in members], name)
+    parts = [by_name[m] for m in members]
+    summary = selectors.JudgeSummary(
+        name=name,
+        model=" + ".join(p.model or p.name for p in parts),
+        kind="ensemble",
+        n_units=sum(p.n_units for p in parts),
+        errors=sum(p.errors for p in parts),
+        n_calls=sum(p.n_calls for p in parts),
+        n_invalid_calls=sum(p.n_invalid_calls for p in parts),
+        cost_usd=sum(p.cost_usd for p in parts),
+        prompt_tokens=sum(p.prompt_tokens for p in parts),
+        cached_tokens=sum(p.cached_tokens for p in parts),
+        completion_tokens=sum(p.completion_tokens for p in parts),
+        mean_latency_ms=None,
+    )
+    return summary, table
+
+
 def report_from_inputs(
-    campaign: Campaign, inputs: selectors.CalibrationInputs, *, rounds: int = 1000, seed: int = 0, reference: str | None = None
+    campaign: Campaign,
+    inputs: selectors.CalibrationInputs,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    reference: str | None = None,
+    ensembles: list[tuple[str, ...]] | None = None,
 ) -> dict:
     reference = resolve_reference(campaign, inputs.systems, reference)
+    ensembles = list(ensembles or [])
     table = inputs.table
     humans = table.humans()
     notes: list[str] = []
@@ -225,6 +375,13 @@ def report_from_inputs(
         merged = M.merge_swapped(raw) if len(raw) else raw
         merged_by_judge[summary.name] = merged
         judges.append(_judge_section(summary, raw, merged, humans, rounds, seed))
+    real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
+    judge_pairs = _rater_pairs(M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else []
+    by_name = {s.name: s for s in inputs.judges}
+    for members in ensembles:
+        summary, merged = _ensemble(members, by_name, merged_by_judge, campaign)
+        merged_by_judge[summary.name] = merged
+        judges.append(_judge_section(summary, merged, merged, humans, rounds, seed, members=list(members)))
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
 
     rated = [j for j in judges if j["par"] is not None]
@@ -277,6 +434,9 @@ def report_from_inputs(
             "rounds": rounds,
             "seed": seed,
             "reference": reference,
+            "anchor": anchor_description(reference),
+            "ensembles": [ensemble_name(m) for m in ensembles],
+            "ensemble_tie_rule": M.TIE_RULE,
             "include_unsubmitted": inputs.include_unsubmitted,
             "confidence_level": 0.95,
             "small_n_threshold": M.SMALL_N,
@@ -284,7 +444,8 @@ def report_from_inputs(
         },
         "n_pairs": inputs.n_pairs,
         "judges": judges,
-        "humans": _humans_section(humans, rounds, seed),
+        "humans": _humans_section(humans, inputs.annotator_times, rounds, seed),
+        "judge_pairs": judge_pairs,
         "comparisons": comparisons,
         "pareto_frontier": frontier,
         "recommendation": recommendation,
@@ -295,15 +456,23 @@ def report_from_inputs(
             r.name: None if r.bt_by_category is None else {c: _scores(bt) for c, bt in r.bt_by_category.items()} for r in raters
         },
         "kendall_tau": kendall,
-        "win_rate_vs_reference": {r.name: None if r.win_rates is None else _win_rates(r.win_rates) for r in raters},
+        "win_rates": {r.name: None if r.win_rates is None else _win_rates(r.win_rates) for r in raters},
         "notes": notes,
     }
 
 
-def build_report(campaign: Campaign, *, rounds: int = 1000, seed: int = 0, reference: str | None = None, include_unsubmitted: bool = False) -> dict:
+def build_report(
+    campaign: Campaign,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    reference: str | None = None,
+    include_unsubmitted: bool = False,
+    ensembles: list[tuple[str, ...]] | None = None,
+) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
-    return report_from_inputs(campaign, inputs, rounds=rounds, seed=seed, reference=reference)
+    return report_from_inputs(campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles)
 
 
 def _cached(campaign: Campaign, what: str, stamp: tuple, params: dict, build):
@@ -329,17 +498,19 @@ def report_cached(
     seed: int = 0,
     reference: str | None = None,
     include_unsubmitted: bool = False,
+    ensembles: list[tuple[str, ...]] | None = None,
     stamp: tuple | None = None,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes."""
     rounds = default_rounds() if rounds is None else rounds
-    params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted)
+    params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
     return _cached(campaign, "report", stamp, params, lambda: build_report(campaign, **params))
 
 
-def report_and_charts_cached(campaign: Campaign) -> tuple[dict, dict[str, str]]:
-    """The default report and its SVG charts (rendering them takes as long as a warm report)."""
+def report_and_charts_cached(campaign: Campaign, ensembles: list[tuple[str, ...]] | None = None) -> tuple[dict, dict[str, str]]:
+    """The default report (with these ensembles) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = selectors.calibration_stamp(campaign=campaign)
-    report = report_cached(campaign, stamp=stamp)
-    return report, _cached(campaign, "charts", stamp, {"rounds": report["parameters"]["rounds"]}, lambda: charts.report_charts(report))
+    report = report_cached(campaign, stamp=stamp, ensembles=ensembles)
+    params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
+    return report, _cached(campaign, "charts", stamp, params, lambda: charts.report_charts(report))

@@ -41,6 +41,24 @@ def fmt_estimate(value: float | None, ci: list | None, digits: int = 3) -> str:
     return text if ci is None else f"{text} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
+def fmt_score(entry: dict) -> str:
+    """A Bradley–Terry score with its CI (an unbounded end as ∞), or why it has none."""
+    if not entry.get("estimable", True):
+        return entry["reason"] or "not estimable"
+    text = f"{entry['score']:.0f}"
+    if entry["ci"] is not None:
+        lo, hi = entry["ci"]
+        text += f" [{'−∞' if lo is None else f'{lo:.0f}'}, {'+∞' if hi is None else f'{hi:.0f}'}]"
+    return text + (SMALL_MARK if entry["small_n"] else "")
+
+
+def fmt_spread(spread: dict) -> str:
+    """Median seconds with quartiles, e.g. `312 s (240–401, n=12)`."""
+    if spread["median"] is None:
+        return DASH
+    return f"{spread['median']:.0f} s ({spread['q1']:.0f}–{spread['q3']:.0f}, n={spread['n']:,})"
+
+
 def fmt_usd(value: float | None) -> str:
     return DASH if value is None else f"${value:.4g}"
 
@@ -68,6 +86,52 @@ def _with_n(source: dict, name: str, n_key: str | None = None) -> str:
     return f"{_flagged(source, name)} (n={source[n_key or name + '_n']:,})"
 
 
+def _nested(entry: dict) -> str:
+    """An {value, ci, n, small_n} object as `0.61 [0.55, 0.66]† (n=120)`."""
+    text = fmt_estimate(entry["value"], entry["ci"])
+    return text if text == DASH else f"{text}{SMALL_MARK if entry['small_n'] else ''} (n={entry['n']:,})"
+
+
+def _agreement_tables(report: dict, note: str) -> dict[str, Table]:
+    """Annotators against each other and against the others' majority; judges against each other."""
+    h = report["humans"]
+    out: dict[str, Table] = {}
+    out["annotator_pairs"] = Table(
+        "annotator_pairs", "Annotators against each other (Cohen's κ for every two)",
+        ["Annotator A", "Annotator B", "Cohen's κ", "Raw agreement"],
+        [[p["a"], p["b"], _nested(p["kappa"]), _nested(p["agreement"])] for p in h["annotator_pairs"]],
+        [False, False, True, True], "Items both rated; categories are the winning system or a tie. " + note,
+    )
+    out["annotators"] = Table(
+        "annotators", "Each annotator",
+        ["Annotator", "Labels", "Pairs", "Agreement with the others' majority", "Outlier", "Time per pair", "Time per criterion"],
+        [
+            [
+                a["name"], f"{a['n_labels']:,}", f"{a['n_pairs']:,}", _nested(a["agreement_with_others"]),
+                "yes" if a["outlier"] else "", fmt_spread(a["seconds_per_pair"]), fmt_spread(a["seconds_per_criterion"]),
+            ]
+            for a in h["annotators"]
+        ],
+        [False, True, True, True, False, True, True],
+        f"Outlier: {h['outlier_rule']}. Times: {h['time_rule']}; median (quartiles, pairs timed). " + note,
+    )
+    judges = [j["name"] for j in report["judges"] if not j.get("members")]
+    cells = {}
+    for p in report["judge_pairs"]:
+        text = f"{fmt_value(p['agreement']['value'])} (κ {fmt_value(p['kappa']['value'])}, n={p['agreement']['n']:,})"
+        cells[(p["a"], p["b"])] = cells[(p["b"], p["a"])] = text
+    listed = [n for n in judges if any(n in key for key in cells)]
+    out["judge_pairs"] = Table(
+        "judge_pairs", "Judges against each other",
+        ["Judge"] + listed,
+        [[a] + ["1" if a == b else cells.get((a, b), DASH) for b in listed] for a in listed],
+        [False] + [True] * len(listed),
+        "Share of items two judges give the same verdict (swapped runs merged), Cohen's κ and the items both judged; "
+        "CIs are in the JSON report.",
+    )
+    return out
+
+
 def tables(report: dict) -> dict[str, Table]:
     """The report's figures as tables of display strings, keyed by table."""
     out: dict[str, Table] = {}
@@ -79,6 +143,8 @@ def tables(report: dict) -> dict[str, Table]:
             flags.append("Pareto")
         if j["name"] == report["recommended_judge"]:
             flags.append("recommended")
+        if j.get("members"):
+            flags.append("ensemble")
         judge_rows.append([
             j["name"] + (f" ({j['model']})" if j["model"] else ""),
             _with_n(j, "par", "n_labels"),
@@ -106,6 +172,10 @@ def tables(report: dict) -> dict[str, Table]:
             ["PAR, leave one out", _with_n(h, "par_leave_one_out")],
             ["PAR, all pairs of labels", _with_n(h, "par_all_pairs")],
             ["Krippendorff's α (items with ≥ 2 labels)", _with_n(h, "krippendorff_alpha")],
+            [
+                f"Fleiss' κ (items with {h['fleiss_kappa']['raters_per_item'] or DASH} labels; {h['fleiss_kappa']['n_items_left_out']:,} others left out)",
+                _nested(h["fleiss_kappa"]),
+            ],
             ["Prefers longer", _with_n(h, "prefers_longer")],
             ["First-position rate", _with_n(h, "first_position_rate")],
         ],
@@ -124,11 +194,12 @@ def tables(report: dict) -> dict[str, Table]:
     bt_rows = []
     for rater, scores in report["bradley_terry"].items():
         for s in scores or []:
-            bt_rows.append([rater, s["system"], fmt_estimate(s["score"], s["ci"], 0) + (SMALL_MARK if s["small_n"] else ""), f"{s['n']:,}"])
+            bt_rows.append([rater, s["system"], fmt_score(s), f"{s['n']:,}", f"{s['wins']:g} / {s['losses']:g}"])
     out["bradley_terry"] = Table(
         "bradley_terry", "Bradley–Terry scores",
-        ["Rater", "System", "Score", "Comparisons"], bt_rows, [False, False, True, True],
-        f"Elo-like scale; {report['parameters']['reference']} = 1000. " + note,
+        ["Rater", "System", "Score", "Comparisons", "Wins / losses"], bt_rows, [False, False, True, True, True],
+        f"Elo-like scale; {report['parameters']['anchor']['text']}. A system with no finite maximum-likelihood score "
+        "(e.g. it never wins) is not estimable and says why; ∞: the CI is unbounded on that side. Ties count ½. " + note,
     )
     out["kendall_tau"] = Table(
         "kendall_tau", "Ranking agreement with the humans (Kendall's τ)",
@@ -137,14 +208,16 @@ def tables(report: dict) -> dict[str, Table]:
         [False, True, True, True],
     )
     win_rows = []
-    for rater, systems in report["win_rate_vs_reference"].items():
+    for rater, systems in report["win_rates"].items():
         for system, figures in (systems or {}).items():
             o = figures["overall"]
             win_rows.append([rater, system, fmt_estimate(o["rate"], o["ci"]) + (SMALL_MARK if o["small_n"] else ""), f"{o['n']:,}"])
+    reference = report["parameters"]["reference"]
     out["win_rates"] = Table(
-        "win_rates", f"Win rate against {report['parameters']['reference']}",
+        "win_rates", f"Win rate against {reference}" if reference else "Win rate against the field (every comparison)",
         ["Rater", "System", "Win rate (tie = ½)", "Labels"], win_rows, [False, False, True, True], note,
     )
+    out.update(_agreement_tables(report, note))
     return out
 
 
@@ -233,7 +306,7 @@ def render_md(report: dict) -> str:
         f"# Calibration report: {c['name']}",
         "",
         f"Generated {report['generated_at']} · schema {report['schema']} v{report['version']} · {report['n_pairs']:,} pairs · "
-        f"reference {p['reference']} · {p['rounds']:,} bootstrap rounds (seed {p['seed']}) · "
+        f"scores: {p['anchor']['text']} · {p['rounds']:,} bootstrap rounds (seed {p['seed']}) · "
         + ("all assignments" if p["include_unsubmitted"] else "submitted assignments only"),
         "",
         f"**Recommendation.** {report['recommendation']}",

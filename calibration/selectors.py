@@ -14,7 +14,7 @@ A's when the annotator had A on the left / the judge was shown A first), and
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
@@ -55,6 +55,21 @@ class JudgeSummary:
 
 
 @dataclass(frozen=True)
+class AnnotatorTime:
+    """How long one annotator took: wall time from first opening a pair to submitting it.
+
+    `seconds_per_pair` / `seconds_per_criterion` hold one value per timed pair (the latter is the
+    pair's time over the criteria labelled in it); pairs without both times (imported without
+    them) or with no positive duration are not timed.
+    """
+
+    annotator: str  # the username, as in the report
+    n_pairs: int  # pairs counted in the report (submitted unless unsubmitted work is included)
+    seconds_per_pair: list[float]
+    seconds_per_criterion: list[float]
+
+
+@dataclass(frozen=True)
 class CalibrationInputs:
     """Everything `calibration.report` needs from the database."""
 
@@ -63,6 +78,7 @@ class CalibrationInputs:
     systems: list[str]  # the systems compared in the campaign's pairs
     n_pairs: int  # pairs in the campaign
     include_unsubmitted: bool
+    annotator_times: list[AnnotatorTime] = field(default_factory=list)
 
 
 def _pair_infos(campaign: Campaign) -> dict[int, PairInfo]:
@@ -178,6 +194,28 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
     return out
 
 
+def annotator_times(*, campaign: Campaign, include_unsubmitted: bool = False) -> list[AnnotatorTime]:
+    """Per annotator (by username), the time of each pair whose labels the report counts."""
+    assignments = Assignment.objects.filter(pair__campaign=campaign)
+    if not include_unsubmitted:
+        assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
+    rows = assignments.annotate(
+        n_labels=Count("labels", filter=~Q(labels__winner=""))
+    ).values_list("annotator__username", "first_opened_at", "claimed_at", "submitted_at", "last_activity_at", "n_labels")
+    per: dict[str, tuple[list, list, list]] = defaultdict(lambda: ([], [], []))
+    for username, opened, claimed, submitted, last, n_labels in rows:
+        pairs, per_pair, per_criterion = per[username]
+        pairs.append(1)
+        start, end = opened or claimed, submitted or (last if include_unsubmitted else None)
+        if start is None or end is None or n_labels == 0:
+            continue
+        seconds = (end - start).total_seconds()
+        if seconds > 0:
+            per_pair.append(seconds)
+            per_criterion.append(seconds / n_labels)
+    return [AnnotatorTime(name, len(p), pp, pc) for name, (p, pp, pc) in sorted(per.items())]
+
+
 def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False) -> CalibrationInputs:
     pairs = _pair_infos(campaign)
     systems = sorted({s for info in pairs.values() for s in (info.system_a, info.system_b)})
@@ -187,6 +225,7 @@ def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False)
         systems=systems,
         n_pairs=len(pairs),
         include_unsubmitted=include_unsubmitted,
+        annotator_times=annotator_times(campaign=campaign, include_unsubmitted=include_unsubmitted),
     )
 
 

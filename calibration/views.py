@@ -1,4 +1,6 @@
-from django.http import Http404, HttpRequest, HttpResponse
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -35,9 +37,35 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     browser = _browser(request, campaign)
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, PAGE + "#disagreements", browser)
-    report, charts = reports.report_and_charts_cached(campaign)
-    context = {**browser, "report": report, "charts": charts, "tables": report_formats.tables(report), "formats": list(report_formats.FORMATS)}
+    values, ensembles = _ensembles(request)
+    try:
+        report, charts = reports.report_and_charts_cached(campaign, ensembles=ensembles)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    context = {
+        **browser,
+        "report": report,
+        "charts": charts,
+        "tables": report_formats.tables(report),
+        "formats": list(report_formats.FORMATS),
+        "judge_names": [j["name"] for j in report["judges"] if not j["members"]],
+        "ensemble_values": values,
+        "ensemble_query": urlencode([("ensemble", v) for v in values]),
+    }
     return render(request, PAGE, context)
+
+
+def _ensembles(request: HttpRequest) -> tuple[list[str], list[tuple[str, ...]]]:
+    """Ensembles asked for: each `ensemble=a,b,c`, plus one from the ticked `member` boxes.
+
+    Raises nothing: a malformed one is kept and refused by the report (400 with the reason).
+    """
+    values = [v for v in request.GET.getlist("ensemble") if v.strip()]
+    ticked = request.GET.getlist("member")
+    if ticked:
+        values.append(",".join(ticked))
+    values = list(dict.fromkeys(values))
+    return values, [tuple(dict.fromkeys(m.strip() for m in v.split(",") if m.strip())) for v in values]
 
 
 @require_GET
@@ -46,11 +74,15 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
     if fmt not in report_formats.FORMATS:
         raise Http404(f"No report format '{fmt}'.")
     campaign = _campaign(campaign_id)
-    if fmt == "html":
-        report, charts = reports.report_and_charts_cached(campaign)
-        body = report_formats.render_html(report, charts)
-    else:
-        body = report_formats.render(reports.report_cached(campaign), fmt)
+    _, ensembles = _ensembles(request)
+    try:
+        if fmt == "html":
+            report, charts = reports.report_and_charts_cached(campaign, ensembles=ensembles)
+            body = report_formats.render_html(report, charts)
+        else:
+            body = report_formats.render(reports.report_cached(campaign, ensembles=ensembles), fmt)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     content_type = report_formats.FORMATS[fmt][0]
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{report_formats.download_name(campaign.name, fmt)}"'

@@ -9,6 +9,8 @@ in the second.
 
 from __future__ import annotations
 
+import pytest
+
 from decimal import Decimal
 
 from annotate.models import Assignment, Campaign, Criterion, Pair
@@ -161,7 +163,7 @@ TOP_KEYS = {
     "schema": str, "version": int, "campaign": dict, "generated_at": str, "parameters": dict, "n_pairs": int,
     "judges": list, "humans": dict, "comparisons": list, "pareto_frontier": list, "recommendation": str,
     "recommended_judge": (str, type(None)), "bradley_terry": dict, "bradley_terry_meta": dict,
-    "bradley_terry_by_category": dict, "kendall_tau": dict, "win_rate_vs_reference": dict, "notes": list,
+    "bradley_terry_by_category": dict, "kendall_tau": dict, "win_rates": dict, "notes": list, "judge_pairs": list,
 }
 JUDGE_ESTIMATES = ("par", "par_majority", "par_no_ties", "cohen_kappa", "position_consistency", "first_position_rate", "prefers_longer")
 JUDGE_COUNTS = ("n_verdicts", "n_items_judged", "n_pairs_judged", "n_swapped_items", "n_items", "n_labels", "n_no_majority", "n_calls", "n_invalid_calls", "n_units", "errors")
@@ -204,13 +206,19 @@ def assert_contract(report: dict) -> None:
     for key, kind in TOP_KEYS.items():
         assert key in report, f"missing {key}"
         assert isinstance(report[key], kind), f"{key} is {type(report[key]).__name__}"
-    assert report["schema"] == "pairwise-calibration-report" and report["version"] == 1
+    assert report["schema"] == "pairwise-calibration-report" and report["version"] == 2
     assert set(report["campaign"]) >= {"id", "name", "criterion_set", "pair_mode", "systems", "categories"}
-    assert set(report["parameters"]) >= {"rounds", "seed", "reference", "include_unsubmitted", "confidence_level", "small_n_threshold"}
+    assert set(report["parameters"]) >= {
+        "rounds", "seed", "reference", "anchor", "ensembles", "ensemble_tie_rule", "include_unsubmitted", "confidence_level", "small_n_threshold"
+    }
+    anchor = report["parameters"]["anchor"]
+    assert anchor["kind"] in ("reference", "mean") and (anchor["system"] is None) == (anchor["kind"] == "mean")
+    assert anchor["system"] == report["parameters"]["reference"] and isinstance(anchor["text"], str)
     for j in report["judges"]:
         where = f"judges[{j['name']}]"
         for key in ("name", "model", "kind"):
             assert isinstance(j[key], str)
+        assert (j["members"] is None) == (j["tie_rule"] is None) == (j["kind"] != "ensemble"), f"{where}: ensemble fields"
         for key in JUDGE_COUNTS:
             assert isinstance(j[key], int), f"{where}.{key}"
         for name in JUDGE_ESTIMATES:
@@ -238,17 +246,46 @@ def assert_contract(report: dict) -> None:
     assert report["recommended_judge"] is None or report["recommended_judge"] in names
     for rater, scores in report["bradley_terry"].items():
         for s in scores or []:
-            assert set(s) >= {"system", "score", "ci", "n", "small_n"}
-            # Percentile CIs of regularized fits may sit beside the point; only their order is promised.
-            _check_ci(s["score"], s["ci"], f"bradley_terry.{rater}.{s['system']}", contains=False)
+            _check_score(s, f"bradley_terry.{rater}.{s['system']}")
     for rater, categories in report["bradley_terry_by_category"].items():
         for scores in (categories or {}).values():
             for s in scores or []:
-                _check_ci(s["score"], s["ci"], f"bradley_terry_by_category.{rater}", contains=False)
+                _check_score(s, f"bradley_terry_by_category.{rater}.{s['system']}")
     for name, tau in report["kendall_tau"].items():
         assert set(tau) == {"tau", "p_value", "n_systems"} and isinstance(tau["n_systems"], int)
-    for rater, systems in report["win_rate_vs_reference"].items():
+    for rater, systems in report["win_rates"].items():
         for system, figures in (systems or {}).items():
             assert "overall" in figures
             for key, entry in figures.items():
-                _check_nested(entry, "rate", f"win_rate_vs_reference.{rater}.{system}.{key}")
+                _check_nested(entry, "rate", f"win_rates.{rater}.{system}.{key}")
+    for entry in h["annotator_pairs"] + report["judge_pairs"]:
+        assert set(entry) == {"a", "b", "kappa", "agreement"}
+        _check_nested(entry["kappa"], "value", f"pair {entry['a']}-{entry['b']}", contains=False)
+        _check_nested(entry["agreement"], "value", f"pair {entry['a']}-{entry['b']}")
+    _check_nested(h["fleiss_kappa"], "value", "humans.fleiss_kappa", contains=False)
+    for a in h["annotators"]:
+        assert isinstance(a["outlier"], bool) and isinstance(a["n_labels"], int) and isinstance(a["n_pairs"], int)
+        _check_nested(a["agreement_with_others"], "value", f"annotator {a['name']}")
+        for key in ("seconds_per_pair", "seconds_per_criterion"):
+            spread = a[key]
+            assert set(spread) == {"median", "q1", "q3", "n"} and isinstance(spread["n"], int)
+            assert (spread["median"] is None) == (spread["n"] == 0)
+            if spread["n"]:
+                assert spread["q1"] <= spread["median"] <= spread["q3"]
+
+
+def _check_score(s: dict, where: str) -> None:
+    """A Bradley–Terry score: a number with an ordered CI whose ends may be unbounded (null), or not estimable and why."""
+    assert set(s) >= {"system", "score", "ci", "n", "small_n", "estimable", "side", "reason", "wins", "losses"}, where
+    assert s["wins"] + s["losses"] == pytest.approx(s["n"]), f"{where}: wins and losses do not add up to n"
+    if not s["estimable"]:
+        assert s["score"] is None and s["ci"] is None and s["side"] in ("below", "above", "apart"), where
+        assert s["reason"].startswith("not estimable: "), where
+        return
+    assert isinstance(s["score"], NUMBER) and s["side"] is None and s["reason"] is None, where
+    if s["ci"] is not None:
+        lo, hi = s["ci"]
+        assert all(x is None or isinstance(x, NUMBER) for x in (lo, hi)), where
+        if lo is not None and hi is not None:
+            # Percentile CIs may sit beside the point; only their order is promised.
+            assert lo <= hi, f"{where}: CI {s['ci']} is reversed"

@@ -40,6 +40,8 @@ def test_it_writes_to_standard_output_with_the_options(calibration_campaign):
     assert report["parameters"] == {
         "rounds": 0, "seed": 7, "reference": "atlas_agent", "include_unsubmitted": True,
         "confidence_level": 0.95, "small_n_threshold": 30, "bootstrap_unit": "pair",
+        "anchor": {"kind": "reference", "system": "atlas_agent", "score": 1000.0, "text": "atlas_agent = 1000; win rates are against atlas_agent"},
+        "ensembles": [], "ensemble_tie_rule": "no strict majority of the members: tie",
     }
 
 

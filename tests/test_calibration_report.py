@@ -121,7 +121,7 @@ def test_it_ranks_systems_for_the_humans_and_each_judge(hand):
     assert [s["system"] for s in report["bradley_terry"]["sharp"]] == [QUILL, WIKI, ATLAS]
     assert set(report["bradley_terry_by_category"]["humans"]) == {"style", "neutral"}
     assert report["kendall_tau"]["sharp"]["n_systems"] == 3
-    rates = report["win_rate_vs_reference"]["sharp"]
+    rates = report["win_rates"]["sharp"]
     assert rates[ATLAS]["overall"]["rate"] == pytest.approx(1 / 3, abs=1e-6) and rates[ATLAS]["overall"]["n"] == 3
     assert set(rates[ATLAS]) == {"overall", "style", "neutral"}
 

@@ -540,7 +540,7 @@ def test_it_fits_bradley_terry_equal_to_a_scipy_maximization():
     labels = bt_labels(400, systems, seed=11)
     bt = M.bradley_terry(labels, rounds=200)
     want = scipy_bt(labels, W)
-    assert not bt.regularized
+    assert not bt.degenerate and bt.rounds_degenerate == 0
     assert bt.scores[W].score == 1000.0
     for s in systems:
         assert bt.scores[s].score == pytest.approx(want[s], abs=0.01)
@@ -579,23 +579,70 @@ def test_it_reproduces_a_hand_computed_two_system_case():
     assert bt3.scores["A"].score == pytest.approx(math.log(3), abs=1e-9)
 
 
-def test_it_keeps_scores_finite_for_a_system_that_never_wins():
+def test_it_reports_a_system_that_never_wins_as_not_estimable():
     core = bt_labels(300, [W, S, G], seed=12)
     loser = [L(f"q{k}", "c1", "h1", W if k % 2 else S, a=W if k % 2 else S, b="bad") for k in range(8)]
     bt = M.bradley_terry(core + loser, rounds=300)
-    assert bt.regularized
-    assert all(math.isfinite(s.score) for s in bt.scores.values())
-    assert list(bt.scores)[-1] == "bad" and bt.scores["bad"].score < bt.scores[G].score - 300
-    # the well-posed part keeps its exact MLE (what the full likelihood tends to) within 0.01 Elo
+    assert bt.degenerate and bt.not_estimable == ["bad"]
+    bad = bt.scores["bad"]
+    assert (bad.score, bad.estimable, bad.side, bad.wins, bad.losses) == (None, False, "below", 0.0, 8.0)
+    assert bad.reason == "not estimable: 0 wins in 8 comparisons"
+    assert bad.ci_low is None and bad.ci_high is None  # no interval for a score that does not exist
+    assert list(bt.scores)[-1] == "bad" and bt.score_map()["bad"] == -math.inf
+    # the rest is the exact limit of the full MLE: the fit without the loser's comparisons
     alone = M.bradley_terry(core, rounds=0)
-    assert not alone.regularized
+    assert not alone.degenerate
     for s in (W, S, G):
-        assert bt.scores[s].score == pytest.approx(alone.scores[s].score, abs=0.01)
-    assert all(x.ci_low is not None and math.isfinite(x.ci_low) for x in bt.scores.values())
-    # degenerate two-system case: A always wins 3 times -> 1/2 correction gives 3.5 : 0.5
+        assert bt.scores[s].score == pytest.approx(alone.scores[s].score, abs=1e-6)
+        assert math.isfinite(bt.scores[s].ci_low) and math.isfinite(bt.scores[s].ci_high)
+    # two systems, A always wins: nothing is estimable against B, on the side A tends to
     only = [L("p1", f"c{c}", "h1", "A", a="A", b="B") for c in range(3)]
     bt2 = M.bradley_terry(only, reference="B", rounds=50)
-    assert bt2.regularized and bt2.scores["A"].score == pytest.approx(1000 + 400 * math.log10(7), abs=1e-4)
+    a = bt2.scores["A"]
+    assert (a.score, a.side, a.reason) == (None, "above", "not estimable: 0 losses in 3 comparisons")
+    assert bt2.scores["B"].score == 1000.0
+
+
+def test_it_says_why_a_group_that_never_beats_the_reference_is_not_estimable():
+    # X and Y beat each other, but only ever lose to the reference's group
+    core = bt_labels(200, [W, S], seed=21)
+    xy = [L(f"x{k}", "c1", "h1", "X" if k % 3 else "Y", a="X", b="Y") for k in range(9)]
+    down = [L(f"d{k}", "c1", "h1", S, a=S, b="X" if k % 2 else "Y") for k in range(6)]
+    bt = M.bradley_terry(core + xy + down, rounds=100)
+    assert set(bt.not_estimable) == {"X", "Y"}
+    x = bt.scores["X"]
+    assert x.side == "below" and x.wins == 6 and "never beats wikipedia's group" in x.reason
+
+
+def test_it_widens_a_rarely_winning_system_to_an_unbounded_lower_end():
+    labels = bt_labels(300, [W, S], seed=22)
+    # one win in 30 comparisons spread over 30 pairs: about 1 round in 3 has no win at all
+    labels += [L(f"r{k}", "c1", "h1", "rare" if k == 0 else W, a=W, b="rare") for k in range(30)]
+    bt = M.bradley_terry(labels, rounds=400)
+    rare = bt.scores["rare"]
+    assert rare.estimable and rare.score is not None and rare.ci_low == -math.inf and math.isfinite(rare.ci_high)
+    assert bt.rounds_degenerate > 0 and not bt.degenerate
+
+
+def test_it_anchors_on_the_mean_without_a_reference():
+    systems = [W, S, G, "rag"]
+    labels = bt_labels(400, systems, seed=23)
+    by_ref = M.bradley_terry(labels, rounds=0)
+    by_mean = M.bradley_terry(labels, reference=None, rounds=200)
+    assert by_mean.reference is None and by_mean.anchor_kind == "mean"
+    assert np.mean([s.score for s in by_mean.scores.values()]) == pytest.approx(1000, abs=1e-6)
+    shift = by_mean.scores[W].score - 1000
+    for s in systems:  # the same differences, moved as a whole
+        assert by_mean.scores[s].score == pytest.approx(by_ref.scores[s].score + shift, abs=1e-6)
+        assert by_mean.scores[s].ci_low < by_mean.scores[s].score < by_mean.scores[s].ci_high  # no system is fixed
+
+
+def test_it_counts_win_rates_against_the_field():
+    labels = [L("p1", "c1", "h1", "A", a="A", b="B"), L("p1", "c2", "h1", M.TIE, a="A", b="B"), L("p2", "c1", "h1", "C", a="A", b="C")]
+    rates = M.win_rate_vs_field(labels, rounds=0)
+    assert rates.reference is None
+    assert rates.overall["A"].value == pytest.approx(1.5 / 3) and rates.overall["A"].n == 3
+    assert rates.overall["B"].value == pytest.approx(0.5 / 2) and rates.overall["C"].value == 1.0
 
 
 def test_it_gives_no_interval_to_a_system_compared_in_one_pair_only():
@@ -607,16 +654,20 @@ def test_it_gives_no_interval_to_a_system_compared_in_one_pair_only():
     assert bt.scores[W].ci_low == bt.scores[W].ci_high == 1000.0
 
 
-def test_it_fits_each_distinct_degenerate_round_once_with_the_same_result():
+def test_it_fits_degenerate_rounds_on_the_pivots_group_as_choix_does():
     rng = np.random.default_rng(16)
-    distinct = [np.triu(rng.integers(0, 4, size=(3, 3)).astype(float), 1) for _ in range(4)]  # nobody beats upwards
-    w = np.stack([distinct[i % 4] for i in range(12)])
-    present = np.ones((12, 3), dtype=bool)
-    theta, degenerate = M._fit_rounds(w, present, 0, M.DEGENERATE_PRIOR)
-    assert degenerate == 12
+    w = rng.integers(1, 6, size=(12, 4, 4)).astype(float)
     for r in range(12):
-        th = M._fit_degenerate(w[r], M.DEGENERATE_PRIOR)
-        assert np.allclose(theta[r], th - th[0])
+        np.fill_diagonal(w[r], 0)
+    w[::2, 3, :] = 0  # system 3 never wins in even rounds
+    w[1::4, :, 2] = 0  # system 2 never loses in some odd rounds
+    theta, group = M._fit_rounds(w, 0)
+    for r in range(12):
+        inside = [i for i in range(4) if not (r % 2 == 0 and i == 3) and not (r % 4 == 1 and i == 2)]
+        assert list(np.flatnonzero(group[r])) == inside
+        th = M._fit_choix(w[r][np.ix_(inside, inside)])
+        assert np.allclose(theta[r, inside], th - th[0], atol=1e-7)
+    assert (theta[::2, 3] == -np.inf).all() and (theta[1::4, 2] == np.inf).all()
 
 
 def test_it_uses_a_bootstrap_solver_that_matches_choix():

@@ -100,6 +100,9 @@ def spans_check(
                     f"system '{values['system']}' is neither left_system nor right_system"
                 )
             _order_matches(context, plans, target, errors, "a span")
+        if context.campaign.labels_only:
+            errors.append("this campaign is labels-only: its articles have no text to mark passages in")
+            article = None
         start = end = None
         if DIGITS.fullmatch(values["start"]) and DIGITS.fullmatch(values["end"]):
             start, end = int(values["start"]), int(values["end"])

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
+from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
 from annotate.vocabulary import side_for_system, swapped
 from calibration.interchange.companions import (
@@ -49,6 +50,8 @@ class ImportReport:
     spans: dict[str, int] | None = None
     judges_created: int = 0
     judge_units: dict[str, int] | None = None
+    # What a labels-only campaign's import added to the catalogue (None for any other campaign).
+    placeholders: PlaceholdersSaved | None = None
 
     @property
     def changed(self) -> bool:
@@ -59,10 +62,14 @@ class ImportReport:
             self.spans or {},
             self.judge_units or {},
         ]
+        placeholders = self.placeholders or PlaceholdersSaved()
         return bool(
             self.raters_created
             or self.pairs_created
             or self.judges_created
+            or placeholders.topics
+            or placeholders.systems
+            or placeholders.articles
             or any(t.get("new") or t.get("updated") for t in tallies)
         )
 
@@ -84,6 +91,12 @@ class ImportReport:
         lines.append(
             f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}"
         )
+        if self.placeholders is not None:
+            saved = self.placeholders
+            lines.append(
+                f"labels only, no texts: {saved.topics} topics, {saved.systems} systems "
+                f"and {saved.articles} text-less articles created"
+            )
         if not self.changed:
             lines.append("unchanged: everything in the file(s) was already stored")
         return lines
@@ -112,7 +125,9 @@ def labels_import(
 
     Missing pairs and rater accounts are created (raters as inactive users who
     cannot log in); each (pair, rater) becomes a submitted assignment. With a bad
-    row nothing is written unless `skip_bad`, which writes the good rows.
+    row nothing is written unless `skip_bad`, which writes the good rows. In a
+    labels-only campaign the topics, systems and (text-less) articles the good
+    rows name are created too.
     """
     now = now or timezone.now()
     report = ImportReport()
@@ -132,6 +147,14 @@ def labels_import(
     if report.problems and not skip_bad:
         return report
     with transaction.atomic():
+        if context.placeholders is not None:
+            report.placeholders = Placeholders.save(
+                article
+                for target in _targets(plans, judge_plans, wanted_overall)
+                for article in (target.left, target.right)
+            )
+            # Keyed again: the placeholders' provisional ids are now real ones.
+            plans = {plan.target.key: plan for plan in plans.values()}
         assignments = _write_assignments(context, plans, report, now)
         _write_labels(plans, assignments, report, now)
         if wanted_overall:
@@ -156,6 +179,12 @@ def labels_import(
             report.judge_units = written.units
     report.imported = True
     return report
+
+
+def _targets(plans: dict, judge_plans: dict, wanted_overall: dict):
+    yield from (plan.target for plan in plans.values())
+    yield from (plan.target for plan in judge_plans.values())
+    yield from (target for target, _ in wanted_overall.values())
 
 
 # --- checking ------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """What the rows of an import are about: the campaign's catalogue loaded once, and each row's rater and pair.
 
 Shared by the human-label import (`label_import`) and the judges' rows (`judge_rows`).
+A labels-only campaign has no texts: the topics, systems and articles its rows
+name but the catalogue lacks are planned here (`annotate.services.placeholders`)
+and saved by the import once every row has been checked.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from django.db.models import Max
 from annotate.models import Article, Assignment, Campaign, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.labelling import MAX_RATIONALE
+from annotate.services.placeholders import Placeholders, labels_only_benchmark, topic_title_problem
 from annotate.vocabulary import TIE, name_problem
 from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
 
@@ -54,19 +58,25 @@ class Context:
         }
         campaign_topics = {p.topic_id for p in self.pairs.values()}
         self.topics: dict[str, list[Topic]] = {}
-        for topic in Topic.objects.filter(
-            title__in={r["topic"] for r in rows}
-        ).order_by("id"):
+        # Planned topics, systems and articles: only for a labels-only campaign, whose rows may name what is missing.
+        self.placeholders: Placeholders | None = None
+        if campaign.labels_only:
+            # Its topics live in its own benchmark, apart from every topic with texts.
+            benchmark = labels_only_benchmark(campaign.name)
+            topics = list(Topic.objects.filter(benchmark=benchmark).order_by("id"))
+            self.placeholders = Placeholders(benchmark=benchmark, taken_slugs=[t.slug for t in topics])
+            articles = Article.objects.filter(topic__benchmark=benchmark)
+        else:
+            topics = Topic.objects.filter(title__in={r["topic"] for r in rows}).order_by("id")
+            articles = None
+        for topic in topics:
             self.topics.setdefault(topic.title, []).append(topic)
         for title, topics in self.topics.items():
             inside = [t for t in topics if t.id in campaign_topics]
             self.topics[title] = inside or topics
-        self.articles = {
-            (a.topic_id, a.system.key): a
-            for a in Article.objects.filter(
-                topic__in=[t for ts in self.topics.values() for t in ts]
-            ).select_related("system")
-        }
+        if articles is None:
+            articles = Article.objects.filter(topic__in=[t for ts in self.topics.values() for t in ts])
+        self.articles = {(a.topic_id, a.system.key): a for a in articles.select_related("system")}
         self.users = {
             u.username: u
             for u in User.objects.filter(username__in={r["rater"] for r in rows})
@@ -123,8 +133,14 @@ class Context:
             )
         topic = None
         candidates = self.topics.get(values["topic"], [])
+        if not candidates and self.placeholders is not None:
+            if problem := topic_title_problem(values["topic"]):
+                errors.append(problem)
+            else:
+                candidates = self.topics[values["topic"]] = [self.placeholders.topic(values["topic"])]
         if not candidates:
-            errors.append(f"unknown topic '{values['topic']}'")
+            if self.placeholders is None:
+                errors.append(f"unknown topic '{values['topic']}'")
         elif len(candidates) > 1:
             errors.append(
                 f"topic '{values['topic']}' is ambiguous: {len(candidates)} benchmarks have a topic with that title"
@@ -133,12 +149,22 @@ class Context:
             topic = candidates[0]
         left_key, right_key = values["left_system"], values["right_system"]
         for key in dict.fromkeys((left_key, right_key)):
-            if key not in self.systems:
+            if key in self.systems:
+                continue
+            if self.placeholders is None:
                 errors.append(f"unknown system '{key}'")
+            elif problem := name_problem(key, what="system"):
+                errors.append(problem)
+            else:
+                self.systems[key] = self.placeholders.system(key)
         if left_key == right_key:
             errors.append(f"left_system and right_system are both '{left_key}'")
         if len(errors) > before or topic is None:
             return None
+        if self.placeholders is not None:
+            for key in (left_key, right_key):
+                if (topic.id, key) not in self.articles:
+                    self.articles[topic.id, key] = self.placeholders.article(topic, self.systems[key])
         left, right = (
             self.articles.get((topic.id, left_key)),
             self.articles.get((topic.id, right_key)),

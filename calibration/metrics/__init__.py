@@ -31,7 +31,7 @@ One job per module; each imports only modules listed above it.
 * ``bootstrap``: :class:`Estimate` and the pair bootstrap (seeded draw counts).
 * ``agreement``: judge vs humans (PAR, majority, kappa), paired differences, human ceiling.
 * ``bias``: position bias, merging swapped runs, preference for the longer article.
-* ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau, win rates vs the reference.
+* ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau, win rates vs the reference or the field.
 * ``raters``: agreement among raters: Cohen's kappa of every two, Fleiss' kappa, each vs the others.
 * ``ensemble``: virtual ensemble judges (majority vote of several judges).
 * ``frontier``: cost vs PAR (Pareto frontier) and the recommendation.
@@ -84,18 +84,18 @@ from calibration.metrics.frontier import (
 )
 from calibration.metrics.labels import LabelRow, LabelTable, Vocab, as_table
 from calibration.metrics.ranking import (
-    DEGENERATE_PRIOR,
+    MEAN_ANCHOR,
     BTResult,
     SystemScore,
     TauResult,
     WinRates,
     _fit_choix,
-    _fit_degenerate,
     _fit_newton,
     _fit_rounds,
     bradley_terry,
     bradley_terry_by_category,
     kendall_tau,
+    win_rate_vs_field,
     win_rate_vs_reference,
 )
 from calibration.metrics.raters import (
@@ -137,6 +137,8 @@ __all__ = [
     "bradley_terry_by_category",
     "kendall_tau",
     "win_rate_vs_reference",
+    "win_rate_vs_field",
+    "MEAN_ANCHOR",
     "pareto_frontier",
     "RaterPair",
     "FleissKappa",
@@ -152,8 +154,8 @@ __all__ = [
 # Also importable from here, as before the split (not part of the API): the codes, the BT prior,
 # and the internals the tests and bench/calibration.py reach for.
 _INTERNALS = (
-    KINDS, A_WINS, B_WINS, TIED, SYS_A, SYS_B, UNKNOWN, DEGENERATE_PRIOR,
+    KINDS, A_WINS, B_WINS, TIED, SYS_A, SYS_B, UNKNOWN,
     _CACHE_CELLS, _CHUNK_CELLS, _draw_counts, _draw_count_blocks,
-    _fit_choix, _fit_degenerate, _fit_newton, _fit_rounds,
+    _fit_choix, _fit_newton, _fit_rounds,
 )  # fmt: skip
 

@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 
 import choix
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -23,14 +23,32 @@ from calibration.metrics.labels import LabelRow, LabelTable, as_table
 # Bradley-Terry
 # --------------------------------------------------------------------------
 
+BELOW, ABOVE, APART = "below", "above", "apart"
+MEAN_ANCHOR = "mean"
+
 
 @dataclass(frozen=True)
 class SystemScore:
+    """One system's Bradley-Terry score.
+
+    ``estimable`` is False when no finite maximum-likelihood score exists for it against the
+    anchor's group (see :func:`bradley_terry`); then ``score`` is None, ``side`` says whether
+    its score tends to minus infinity ("below": e.g. it never wins), plus infinity ("above":
+    it never loses) or is not tied to the group at all ("apart"), and ``reason`` says why in
+    words. A CI end is -inf / +inf when the system left the group on that side in more than
+    2.5% of the bootstrap rounds; both ends are None when there is no CI.
+    """
+
     system: str
     score: float | None
     ci_low: float | None
     ci_high: float | None
     n: int  # comparisons involving the system
+    wins: float = 0.0  # ties count 1/2
+    losses: float = 0.0
+    estimable: bool = True
+    side: str | None = None
+    reason: str | None = None
     small_n: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -39,42 +57,70 @@ class SystemScore:
 
 @dataclass(frozen=True)
 class BTResult:
-    """Elo-like Bradley-Terry scores, best first; the reference scores ``anchor``.
+    """Elo-like Bradley-Terry scores, best first (systems that are not estimable last).
 
-    ``regularized`` is True when the maximum-likelihood estimate does not exist
-    (see :func:`bradley_terry`) and the small tie prior was added;
-    ``rounds_regularized`` counts bootstrap rounds where that happened.
+    Anchored either on ``reference`` (which scores ``anchor``) or, when ``reference`` is None,
+    on the mean of the estimable systems (which is ``anchor``). ``degenerate`` is True when
+    some system has no finite estimate; ``rounds_degenerate`` counts bootstrap rounds where
+    some system of the estimable group had none.
     """
 
-    reference: str
+    reference: str | None
     anchor: float
     scale: float
     base: float
     scores: dict[str, SystemScore]
     n_comparisons: int
-    regularized: bool
-    rounds_regularized: int
+    degenerate: bool
+    rounds_degenerate: int
+
+    @property
+    def anchor_kind(self) -> str:
+        return MEAN_ANCHOR if self.reference is None else "reference"
+
+    @property
+    def not_estimable(self) -> list[str]:
+        return [k for k, s in self.scores.items() if not s.estimable]
 
     def score_map(self) -> dict[str, float]:
-        return {k: s.score for k, s in self.scores.items()}
+        """Scores for ranking: a system that is not estimable sits at -inf / +inf by its side."""
+        out = {}
+        for k, s in self.scores.items():
+            if s.estimable:
+                out[k] = s.score
+            elif s.side in (BELOW, ABOVE):
+                out[k] = -math.inf if s.side == BELOW else math.inf
+        return out
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-DEGENERATE_PRIOR = 1.0
-
-
-def _strongly_connected(w: np.ndarray, present: np.ndarray) -> np.ndarray:
-    """Per (R, S, S) win matrix: is the "beat" graph strongly connected on the
-    present systems?  (Edge i -> j when i has a win or a tie against j.)  This
-    is the condition for the BT maximum-likelihood estimate to exist."""
+def _reach(w: np.ndarray) -> np.ndarray:
+    """Per (R, S, S) win matrix: reach[r, i, j] when i beats j through a chain of wins or ties
+    (edge i -> j when i has a win or a tie against j); i reaches itself."""
     s = w.shape[-1]
-    reach = ((w > 0) | np.eye(s, dtype=bool)).astype(np.float64)
+    reach = ((w > 0) | np.eye(s, dtype=bool)).astype(np.float32)
     for _ in range(max(1, math.ceil(math.log2(max(s, 2))))):
-        reach = (reach @ reach > 0).astype(np.float64)
-    pm = present[:, :, None] & present[:, None, :]
-    return ((reach > 0) | ~pm).all(axis=(1, 2))
+        reach = (reach @ reach > 0).astype(np.float32)
+    return reach > 0
+
+
+def _group(reach: np.ndarray, pivot: int) -> np.ndarray:
+    """(R, S) membership of the pivot's strongly connected component: the systems whose
+    scores relative to the pivot have a finite maximum-likelihood estimate."""
+    return reach[:, pivot, :] & reach[:, :, pivot]
+
+
+def _sides(reach: np.ndarray, pivot: int, in_group: np.ndarray) -> np.ndarray:
+    """(R, S) limit of each score outside the pivot's group: -inf, +inf, or NaN when unrelated."""
+    below = reach[:, pivot, :] & ~in_group
+    above = reach[:, :, pivot] & ~in_group
+    out = np.zeros(in_group.shape)
+    out[below] = -np.inf
+    out[above] = np.inf
+    out[~in_group & ~below & ~above] = np.nan
+    return out
 
 
 def _fit_choix(w: np.ndarray) -> np.ndarray:
@@ -89,40 +135,6 @@ def _fit_choix(w: np.ndarray) -> np.ndarray:
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def _fit_degenerate(w: np.ndarray, prior: float) -> np.ndarray:
-    """Log-strengths when the MLE does not exist (graph not strongly connected).
-
-    1. Within each strongly connected component the MLE exists: fit it with
-       choix on that component's comparisons alone (exactly what the full MLE
-       tends to within a component as the gaps between components diverge).
-    2. The components' offsets come from the cross-component comparisons plus
-       ``prior`` virtual tied comparisons (prior/2 win each way) between every
-       two systems of different components, maximized with scipy.
-    Systems within a component keep their exact MLE differences.
-    """
-    s = w.shape[0]
-    k, comp = connected_components(csr_matrix(w > 0), directed=True, connection="strong")
-    theta = np.zeros(s)
-    for c in range(k):
-        idx = np.flatnonzero(comp == c)
-        if idx.size > 1:
-            theta[idx] = _fit_choix(w[np.ix_(idx, idx)])
-    cross = comp[:, None] != comp[None, :]
-    wc = np.where(cross, w + prior / 2.0, 0.0)
-    nc = wc + wc.T
-
-    def neg_ll(free: np.ndarray) -> tuple[float, np.ndarray]:
-        t = theta + np.concatenate([[0.0], free])[comp]
-        d = t[:, None] - t[None, :]
-        ll = -(wc * np.logaddexp(0.0, -d)).sum()
-        g_t = wc.sum(axis=1) - (nc * _sigmoid(d)).sum(axis=1)
-        g_c = np.bincount(comp, weights=g_t, minlength=k)
-        return -ll, -g_c[1:]
-
-    res = optimize.minimize(neg_ll, np.zeros(k - 1), jac=True, method="BFGS", options={"gtol": 1e-10})
-    return theta + np.concatenate([[0.0], res.x])[comp]
 
 
 def _fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
@@ -160,36 +172,34 @@ def _fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10
     return theta
 
 
-def _fit_rounds(w: np.ndarray, present: np.ndarray, ref: int, prior: float) -> tuple[np.ndarray, int]:
-    """Log-strengths (theta[ref] = 0, NaN for absent systems) for bootstrap
-    win matrices; returns (thetas, number of degenerate rounds)."""
+def _fit_rounds(w: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log-strengths relative to the pivot (theta[pivot] = 0) for bootstrap win matrices.
+
+    In each round the systems of the pivot's group get their exact MLE; the others get -inf /
+    +inf by their side, NaN when absent or unrelated to the group. Rounds sharing a group are
+    fitted together (batched Newton), so degenerate rounds cost no more than the others.
+    Returns (thetas, group membership).
+    """
     r_n, s, _ = w.shape
-    theta = np.full((r_n, s), np.nan)
-    ok = _strongly_connected(w, present)
-    full = ok & present.all(axis=1)
-    if full.any():
-        theta[full] = _fit_newton(w[full], ref)
-    # These rounds are fitted one by one (degenerate ones with scipy, ~ms each). On small
-    # campaigns most rounds are such and many are the same resample: fit each distinct one once.
-    fitted: dict[bytes, np.ndarray] = {}
-    for r in np.flatnonzero(~full):
-        key = present[r].tobytes() + w[r].tobytes()
-        if key not in fitted:
-            idx = np.flatnonzero(present[r])
-            sub = w[r][np.ix_(idx, idx)]
-            th = _fit_choix(sub) if ok[r] else _fit_degenerate(sub, prior)
-            fitted[key] = th - th[int(np.flatnonzero(idx == ref)[0])]
-        theta[r, present[r]] = fitted[key]
-    return theta, int((~ok).sum())
+    reach = _reach(w)
+    in_group = _group(reach, pivot)
+    theta = _sides(reach, pivot, in_group)
+    masks, inverse = np.unique(in_group, axis=0, return_inverse=True)
+    for g, mask in enumerate(masks):
+        rows = np.flatnonzero(inverse.reshape(-1) == g)
+        idx = np.flatnonzero(mask)
+        if idx.size < 2:
+            theta[rows, pivot] = 0.0
+            continue
+        sub = w[rows][:, idx][:, :, idx]
+        theta[np.ix_(rows, idx)] = _fit_newton(sub, int(np.flatnonzero(idx == pivot)[0]))
+    return theta, in_group
 
 
-def _bt_inputs(t: LabelTable, reference: str):
+def _bt_inputs(t: LabelTable):
     """Per-row win statistics over the systems present in ``t``."""
     v = t.vocab
     present_codes = np.unique(np.concatenate([t.sys_a, t.sys_b]))
-    if reference not in v.systems or v.systems.index(reference) not in present_codes:
-        raise ValueError(f"reference system {reference!r} is not among the compared systems")
-    ref_code = v.systems.index(reference)
     local = np.full(len(v.systems), -1, dtype=np.int64)
     local[present_codes] = np.arange(len(present_codes))
     s = len(present_codes)
@@ -200,70 +210,144 @@ def _bt_inputs(t: LabelTable, reference: str):
     col = np.concatenate([a * s + b, b * s + a])
     vals = np.concatenate([win_a, win_b])
     pairs = np.concatenate([t.pair, t.pair])
-    return present_codes, int(local[ref_code]), s, col, vals, pairs
+    return present_codes, local, s, col, vals, pairs
+
+
+def _pivot(w: np.ndarray, reference: int | None) -> int:
+    """The reference, else a system of the largest strongly connected group (most comparisons first)."""
+    if reference is not None:
+        return reference
+    s = w.shape[0]
+    k, comp = connected_components(csr_matrix(w > 0), directed=True, connection="strong")
+    sizes = np.bincount(comp, minlength=k)
+    games = (w + w.T).sum(axis=1)
+    best = max(range(s), key=lambda i: (sizes[comp[i]], games[i], -i))
+    return int(best)
+
+
+def _reason(wins: float, losses: float, side: str, pivot_name: str, anchored: bool) -> str:
+    n = wins + losses
+    count = f"{n:g} comparison{'s' if n != 1 else ''}"
+    if wins == 0:
+        return f"not estimable: 0 wins in {count}"
+    if losses == 0:
+        return f"not estimable: 0 losses in {count}"
+    group = f"{pivot_name}'s group" if anchored else "the main group"
+    if side == BELOW:
+        return f"not estimable: never beats {group} ({wins:g} wins in {count}, all against systems outside it)"
+    if side == ABOVE:
+        return f"not estimable: never loses to {group} ({losses:g} losses in {count}, all against systems outside it)"
+    return f"not estimable: no chain of comparisons links it to {group}"
+
+
+def _ends(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """2.5/97.5 percentiles per column of rounds that may hold -inf / +inf (kept: they make an
+    end unbounded) and NaN (dropped: the system was absent from that round)."""
+    big = 1e12
+    finite = np.clip(np.where(np.isnan(samples), np.nan, samples), -big, big)
+    lo, hi = _percentile_ci(finite)
+    # any interpolation touching a clipped round stays beyond 2.5% of `big` (see the test)
+    lo = np.where(lo < -big / 1000, -np.inf, lo)
+    hi = np.where(hi > big / 1000, np.inf, hi)
+    return lo, hi
 
 
 def bradley_terry(
     labels: LabelTable | Iterable[LabelRow],
-    reference: str = REFERENCE_SYSTEM,
+    reference: str | None = REFERENCE_SYSTEM,
     base: float = 10,
     scale: float = 400,
     anchor: float = 1000,
     rounds: int = 1000,
     seed: int = 0,
-    degenerate_prior: float = DEGENERATE_PRIOR,
 ) -> BTResult:
     """Bradley-Terry scores: each label is one comparison of its two systems
     (win 1, tie 1/2 each way), fitted by maximum likelihood with choix's I-LSR
     (``ilsr_pairwise_dense``, alpha=0) on the win-count matrix, shown as
-    ``scale * theta / ln(base)`` and shifted so the reference scores ``anchor``.
+    ``scale * theta / ln(base)``.
 
-    Regularization: none whenever the MLE exists (the "beat" graph is strongly
-    connected), so well-posed data get the exact MLE.  When it does not exist
-    (a system that never wins or never loses, groups never compared), each
-    strongly connected component is fitted exactly on its own and the
-    components are placed relative to each other with ``degenerate_prior`` (1)
-    virtual tied comparison between every two systems of different components
-    (the Haldane-Anscombe 1/2 correction), which keeps every score finite;
-    ``regularized`` is then True.  Bootstrap rounds follow the same rule.
+    Anchor: with a ``reference``, it scores ``anchor``; with ``reference=None``,
+    the mean of the estimable systems is ``anchor`` (benchmarks without a reference).
 
-    CI: pair bootstrap; rounds are fitted from per-round win-count matrices with
-    a batched Newton solver (matches choix to ~1e-9); rounds in which a system
-    does not appear leave that system out, and a system compared in one pair
-    only gets no CI.  ``n`` = comparisons involving the system.
+    No regularization. The score of a system relative to the anchor has a finite
+    maximum-likelihood estimate only when the system and the anchor lie in the
+    same strongly connected group of the "beat" graph (edge i -> j when i has a
+    win or a tie against j); without a reference, the group is the largest one.
+    A system outside it (it never wins; it never loses; its group never beats the
+    anchor's group...) is reported as not estimable with the reason and the side
+    its score tends to; the group's scores are the exact limit of the full MLE.
+
+    CI: pair bootstrap. Each round is fitted the same way (batched Newton on the
+    anchor's group, rounds with the same group together); a system outside the
+    group in a round counts as -inf / +inf there, so an end of its CI is
+    unbounded when that happens in more than 2.5% of the rounds. Without a
+    reference, each round is centred on the mean of the estimable systems that
+    stay in the group in that round. Rounds in which a system does not appear
+    leave it out; a system compared in one pair only gets no CI.
+    ``n`` = comparisons involving the system.
     """
     t = as_table(labels)
-    codes, ref, s, col, vals, pairs = _bt_inputs(t, reference)
+    codes, local, s, col, vals, pairs = _bt_inputs(t)
+    v = t.vocab
+    ref = None
+    if reference is not None:
+        if reference not in v.systems or v.systems.index(reference) not in codes:
+            raise ValueError(f"reference system {reference!r} is not among the compared systems")
+        ref = int(local[v.systems.index(reference)])
     boot = _PairBootstrap(t.pair, rounds, seed)
     per_unit = boot.per_unit(pairs, vals, col, s * s)
     w = per_unit.sum(axis=0).reshape(s, s)
-    regularized = not bool(_strongly_connected(w[None], np.ones((1, s), dtype=bool))[0])
-    theta = _fit_degenerate(w, degenerate_prior) if regularized else _fit_choix(w)
+    pivot = _pivot(w, ref)
+    reach = _reach(w[None])
+    in_group = _group(reach, pivot)[0]
+    limit = _sides(reach, pivot, in_group[None])[0]
+    idx = np.flatnonzero(in_group)
+    theta = np.full(s, np.nan)
+    if idx.size > 1:
+        th = _fit_choix(w[np.ix_(idx, idx)])
+        theta[idx] = th - th[int(np.flatnonzero(idx == pivot)[0])]
+    else:
+        theta[pivot] = 0.0
     k = scale / math.log(base)
-    elo = k * (theta - theta[ref]) + anchor
+    shift = anchor if ref is not None else anchor - k * theta[idx].mean()
+    elo = k * theta + shift
 
-    rounds_reg = 0
+    rounds_deg = 0
     lo = hi = np.full(s, np.nan)
     if boot.rounds > 0:
         wb = boot.resample(per_unit).reshape(-1, s, s)
         present = (wb + np.swapaxes(wb, 1, 2)).sum(axis=2) > 0
-        keep = present[:, ref]
-        th_b, rounds_reg = _fit_rounds(wb[keep], present[keep], ref, degenerate_prior)
-        lo, hi = _percentile_ci(k * th_b + anchor)
+        keep = present[:, pivot]
+        th_b, grp = _fit_rounds(wb[keep], pivot)
+        rounds_deg = int((present[keep][:, idx] & ~grp[:, idx]).any(axis=1).sum())
+        if ref is not None:
+            elo_b = k * th_b + anchor
+        else:
+            members = grp & in_group[None, :]
+            mean = np.nansum(np.where(members, th_b, 0.0), axis=1) / np.maximum(members.sum(axis=1), 1)
+            elo_b = k * (th_b - mean[:, None]) + anchor
+        lo, hi = _ends(elo_b)
         # A system seen in one pair only: every round that has it has that same pair, and the
         # zero-width interval would claim a certainty the data cannot give. No CI then.
-        local = np.full(len(t.vocab.systems), -1, dtype=np.int64)
-        local[codes] = np.arange(s)
         _, first = np.unique(t.pair, return_index=True)  # a pair compares the same two systems in all its rows
         pairs_of = np.bincount(local[t.sys_a[first]], minlength=s) + np.bincount(local[t.sys_b[first]], minlength=s)
-        lone = (pairs_of < 2) & (np.arange(s) != ref)
+        lone = (pairs_of < 2) & (np.arange(s) != (ref if ref is not None else -1))
         lo, hi = np.where(lone, np.nan, lo), np.where(lone, np.nan, hi)
 
-    n_sys = np.bincount(np.concatenate([t.sys_a, t.sys_b]), minlength=len(t.vocab.systems))
+    n_sys = np.bincount(np.concatenate([t.sys_a, t.sys_b]), minlength=len(v.systems))
+    wins, losses = w.sum(axis=1), w.sum(axis=0)
+    pivot_name = v.systems[codes[pivot]]
+    order = sorted(range(s), key=lambda i: (0 if in_group[i] else (1 if limit[i] > 0 else 2), -elo[i] if in_group[i] else 0, v.systems[codes[i]]))
     scores = {}
-    for i in np.argsort(-elo, kind="stable"):
-        name = t.vocab.systems[codes[i]]
-        scores[name] = SystemScore(name, float(elo[i]), _f(lo[i]), _f(hi[i]), int(n_sys[codes[i]]))
+    for i in order:
+        name = v.systems[codes[i]]
+        ci_lo, ci_hi = (None, None) if np.isnan(lo[i]) or np.isnan(hi[i]) else (float(lo[i]), float(hi[i]))
+        if in_group[i]:
+            scores[name] = SystemScore(name, float(elo[i]), ci_lo, ci_hi, int(n_sys[codes[i]]), float(wins[i]), float(losses[i]))
+        else:
+            side = BELOW if limit[i] < 0 else ABOVE if limit[i] > 0 else APART
+            reason = _reason(float(wins[i]), float(losses[i]), side, pivot_name, ref is not None)
+            scores[name] = SystemScore(name, None, None, None, int(n_sys[codes[i]]), float(wins[i]), float(losses[i]), False, side, reason)
     return BTResult(
         reference=reference,
         anchor=float(anchor),
@@ -271,12 +355,12 @@ def bradley_terry(
         base=float(base),
         scores=scores,
         n_comparisons=len(t),
-        regularized=regularized,
-        rounds_regularized=rounds_reg,
+        degenerate=bool((~in_group).any()),
+        rounds_degenerate=rounds_deg,
     )
 
 
-def bradley_terry_by_category(labels, reference: str = REFERENCE_SYSTEM, **kwargs) -> dict[str, BTResult | None]:
+def bradley_terry_by_category(labels, reference: str | None = REFERENCE_SYSTEM, **kwargs) -> dict[str, BTResult | None]:
     """:func:`bradley_terry` per category (None where the reference is absent)."""
     t = as_table(labels)
     out: dict[str, BTResult | None] = {}
@@ -310,9 +394,10 @@ def kendall_tau(scores_a: BTResult | Mapping[str, float], scores_b: BTResult | M
 
 @dataclass(frozen=True)
 class WinRates:
-    """Each system's share of wins (tie = 1/2) against the reference."""
+    """Each system's share of wins (tie = 1/2) against the reference, or, when ``reference`` is
+    None, against the field (every comparison it is in)."""
 
-    reference: str
+    reference: str | None
     overall: dict[str, Estimate]
     by_category: dict[str, dict[str, Estimate]]
 
@@ -345,3 +430,25 @@ def win_rate_vs_reference(
         sys_here = np.unique(other[t.category == c])
         by_cat[v.categories[c]] = {v.systems[i]: cat_est[c * s + i] for i in sys_here}
     return WinRates(reference, overall, by_cat)
+
+
+def win_rate_vs_field(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> WinRates:
+    """Each system's share of wins (tie = 1/2) over all its comparisons, for benchmarks without
+    a reference. Every label counts once for each of its two systems."""
+    t = as_table(labels)
+    v = t.vocab
+    s = len(v.systems)
+    system = np.concatenate([t.sys_a, t.sys_b]).astype(np.int64)
+    half = 0.5 * (t.outcome == TIED)
+    score = np.concatenate([(t.outcome == A_WINS) + half, (t.outcome == B_WINS) + half])
+    pairs = np.concatenate([t.pair, t.pair])
+    category = np.concatenate([t.category, t.category]).astype(np.int64)
+    boot = _PairBootstrap(t.pair, rounds, seed)
+    ones = np.ones(len(score))
+    overall_est = boot.ratios(pairs, score, ones, system, s)
+    overall = {v.systems[i]: overall_est[i] for i in np.unique(system)}
+    cat_est = boot.ratios(pairs, score, ones, category * s + system, len(v.categories) * s)
+    by_cat: dict[str, dict[str, Estimate]] = {}
+    for c in np.unique(t.category):
+        by_cat[v.categories[c]] = {v.systems[i]: cat_est[c * s + i] for i in np.unique(system[category == c])}
+    return WinRates(None, overall, by_cat)

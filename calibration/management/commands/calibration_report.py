@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.files import write_atomically
 from annotate.management.lookups import campaign_named
-from calibration.report import build_report
+from calibration.report import build_report, parse_ensembles
 from calibration.report_formats import FORMATS, render
 
 
@@ -21,7 +21,17 @@ class Command(BaseCommand):
         parser.add_argument("--out", default="-", help="file to write (replaced atomically), or - for standard output")
         parser.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds (0: no confidence intervals)")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--reference", help="system scored 1000 in Bradley-Terry (default: the campaign's reference, else wikipedia)")
+        parser.add_argument(
+            "--reference",
+            help="system scored 1000 in Bradley-Terry and the one win rates are against "
+            "(default: the campaign's reference, else wikipedia if compared, else none: the mean score is 1000)",
+        )
+        parser.add_argument(
+            "--ensemble",
+            action="append",
+            metavar="A,B[,C...]",
+            help="also evaluate the majority vote of these judges as a judge (repeatable), e.g. --ensemble gpt-4.1,claude-3.5-sonnet,qwen2.5-72b",
+        )
         parser.add_argument("--include-unsubmitted", action="store_true", help="also count labels of assignments not submitted yet")
 
     def handle(self, *args, **options):
@@ -32,12 +42,14 @@ class Command(BaseCommand):
         if out != "-" and not Path(out).parent.is_dir():
             raise CommandError(f"{Path(out).parent}: no such folder")
         try:
+            ensembles = parse_ensembles(options["ensemble"])
             report = build_report(
                 campaign,
                 rounds=options["rounds"],
                 seed=options["seed"],
                 reference=options["reference"],
                 include_unsubmitted=options["include_unsubmitted"],
+                ensembles=ensembles,
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
