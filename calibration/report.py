@@ -94,6 +94,7 @@ def _bt_meta(bt: M.BTResult | None) -> dict | None:
         "degenerate": bt.degenerate,
         "not_estimable": bt.not_estimable,
         "rounds_degenerate": bt.rounds_degenerate,
+        "anchor_systems": list(bt.anchor_systems),
     }
 
 
@@ -127,7 +128,8 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR) -> dict:
             "kind": M.MEAN_ANCHOR,
             "system": None,
             "score": anchor,
-            "text": f"no reference system: the mean of the estimable systems' scores is {anchor:g}; win rates are against the field",
+            "text": f"no reference system: the mean score is {anchor:g} (over the systems estimable in every bootstrap round, "
+            "bradley_terry_meta.anchor_systems); win rates are against the field",
         }
     return {"kind": "reference", "system": reference, "score": anchor, "text": f"{reference} = {anchor:g}; win rates are against {reference}"}
 
@@ -228,13 +230,21 @@ def _humans_section(humans: M.LabelTable, times: list[selectors.AnnotatorTime], 
         "annotator_pairs": _rater_pairs(humans, rounds, seed) if len(humans) else [],
         "annotators": _annotators(humans, times, rounds, seed),
         "outlier_rule": "an annotator whose agreement with the strict majority of the others has a 95% CI entirely below the median annotator's agreement",
-        "time_rule": "wall time from first opening a pair to submitting it; per criterion: that time over the criteria labelled in the pair",
+        "time_rule": "wall time from first opening a pair to submitting it (pairs never opened here, e.g. imported without started_at, "
+        "are not timed); per criterion: that time over the criteria labelled in the pair",
     }
 
 
 def _judge_section(
-    summary: selectors.JudgeSummary, raw: M.LabelTable, merged: M.LabelTable, humans: M.LabelTable, rounds: int, seed: int, members: list[str] | None = None
+    summary: selectors.JudgeSummary,
+    raw: M.LabelTable,
+    merged: M.LabelTable,
+    humans: M.LabelTable,
+    rounds: int,
+    seed: int,
+    members: list[dict] | None = None,
 ) -> dict:
+    """One judge's figures; for an ensemble, `members` are the sections of its judges."""
     flat = _Flat()
     n_pairs_judged = int(np.unique(raw.pair).size)
     n_items = n_no_majority = 0
@@ -257,11 +267,17 @@ def _judge_section(
     flat.add("first_position_rate", M.first_position_rate(raw, rounds, seed))
     flat.add("prefers_longer", M.prefers_longer(merged, rounds, seed))
     cost = summary.cost_usd
+    per_pair = _r(cost / n_pairs_judged, 8) if n_pairs_judged else None
+    per_1000 = _r(cost * 1000 / len(raw), 8) if len(raw) else None
+    if members:  # what one judged pair costs when each member judges it as it did here
+        shares = [m["cost_per_pair_usd"] for m in members]
+        per_pair = None if None in shares else _r(sum(shares), 8)
+        per_1000 = None
     return {
         "name": summary.name,
         "model": summary.model,
         "kind": summary.kind,
-        "members": members,
+        "members": [m["name"] for m in members] if members else None,
         "tie_rule": M.TIE_RULE if members else None,
         "n_verdicts": len(raw),
         "n_items_judged": int(np.unique(merged.item).size) if len(merged) else 0,
@@ -272,8 +288,8 @@ def _judge_section(
         "n_no_majority": n_no_majority,
         "share_kept_no_ties": _r(share_kept),
         "cost_usd": _r(cost, 8),
-        "cost_per_pair_usd": _r(cost / n_pairs_judged, 8) if n_pairs_judged else None,
-        "cost_per_1000_verdicts_usd": _r(cost * 1000 / len(raw), 8) if len(raw) else None,
+        "cost_per_pair_usd": per_pair,
+        "cost_per_1000_verdicts_usd": per_1000,
         "tokens": {"prompt": summary.prompt_tokens, "cached": summary.cached_tokens, "completion": summary.completion_tokens},
         "n_calls": summary.n_calls,
         "n_invalid_calls": summary.n_invalid_calls,
@@ -313,15 +329,13 @@ def parse_ensembles(values: list[str] | None) -> list[tuple[str, ...]]:
     for value in values or []:
         members = tuple(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
         if len(members) < 2:
-            raise ValueError(f"ensemble '{value}' needs at least two different judges, comma-separated")
-        if members not in out:
+            raise ValueError(f"an ensemble needs at least two different judges, comma-separated, not '{value}'")
+        if set(members) not in [set(o) for o in out]:  # a,b and b,a vote alike
             out.append(members)
     return out
 
 
 def _ensemble(members: tuple[str, ...], by_name: dict, merged_by_judge: dict, campaign: Campaign) -> tuple[selectors.JudgeSummary, M.LabelTable]:
-    if len(set(members)) < 2:
-        raise ValueError(f"an ensemble needs at least two different judges, not {', '.join(members) or 'none'}")
     for m in members:
         if m not in by_name or not len(merged_by_judge[m]):
             known = ", ".join(sorted(n for n in by_name if len(merged_by_judge[n]))) or "none"
@@ -378,10 +392,11 @@ def report_from_inputs(
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
     judge_pairs = _rater_pairs(M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else []
     by_name = {s.name: s for s in inputs.judges}
+    sections = {j["name"]: j for j in judges}
     for members in ensembles:
         summary, merged = _ensemble(members, by_name, merged_by_judge, campaign)
         merged_by_judge[summary.name] = merged
-        judges.append(_judge_section(summary, merged, merged, humans, rounds, seed, members=list(members)))
+        judges.append(_judge_section(summary, merged, merged, humans, rounds, seed, members=[sections[m] for m in members]))
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
 
     rated = [j for j in judges if j["par"] is not None]

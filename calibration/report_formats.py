@@ -314,6 +314,12 @@ def render_md(report: dict) -> str:
         f"Pareto frontier (PAR vs cost per pair): {', '.join(report['pareto_frontier']) or DASH}",
         "",
     ]
+    if p["ensembles"]:
+        lines += [
+            f"Ensemble judges (majority vote of their members; {p['ensemble_tie_rule']}; cost = the sum of the members' costs): "
+            + ", ".join(p["ensembles"]),
+            "",
+        ]
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     for table in tables(report).values():

@@ -59,12 +59,13 @@ class AnnotatorTime:
     """How long one annotator took: wall time from first opening a pair to submitting it.
 
     `seconds_per_pair` / `seconds_per_criterion` hold one value per timed pair (the latter is the
-    pair's time over the criteria labelled in it); pairs without both times (imported without
-    them) or with no positive duration are not timed.
+    pair's time over the criteria labelled in it). A pair is timed only when it was opened and
+    submitted (or, with unsubmitted work included, last touched) after a positive time: pairs
+    imported without `started_at` were never opened here and are not timed.
     """
 
     annotator: str  # the username, as in the report
-    n_pairs: int  # pairs counted in the report (submitted unless unsubmitted work is included)
+    n_pairs: int  # pairs with at least one label the report counts
     seconds_per_pair: list[float]
     seconds_per_criterion: list[float]
 
@@ -203,11 +204,13 @@ def annotator_times(*, campaign: Campaign, include_unsubmitted: bool = False) ->
         n_labels=Count("labels", filter=~Q(labels__winner=""))
     ).values_list("annotator__username", "first_opened_at", "claimed_at", "submitted_at", "last_activity_at", "n_labels")
     per: dict[str, tuple[list, list, list]] = defaultdict(lambda: ([], [], []))
-    for username, opened, claimed, submitted, last, n_labels in rows:
+    for username, opened, _claimed, submitted, last, n_labels in rows:
+        if n_labels == 0:
+            continue
         pairs, per_pair, per_criterion = per[username]
         pairs.append(1)
-        start, end = opened or claimed, submitted or (last if include_unsubmitted else None)
-        if start is None or end is None or n_labels == 0:
+        start, end = opened, submitted or (last if include_unsubmitted else None)
+        if start is None or end is None:
             continue
         seconds = (end - start).total_seconds()
         if seconds > 0:

@@ -37,9 +37,9 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     browser = _browser(request, campaign)
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, PAGE + "#disagreements", browser)
-    values, ensembles = _ensembles(request)
+    values = _ensemble_values(request)
     try:
-        report, charts = reports.report_and_charts_cached(campaign, ensembles=ensembles)
+        report, charts = reports.report_and_charts_cached(campaign, ensembles=reports.parse_ensembles(values))
     except ValueError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     context = {
@@ -50,22 +50,19 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "formats": list(report_formats.FORMATS),
         "judge_names": [j["name"] for j in report["judges"] if not j["members"]],
         "ensemble_values": values,
+        "members": request.GET.getlist("member"),
         "ensemble_query": urlencode([("ensemble", v) for v in values]),
     }
     return render(request, PAGE, context)
 
 
-def _ensembles(request: HttpRequest) -> tuple[list[str], list[tuple[str, ...]]]:
-    """Ensembles asked for: each `ensemble=a,b,c`, plus one from the ticked `member` boxes.
-
-    Raises nothing: a malformed one is kept and refused by the report (400 with the reason).
-    """
+def _ensemble_values(request: HttpRequest) -> list[str]:
+    """Ensembles asked for, as `a,b,c` texts: each `ensemble=`, plus one from the ticked `member` boxes."""
     values = [v for v in request.GET.getlist("ensemble") if v.strip()]
     ticked = request.GET.getlist("member")
     if ticked:
         values.append(",".join(ticked))
-    values = list(dict.fromkeys(values))
-    return values, [tuple(dict.fromkeys(m.strip() for m in v.split(",") if m.strip())) for v in values]
+    return list(dict.fromkeys(values))
 
 
 @require_GET
@@ -74,8 +71,8 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
     if fmt not in report_formats.FORMATS:
         raise Http404(f"No report format '{fmt}'.")
     campaign = _campaign(campaign_id)
-    _, ensembles = _ensembles(request)
     try:
+        ensembles = reports.parse_ensembles(_ensemble_values(request))
         if fmt == "html":
             report, charts = reports.report_and_charts_cached(campaign, ensembles=ensembles)
             body = report_formats.render_html(report, charts)

@@ -637,6 +637,21 @@ def test_it_anchors_on_the_mean_without_a_reference():
         assert by_mean.scores[s].ci_low < by_mean.scores[s].score < by_mean.scores[s].ci_high  # no system is fixed
 
 
+def test_it_centres_every_bootstrap_round_on_the_same_anchor_systems():
+    labels = bt_labels(300, [W, S, G], seed=22)
+    labels += [L(f"r{k}", "c1", "h1", "rare" if k == 0 else W, a=W, b="rare") for k in range(30)]
+    bt = M.bradley_terry(labels, reference=None, rounds=400)
+    assert bt.anchor_systems == tuple(sorted((W, S, G)))  # "rare" has no finite score in some rounds
+    assert np.mean([bt.scores[s].score for s in bt.anchor_systems]) == pytest.approx(1000, abs=1e-6)
+    by_ref = M.bradley_terry(labels, rounds=400)
+    for s in (S, G):
+        mean_width = bt.scores[s].ci_high - bt.scores[s].ci_low
+        ref_width = by_ref.scores[s].ci_high - by_ref.scores[s].ci_low
+        assert bt.scores[s].ci_low <= bt.scores[s].score <= bt.scores[s].ci_high
+        assert mean_width < 1.5 * ref_width  # no wide swings from rounds centred on other systems
+    assert bt.scores["rare"].ci_low == -math.inf
+
+
 def test_it_counts_win_rates_against_the_field():
     labels = [L("p1", "c1", "h1", "A", a="A", b="B"), L("p1", "c2", "h1", M.TIE, a="A", b="B"), L("p2", "c1", "h1", "C", a="A", b="C")]
     rates = M.win_rate_vs_field(labels, rounds=0)

@@ -73,6 +73,7 @@ class BTResult:
     n_comparisons: int
     degenerate: bool
     rounds_degenerate: int
+    anchor_systems: tuple[str, ...] = ()  # whose mean is ``anchor`` (the reference alone when there is one)
 
     @property
     def anchor_kind(self) -> str:
@@ -266,8 +267,11 @@ def bradley_terry(
     (``ilsr_pairwise_dense``, alpha=0) on the win-count matrix, shown as
     ``scale * theta / ln(base)``.
 
-    Anchor: with a ``reference``, it scores ``anchor``; with ``reference=None``,
-    the mean of the estimable systems is ``anchor`` (benchmarks without a reference).
+    Anchor: with a ``reference``, it scores ``anchor``; with ``reference=None``
+    (benchmarks without a reference), the mean of the *anchor systems* is
+    ``anchor``: the estimable systems that keep a finite score in every bootstrap
+    round (all estimable systems when there is no bootstrap), so that every
+    round is centred on the same systems as the point estimate.
 
     No regularization. The score of a system relative to the anchor has a finite
     maximum-likelihood estimate only when the system and the anchor lie in the
@@ -281,8 +285,9 @@ def bradley_terry(
     anchor's group, rounds with the same group together); a system outside the
     group in a round counts as -inf / +inf there, so an end of its CI is
     unbounded when that happens in more than 2.5% of the rounds. Without a
-    reference, each round is centred on the mean of the estimable systems that
-    stay in the group in that round. Rounds in which a system does not appear
+    reference, each round is centred on the mean of the anchor systems. Rounds
+    in which the reference (or, without one, the pivot system) does not appear
+    are left out. Rounds in which a system does not appear
     leave it out; a system compared in one pair only gets no CI.
     ``n`` = comparisons involving the system.
     """
@@ -309,23 +314,22 @@ def bradley_terry(
     else:
         theta[pivot] = 0.0
     k = scale / math.log(base)
-    shift = anchor if ref is not None else anchor - k * theta[idx].mean()
-    elo = k * theta + shift
+    anchors = np.array([pivot]) if ref is not None else idx
 
     rounds_deg = 0
     lo = hi = np.full(s, np.nan)
+    th_b = None
     if boot.rounds > 0:
         wb = boot.resample(per_unit).reshape(-1, s, s)
         present = (wb + np.swapaxes(wb, 1, 2)).sum(axis=2) > 0
         keep = present[:, pivot]
         th_b, grp = _fit_rounds(wb[keep], pivot)
-        rounds_deg = int((present[keep][:, idx] & ~grp[:, idx]).any(axis=1).sum())
-        if ref is not None:
-            elo_b = k * th_b + anchor
-        else:
-            members = grp & in_group[None, :]
-            mean = np.nansum(np.where(members, th_b, 0.0), axis=1) / np.maximum(members.sum(axis=1), 1)
-            elo_b = k * (th_b - mean[:, None]) + anchor
+        rounds_deg = int((~grp[:, idx]).any(axis=1).sum())
+        if ref is None and len(th_b):
+            anchors = idx[grp[:, idx].all(axis=0)]  # never out of the group, never absent: always finite
+    elo = k * (theta - theta[anchors].mean()) + anchor
+    if th_b is not None:
+        elo_b = k * (th_b - th_b[:, anchors].mean(axis=1)[:, None]) + anchor
         lo, hi = _ends(elo_b)
         # A system seen in one pair only: every round that has it has that same pair, and the
         # zero-width interval would claim a certainty the data cannot give. No CI then.
@@ -357,6 +361,7 @@ def bradley_terry(
         n_comparisons=len(t),
         degenerate=bool((~in_group).any()),
         rounds_degenerate=rounds_deg,
+        anchor_systems=tuple(sorted(v.systems[codes[i]] for i in anchors)),
     )
 
 

@@ -37,7 +37,7 @@ class RaterPair:
 @dataclass(frozen=True)
 class FleissKappa:
     """Fleiss' kappa over the items rated by exactly ``raters_per_item`` raters (the most common
-    number, at least 2); ``n_items_left_out`` items had another number of raters."""
+    number, at least 2; the larger on a tie); ``n_items_left_out`` items had another number of raters."""
 
     kappa: Estimate
     raters_per_item: int | None
@@ -122,7 +122,8 @@ def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, se
     several = raters[raters >= 2]
     if not len(several):
         return FleissKappa(Estimate(None, 0), None, int(len(keys)))
-    m = int(np.bincount(several).argmax())
+    counts_of_m = np.bincount(several)
+    m = int(np.flatnonzero(counts_of_m == counts_of_m.max()).max())  # a tie: the larger number of raters
     keep = raters == m
     counts = counts[keep].astype(float)
     pairs = t.pair[first_row][keep]

@@ -9,6 +9,8 @@ from calibration.report_formats import FORMATS, render
 
 
 class Command(BaseCommand):
+    # A read-only report: Django's system checks (~0.8 s on a 2-core machine) are `manage.py check`'s job.
+    requires_system_checks = []
     help = (
         "Write a campaign's calibration report: judges against the humans, the human ceiling, costs, "
         "biases and Bradley-Terry rankings, every estimate with a pair-bootstrap 95% CI "
