@@ -347,8 +347,20 @@ def test_it_bootstraps_large_inputs_in_blocks_with_the_same_draws(monkeypatch):
     monkeypatch.setattr(bootstrap, "_CACHE_CELLS", 10)
     monkeypatch.setattr(bootstrap, "_CHUNK_CELLS", 700)
     assert len(list(M._draw_count_blocks(50, 300, 0))) == 22
-    blocks = M.agreement(j, h, rounds=300)
+    blocks = M.agreement(j, h, rounds=300)  # counts kept as bytes
     assert blocks.par.ci == whole.par.ci and blocks.kappa.ci == whole.kappa.ci
+    monkeypatch.setattr(bootstrap, "_COMPACT_CELLS", 10)
+    regenerated = M.agreement(j, h, rounds=300)  # counts drawn again for every figure
+    assert regenerated.par.ci == whole.par.ci and regenerated.kappa.ci == whole.kappa.ci
+
+
+def test_it_resamples_a_wide_sparse_statistic_as_the_dense_product():
+    rng = np.random.default_rng(30)
+    per_unit = np.zeros((400, 64))
+    per_unit[np.arange(400), rng.integers(0, 64, size=400)] = rng.random(400)
+    boot = bootstrap._PairBootstrap(np.arange(400), 200, 0)
+    dense = next(M._draw_count_blocks(400, 200, 0)) @ per_unit
+    assert np.allclose(boot.resample(per_unit), dense, atol=1e-12)
 
 
 def test_it_computes_paired_differences_on_the_same_pairs():

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from calibration.metrics._common import SMALL_N, _f
 
@@ -38,15 +39,17 @@ class Estimate:
         return asdict(self)
 
 
-_CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept (64 MB)
+_CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept as floats (64 MB)
+_COMPACT_CELLS = 64_000_000  # up to which they are kept as bytes (64 MB), in blocks of rounds
 _CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
+_SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
 
 
-def _counts_from_draws(draws: np.ndarray, n_units: int) -> np.ndarray:
+def _counts_from_draws(draws: np.ndarray, n_units: int, dtype=np.float64) -> np.ndarray:
     rounds = draws.shape[0]
     flat = draws + (np.arange(rounds, dtype=np.int64) * n_units)[:, None]
     counts = np.bincount(flat.ravel(), minlength=rounds * n_units)
-    return counts.reshape(rounds, n_units).astype(np.float64)
+    return counts.reshape(rounds, n_units).astype(dtype)
 
 
 @lru_cache(maxsize=8)
@@ -63,16 +66,36 @@ def _draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     return counts
 
 
-def _draw_count_blocks(n_units: int, rounds: int, seed: int):
-    """The draw counts in blocks of rounds (cached whole when small enough)."""
-    if rounds * n_units <= _CACHE_CELLS:
-        yield _draw_counts(n_units, rounds, seed)
-        return
+def _generated_blocks(n_units: int, rounds: int, seed: int, dtype=np.float64):
     rng = np.random.default_rng(seed)
     step = max(1, _CHUNK_CELLS // n_units)
     for start in range(0, rounds, step):
         size = min(step, rounds - start)
-        yield _counts_from_draws(rng.integers(0, n_units, size=(size, n_units), dtype=np.int64), n_units)
+        yield _counts_from_draws(rng.integers(0, n_units, size=(size, n_units), dtype=np.int64), n_units, dtype)
+
+
+@lru_cache(maxsize=2)
+def _compact_blocks(n_units: int, rounds: int, seed: int) -> tuple[np.ndarray, ...]:
+    """The blocks of `_generated_blocks` as bytes: a unit is drawn far fewer than 256 times in a
+    round of at least `_CACHE_CELLS / rounds` draws (a count is ~Poisson(1))."""
+    blocks = tuple(_generated_blocks(n_units, rounds, seed, np.uint16))
+    if max(int(b.max()) for b in blocks) > 255:
+        raise OverflowError("a unit drawn more than 255 times in one round")
+    return tuple(b.astype(np.uint8) for b in blocks)
+
+
+def _draw_count_blocks(n_units: int, rounds: int, seed: int):
+    """The draw counts in blocks of rounds: cached whole when small, cached as bytes when
+    middling (campaigns of tens of thousands of pairs), regenerated when larger. The same
+    counts whichever way."""
+    cells = rounds * n_units
+    if cells <= _CACHE_CELLS:
+        yield _draw_counts(n_units, rounds, seed)
+    elif cells <= _COMPACT_CELLS:
+        for block in _compact_blocks(n_units, rounds, seed):
+            yield block.astype(np.float64)
+    else:
+        yield from _generated_blocks(n_units, rounds, seed)
 
 
 def _percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,10 +138,19 @@ class _PairBootstrap:
         return np.stack(cols, axis=1).reshape(self.n_units, n_groups * values.shape[1])
 
     def resample(self, per_unit: np.ndarray) -> np.ndarray:
-        """(rounds x k) sums of a (units x k) per-unit statistic."""
+        """(rounds x k) sums of a (units x k) per-unit statistic.
+
+        A wide statistic that is mostly zero (a Bradley-Terry win matrix per pair: two cells of
+        S x S) is multiplied as a sparse matrix, in time proportional to its non-zero cells.
+        """
         if self.rounds <= 0:
             return np.zeros((0,) + per_unit.shape[1:])
-        blocks = [c @ per_unit for c in _draw_count_blocks(self.n_units, self.rounds, self.seed)]
+        wide = per_unit.ndim == 2 and per_unit.shape[1] >= _SPARSE_MIN_COLUMNS
+        if wide and np.count_nonzero(per_unit) * 8 < per_unit.size:
+            transposed = csr_matrix(per_unit.T)
+            blocks = [(transposed @ c.T).T for c in _draw_count_blocks(self.n_units, self.rounds, self.seed)]
+        else:
+            blocks = [c @ per_unit for c in _draw_count_blocks(self.n_units, self.rounds, self.seed)]
         return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
 
     def ratios(self, pair_codes, numer, denom, group=None, n_groups: int = 1) -> list[Estimate]:
