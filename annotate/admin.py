@@ -75,11 +75,13 @@ class CriterionAdmin(admin.ModelAdmin):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ["name", "criterion_set", "overlap", "allow_tie", "is_open", "created_at"]
-    list_filter = ["is_open"]
+    list_display = ["name", "criterion_set", "overlap", "allow_tie", "is_open", "labels_only", "created_at"]
+    list_filter = ["is_open", "labels_only"]
     filter_horizontal = ["annotators"]
     # Pairs and the rubric are fixed at creation; use the campaign page or create_campaign.
-    readonly_fields = ["criterion_set", "reference_system", "pair_mode", "instructions_html", "created_at"]
+    readonly_fields = [
+        "criterion_set", "reference_system", "pair_mode", "labels_only", "instructions_html", "created_at",
+    ]  # fmt: skip
 
 
 @admin.register(Pair)

@@ -80,6 +80,8 @@ def campaign_claim(request: Request, campaign_id: int) -> Response:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     if not selectors.can_annotate(campaign, request.user):
         raise PermissionDenied("You are not an annotator of this campaign.")
+    if campaign.labels_only:
+        raise PermissionDenied(claims.LABELS_ONLY)
     if not campaign.is_open:
         return Response({"detail": claims.CAMPAIGN_CLOSED}, status=status.HTTP_409_CONFLICT)
     now = timezone.now()
@@ -104,7 +106,8 @@ def _own_assignments(user: User) -> QuerySet[Assignment]:
         .values("n")
     )
     return (
-        Assignment.objects.filter(annotator=user)
+        # Labels imported into a labels-only campaign under an annotator's name are not their work to open.
+        Assignment.objects.filter(annotator=user, pair__campaign__labels_only=False)
         .select_related("pair__campaign", "pair__topic")
         .annotate(done=Count("labels", filter=~Q(labels__winner="")), total=Subquery(criteria, output_field=IntegerField()))
         .order_by("-claimed_at", "-id")

@@ -154,6 +154,9 @@ class Campaign(models.Model):
         "auth.User", blank=True, related_name="removed_from_campaigns", help_text="Taken off this campaign: no access to its work; their labels stay, flagged."
     )
     forbid_repeats = models.BooleanField(default=False, help_text="Never give an annotator two pairs of one topic.")
+    labels_only = models.BooleanField(
+        default=False, help_text="Imported verdicts without article texts (labels only): never offered to annotators."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

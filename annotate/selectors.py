@@ -32,10 +32,16 @@ from annotate.models import (
     Topic,
 )
 from annotate.removal import Removal, article_removal
+from annotate.services.placeholders import LABELS_ONLY_PREFIX, PLACEHOLDER_SOURCE
 
 
 def article_export_rows(*, benchmark: str | None = None) -> Iterator[dict]:
-    articles = Article.objects.select_related("topic", "system").order_by("topic__benchmark", "topic__title", "system__key")
+    """Every article with its text; the text-less placeholders of labels-only campaigns are left out."""
+    articles = (
+        Article.objects.exclude(source=PLACEHOLDER_SOURCE)
+        .select_related("topic", "system")
+        .order_by("topic__benchmark", "topic__title", "system__key")
+    )
     if benchmark:
         articles = articles.filter(topic__benchmark=benchmark)
     for article in articles.iterator(chunk_size=200):
@@ -53,7 +59,12 @@ def article_export_rows(*, benchmark: str | None = None) -> Iterator[dict]:
 
 
 def topic_list() -> QuerySet[Topic]:
-    return Topic.objects.annotate(article_count=Count("articles")).order_by("benchmark", "title")
+    """Topics with texts: the topics of labels-only campaigns (one per imported battle, no text) are left out."""
+    return (
+        Topic.objects.exclude(benchmark__startswith=LABELS_ONLY_PREFIX)
+        .annotate(article_count=Count("articles"))
+        .order_by("benchmark", "title")
+    )
 
 
 def topic_articles(*, topic: Topic) -> list[Article]:
@@ -111,6 +122,12 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
     assignment = assignments.filter(pk=assignment_id).first()
     if assignment is None or assignment.annotator_id != user.pk:
         raise PermissionDenied("This is not your assignment.")
+    if assignment.pair.campaign.labels_only:
+        # Imported work of a rater who happens to have an account: there is no text to show or label.
+        raise PermissionDenied(
+            "These labels were imported into a labels-only campaign: its articles have no texts, so there is nothing "
+            "to show or annotate here."
+        )
     if assignment.status == Assignment.Status.REVOKED:
         raise PermissionDenied("You were removed from this campaign; your saved labels are kept, but this work is closed to you.")
     return assignment
@@ -234,9 +251,14 @@ def _column(position: str, article: Article) -> dict:
 
 
 def annotator_queue(*, user: User) -> list[dict]:
-    """Open campaigns the user may work on, with their own progress."""
+    """Open campaigns the user may work on, with their own progress (never a labels-only one: it has no texts)."""
     rows = []
-    campaigns = Campaign.objects.filter(is_open=True).filter(Q(annotators=user) | Q(annotators__isnull=True)).distinct().order_by("name")
+    campaigns = (
+        Campaign.objects.filter(is_open=True, labels_only=False)
+        .filter(Q(annotators=user) | Q(annotators__isnull=True))
+        .distinct()
+        .order_by("name")
+    )
     for campaign in campaigns:
         if not can_annotate(campaign, user):
             continue
@@ -309,7 +331,8 @@ class RemovalRow:
 def cleaning_removals(*, benchmark: str | None = None) -> Iterator[RemovalRow]:
     """Every article (of `benchmark`), by system then topic, with its removal audit."""
     articles = (
-        Article.objects.select_related("topic", "system")
+        Article.objects.exclude(source=PLACEHOLDER_SOURCE)
+        .select_related("topic", "system")
         .defer("html", "toc")
         .order_by("system__key", "topic__benchmark", "topic__title")
     )

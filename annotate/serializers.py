@@ -172,6 +172,7 @@ class CampaignStaffSerializer(serializers.Serializer):
     ask_overall = serializers.BooleanField()
     claim_timeout_minutes = serializers.IntegerField()
     is_open = serializers.BooleanField()
+    labels_only = serializers.BooleanField()
     instructions = serializers.CharField()
     annotators = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()

@@ -1,7 +1,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -79,6 +79,8 @@ def topic_removed(request: HttpRequest, topic_id: int, system_key: str) -> HttpR
 @login_required
 def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
+    if campaign.labels_only:
+        raise PermissionDenied(claims.LABELS_ONLY)
     assignment = claims.assignment_claim_next(campaign=campaign, user=request.user)
     if assignment is None and not campaign.is_open:
         # Only members get here: the claim refuses everybody else with 403 first.
@@ -375,6 +377,9 @@ def campaign_blindness(request: HttpRequest, campaign_id: int) -> HttpResponse:
     from annotate.blindness_selectors import campaign_blindness as blindness
 
     campaign = get_object_or_404(Campaign, pk=campaign_id)
+    if campaign.labels_only:
+        message = "This campaign holds imported labels only: its articles have no texts, so there are no looks to audit."
+        return render(request, "annotate/labels_only.html", {"campaign": campaign, "message": message}, status=409)
     report = blindness(campaign=campaign)
     context = {"campaign": campaign, "report": report, "rows": feature_rows(report), "min_topics": MIN_TOPICS}
     return render(request, "annotate/campaign_blindness.html", context)

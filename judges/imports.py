@@ -6,12 +6,15 @@ Each works out, per unit (judge, pair, order, category or criterion), the
 verdicts and the errors its source gives; storing them is done here, once.
 
 Re-importing the same verdicts changes nothing and is counted as "unchanged".
-Callers hold the transaction.
+Callers hold the transaction. Many units at once (`imported_units_save`) take a
+fixed number of queries per few thousand units, whatever their number: a labels
+file of a hundred thousand judge rows is stored in seconds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
@@ -20,6 +23,8 @@ from annotate.models import Pair
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 
 NEW, UPDATED, UNCHANGED = "new", "updated", "unchanged"
+# Ids per `IN (...)` list: far below SQLite's limit of 32,766 variables in one statement.
+CHUNK = 5000
 
 
 def unit_tally() -> dict[str, int]:
@@ -29,6 +34,24 @@ def unit_tally() -> dict[str, int]:
 
 def imported_judge_create(*, name: str, model: str) -> Judge:
     return Judge.objects.create(name=name, kind=Judge.Kind.IMPORTED, model=model)
+
+
+@dataclass(frozen=True)
+class ImportedUnit:
+    """One unit's imported verdicts: (criterion id, side "a"/"b"/tie, reason) each, and the
+    lines saying what the source could not give, which put the unit in ERROR."""
+
+    judge: Judge
+    pair: Pair
+    category_id: int
+    criterion_id: int | None
+    a_first: bool
+    verdicts: Sequence[tuple[int, str, str]]
+    errors: Sequence[str]
+
+    @property
+    def key(self) -> tuple:
+        return (self.judge.pk, self.pair.pk, self.category_id, self.criterion_id, self.a_first)
 
 
 def imported_unit_save(
@@ -42,36 +65,74 @@ def imported_unit_save(
     errors: list[str],
     now: datetime | None = None,
 ) -> str:
-    """Stores one unit's imported verdicts; returns NEW, UPDATED or UNCHANGED.
+    """Stores one unit's imported verdicts; returns NEW, UPDATED or UNCHANGED (see `imported_units_save`)."""
+    unit = ImportedUnit(judge, pair, category_id, criterion_id, a_first, tuple(verdicts), tuple(errors))
+    return imported_units_save(units=[unit], now=now)[0]
 
-    `verdicts` are (criterion id, side "a"/"b"/tie, reason); `errors` the lines
-    saying what the source could not give, which put the unit in ERROR. A unit
-    already stored with the same verdicts, status and error is left alone; any
-    other is rewritten whole, stamped `now` (default: the current time).
+
+def _chunks(values: Sequence, size: int = CHUNK) -> Iterator[Sequence]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None = None) -> list[str]:
+    """Stores imported units, each NEW, UPDATED or UNCHANGED (returned in order), in a few queries per CHUNK units.
+
+    A unit already stored with the same verdicts, status and error is left
+    alone; any other is rewritten whole, stamped `now` (default: the current
+    time). The units must be distinct units (judge, pair, order, category or criterion).
     """
-    status = JudgeUnit.Status.ERROR if errors else JudgeUnit.Status.DONE
-    error = "\n".join(errors)
-    fresh = list(dict.fromkeys(verdicts))
-    unit, created = JudgeUnit.objects.get_or_create(
-        judge=judge,
-        pair=pair,
-        category_id=category_id,
-        criterion_id=criterion_id,
-        a_first=a_first,
-        defaults={"status": status},
-    )
-    if not created:
-        stored = {(v.criterion_id, v.winner, v.rationale) for v in unit.verdicts.all()}
-        if stored == set(fresh) and (unit.status, unit.error) == (status, error):
-            return UNCHANGED
-        unit.verdicts.all().delete()
+    now = now or timezone.now()
+    if len({unit.key for unit in units}) != len(units):
+        raise ValueError("imported_units_save: the same unit twice")
+    stored: dict[tuple, JudgeUnit] = {}
+    judge_ids = sorted({unit.judge.pk for unit in units})
+    for pair_ids in _chunks(sorted({unit.pair.pk for unit in units})):
+        for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, pair_id__in=pair_ids):
+            stored[row.judge_id, row.pair_id, row.category_id, row.criterion_id, row.a_first] = row
+    stored_verdicts: dict[int, set] = {}
+    for unit_ids in _chunks(sorted(row.pk for row in stored.values())):
+        verdicts = JudgeVerdict.objects.filter(unit_id__in=unit_ids)
+        for unit_id, *verdict in verdicts.values_list("unit_id", "criterion_id", "winner", "rationale"):
+            stored_verdicts.setdefault(unit_id, set()).add(tuple(verdict))
+    outcomes, created, rewritten, fresh_verdicts = [], [], [], []
+    for unit in units:
+        status = JudgeUnit.Status.ERROR if unit.errors else JudgeUnit.Status.DONE
+        error = "\n".join(unit.errors)
+        fresh = list(dict.fromkeys(unit.verdicts))
+        row = stored.get(unit.key)
+        if row is None:
+            row = JudgeUnit(
+                judge=unit.judge,
+                pair=unit.pair,
+                category_id=unit.category_id,
+                criterion_id=unit.criterion_id,
+                a_first=unit.a_first,
+                status=status,
+                error=error,
+            )
+            created.append(row)
+            outcomes.append(NEW)
+        elif stored_verdicts.get(row.pk, set()) == set(fresh) and (row.status, row.error) == (status, error):
+            outcomes.append(UNCHANGED)
+            continue
+        else:
+            row.status, row.error, row.updated_at = status, error, now
+            rewritten.append(row)
+            outcomes.append(UPDATED)
+        fresh_verdicts += [(row, cid, side, reason) for cid, side, reason in fresh]
+    JudgeUnit.objects.bulk_create(created, batch_size=2000)
+    for unit_ids in _chunks([row.pk for row in created]):
+        # bulk_create stamps auto_now fields with the current time: stamp them `now`, as rewritten ones.
+        JudgeUnit.objects.filter(pk__in=unit_ids).update(updated_at=now)
+    for unit_ids in _chunks([row.pk for row in rewritten]):
+        JudgeVerdict.objects.filter(unit_id__in=unit_ids).delete()
+    JudgeUnit.objects.bulk_update(rewritten, ["status", "error", "updated_at"], batch_size=2000)
     JudgeVerdict.objects.bulk_create(
         [
-            JudgeVerdict(unit=unit, criterion_id=cid, winner=side, rationale=reason)
-            for cid, side, reason in fresh
-        ]
+            JudgeVerdict(unit=row, criterion_id=cid, winner=side, rationale=reason)
+            for row, cid, side, reason in fresh_verdicts
+        ],
+        batch_size=2000,
     )
-    JudgeUnit.objects.filter(pk=unit.pk).update(
-        status=status, error=error, updated_at=now or timezone.now()
-    )
-    return NEW if created else UPDATED
+    return outcomes

@@ -125,6 +125,8 @@ def judge_run_create(
     seed: int = 0,
 ) -> JudgeRun:
     errors = []
+    if campaign.labels_only:
+        errors.append(f"'{campaign.name}' is a labels-only campaign: its articles have no texts for a judge to read.")
     if judge.kind == Judge.Kind.IMPORTED:
         errors.append(f"'{judge.name}' holds imported verdicts; it cannot be run.")
     if not 1 <= concurrency <= MAX_CONCURRENCY:

@@ -91,11 +91,12 @@ def test_it_computes_the_human_ceiling_by_hand(hand):
     assert (h["par_leave_one_out"], h["par_leave_one_out_n"]) == (pytest.approx(8 / 12, abs=1e-6), 12)
     assert (h["par_all_pairs"], h["par_all_pairs_n"]) == (pytest.approx(4 / 6, abs=1e-6), 6)
     # Krippendorff's alpha, checked against the krippendorff package (rows = annotators, units = items).
-    codes = {WIKI: 0, ATLAS: 1, QUILL: 2}
-    alice = [WIKI, WIKI, ATLAS, WIKI, QUILL, QUILL]
-    bob = [WIKI, ATLAS, ATLAS, WIKI, QUILL, WIKI]
-    expected = krippendorff.alpha(reliability_data=np.array([[codes[x] for x in alice], [codes[x] for x in bob]]), level_of_measurement="nominal")
-    assert h["krippendorff_alpha"] == pytest.approx(expected, abs=1e-6) == pytest.approx(1 - 11 * 4 / 90, abs=1e-6)
+    # Categories: wikipedia (the pair's first system) wins 0, the other system wins 1.
+    alice = [0, 0, 1, 0, 1, 1]
+    bob = [0, 1, 1, 0, 1, 0]
+    expected = krippendorff.alpha(reliability_data=np.array([alice, bob]), level_of_measurement="nominal")
+    # 12 values: 6 zeros, 6 ones; 4 agreeing items -> alpha = 1 - 11 * 4 / (144 - 72) ... checked by the package
+    assert h["krippendorff_alpha"] == pytest.approx(expected, abs=1e-6) == pytest.approx(1 - 11 * 4 / 72, abs=1e-6)
     assert h["prefers_longer"] == 0.5 and h["first_position_rate"] == pytest.approx(8 / 12, abs=1e-6)
 
 

@@ -25,8 +25,15 @@ CRITERIA = ("ww_cc_1", "ww_wtw_1", "n_1")
 ENSEMBLE = "ensemble:gpt-4.1-mini+claude-3.5-haiku+qwen2.5-7b-instruct"
 
 
+def side(winner: str, left: str, right: str) -> str:
+    """A verdict as the report's agreement coefficients see it: the first of the two systems in
+    name order wins ("1"), the second ("2"), or a tie."""
+    first, second = sorted((left, right))
+    return "1" if winner == first else "2" if winner == second else "tie"
+
+
 def dataset(seed: int = 5, n_battles: int = 60) -> tuple[list[dict], dict]:
-    """Rows of the labels file, and each rater's verdicts by item ((topic, criterion) -> winner)."""
+    """Rows of the labels file, and each rater's verdicts by item ((topic, criterion) -> side)."""
     rng = np.random.default_rng(seed)
     rows, verdicts = [], {}
     for k in range(n_battles):
@@ -42,11 +49,11 @@ def dataset(seed: int = 5, n_battles: int = 60) -> tuple[list[dict], dict]:
                 u = rng.random()
                 winner = truth if u < 0.7 else ("tie" if u < 0.8 else (right if truth == left else left))
                 rows.append({**common, "rater_kind": "human", "rater": rater, "winner_system": winner, "saved_at": "2025-02-01T09:00:00Z"})
-                verdicts.setdefault(rater, {})[(topic, criterion)] = winner
+                verdicts.setdefault(rater, {})[(topic, criterion)] = side(winner, left, right)
             for judge, copies in JUDGES.items():
                 winner = truth if rng.random() < copies else str(rng.choice([left, right, "tie"]))
                 rows.append({**common, "rater_kind": "judge", "rater": judge, "winner_system": winner, "model": f"vendor/{judge}"})
-                verdicts.setdefault(judge, {})[(topic, criterion)] = winner
+                verdicts.setdefault(judge, {})[(topic, criterion)] = side(winner, left, right)
     return rows, verdicts
 
 

@@ -41,6 +41,12 @@ def L(pair, crit, rater, winner, a=W, b=S, kind="human", cat=None, first=None, l
     )
 
 
+def side(x: LabelRow) -> str:
+    """The kappa category of a label: the pair's first system by name wins, the second wins, a tie."""
+    first, second = sorted((x.system_a, x.system_b))
+    return "a" if x.winner == first else "b" if x.winner == second else M.TIE
+
+
 def J(pair, crit, winner, **kw):
     kw.setdefault("kind", "judge")
     return L(pair, crit, kw.pop("rater", "judge-1"), winner, **kw)
@@ -177,7 +183,7 @@ def test_it_computes_par_variants_by_hand():
     # kappa on majority items: judge [W, tie] vs humans [W, S]; po = 1/2,
     # pe = (judge W 1/2 * human W 1/2) = 1/4; kappa = (1/2 - 1/4) / (3/4) = 1/3
     assert r.kappa.value == pytest.approx(1 / 3) and r.kappa.n == 2
-    assert r.kappa.value == pytest.approx(cohen_kappa_score([W, M.TIE], [W, S]), abs=1e-12)
+    assert r.kappa.value == pytest.approx(cohen_kappa_score(["a", M.TIE], ["a", "b"]), abs=1e-12)
     # breakdowns: c1/style: 4 labels, 2 agree; c2/coverage: 2 labels, 1 agrees
     assert r.by_criterion["c1"].value == pytest.approx(0.5) and r.by_criterion["c1"].n == 4
     assert r.by_criterion["c2"].value == pytest.approx(0.5) and r.by_criterion["c2"].n == 2
@@ -207,9 +213,9 @@ def test_it_matches_sklearn_kappa_on_random_data():
     for x in rows:
         key = (x.pair, x.criterion)
         if x.rater_kind == "human":
-            votes.setdefault(key, []).append(x.winner)
+            votes.setdefault(key, []).append(side(x))
         else:
-            judge[key] = x.winner
+            judge[key] = side(x)
     y_judge, y_major = [], []
     for key, vs in votes.items():
         top = max(set(vs), key=vs.count)
@@ -471,12 +477,12 @@ def test_it_computes_the_human_ceiling_by_hand():
 
 
 def reliability_matrix(table: LabelTable) -> np.ndarray:
-    """raters x items, winner names coded as numbers, NaN where missing."""
+    """raters x items, kappa categories (first system wins, second wins, tie) as numbers, NaN where missing."""
     items = {}
     for x in table.to_labels():
-        items.setdefault((x.pair, x.criterion), {})[x.rater] = x.winner
+        items.setdefault((x.pair, x.criterion), {})[x.rater] = side(x)
     raters = sorted({x.rater for x in table.to_labels()})
-    codes = {name: i for i, name in enumerate(table.vocab.systems + (M.TIE,))}
+    codes = {"a": 0, "b": 1, M.TIE: 2}
     data = np.full((len(raters), len(items)), np.nan)
     for u, votes in enumerate(items.values()):
         for r, name in enumerate(raters):

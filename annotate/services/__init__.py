@@ -3,7 +3,9 @@
 - `catalogue`: importing topics, systems, articles and rubrics;
 - `campaigns`: creating a campaign, opening and closing it, adding and removing its annotators;
 - `claims`: handing out the next pair, expiring idle claims, opening an assignment;
-- `labelling`: saving labels, the overall answer and passages, and submitting.
+- `labelling`: saving labels, the overall answer and passages, and submitting;
+- `placeholders`: the topics, systems and text-less articles of labels-only
+  campaigns, planned while their labels are checked and saved in bulk.
 
 Reads live in `annotate.selectors`. The catalogue's names are re-exported here,
 where they have always been imported from.

@@ -26,28 +26,73 @@ from annotate.models import (
     Topic,
 )
 from annotate.rendering import render_html
+from annotate.services.placeholders import PLACEHOLDER_SOURCE
+
+CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").default
+RATIONALE_MIN_LENGTH = Campaign._meta.get_field("rationale_min_length").default
 
 
 def campaign_create(
     *,
     name: str,
     criterion_set: CriterionSet,
-    systems: list[str],
+    systems: list[str] = (),
     topics: int | None = None,
     overlap: int = 1,
     pair_mode: str = Campaign.PairMode.REFERENCE,
     allow_tie: bool = False,
     rationale_required: bool = True,
-    rationale_min_length: int = 10,
+    rationale_min_length: int = RATIONALE_MIN_LENGTH,
     ask_overall: bool = False,
     instructions: str = "",
     annotators: list[User] | None = None,
-    reference: str = vocabulary.REFERENCE_SYSTEM,
-    claim_timeout_minutes: int = 120,
+    reference: str | None = None,
+    claim_timeout_minutes: int = CLAIM_TIMEOUT_MINUTES,
     benchmark: str | None = None,
     forbid_repeats: bool = False,
+    labels_only: bool = False,
 ) -> Campaign:
-    """Creates a campaign and its pairs. `topics=None` takes every topic that has articles."""
+    """Creates a campaign and its pairs. `topics=None` takes every topic that has articles.
+
+    The reference defaults to `vocabulary.REFERENCE_SYSTEM`. Articles without text
+    (the placeholders of labels-only campaigns) are never paired.
+
+    `labels_only` creates a campaign for imported verdicts without texts: no
+    pairs (`import_labels` brings them, with the topics, systems and text-less
+    articles they name), never offered to annotators, and no reference system
+    unless `reference` names one. The options about annotators and choosing
+    articles are refused for it rather than silently ignored.
+    """
+    if labels_only:
+        unused = [
+            option
+            for option, given in (
+                ("systems", any(s.strip() for s in systems)),
+                ("topics", topics is not None),
+                ("overlap", overlap != 1),
+                ("annotators", bool(annotators)),
+                ("instructions", bool(instructions.strip())),
+                ("claim timeout", claim_timeout_minutes != CLAIM_TIMEOUT_MINUTES),
+                ("benchmark", bool(benchmark)),
+                ("no repeats", forbid_repeats),
+                ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
+            )
+            if given
+        ]
+        if unused:
+            raise ValidationError(
+                f"A labels-only campaign pairs no articles and is never offered to annotators: "
+                f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to it."
+            )
+        return _labels_only_create(
+            name=name,
+            criterion_set=criterion_set,
+            reference=reference,
+            pair_mode=pair_mode,
+            allow_tie=allow_tie,
+            ask_overall=ask_overall,
+        )
+    reference = reference or vocabulary.REFERENCE_SYSTEM
     errors: list[str] = []
     name = name.strip()
     if not name:
@@ -78,8 +123,12 @@ def campaign_create(
     if benchmark:
         topic_qs = topic_qs.filter(benchmark=benchmark)
     articles: dict[int, dict[str, Article]] = {}
-    for article in Article.objects.filter(topic__in=topic_qs, system__key__in=keys).select_related("system").only(
-        "id", "topic_id", "system__key", "system__is_reference"
+    placeholders = Article.objects.filter(source=PLACEHOLDER_SOURCE)
+    for article in (
+        Article.objects.filter(topic__in=topic_qs, system__key__in=keys)
+        .exclude(pk__in=placeholders)
+        .select_related("system")
+        .only("id", "topic_id", "system__key", "system__is_reference")
     ):
         articles.setdefault(article.topic_id, {})[article.system.key] = article
     chosen_topics = [t for t in topic_qs if len(articles.get(t.id, {})) >= 2]
@@ -127,6 +176,42 @@ def campaign_create(
             [Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)]
         )
     return campaign
+
+
+def _labels_only_create(
+    *, name: str, criterion_set: CriterionSet, reference: str | None, pair_mode: str, allow_tie: bool, ask_overall: bool
+) -> Campaign:
+    """The labels-only campaign of `campaign_create`.
+
+    A `reference` not in the catalogue yet is added as a system: a labels-only
+    campaign's systems come with its labels. With a reference and `pair_mode`
+    REFERENCE, imported pairs must include it.
+    """
+    errors: list[str] = []
+    name = name.strip()
+    if not name:
+        errors.append("A campaign needs a name.")
+    elif Campaign.objects.filter(name=name).exists():
+        errors.append(f"A campaign named '{name}' already exists.")
+    if pair_mode not in Campaign.PairMode.values:
+        errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
+    if reference is not None and (problem := vocabulary.name_problem(reference, what="reference system")):
+        errors.append(f"The {problem}.")
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        reference_system = None
+        if reference is not None:
+            reference_system, _ = System.objects.get_or_create(key=reference, defaults={"name": reference})
+        return Campaign.objects.create(
+            name=name,
+            criterion_set=criterion_set,
+            reference_system=reference_system,
+            pair_mode=pair_mode,
+            allow_tie=allow_tie,
+            ask_overall=ask_overall,
+            labels_only=True,
+        )
 
 
 def campaign_set_open(*, campaign: Campaign, is_open: bool) -> None:

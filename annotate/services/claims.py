@@ -22,6 +22,8 @@ from annotate.selectors import campaign_annotator_count, can_annotate
 
 # What a member asking a closed campaign for work is told (page and API alike).
 CAMPAIGN_CLOSED = "This campaign is closed: it hands out no more work, and its labels can no longer be changed."
+# What anybody asking a labels-only campaign for work is told: it holds imported verdicts, no texts to read.
+LABELS_ONLY = "This campaign holds imported labels only: its articles have no texts, so it has nothing to annotate."
 # Claims that no longer hold a slot: the pair is free for somebody else.
 RELEASED = (Assignment.Status.EXPIRED, Assignment.Status.REVOKED)
 # How long a claimer keeps trying while other claimers hold the candidate rows.
@@ -55,8 +57,11 @@ def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
 
     It only reads, but it belongs to the claim: `assignment_claim_next` calls it
     while holding the user's lock, and counts each candidate again under the
-    pair's lock before taking it.
+    pair's lock before taking it. A labels-only campaign has no candidates: its
+    articles have no texts.
     """
+    if campaign.labels_only:
+        return []
     rows = list(
         Pair.objects.filter(campaign=campaign)
         .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
@@ -145,11 +150,12 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
     CLAIM_PATIENCE_SECONDS the claimer waits for the locks in id order instead
     of skipping them, so it never gives up while a slot may still be free.
     On SQLite the IMMEDIATE transaction serializes the whole claim.
+    A labels-only campaign never hands out work (None): it has no texts.
     """
     now = now or timezone.now()
     if not can_annotate(campaign, user):
         raise PermissionDenied("You are not an annotator of this campaign.")
-    if not campaign.is_open:
+    if not campaign.is_open or campaign.labels_only:
         return None
     assignments_expire(campaign=campaign, now=now)
     give_up_skipping = time.monotonic() + CLAIM_PATIENCE_SECONDS

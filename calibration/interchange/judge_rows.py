@@ -3,7 +3,7 @@
 Each row is a verdict, or an error in place of one, of a judge on one criterion
 of a pair in the order the judge saw it. The rows of one (judge, pair, order,
 category) make one unit (one per criterion for a judge in criterion mode),
-stored by `judges.imports.imported_unit_save`. Judges missing from the database
+stored by `judges.imports.imported_units_save`. Judges missing from the database
 are created as imported judges.
 """
 
@@ -15,8 +15,19 @@ from datetime import datetime
 from annotate.models import Criterion
 from annotate.vocabulary import side_for_system
 from calibration.interchange.formats import JUDGE, time_field
-from calibration.interchange.targets import Context, Target, canonical, pair_ensure, verdict_check
-from judges.imports import imported_judge_create, imported_unit_save, unit_tally
+from calibration.interchange.targets import (
+    Context,
+    Target,
+    canonical,
+    pair_ensure,
+    verdict_check,
+)
+from judges.imports import (
+    ImportedUnit,
+    imported_judge_create,
+    imported_units_save,
+    unit_tally,
+)
 from judges.models import Judge
 
 
@@ -103,32 +114,35 @@ def judge_rows_write(
         )
         judges[name] = imported_judge_create(name=name, model=model)
         written.judges_created += 1
+    units: list[ImportedUnit] = []
     for plan in plans.values():
         judge = judges[plan.target.rater]
         pair, created = pair_ensure(context, plan.target)
         written.pairs_created += created
-        units: dict[tuple, list] = {}
+        grouped: dict[tuple, list] = {}
         for criterion, side, rationale, error in plan.rows:
             one = criterion.id if judge.mode == Judge.Mode.CRITERION else None
-            units.setdefault((criterion.category_id, one), []).append(
+            grouped.setdefault((criterion.category_id, one), []).append(
                 (criterion, side, rationale, error)
             )
-        for (category_id, criterion_id), rows in units.items():
-            outcome = imported_unit_save(
-                judge=judge,
-                pair=pair,
-                category_id=category_id,
-                criterion_id=criterion_id,
-                a_first=plan.a_first,
-                verdicts=[
-                    (c.id, side, rationale)
-                    for c, side, rationale, _ in rows
-                    if side is not None
-                ],
-                errors=list(
-                    dict.fromkeys(error for _, side, _, error in rows if side is None)
-                ),
-                now=now,
+        for (category_id, criterion_id), rows in grouped.items():
+            units.append(
+                ImportedUnit(
+                    judge=judge,
+                    pair=pair,
+                    category_id=category_id,
+                    criterion_id=criterion_id,
+                    a_first=plan.a_first,
+                    verdicts=[
+                        (c.id, side, rationale)
+                        for c, side, rationale, _ in rows
+                        if side is not None
+                    ],
+                    errors=list(
+                        dict.fromkeys(error for _, side, _, error in rows if side is None)
+                    ),
+                )
             )
-            written.units[outcome] += 1
+    for outcome in imported_units_save(units=units, now=now):
+        written.units[outcome] += 1
     return written

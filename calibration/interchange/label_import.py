@@ -30,7 +30,14 @@ from calibration.interchange.judge_rows import (
     judge_row_check,
     judge_rows_write,
 )
-from calibration.interchange.targets import Context, Target, canonical, pair_ensure, verdict_check
+from calibration.interchange.targets import (
+    Context,
+    Target,
+    canonical,
+    pair_ensure,
+    pairs_ensure,
+    verdict_check,
+)
 
 
 def _tally() -> dict[str, int]:
@@ -155,6 +162,7 @@ def labels_import(
             )
             # Keyed again: the placeholders' provisional ids are now real ones.
             plans = {plan.target.key: plan for plan in plans.values()}
+        report.pairs_created += pairs_ensure(context, _targets(plans, judge_plans, {}))
         assignments = _write_assignments(context, plans, report, now)
         _write_labels(plans, assignments, report, now)
         if wanted_overall:
@@ -266,13 +274,16 @@ def _check_labels(
 def _write_assignments(
     context: Context, plans: dict, report: ImportReport, now: datetime
 ) -> dict:
-    for rater in sorted(
-        {plan.target.rater for plan in plans.values()} - set(context.users)
-    ):
-        user = User.objects.create_user(username=rater, password=None, is_active=False)
-        context.users[rater] = user
-        report.raters_created += 1
+    raters = sorted({plan.target.rater for plan in plans.values()} - set(context.users))
+    # As create_user(password=None, is_active=False) makes them, in bulk: inactive, no usable password.
+    users = [User(username=User.normalize_username(rater), is_active=False) for rater in raters]
+    for user in users:
+        user.set_unusable_password()
+    User.objects.bulk_create(users, batch_size=2000)
+    context.users.update(zip(raters, users))
+    report.raters_created += len(users)
     assignments: dict[tuple, Assignment] = {}
+    new_assignments: list[Assignment] = []
     changes: list[LabelChange] = []
     for key, plan in plans.items():
         target, user = plan.target, context.users[plan.target.rater]
@@ -282,7 +293,7 @@ def _write_assignments(
         last_saved = max(saved_at for *_, saved_at in plan.labels)
         assignment = context.assignments.get((pair.id, user.id))
         if assignment is None:
-            assignment = Assignment.objects.create(
+            assignment = Assignment(
                 pair=pair,
                 annotator=user,
                 a_first=a_first,
@@ -293,6 +304,7 @@ def _write_assignments(
                 last_activity_at=last_saved,
                 submitted_at=last_saved,
             )
+            new_assignments.append(assignment)
             changes.append(
                 LabelChange(
                     assignment=assignment,
@@ -343,16 +355,20 @@ def _write_assignments(
                 report.assignments["unchanged"] += 1
         assignments[key] = assignment
         context.assignments[pair.id, user.id] = assignment
-    LabelChange.objects.bulk_create(changes)
+    Assignment.objects.bulk_create(new_assignments, batch_size=2000)
+    LabelChange.objects.bulk_create(changes, batch_size=2000)
     return assignments
 
 
 def _write_labels(
     plans: dict, assignments: dict, report: ImportReport, now: datetime
 ) -> None:
+    ids = sorted(a.id for a in assignments.values() if a.id is not None)
     stored = {
         (label.assignment_id, label.criterion_id): label
-        for label in Label.objects.filter(assignment__in=list(assignments.values()))
+        # In slices: SQLite takes at most 32,766 values in one statement.
+        for start in range(0, len(ids), 5000)
+        for label in Label.objects.filter(assignment_id__in=ids[start : start + 5000])
     }
     new, changed, changes = [], [], []
     for key, plan in plans.items():
@@ -394,8 +410,8 @@ def _write_labels(
                     )
                     setattr(label, name, value)
             label.saved_at = saved_at
-    Label.objects.bulk_create(new)
-    Label.objects.bulk_update(changed, ["winner", "rationale", "saved_at"])
-    LabelChange.objects.bulk_create(changes)
+    Label.objects.bulk_create(new, batch_size=2000)
+    Label.objects.bulk_update(changed, ["winner", "rationale", "saved_at"], batch_size=2000)
+    LabelChange.objects.bulk_create(changes, batch_size=2000)
     report.labels["new"] += len(new)
     report.labels["updated"] += len(changed)

@@ -9,6 +9,7 @@ and saved by the import once every row has been checked.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -17,11 +18,17 @@ from django.db.models import Max
 from annotate.models import Article, Assignment, Campaign, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.labelling import MAX_RATIONALE
-from annotate.services.placeholders import Placeholders, labels_only_benchmark, topic_title_problem
+from annotate.services.placeholders import (
+    Placeholders,
+    labels_only_benchmark,
+    topic_title_problem,
+)
 from annotate.vocabulary import TIE, name_problem
 from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
 
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
+# Values per `IN (...)` list.
+CHUNK = 5000
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,10 @@ class Context:
         # Planned topics, systems and articles: only for a labels-only campaign, whose rows may name what is missing.
         self.placeholders: Placeholders | None = None
         if campaign.labels_only:
-            # Its topics live in its own benchmark, apart from every topic with texts.
-            benchmark = labels_only_benchmark(campaign.name)
+            # Its topics live in its own benchmark, apart from every topic with texts: the one
+            # its pairs are in, else the one named after it (a renamed campaign keeps its topics).
+            benchmark = campaign.pairs.values_list("topic__benchmark", flat=True).first()
+            benchmark = benchmark or labels_only_benchmark(campaign.name)
             topics = list(Topic.objects.filter(benchmark=benchmark).order_by("id"))
             self.placeholders = Placeholders(benchmark=benchmark, taken_slugs=[t.slug for t in topics])
             articles = Article.objects.filter(topic__benchmark=benchmark)
@@ -77,15 +86,18 @@ class Context:
         if articles is None:
             articles = Article.objects.filter(topic__in=[t for ts in self.topics.values() for t in ts])
         self.articles = {(a.topic_id, a.system.key): a for a in articles.select_related("system")}
-        self.users = {
-            u.username: u
-            for u in User.objects.filter(username__in={r["rater"] for r in rows})
-        }
+        raters = sorted({r["rater"] for r in rows})
+        user_ids = []
+        self.users = {}
+        # In slices: SQLite takes at most 32,766 values in one statement, and a crowd has more raters than that.
+        for start in range(0, len(raters), CHUNK):
+            for user in User.objects.filter(username__in=raters[start : start + CHUNK]):
+                self.users[user.username] = user
+                user_ids.append(user.pk)
         self.assignments = {
             (a.pair_id, a.annotator_id): a
-            for a in Assignment.objects.filter(
-                pair__campaign=campaign, annotator__in=self.users.values()
-            )
+            for start in range(0, len(user_ids), CHUNK)
+            for a in Assignment.objects.filter(pair__campaign=campaign, annotator_id__in=user_ids[start : start + CHUNK])
         }
         self._texts: dict[int, str] = {}
         # The order of the next pair created (`pair_ensure`), read from the campaign when first needed.
@@ -203,6 +215,28 @@ def canonical(context: Context, target: Target) -> tuple[Article, Article]:
         ),
     )
     return ranked[0], ranked[1]
+
+
+def pairs_ensure(context: Context, targets: Iterable[Target]) -> int:
+    """Creates the targets' missing pairs at once, as `pair_ensure` would one by one; returns how many."""
+    new: dict[frozenset[int], Pair] = {}
+    for target in targets:
+        if target.pair_key in context.pairs or target.pair_key in new:
+            continue
+        article_a, article_b = canonical(context, target)
+        new[target.pair_key] = Pair(
+            campaign=context.campaign, topic=target.topic, article_a=article_a, article_b=article_b
+        )
+    if not new:
+        return 0
+    if context.next_order is None:
+        context.next_order = (context.campaign.pairs.aggregate(top=Max("order"))["top"] or 0) + 1
+    for pair in new.values():
+        pair.order = context.next_order
+        context.next_order += 1
+    Pair.objects.bulk_create(list(new.values()), batch_size=2000)
+    context.pairs.update(new)
+    return len(new)
 
 
 def pair_ensure(context: Context, target: Target) -> tuple[Pair, bool]:

@@ -12,6 +12,11 @@ KINDS = ("human", "judge")
 
 # relative outcome codes (relative to the canonical order of the pair's systems)
 A_WINS, B_WINS, TIED = 0, 1, 2
+# The categories of chance-corrected agreement (Cohen's and Fleiss' kappa, Krippendorff's alpha):
+# the first of the pair's two systems in name order wins, the second wins, a tie. Not
+# the winning system's name: every item offers only two of the systems, so expected agreement
+# computed from system marginals would be far too low and the coefficients inflated.
+OUTCOME_CATEGORIES = 3
 # position / length codes: which of the two canonical systems; -1 = unknown
 SYS_A, SYS_B, UNKNOWN = 0, 1, -1
 

@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from calibration.metrics._common import TIED, _f, _lookup, _winner_codes
+from calibration.metrics._common import OUTCOME_CATEGORIES, TIED, _f, _lookup
 from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, _align, as_table
 
@@ -27,8 +27,9 @@ class Agreement:
       a category); items without a majority are excluded (``n_no_majority``).
     * ``par_no_ties``: ``par`` without the (judge, human label) comparisons in
       which either side says tie; ``share_kept`` = kept / matched.
-    * ``kappa``: Cohen's kappa of the judge vs the human majority, categories =
-      winner system names + tie, on the items with a majority.
+    * ``kappa``: Cohen's kappa of the judge vs the human majority on the items
+      with a majority; categories: the first of the pair's systems in name
+      order wins, the second wins, a tie (``_common.OUTCOME_CATEGORIES``).
     * breakdowns: ``par`` per category and per criterion (same pair bootstrap).
     """
 
@@ -181,15 +182,12 @@ def agreement(
     keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
     has, maj = _strict_majority(counts)
     it_pair = h.pair[first_row]
-    it_a, it_b = h.sys_a[first_row], h.sys_b[first_row]
     it_judge = j_out[first_row]
     agree_maj = (it_judge == maj) & has
     par_maj = boot.ratios(it_pair, agree_maj.astype(float), has.astype(float))[0]
 
-    # Cohen's kappa on items with a majority, global winner categories
-    jw = _winner_codes(it_judge, it_a, it_b, v.tie_code)[has]
-    hw = _winner_codes(maj, it_a, it_b, v.tie_code)[has]
-    kappa = _kappa_estimate(it_pair[has], jw, hw, v.tie_code + 1, boot)
+    # Cohen's kappa on items with a majority, side categories (see OUTCOME_CATEGORIES)
+    kappa = _kappa_estimate(it_pair[has], it_judge[has], maj[has], OUTCOME_CATEGORIES, boot)
 
     # breakdowns
     n_cat, n_crit = len(v.categories), len(v.criteria)
@@ -279,8 +277,8 @@ class HumanCeiling:
       a single human) are excluded and counted in ``n_loo_excluded``.
     * ``all_pairs_par``: share of agreeing pairs among all pairs of human labels
       on the same item (n = number of label pairs).
-    * ``alpha``: Krippendorff's alpha, nominal (categories = winner system
-      names + tie); n = items with at least two labels.
+    * ``alpha``: Krippendorff's alpha, nominal (categories as for kappa: first
+      system by name wins, second wins, tie); n = items with at least two labels.
     """
 
     loo_par: Estimate
@@ -305,7 +303,6 @@ def _alpha_value(occ, n, nc) -> np.ndarray:
 
 def human_ceiling(human_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> HumanCeiling:
     h = as_table(human_labels)
-    v = h.vocab
     keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
     m = counts.sum(axis=1)
     boot = _PairBootstrap(h.pair, rounds, seed)
@@ -325,11 +322,11 @@ def human_ceiling(human_labels: LabelTable | Iterable[LabelRow], rounds: int = 1
 
     # Krippendorff's alpha (nominal) on items with >= 2 values
     multi = m >= 2
-    k_cat = v.tie_code + 1
+    k_cat = OUTCOME_CATEGORIES
     occ = np.where(multi, (counts * (counts - 1)).sum(axis=1) / np.maximum(m - 1, 1), 0.0)
     row_multi = multi[inv]
     nc = np.zeros((len(h), k_cat))
-    nc[np.arange(len(h)), h.winner] = row_multi
+    nc[np.arange(len(h)), h.outcome] = row_multi
     occ_pu = boot.per_unit(it_pair, occ)
     n_pu = boot.per_unit(it_pair, np.where(multi, m, 0).astype(float))
     nc_pu = boot.per_unit(h.pair, nc)

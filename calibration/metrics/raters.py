@@ -3,7 +3,8 @@ Fleiss' kappa, and each rater against the majority of the others.
 
 Works for any raters of a table: annotators (``table.humans()``) or judges (merged swapped
 runs), which gives the judge-vs-judge matrix. A rater's verdict on an item is its first one
-there. Kappa categories are the winning system or a tie (as in :func:`agreement`). CIs are
+there. Kappa categories are: the first of the pair's systems in name order wins, the second wins, a tie (as in
+:func:`agreement`; see ``_common.OUTCOME_CATEGORIES`` for why not the system's name). CIs are
 percentile intervals of the pair bootstrap, as everywhere in this package.
 """
 
@@ -15,7 +16,7 @@ from typing import Iterable
 
 import numpy as np
 
-from calibration.metrics._common import _f, _winner_codes
+from calibration.metrics._common import OUTCOME_CATEGORIES, _f
 from calibration.metrics.agreement import _item_counts, _kappa_estimate, _strict_majority
 from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
@@ -73,7 +74,7 @@ def rater_pairs(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, see
     """Cohen's kappa and raw agreement for every two raters with items in common (names in order)."""
     t = _one_per_rater_item(as_table(labels))
     v = t.vocab
-    codes = _winner_codes(t.outcome, t.sys_a, t.sys_b, v.tie_code)
+    codes = t.outcome.astype(np.int64)
     present = sorted(np.unique(t.rater).tolist(), key=lambda r: v.raters[r])
     out = []
     for x, y in combinations(present, 2):
@@ -91,7 +92,7 @@ def rater_pairs(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, see
             RaterPair(
                 v.raters[x],
                 v.raters[y],
-                _kappa_estimate(pairs, codes[ix], codes[iy], v.tie_code + 1, boot),
+                _kappa_estimate(pairs, codes[ix], codes[iy], OUTCOME_CATEGORIES, boot),
                 boot.ratios(pairs, same, np.ones(len(same)))[0],
             )
         )
@@ -110,12 +111,12 @@ def _fleiss_value(p_bar_sum, n_items, column_sums, m: int) -> np.ndarray:
 def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> FleissKappa:
     """Fleiss' kappa on the items with the most common number m >= 2 of raters.
 
-    Categories are the winning system or a tie, as for Cohen's kappa here: "the first of the two
-    systems wins" would depend on an arbitrary order of each pair's systems.
+    Categories as for Cohen's kappa here: the first of the pair's systems in name order wins, the
+    second wins, a tie.
     """
     t = _one_per_rater_item(as_table(labels))
-    codes = _winner_codes(t.outcome, t.sys_a, t.sys_b, t.vocab.tie_code)
-    k = t.vocab.tie_code + 1
+    codes = t.outcome.astype(np.int64)
+    k = OUTCOME_CATEGORIES
     keys, first_row, inv = np.unique(t.item, return_index=True, return_inverse=True)
     counts = np.bincount(inv * k + codes, minlength=k * len(keys)).reshape(len(keys), k)
     raters = counts.sum(axis=1)

@@ -1,6 +1,6 @@
 import json
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from annotate.blindness import report_markdown
 from annotate.blindness_selectors import campaign_blindness
@@ -30,6 +30,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         campaign = campaign_named(options["campaign"])
+        if campaign.labels_only:
+            raise CommandError(
+                f"'{campaign.name}' is a labels-only campaign: its articles have no texts, "
+                "so there are no looks to audit."
+            )
         report = campaign_blindness(campaign=campaign, seed=options["seed"])
         if options["format"] == "json":
             self.stdout.write(

@@ -1,3 +1,4 @@
+import shlex
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -20,16 +21,25 @@ def topics_arg(value: str) -> int | None:
 
 
 class Command(BaseCommand):
-    help = "Create an annotation campaign and its pairs."
+    help = (
+        "Create an annotation campaign and its pairs; with --labels-only, an empty campaign for imported "
+        "verdicts without texts (import_labels brings its pairs), never offered to annotators."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
         parser.add_argument("--criteria", required=True, help="criterion set key (latest version), or KEY:VERSION")
-        parser.add_argument("--systems", required=True, help="comma-separated system keys, e.g. wikipedia,gemini_3_pro")
+        parser.add_argument(
+            "--systems",
+            help="comma-separated system keys, e.g. wikipedia,gemini_3_pro (required, except with --labels-only)",
+        )
         parser.add_argument("--topics", default="all", help="how many topics (in title order), or 'all'")
         parser.add_argument("--overlap", type=int, default=1, help="distinct annotators per pair")
         parser.add_argument("--pairs", choices=["reference", "all"], default="reference")
-        parser.add_argument("--reference", default=REFERENCE_SYSTEM, help=f"the reference system (default {REFERENCE_SYSTEM})")
+        parser.add_argument(
+            "--reference",
+            help=f"the reference system (default {REFERENCE_SYSTEM}; with --labels-only, none unless given)",
+        )
         parser.add_argument("--allow-tie", action="store_true")
         parser.add_argument("--no-rationale", action="store_true", help="do not require a rationale per criterion")
         parser.add_argument("--rationale-min-length", type=int, default=10)
@@ -40,6 +50,12 @@ class Command(BaseCommand):
         parser.add_argument("--benchmark", help="only topics of this benchmark")
         parser.add_argument(
             "--no-repeats", action="store_true", help="never give an annotator two pairs of one topic (slots may stay empty)"
+        )
+        parser.add_argument(
+            "--labels-only",
+            action="store_true",
+            help="for imported verdicts without article texts: no pairs until import_labels, never offered "
+            "to annotators; refuses the options about systems, topics and annotators",
         )
 
     def handle(self, *args, **options):
@@ -52,6 +68,8 @@ class Command(BaseCommand):
             criterion_set = criterion_set_latest(key=key)
         if criterion_set is None:
             raise CommandError(f"No criterion set '{options['criteria']}'. Import one with import_criteria or import_wlc.")
+        if options["systems"] is None and not options["labels_only"]:
+            raise CommandError("--systems is required (except with --labels-only).")
         names = [n.strip() for n in options["annotators"].split(",") if n.strip()]
         users = list(get_user_model().objects.filter(username__in=names))
         unknown = sorted(set(names) - {u.username for u in users})
@@ -67,7 +85,7 @@ class Command(BaseCommand):
             campaign = campaign_create(
                 name=options["name"],
                 criterion_set=criterion_set,
-                systems=options["systems"].split(","),
+                systems=(options["systems"] or "").split(","),
                 topics=topics_arg(options["topics"]),
                 overlap=options["overlap"],
                 pair_mode=options["pairs"],
@@ -81,9 +99,18 @@ class Command(BaseCommand):
                 claim_timeout_minutes=options["claim_timeout"],
                 benchmark=options["benchmark"],
                 forbid_repeats=options["no_repeats"],
+                labels_only=options["labels_only"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
+        if campaign.labels_only:
+            reference = campaign.reference_system.key if campaign.reference_system else "none"
+            self.stdout.write(
+                f"campaign '{campaign.name}': labels only (no texts, never offered to annotators), "
+                f"criteria {criterion_set} ({criterion_set.criteria.count()} criteria), reference system: {reference}; "
+                f"import its labels with: manage.py import_labels --campaign {shlex.quote(campaign.name)} FILE"
+            )
+            return
         pairs = campaign.pairs.count()
         self.stdout.write(
             f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap} "

@@ -6,10 +6,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.files import atomic_files
 from annotate.selectors import article_export_rows
+from annotate.services.placeholders import LABELS_ONLY_PREFIX
 
 
 class Command(BaseCommand):
-    help = "Export every article, one JSON object per line."
+    help = "Export every article with a text (not the placeholders of labels-only campaigns), one JSON object per line."
 
     def add_arguments(self, parser):
         parser.add_argument("--format", choices=["jsonl"], default="jsonl")
@@ -17,6 +18,11 @@ class Command(BaseCommand):
         parser.add_argument("--benchmark", help="only this benchmark's topics")
 
     def handle(self, *args, **options):
+        if (options["benchmark"] or "").startswith(LABELS_ONLY_PREFIX):
+            raise CommandError(
+                f"'{options['benchmark']}' holds the topics of a labels-only campaign: "
+                "its articles have no texts to export."
+            )
         out = options["out"]
         if out == "-":
             self._write(sys.stdout, options["benchmark"])

@@ -80,6 +80,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         campaign = campaign_named(options["campaign"])
+        if campaign.labels_only:
+            # Before anything else, the dry run included: its estimates would be built on empty texts.
+            raise CommandError(
+                f"'{campaign.name}' is a labels-only campaign: its articles have no texts for a judge to read. "
+                "Import the judges' verdicts with import_labels instead."
+            )
         names = list(dict.fromkeys(options["judge"]))
         judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
         missing = [n for n in names if n not in judges]
