@@ -100,7 +100,7 @@ def _agreement_tables(report: dict, note: str) -> dict[str, Table]:
         "annotator_pairs", "Annotators against each other (Cohen's κ for every two)",
         ["Annotator A", "Annotator B", "Cohen's κ", "Raw agreement"],
         [[p["a"], p["b"], _nested(p["kappa"]), _nested(p["agreement"])] for p in h["annotator_pairs"]],
-        [False, False, True, True], "Items both rated; categories are the winning system or a tie. " + note,
+        [False, False, True, True], "Items both rated; κ categories: the first of the pair's systems by name wins, the second wins, a tie. " + note,
     )
     out["annotators"] = Table(
         "annotators", "Each annotator",

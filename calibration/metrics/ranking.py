@@ -60,7 +60,7 @@ class BTResult:
     """Elo-like Bradley-Terry scores, best first (systems that are not estimable last).
 
     Anchored either on ``reference`` (which scores ``anchor``) or, when ``reference`` is None,
-    on the mean of the estimable systems (which is ``anchor``). ``degenerate`` is True when
+    on the mean of ``anchor_systems`` (which is ``anchor``): the estimable systems finite in every bootstrap round. ``degenerate`` is True when
     some system has no finite estimate; ``rounds_degenerate`` counts bootstrap rounds where
     some system of the estimable group had none.
     """
