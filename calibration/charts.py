@@ -164,7 +164,9 @@ def bradley_terry_chart(report: dict) -> str:
     ax.set_yticks(range(len(order)), order)
     ax.invert_yaxis()
     ax.axvline(report["parameters"]["anchor"]["score"], color="#999", linewidth=0.8)
-    ax.set_xlabel(f"Bradley–Terry score ({report['parameters']['anchor']['text'].split(';')[0]}); ◀ ▶ not estimable, whisker to the edge: unbounded")
+    anchor = report["parameters"]["anchor"]
+    scale = f"{anchor['system']} = {anchor['score']:g}" if anchor["system"] else f"mean = {anchor['score']:g}"
+    ax.set_xlabel(f"Bradley–Terry score ({scale}); ◀ ▶ not estimable, whisker to the edge: unbounded")
     ax.grid(axis="x", alpha=0.3)
     fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=8)
     return _svg(fig, "bt", "Bradley–Terry leaderboard for the humans and each judge")

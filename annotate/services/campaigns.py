@@ -32,6 +32,15 @@ CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").defaul
 RATIONALE_MIN_LENGTH = Campaign._meta.get_field("rationale_min_length").default
 
 
+def _name_problems(name: str) -> list[str]:
+    """Why a (stripped) campaign name cannot be used: empty, or taken."""
+    if not name:
+        return ["A campaign needs a name."]
+    if Campaign.objects.filter(name=name).exists():
+        return [f"A campaign named '{name}' already exists."]
+    return []
+
+
 def campaign_create(
     *,
     name: str,
@@ -93,12 +102,8 @@ def campaign_create(
             ask_overall=ask_overall,
         )
     reference = reference or vocabulary.REFERENCE_SYSTEM
-    errors: list[str] = []
     name = name.strip()
-    if not name:
-        errors.append("A campaign needs a name.")
-    elif Campaign.objects.filter(name=name).exists():
-        errors.append(f"A campaign named '{name}' already exists.")
+    errors = _name_problems(name)
     if overlap < 1:
         errors.append("Overlap must be at least 1.")
     if annotators and overlap > len(annotators):
@@ -187,12 +192,8 @@ def _labels_only_create(
     campaign's systems come with its labels. With a reference and `pair_mode`
     REFERENCE, imported pairs must include it.
     """
-    errors: list[str] = []
     name = name.strip()
-    if not name:
-        errors.append("A campaign needs a name.")
-    elif Campaign.objects.filter(name=name).exists():
-        errors.append(f"A campaign named '{name}' already exists.")
+    errors = _name_problems(name)
     if pair_mode not in Campaign.PairMode.values:
         errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
     if reference is not None and (problem := vocabulary.name_problem(reference, what="reference system")):
