@@ -19,7 +19,7 @@ from django.core.cache import cache
 
 from annotate.models import Campaign
 from annotate.vocabulary import REFERENCE_SYSTEM
-from calibration import charts, selectors
+from calibration import charts, report_ppi, selectors
 from calibration import metrics as M
 
 SCHEMA = "pairwise-calibration-report"
@@ -472,6 +472,7 @@ def report_from_inputs(
         },
         "kendall_tau": kendall,
         "win_rates": {r.name: None if r.win_rates is None else _win_rates(r.win_rates) for r in raters},
+        "prediction_powered": report_ppi.section(humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR),
         "notes": notes,
     }
 

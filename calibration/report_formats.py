@@ -218,7 +218,60 @@ def tables(report: dict) -> dict[str, Table]:
         ["Rater", "System", "Win rate (tie = ½)", "Labels"], win_rows, [False, False, True, True], note,
     )
     out.update(_agreement_tables(report, note))
+    out.update(_powered_tables(report))
     return out
+
+
+def _ranks(entry: dict) -> str:
+    lo, hi = entry["rank_set"]
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+def _powered_tables(report: dict) -> dict[str, Table]:
+    """Prediction-powered win rates and scores, next to the humans' and the judge's own."""
+    section = report.get("prediction_powered") or {"judges": {}}
+    reference = report["parameters"]["reference"]
+    rate_rows, score_rows = [], []
+    for judge, figures in section["judges"].items():
+        if figures["note"] and not figures["win_rates"]:
+            rate_rows.append([judge, DASH, f"{judge}: {figures['note']}", DASH, DASH, DASH, DASH])
+        for system, r in figures["win_rates"].items():
+            rate_rows.append([
+                judge, system,
+                *(f"{fmt_estimate(r[m]['rate'], r[m]['ci'])} (n={r[m]['n']:,})" for m in ("ppi", "human", "judge")),
+                fmt_value(r["lam"], 2), DASH if r["n_effective"] is None else f"{r['n_effective']:,.0f}",
+            ])
+        bt = figures["bradley_terry"] or {"scores": [], "left_out": {}}
+        for row in bt["scores"]:
+            cells = []
+            for m in ("ppi", "human", "judge"):
+                e = row[m]
+                cells.append(DASH if e is None else f"{fmt_estimate(e['score'], e['ci'], 0)} · rank {_ranks(e)}")
+            score_rows.append([judge, row["system"], *cells])
+        for system, reason in bt["left_out"].items():
+            score_rows.append([judge, system, reason, DASH, DASH])
+    against = f"against {reference}" if reference else "against the field"
+    worth = "; ".join(
+        f"{judge}: {f['n_human']:,} human labels worth {f['n_effective']:,.0f} (gain ×{f['gain']:.2f})"
+        for judge, f in section["judges"].items() if f["n_effective"] is not None
+    )
+    common = f"{section.get('method', '')} {section.get('assumption', '')}".strip()
+    return {
+        "ppi_win_rates": Table(
+            "ppi_win_rates", f"Prediction-powered win rates {against}",
+            ["Judge", "System", "Prediction-powered", "Humans only", "Judge only", "λ", "Worth (human labels)"],
+            rate_rows, [False, False, True, True, True, True, True],
+            " ".join(x for x in (common, worth + "." if worth else "") if x),
+        ),
+        "ppi_bradley_terry": Table(
+            "ppi_bradley_terry", "Prediction-powered Bradley–Terry scores and rank-sets",
+            ["Judge", "System", "Prediction-powered", "Humans only", "Judge only"],
+            score_rows, [False, False, True, True, True],
+            f"Elo-like scale; {f'{reference} = 1000' if reference else 'the mean of the systems scored here is 1000'}; normal 95% CIs; "
+            "a system that never wins or never loses in the human labels or the judge's verdicts is left out of all three. "
+            + section.get("rank_set_rule", ""),
+        ),
+    }
 
 
 def _cell(entry: dict | None, key: str) -> str:

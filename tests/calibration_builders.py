@@ -164,6 +164,7 @@ TOP_KEYS = {
     "judges": list, "humans": dict, "comparisons": list, "pareto_frontier": list, "recommendation": str,
     "recommended_judge": (str, type(None)), "bradley_terry": dict, "bradley_terry_meta": dict,
     "bradley_terry_by_category": dict, "kendall_tau": dict, "win_rates": dict, "notes": list, "judge_pairs": list,
+    "prediction_powered": dict,
 }
 JUDGE_ESTIMATES = ("par", "par_majority", "par_no_ties", "cohen_kappa", "position_consistency", "first_position_rate", "prefers_longer")
 JUDGE_COUNTS = ("n_verdicts", "n_items_judged", "n_pairs_judged", "n_swapped_items", "n_items", "n_labels", "n_no_majority", "n_calls", "n_invalid_calls", "n_units", "errors")
@@ -263,6 +264,7 @@ def assert_contract(report: dict) -> None:
         _check_nested(entry["kappa"], "value", f"pair {entry['a']}-{entry['b']}", contains=False)
         _check_nested(entry["agreement"], "value", f"pair {entry['a']}-{entry['b']}")
     _check_nested(h["fleiss_kappa"], "value", "humans.fleiss_kappa", contains=False)
+    _check_powered(report["prediction_powered"], names)
     for a in h["annotators"]:
         assert isinstance(a["outlier"], bool) and isinstance(a["n_labels"], int) and isinstance(a["n_pairs"], int)
         _check_nested(a["agreement_with_others"], "value", f"annotator {a['name']}")
@@ -272,6 +274,30 @@ def assert_contract(report: dict) -> None:
             assert (spread["median"] is None) == (spread["n"] == 0)
             if spread["n"]:
                 assert spread["q1"] <= spread["median"] <= spread["q3"]
+
+
+def _check_powered(section: dict, judges: set[str]) -> None:
+    """Every judge (ensembles too) has its counts; every figure its CI around it and its n."""
+    assert set(section) >= {"method", "assumption", "rank_set_rule", "confidence_level", "cluster", "judges"}
+    assert set(section["judges"]) == judges
+    for name, f in section["judges"].items():
+        for key in ("n_human", "n_human_pairs", "n_judge", "n_unlabelled", "n_unlabelled_pairs"):
+            assert isinstance(f[key], int), f"prediction_powered.{name}.{key}"
+        assert f["n_unlabelled"] + f["n_human"] <= f["n_judge"]
+        assert (f["note"] is None) or isinstance(f["note"], str)
+        for system, rates in f["win_rates"].items():
+            for method in ("ppi", "human", "judge"):
+                e = rates[method]
+                _check_ci(e["rate"], e["ci"], f"prediction_powered.{name}.{system}.{method}")
+                assert isinstance(e["n"], int) and isinstance(e["n_pairs"], int) and e["small_n"] == (e["n"] < 30)
+            assert 0 <= rates["lam"] <= 1
+        if f["bradley_terry"] is not None:
+            for s in f["bradley_terry"]["scores"]:
+                for method in ("ppi", "human", "judge"):
+                    if s[method] is not None:
+                        _check_ci(s[method]["score"], s[method]["ci"], f"prediction_powered.{name}.bt.{s['system']}.{method}")
+                        assert len(s[method]["rank_set"]) == 2
+            assert all(reason.startswith("not estimable: ") for reason in f["bradley_terry"]["left_out"].values())
 
 
 def _check_score(s: dict, where: str) -> None:
