@@ -1,4 +1,4 @@
-"""Researchers' reads over the JSON API (staff only; session or token authentication): the labels and the calibration report."""
+"""Researchers' reads over the JSON API (staff only; session or token authentication): the labels, the calibration report and the label plan."""
 
 import json
 from collections.abc import Iterable, Iterator
@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from annotate.models import Campaign
 from calibration.interchange import label_rows
+from calibration.planner import plan_labels_cached, plan_parameters
 from calibration.report import report_cached
 
 
@@ -47,3 +48,16 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
         pk=campaign_id,
     )
     return Response(report_cached(campaign))
+
+
+@api_view(["GET"])
+@permission_classes([IsAdminUser])
+@renderer_classes([JSONRenderer])
+def campaign_plan(request: Request, campaign_id: int) -> Response:
+    """The label planner's figures (`plan_labels`): `?target=0.03&power=0.8&batch=50&judge=NAME`, all optional;
+    a bad value answers 400 with `{"detail": message}`."""
+    campaign = get_object_or_404(Campaign.objects.select_related("criterion_set", "reference_system"), pk=campaign_id)
+    try:
+        return Response(plan_labels_cached(campaign=campaign, **plan_parameters(request.query_params)))
+    except ValueError as exc:
+        return Response({"detail": str(exc)}, status=400)

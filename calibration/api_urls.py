@@ -11,4 +11,5 @@ urlpatterns = [
         api.campaign_labels,
         name="campaign-labels",
     ),
+    path("campaigns/<id:campaign_id>/plan/", api.campaign_plan, name="campaign-plan"),
 ]

@@ -6,4 +6,5 @@ from calibration import views
 urlpatterns = [
     path("campaign/<id:campaign_id>/", views.dashboard, name="calibration-dashboard"),
     path("campaign/<id:campaign_id>/report.<str:fmt>", views.download, name="calibration-download"),
+    path("campaign/<id:campaign_id>/plan/", views.plan, name="calibration-plan"),
 ]

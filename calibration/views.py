@@ -9,8 +9,10 @@ from annotate.models import Campaign
 from calibration import report as reports
 from calibration import report_formats
 from calibration import selectors
+from calibration.planner import plan_labels_cached, plan_parameters
 
 PAGE = "calibration/dashboard.html"
+PLAN_PAGE = "calibration/plan.html"
 
 
 def _campaign(campaign_id: int) -> Campaign:
@@ -84,3 +86,22 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{report_formats.download_name(campaign.name, fmt)}"'
     return response
+
+
+@require_GET
+@staff_required
+def plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The label planner (`plan_labels`) as a page, or as the dashboard panel's fragment for htmx
+    (which polls it: a campaign in progress shows its plan as labels arrive). A bad parameter
+    answers 400 (422 for htmx, so that the message replaces the panel) with the message shown."""
+    campaign = _campaign(campaign_id)
+    form = {key: request.GET.get(key, default) for key, default in (("target", "0.03"), ("power", "0.8"), ("batch", "50"))}
+    context: dict = {"campaign": campaign, "query": request.GET, "form": form, "plan": None, "error": None}
+    status = 200
+    try:
+        context["plan"] = plan_labels_cached(campaign=campaign, **plan_parameters(request.GET))
+    except ValueError as exc:
+        context["error"] = str(exc)
+        status = 422 if request.htmx else 400
+    template = PLAN_PAGE + "#planner" if request.htmx and not request.htmx.history_restore_request else PLAN_PAGE
+    return render(request, template, context, status=status)

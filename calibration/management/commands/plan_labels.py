@@ -1,0 +1,116 @@
+import json
+import textwrap
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.management.lookups import campaign_named
+from calibration.planner import plan_labels
+
+
+def _num(x, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _int(x) -> str:
+    return "-" if x is None else str(x)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+
+
+def _assumes(text: str) -> list[str]:
+    return textwrap.wrap(f"Assumes: {text}", width=110, initial_indent="  ", subsequent_indent="    ")
+
+
+def _needed(entry: dict, n_pairs: int) -> str:
+    if entry["pairs_needed"] is None:
+        return "-" if entry["reachable"] is None else f"> {n_pairs}"
+    return f"{entry['pairs_needed']}{'' if entry['reachable'] else '*'}"
+
+
+def render_text(plan: dict) -> str:
+    n, b = plan["n_pairs"], plan["batch"]
+    lines = [
+        (
+            f"Campaign '{plan['campaign']}': {n} pairs, {plan['n_labelled_pairs']} with human labels. "
+            f"Target: 95% CI half-width {plan['target_halfwidth']:g}, power {plan['power']:g}, next batch {b} pairs."
+        ),
+        "",
+        "(a) Each judge's agreement with the humans (PAR)",
+    ]
+    header = ["judge", "PAR", "labels", "pairs", "half-width", f"after {b}", "pairs needed", "more"]
+    rows = [
+        [e["judge"], _num(e["par"]), str(e["n_labels"]), str(e["n_pairs"]), _num(e["halfwidth"]), _num(e["halfwidth_after_batch"]), _needed(e, n), _int(e["more_pairs"])]
+        for e in plan["par"]
+    ]
+    lines += _table(header, rows) if rows else ["  no judge"]
+    for e in plan["par"]:
+        if e["reachable"] is False:
+            lines.append(f"  * {e['judge']}: more than the campaign's {n} pairs; labelling them all gives a half-width of {_num(e['best_halfwidth'])}.")
+    lines += _assumes(plan["assumptions"]["par"]) + ["", "(b) Telling the two leading judges apart"]
+    lead = plan["leading_pair"]
+    if lead is None:
+        lines.append(f"  {plan['leading_pair_reason']}")
+    else:
+        lines.append(
+            f"  {lead['a']} vs {lead['b']}: PAR difference {_num(lead['difference'])} on {lead['n_pairs']} pairs; "
+            f"power {_num(lead['power_now'], 2)} now, {_num(lead['power_after_batch'], 2)} after {b} more pairs; "
+            f"{lead['pairs_needed']} pairs for power {plan['power']:g} ({lead['more_pairs']} more"
+            + ("" if lead["reachable"] else f", more than the campaign's {n} pairs") + ")."
+        )
+    lines += _assumes(plan["assumptions"]["leading_pair"])
+    references = {e["reference"] for e in plan["scores"]}
+    against = "the field" if references == {None} or not references else ", ".join(sorted(r for r in references if r))
+    lines += ["", f"(c) Prediction-powered system scores (win rates against {against})"]
+    header = ["judge", "widest system", "half-width", f"after {b}", "pairs needed", "more"]
+    rows = [
+        [e["judge"], e["worst_system"] or "-", _num(e["halfwidth"]), _num(e["halfwidth_after_batch"]), _needed(e, n), _int(e["more_pairs"])]
+        for e in plan["scores"]
+    ]
+    lines += _table(header, rows) if rows else ["  no judge"]
+    for e in plan["scores"]:
+        if e["reachable"] is False:
+            lines.append(f"  {e['judge']}: not reached within the campaign; every pair labelled gives a half-width of {_num(e['best_halfwidth'])}.")
+    lines += _assumes(plan["assumptions"]["scores"])
+    if plan["notes"]:
+        lines += ["", "Notes:"] + [f"- {note}" for note in plan["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+class Command(BaseCommand):
+    # Read-only: Django's system checks are `manage.py check`'s job.
+    requires_system_checks = []
+    help = (
+        "Plan how many more human-labelled pairs a campaign needs: for each judge's PAR CI to reach a half-width, "
+        "to tell the two leading judges apart with a given power, and for the prediction-powered system scores "
+        "to reach the half-width; with the figures after the next batch and the assumptions behind them."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--judge", help="plan (a) and (c) for this judge only (default: every judge of the campaign)")
+        parser.add_argument("--target-halfwidth", type=float, default=0.03, help="95%% CI half-width to reach (default 0.03)")
+        parser.add_argument("--power", type=float, default=0.8, help="power to tell the two leading judges apart (default 0.8)")
+        parser.add_argument("--batch", type=int, default=50, help="pairs in the next batch of labels (default 50)")
+        parser.add_argument("--include-unsubmitted", action="store_true", help="also count labels of assignments not submitted yet")
+        parser.add_argument("--format", choices=["text", "json"], default="text")
+
+    def handle(self, *args, **options):
+        campaign = campaign_named(options["campaign"])
+        try:
+            plan = plan_labels(
+                campaign=campaign,
+                judge=options["judge"],
+                target_halfwidth=options["target_halfwidth"],
+                power=options["power"],
+                batch=options["batch"],
+                include_unsubmitted=options["include_unsubmitted"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(plan, indent=2, allow_nan=False))
+        else:
+            self.stdout.write(render_text(plan), ending="")
