@@ -228,13 +228,16 @@ def _rectified_fit(X, y, yhat, Xu, yu, lam: float, start: np.ndarray, max_iter: 
             return None
         if not np.all(np.isfinite(step)):
             return None
-        size = 1.0
+        size, improved = 1.0, False
         while size > 1e-10:
             candidate = theta - size * step
             value = loss(candidate)
             if value <= current + 1e-15 * max(1.0, abs(current)):
+                improved = True
                 break
             size /= 2
+        if not improved:  # no step lowers the loss: at the optimum up to rounding, or stuck
+            return theta if np.max(np.abs(grad)) < 1e-8 else None
         theta, current = candidate, value
         if np.max(np.abs(size * step)) < 1e-12:
             return theta if np.max(np.abs(theta)) < 50 else None
