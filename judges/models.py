@@ -40,6 +40,14 @@ class Judge(models.Model):
     structured_output = models.BooleanField(default=True, help_text="Send response_format with a JSON schema.")
     timeout_seconds = models.FloatField(default=120.0)
     max_attempts = models.PositiveSmallIntegerField(default=3, help_text="Attempts per request for invalid output.")
+    rpm = models.PositiveIntegerField(null=True, blank=True, help_text="Requests per minute the provider allows; runs pace themselves under it. Empty: no limit.")
+    tpm = models.PositiveIntegerField(null=True, blank=True, help_text="Tokens per minute (prompt + completion) the provider allows; empty: no limit.")
+    batch_input_price = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million prompt tokens through the Batch API; empty: half the input price."
+    )
+    batch_output_price = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million completion tokens through the Batch API; empty: half the output price."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -66,6 +74,7 @@ class JudgeRun(models.Model):
     budget_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many pairs.")
     seed = models.BigIntegerField(default=0)
+    batch = models.BooleanField(default=False, help_text="Send the units through the provider's Batch API (billed at the batch prices).")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     message = models.TextField(blank=True)
     task_id = models.CharField(max_length=100, blank=True)
@@ -77,6 +86,8 @@ class JudgeRun(models.Model):
     cached_tokens = models.BigIntegerField(default=0)
     completion_tokens = models.BigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
+    rate_limited = models.PositiveIntegerField(default=0, help_text="Answers 429 (too many requests) the endpoint gave this run.")
+    paced_ms = models.BigIntegerField(default=0, help_text="Time the workers waited to stay under the judge's rpm/tpm, summed over workers.")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -121,12 +132,59 @@ class JudgeUnit(models.Model):
         ]
 
 
+class JudgeBatch(models.Model):
+    """One batch file submitted to the provider's Batch API (`/v1/files` + `/v1/batches`) for a run.
+
+    Stored as soon as the provider accepts it, so that a run killed while polling
+    resumes by polling the same batch instead of submitting (and paying for) its
+    requests again."""
+
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted"  # the provider has it; not finished yet
+        ENDED = "ended", "Ended at the provider"  # completed, failed, expired or cancelled there; results not read yet
+        READ = "read", "Results read"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batches")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="batches")
+    provider_batch_id = models.CharField(max_length=200)
+    input_file_id = models.CharField(max_length=200)
+    output_file_id = models.CharField(max_length=200, blank=True)
+    error_file_id = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUBMITTED)
+    provider_status = models.CharField(max_length=40, blank=True, help_text="The provider's last word: validating, in_progress, completed, expired...")
+    requests = models.PositiveIntegerField(default=0)
+    completed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["judge", "provider_batch_id"], name="judgebatch_unique_provider_id")]
+
+
 class JudgeCall(models.Model):
-    """One request to the endpoint (or the cache), billed whether or not its output was usable."""
+    """One request to the endpoint (or the cache), billed whether or not its output was usable.
+
+    Written ahead: the row exists with status SENT (and the attempt's worst-case cost in
+    `reserved_usd`) before the request leaves, and the answer completes it. A SENT row
+    whose run is over is an attempt that may have been billed with no answer recorded
+    (the process died while it was in flight): "possibly billed", at most `reserved_usd`.
+    """
+
+    class Status(models.TextChoices):
+        SENT = "sent", "Sent, no answer recorded"
+        COMPLETED = "completed", "Completed"
 
     unit = models.ForeignKey(JudgeUnit, on_delete=models.CASCADE, related_name="calls")
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="judge_calls")
+    batch = models.ForeignKey(JudgeBatch, on_delete=models.SET_NULL, null=True, blank=True, related_name="calls")
     attempt = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETED)
+    reserved_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0), help_text="Worst-case cost reserved before sending.")
+    client_request_id = models.CharField(max_length=64, blank=True, help_text="Sent as X-Client-Request-Id (or the batch line's custom_id).")
+    provider_request_id = models.CharField(max_length=200, blank=True, help_text="The provider's x-request-id header.")
+    response_id = models.CharField(max_length=200, blank=True, help_text="The completion's id in the response body.")
     request_hash = models.CharField(max_length=64, db_index=True)
     from_cache = models.BooleanField(default=False)
     valid = models.BooleanField(default=False)
@@ -142,6 +200,7 @@ class JudgeCall(models.Model):
 
     class Meta:
         ordering = ["id"]
+        indexes = [models.Index(fields=["run", "status"], name="judgecall_run_status")]
 
 
 class JudgeVerdict(models.Model):

@@ -32,6 +32,19 @@ chat requests the server held at once, so tests count concurrency instead of tim
 ``refuse_schema = True`` makes it answer every request that carries a
 ``response_format`` with a 400 naming it, as endpoints without structured output do.
 
+Billing and ids, as a provider's usage export would show them: every response carries
+an ``x-request-id`` header (``req-fake-<n>``) and every completion an ``id``
+(``chatcmpl-fake-<n>``); ``answered`` lists the completions the server produced (and so
+would have billed), each ``{"id", "request_id", "client_request_id", "prompt_tokens",
+"cached_tokens", "completion_tokens"}``, recorded before the reply is written, so a
+client killed while the reply travels still owes it; ``client_request_ids`` holds the
+``X-Client-Request-Id`` header of each request ("" when absent).
+
+``rate_limit = (n, seconds)`` makes it answer 429 (with ``Retry-After``) to any chat
+request that would be the (n+1)-th to arrive within ``seconds``, as a provider's
+requests-per-minute limit does; ``rate_limited`` counts those answers. Refused requests
+do not count towards the limit.
+
 ``shared_server()`` hands out one server for the whole process; the ``llm_server``
 fixture in tests/conftest.py resets it before and after each test.
 """
@@ -113,6 +126,11 @@ class FakeLLM:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._ids = 0
+        self.answered: list[dict] = []
+        self.client_request_ids: list[str] = []
+        self.rate_limit: tuple[int, float] | None = None
+        self.rate_limited = 0
+        self._accepted: deque = deque()  # arrival times of the chat requests let through the rate limit
 
     # -------------------------------------------------------------- lifecycle
 
@@ -160,6 +178,11 @@ class FakeLLM:
             self.arrivals.clear()
             self.in_flight = self.max_in_flight = 0
             self._faults.clear()
+            self.answered.clear()
+            self.client_request_ids.clear()
+            self._accepted.clear()
+            self.rate_limited = 0
+        self.rate_limit = None
         self.latency, policy = self._initial
         self.policy = policy or default_policy
         self.cached_tokens = 0
@@ -171,13 +194,43 @@ class FakeLLM:
         with self._lock:
             return self._faults.popleft() if self._faults else None
 
-    def _record(self, body: dict, authorization: str) -> int:
+    def _record(self, body: dict, authorization: str, client_request_id: str = "") -> int:
         with self._lock:
             self.requests.append(body)
             self.authorizations.append(authorization)
+            self.client_request_ids.append(client_request_id)
             self.arrivals.append(time.monotonic())
             self._ids += 1
             return self._ids
+
+    def _over_the_limit(self) -> float | None:
+        """Seconds until a slot frees when this request is over `rate_limit`, else None (and it counts)."""
+        if self.rate_limit is None:
+            return None
+        limit, window = self.rate_limit
+        now = time.monotonic()
+        with self._lock:
+            while self._accepted and self._accepted[0] <= now - window:
+                self._accepted.popleft()
+            if len(self._accepted) >= limit:
+                self.rate_limited += 1
+                return max(0.0, self._accepted[0] + window - now)
+            self._accepted.append(now)
+            return None
+
+    def _bill(self, completion: dict, number: int, client_request_id: str) -> None:
+        usage = completion.get("usage") or {}
+        with self._lock:
+            self.answered.append(
+                {
+                    "id": completion.get("id", ""),
+                    "request_id": f"req-fake-{number}",
+                    "client_request_id": client_request_id,
+                    "prompt_tokens": usage.get("prompt_tokens", 0),
+                    "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0),
+                    "completion_tokens": usage.get("completion_tokens", 0),
+                }
+            )
 
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
@@ -240,6 +293,8 @@ class FakeLLM:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    if getattr(self, "number", None):
+                        self.send_header("x-request-id", f"req-fake-{self.number}")
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.end_headers()
@@ -251,12 +306,14 @@ class FakeLLM:
                 self._send(status, {"error": {"message": message, "type": kind, "code": None, "param": None}}, headers)
 
             def do_GET(self):
+                self.number = None
                 if self.path.rstrip("/") == "/v1/models":
                     self._send(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests"}]})
                 else:
                     self._error(404, f"no route {self.path}", "invalid_request_error")
 
             def do_POST(self):
+                self.number = None
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 if self.path.rstrip("/") != "/v1/chat/completions":
@@ -267,7 +324,13 @@ class FakeLLM:
                 except ValueError:
                     self._error(400, "the body is not JSON", "invalid_request_error")
                     return
-                number = fake._record(body, self.headers.get("Authorization", ""))
+                client_request_id = self.headers.get("X-Client-Request-Id", "")
+                number = self.number = fake._record(body, self.headers.get("Authorization", ""), client_request_id)
+                self.client_request_id = client_request_id
+                wait = fake._over_the_limit()
+                if wait is not None:
+                    self._error(429, "too many requests per minute", "rate_limit_error", {"Retry-After": str(max(1, math.ceil(wait)))})
+                    return
                 fault = fake._next_fault()
                 with fake._lock:
                     fake.in_flight += 1
@@ -292,9 +355,14 @@ class FakeLLM:
                     self._error(429, "rate limited on purpose", "rate_limit_error", {"Retry-After": after})
                 elif fault == "timeout":
                     fake._stopping.wait(fake.hang_seconds)
-                    self._send(200, fake._completion(body, number, None))
+                    self._complete(body, number, None)
                 else:
-                    self._send(200, fake._completion(body, number, fault))
+                    self._complete(body, number, fault)
+
+            def _complete(self, body: dict, number: int, fault) -> None:
+                completion = fake._completion(body, number, fault)
+                fake._bill(completion, number, self.client_request_id)
+                self._send(200, completion)
 
         return Handler
 

@@ -235,3 +235,47 @@ def test_a_stopped_server_refuses_connections():
         base_url = server.base_url
     with pytest.raises(openai.APIConnectionError):
         openai.OpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=1).models.list()
+
+
+def test_it_logs_what_it_would_bill_with_the_ids_a_provider_gives(llm_server):
+    llm_server.script("500", "not_json")
+    request = make_request()
+    client = client_for(llm_server)
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="fake-judge", messages=request.messages, max_tokens=50)
+    raw = client.chat.completions.with_raw_response.create(
+        model="fake-judge", messages=request.messages, max_tokens=50, extra_headers={"X-Client-Request-Id": "ours-2"}
+    )
+    completion = raw.parse()
+    number = completion.id.removeprefix("chatcmpl-fake-")
+    assert raw.headers["x-request-id"] == f"req-fake-{number}"
+    third = ask(llm_server)
+    # the 500 is not billed; the unreadable 200 is, like any completion
+    assert [a["id"] for a in llm_server.answered] == [completion.id, third.id]
+    first = llm_server.answered[0]
+    assert first["request_id"] == f"req-fake-{number}" and first["client_request_id"] == "ours-2"
+    assert first["prompt_tokens"] == completion.usage.prompt_tokens and first["completion_tokens"] == completion.usage.completion_tokens
+    assert llm_server.client_request_ids == ["", "ours-2", ""]
+    llm_server.reset()
+    assert llm_server.answered == [] and llm_server.client_request_ids == []
+
+
+def test_it_answers_429_past_its_rate_limit(llm_server):
+    llm_server.rate_limit = (3, 60.0)
+    for _ in range(3):
+        ask(llm_server)
+    with pytest.raises(openai.RateLimitError) as caught:
+        ask(llm_server)
+    assert caught.value.status_code == 429 and 55 <= int(caught.value.response.headers["retry-after"]) <= 60
+    assert llm_server.rate_limited == 1 and len(llm_server.answered) == 3
+    llm_server.rate_limit = (2, 0.3)  # a short window frees its slots again
+    llm_server._accepted.clear()
+    ask(llm_server)
+    ask(llm_server)
+    with pytest.raises(openai.RateLimitError):
+        ask(llm_server)
+    time.sleep(0.35)
+    ask(llm_server)
+    assert llm_server.rate_limited == 2
+    llm_server.reset()
+    assert llm_server.rate_limit is None and llm_server.rate_limited == 0

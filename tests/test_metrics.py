@@ -1,6 +1,6 @@
-"""Tests for calibration.metrics (pure numpy; no Django needed).
+"""Tests for calibration.metrics (pure numpy: no database is touched).
 
-Run: .venv/bin/python -m pytest -p no:django -p no:cacheprovider tests/test_metrics.py -q
+Run: SECRET_KEY=x .venv/bin/python -m pytest -p no:cacheprovider tests/test_metrics.py -q
 """
 
 from __future__ import annotations
