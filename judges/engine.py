@@ -40,7 +40,19 @@ from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.protocol import InvalidResponse, parse_verdicts
 from judges.selectors import RunPlan, UnitPlan, run_plan
-from judges.transport import Attempt, CallSettings, Job, Ledger, Outcome, PlainJson, drain, openai_client, work_loop
+from judges.transport import (
+    Ahead,
+    Attempt,
+    CallSettings,
+    Job,
+    Ledger,
+    Outcome,
+    PlainJson,
+    drain,
+    new_client_request_id,
+    openai_client,
+    work_loop,
+)
 
 STATUS_POLL_SECONDS = 0.5
 
@@ -121,10 +133,11 @@ class _Engine:
         for job, outcome in results:
             for a in outcome.attempts:
                 call = JudgeCall(
-                    unit_id=job.unit_id, run_id=run.pk, attempt=a.number, request_hash=a.request_hash, from_cache=a.from_cache,
-                    valid=a.valid, http_status=a.http_status, error=a.error, raw_response=a.raw_response,
+                    unit_id=job.unit_id, run_id=run.pk, batch_id=a.batch_id, attempt=a.number, request_hash=a.request_hash,
+                    from_cache=a.from_cache, valid=a.valid, http_status=a.http_status, error=a.error, raw_response=a.raw_response,
                     prompt_tokens=a.prompt_tokens, cached_tokens=a.cached_tokens, completion_tokens=a.completion_tokens,
-                    cost_usd=a.cost_usd, latency_ms=a.latency_ms,
+                    cost_usd=a.cost_usd, latency_ms=a.latency_ms, reserved_usd=a.reserved_usd,
+                    client_request_id=a.client_request_id, provider_request_id=a.provider_request_id, response_id=a.response_id,
                 )
                 calls.append(call)
                 if a.valid:
@@ -143,6 +156,11 @@ class _Engine:
             # Locked and re-read: if another run finished a unit meanwhile, its verdicts stand.
             statuses = dict(JudgeUnit.objects.select_for_update().filter(pk__in=[job.unit_id for job, _ in finished]).values_list("pk", "status"))
             taken = {pk for pk, status in statuses.items() if status == JudgeUnit.Status.DONE}
+            # The rows written ahead of these units' attempts give way to the completed ones (a unit
+            # answered from the cache had none).
+            sent = [job.unit_id for job, outcome in results if not outcome.attempts or not all(a.from_cache for a in outcome.attempts)]
+            if sent:
+                JudgeCall.objects.filter(run_id=run.pk, unit_id__in=sent, status=JudgeCall.Status.SENT).delete()
             JudgeCall.objects.bulk_create(calls)
             done = [(job, outcome) for job, outcome in finished if outcome.verdicts is not None and job.unit_id not in taken]
             failed = [(job, outcome) for job, outcome in finished if outcome.verdicts is None and job.unit_id not in taken]
@@ -173,6 +191,8 @@ class _Engine:
                 "cached_tokens": sum(c.cached_tokens for c in calls),
                 "completion_tokens": sum(c.completion_tokens for c in calls),
                 "cost_usd": sum((c.cost_usd for c in calls), Decimal(0)),
+                "paced_ms": sum(outcome.paced_ms for _, outcome in results),
+                "rate_limited": sum(outcome.rate_limited for _, outcome in results),
             }
             changed = {name: value for name, value in counters.items() if value}
             if changed:
@@ -216,6 +236,42 @@ class _Engine:
         for job in jobs:
             job.unit_id = plan.stored[job.plan.key].pk
 
+    # -- writing ahead
+
+    def write_ahead(self, jobs: list[Job], settings: CallSettings) -> None:
+        """The "sent" rows of the first attempts of `jobs` (one insert), written before the jobs
+        reach the workers: a process killed with requests in flight leaves them as evidence."""
+        rows = []
+        for job in jobs:
+            job.reserved = settings.worst_case(job.request)
+            job.first_request_id = new_client_request_id()
+            rows.append(
+                JudgeCall(
+                    unit_id=job.unit_id, run_id=self.run.pk, attempt=1, status=JudgeCall.Status.SENT, reserved_usd=job.reserved,
+                    client_request_id=job.first_request_id, request_hash=job.request_hash,
+                )
+            )
+        JudgeCall.objects.bulk_create(rows)
+
+    def write_ahead_retries(self, notes: list[Ahead]) -> None:
+        """The "sent" rows of retries the workers are about to send; each worker waits for its own."""
+        JudgeCall.objects.bulk_create(
+            [
+                JudgeCall(
+                    unit_id=n.job.unit_id, run_id=self.run.pk, attempt=n.number, status=JudgeCall.Status.SENT, reserved_usd=n.reserved,
+                    client_request_id=n.client_request_id, request_hash=n.request_hash,
+                )
+                for n in notes
+            ]
+        )
+        for n in notes:
+            n.written.set()
+
+    def drop_unsent(self, jobs: list[Job]) -> None:
+        """Rows written ahead for jobs no worker took: they never left."""
+        if jobs:
+            JudgeCall.objects.filter(run_id=self.run.pk, unit_id__in=[j.unit_id for j in jobs], status=JudgeCall.Status.SENT, attempt=1).delete()
+
     # -- running
 
     def run_baseline(self, plan: RunPlan, jobs: list[Job], batch: int = 50) -> None:
@@ -237,15 +293,27 @@ class _Engine:
         """
         concurrency = self.run.concurrency
         ready: queue.Queue[Job | None] = queue.Queue()
-        answers: queue.Queue[tuple[Job, Outcome]] = queue.Queue()
+        answers: queue.Queue = queue.Queue()  # (job, outcome), Ahead notes, None when a loop ends
         halt = threading.Event()
+        closing = threading.Event()  # this thread no longer writes rows ahead
+
+        def ahead(job: Job, number: int, request_hash: str, client_id: str, reserved: Decimal) -> bool:
+            """A worker's retry: have this thread write its row, wait until it is written (worker thread)."""
+            note = Ahead(job, number, request_hash, client_id, reserved, threading.Event())
+            answers.put(note)
+            while not note.written.wait(0.25):
+                if closing.is_set():
+                    return False
+            return True
+
+        # Unit rows first: every request's call row is written before the request leaves.
+        self.units_ensure(plan, jobs)
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}")
-        loops = [pool.submit(work_loop, ready, answers, halt, client, settings, self.ledger, self.plain) for _ in range(concurrency)]
+        loops = [pool.submit(work_loop, ready, answers, halt, client, settings, self.ledger, self.plain, ahead) for _ in range(concurrency)]
         source = self._with_cache(plan, jobs)
         sealed = False
         running = concurrency
         outstanding = 0  # requests handed to the workers and not answered yet
-        ensured = False
 
         def seal() -> None:
             # One end marker per loop: each takes one and returns.
@@ -261,21 +329,31 @@ class _Engine:
                     halt.set()
                     seal()
                 cached: list[tuple[Job, Outcome]] = []
-                while not sealed and ready.qsize() < 2 * concurrency and len(cached) < 50:
+                fresh: list[Job] = []
+                exhausted = False
+                while not sealed and ready.qsize() + len(fresh) < 2 * concurrency and len(cached) < 50:
                     item = next(source, None)
                     if item is None:
-                        seal()
+                        exhausted = True
+                        break
                     elif item[1] is not None:
                         cached.append(item)
                     else:
-                        ready.put(item[0])
-                        outstanding += 1
-                if not ensured:
-                    self.units_ensure(plan, jobs)
-                    ensured = True
+                        fresh.append(item[0])
+                if fresh:
+                    self.write_ahead(fresh, settings)
+                    for job in fresh:
+                        ready.put(job)
+                    outstanding += len(fresh)
+                if exhausted:
+                    seal()
                 if cached:
                     self.store(cached)
                 batch, ended = drain(answers, timeout=STATUS_POLL_SECONDS, outstanding=outstanding)
+                notes = [item for item in batch if isinstance(item, Ahead)]
+                if notes:
+                    self.write_ahead_retries(notes)
+                    batch = [item for item in batch if not isinstance(item, Ahead)]
                 running -= ended
                 outstanding -= len(batch)
                 for _, outcome in batch:
@@ -286,12 +364,16 @@ class _Engine:
                 if not running:
                     break
         except BaseException:
-            # Ctrl-C or a database error: send nothing more; answers in flight are lost, their units stay pending.
+            # Ctrl-C or a database error: send nothing more; answers in flight are lost, their units stay
+            # pending, and their rows written ahead stay "sent": possibly billed.
+            closing.set()
             halt.set()
             seal()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+        closing.set()
         pool.shutdown()
+        self.drop_unsent(_left_in(ready))
         for loop in loops:
             loop.result()  # a bug in a worker fails the run rather than vanishing
 
@@ -345,6 +427,18 @@ class _Engine:
         if status != JudgeRun.Status.FINISHED and pending:
             message = f"{message} {pending} unit(s) left; start the run again to resume.".strip()
         _run_close(run, status=status, message=message)
+
+
+def _left_in(ready: queue.Queue) -> list[Job]:
+    """The jobs still queued when the workers have ended."""
+    left = []
+    while True:
+        try:
+            item = ready.get_nowait()
+        except queue.Empty:
+            return left
+        if item is not None:
+            left.append(item)
 
 
 def _run_close(run: JudgeRun, *, status: str, message: str) -> None:

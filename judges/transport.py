@@ -25,6 +25,18 @@ The budget is never exceeded: before any attempt is sent, its worst case
 output price) is reserved in the `Ledger` together with everything spent and
 reserved by the attempts in flight; if it does not fit, the unit's `Outcome`
 says so and the run stops.
+
+Every attempt is written ahead: its `JudgeCall` row exists (status "sent", with
+the worst case reserved) before the request leaves. The engine writes the first
+attempt's row when it hands the job to the workers; a later attempt (a retry)
+asks the engine for its row through `ahead` and waits until it is written. Each
+request carries an `X-Client-Request-Id` (stored with the row); the provider's
+`x-request-id` header and the completion's `id` are stored with the answer, so
+that spend can be reconciled with the provider's logs.
+
+A judge's `rpm`/`tpm` limits are kept by a `judges.pacing.Pacer` shared by the
+workers: each attempt waits for its slot before it is sent; the waits and the
+429s are counted in the `Outcome` (and summed on the run).
 """
 
 from __future__ import annotations
@@ -34,6 +46,8 @@ import random
 import re
 import threading
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -42,6 +56,7 @@ from typing import TYPE_CHECKING
 
 import openai
 
+from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
 from judges.protocol import InvalidResponse, JudgeRequest, estimate_prompt_tokens, parse_verdicts, read_completion
 
@@ -75,6 +90,7 @@ class CallSettings:
     cached_input_price: Decimal | None
     output_price: Decimal
     secret: str
+    pacer: Pacer | None = None  # shared by the run's workers; None: no rpm/tpm limit
 
     @classmethod
     def of(cls, judge: Judge, secret: str) -> CallSettings:
@@ -87,7 +103,13 @@ class CallSettings:
             cached_input_price=None if judge.cached_input_price is None else Decimal(judge.cached_input_price),
             output_price=Decimal(judge.output_price),
             secret=secret,
+            pacer=pacer_for(judge.rpm, judge.tpm),
         )
+
+    def paced_tokens(self, request: JudgeRequest) -> int:
+        """The tokens a request is expected to use, for the tpm pacing: the prompt estimate and up to
+        1,024 completion tokens (verdicts are short; the real usage corrects it afterwards)."""
+        return estimate_prompt_tokens(request) + min(self.max_tokens, 1024)
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal:
         return token_cost(judge=self, prompt_tokens=prompt_tokens, cached_tokens=cached_tokens, completion_tokens=completion_tokens)
@@ -122,10 +144,19 @@ class Ledger:
             self.spent += actual
 
 
+def new_client_request_id() -> str:
+    return uuid.uuid4().hex
+
+
 @dataclass
 class Attempt:
     number: int
     request_hash: str
+    client_request_id: str = ""
+    provider_request_id: str = ""
+    response_id: str = ""
+    reserved_usd: Decimal = Decimal(0)
+    batch_id: int | None = None
     from_cache: bool = False
     valid: bool = False
     http_status: int | None = None
@@ -147,6 +178,8 @@ class Outcome:
     error: str = ""
     budget: bool = False
     fatal: str = ""
+    paced_ms: int = 0  # waited for the rpm/tpm pacing
+    rate_limited: int = 0  # 429 answers
 
 
 @dataclass
@@ -157,6 +190,22 @@ class Job:
     request_hash: str = ""
     plain_hash: str = ""  # the request's hash without its JSON schema ("" when it has none)
     reserved: Decimal = Decimal(0)
+    first_request_id: str = ""  # the X-Client-Request-Id of attempt 1, whose row the engine wrote ahead
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """A worker's request to the engine: write the "sent" row of this attempt, then set `written`."""
+
+    job: Job
+    number: int
+    request_hash: str
+    client_request_id: str
+    reserved: Decimal
+    written: threading.Event
+
+
+AheadWriter = Callable[[Job, int, str, str, Decimal], bool]  # False: the run is ending, send nothing more
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -216,8 +265,19 @@ def _refuses_schema(status: int | None, message: str) -> bool:
     return status in (400, 422) and bool(SCHEMA_WORDS.search(message))
 
 
-def _unit_call(job: Job, client: openai.OpenAI, settings: CallSettings, ledger: Ledger, plain: PlainJson) -> Outcome:
-    """Sends one unit's request until it yields verdicts or the retries run out (worker thread)."""
+def _response_id(body: bytes) -> str:
+    """The completion's `id`, read cheaply from the start of the body ("" when absent)."""
+    match = re.search(rb'"id"\s*:\s*"([^"]{1,200})"', body[:400])
+    return match.group(1).decode("utf-8", "replace") if match else ""
+
+
+def _unit_call(
+    job: Job, client: openai.OpenAI, settings: CallSettings, ledger: Ledger, plain: PlainJson, ahead: AheadWriter | None = None
+) -> Outcome:
+    """Sends one unit's request until it yields verdicts or the retries run out (worker thread).
+
+    Attempt 1 goes out under the row the engine wrote when it queued the job; every later
+    attempt first has `ahead` write its row (and waits for it)."""
     outcome = Outcome()
     request = job.request
     reserved = job.reserved
@@ -235,16 +295,31 @@ def _unit_call(job: Job, client: openai.OpenAI, settings: CallSettings, ledger: 
             arguments["response_format"] = request.response_format
     http_retries = invalid = 0
     while True:
-        attempt = Attempt(number=len(outcome.attempts) + 1, request_hash=sent_hash)
+        number = len(outcome.attempts) + 1
+        client_id = job.first_request_id if number == 1 and job.first_request_id else new_client_request_id()
+        attempt = Attempt(number=number, request_hash=sent_hash, client_request_id=client_id, reserved_usd=job.reserved)
+        if number > 1 and ahead is not None and not ahead(job, number, sent_hash, client_id, job.reserved):
+            ledger.settle(reserved, Decimal(0))
+            return outcome  # the run is ending: this attempt is not sent and the unit stays pending
         outcome.attempts.append(attempt)
+        if settings.pacer is not None:
+            outcome.paced_ms += round(settings.pacer.acquire(settings.paced_tokens(request)) * 1000)
         started = time.monotonic()
         try:
-            body = client.post("/chat/completions", body=arguments, cast_to=bytes)
+            response = client.post(
+                "/chat/completions", body=arguments, cast_to=openai.APIResponse[bytes], options={"headers": {"X-Client-Request-Id": client_id}}
+            )
+            body = response.parse()
+            attempt.provider_request_id = (response.headers.get("x-request-id") or "")[:200]
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             attempt.latency_ms = round((time.monotonic() - started) * 1000)
             attempt.http_status, message = _http_error(exc)
             attempt.error = settings.scrub(message)
             status = attempt.http_status
+            if isinstance(exc, openai.APIStatusError):
+                attempt.provider_request_id = (exc.request_id or "")[:200]
+            if status == 429:
+                outcome.rate_limited += 1
             if "response_format" in arguments and _refuses_schema(status, message):
                 plain.refuse(attempt.error)
                 del arguments["response_format"]
@@ -270,9 +345,12 @@ def _unit_call(job: Job, client: openai.OpenAI, settings: CallSettings, ledger: 
             continue
         attempt.latency_ms = round((time.monotonic() - started) * 1000)
         attempt.http_status = 200
+        attempt.response_id = _response_id(body)
         completion = read_completion(body)
         attempt.prompt_tokens, attempt.cached_tokens = completion.prompt_tokens, completion.cached_tokens
         attempt.completion_tokens = completion.completion_tokens
+        if settings.pacer is not None:
+            settings.pacer.settle(settings.paced_tokens(request), completion.prompt_tokens + completion.completion_tokens)
         attempt.cost_usd = settings.cost(attempt.prompt_tokens, attempt.cached_tokens, attempt.completion_tokens)
         ledger.settle(reserved, attempt.cost_usd)
         reserved = Decimal(0)
@@ -311,19 +389,23 @@ def work_loop(
     settings: CallSettings,
     ledger: Ledger,
     plain: PlainJson,
+    ahead: AheadWriter | None = None,
 ) -> None:
     """One worker: takes the next request, reserves its worst case against the budget, sends it (worker thread)."""
     try:
         while True:
             job = ready.get()
-            if job is None or halt.is_set():
+            if job is None:
                 return
-            job.reserved = settings.worst_case(job.request)
+            if halt.is_set():
+                answers.put((job, Outcome()))  # never sent: the engine drops its row written ahead
+                return
+            job.reserved = job.reserved or settings.worst_case(job.request)
             if not ledger.reserve(job.reserved):
                 answers.put((job, Outcome(budget=True)))
                 halt.set()
                 return
-            answers.put((job, _unit_call(job, client, settings, ledger, plain)))
+            answers.put((job, _unit_call(job, client, settings, ledger, plain, ahead)))
     except BaseException:
         halt.set()
         raise

@@ -273,7 +273,7 @@ def test_it_spends_nothing_with_a_budget_too_small_for_one_request(campaign, llm
 
 
 def test_it_stops_cleanly_when_asked_and_resumes_later(campaign, llm_judge, llm_server):
-    llm_server.latency = 0.05
+    llm_server.latency = 0.1  # 24 units at concurrency 2 outlast the engine's half-second status poll
 
     def stop_after_two(run):
         if run.units_done >= 2 and run.status == JudgeRun.Status.RUNNING:
