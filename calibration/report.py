@@ -288,6 +288,8 @@ def _judge_section(
         "n_no_majority": n_no_majority,
         "share_kept_no_ties": _r(share_kept),
         "cost_usd": _r(cost, 8),
+        "possibly_billed_usd": _r(summary.possibly_billed_usd, 8),
+        "n_possibly_billed_calls": summary.n_possibly_billed,
         "cost_per_pair_usd": per_pair,
         "cost_per_1000_verdicts_usd": per_1000,
         "tokens": {"prompt": summary.prompt_tokens, "cached": summary.cached_tokens, "completion": summary.completion_tokens},
@@ -356,6 +358,8 @@ def _ensemble(members: tuple[str, ...], by_name: dict, merged_by_judge: dict, ca
         cached_tokens=sum(p.cached_tokens for p in parts),
         completion_tokens=sum(p.completion_tokens for p in parts),
         mean_latency_ms=None,
+        possibly_billed_usd=sum(p.possibly_billed_usd for p in parts),
+        n_possibly_billed=sum(p.n_possibly_billed for p in parts),
     )
     return summary, table
 

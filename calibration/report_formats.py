@@ -158,10 +158,15 @@ def tables(report: dict) -> dict[str, Table]:
             str(j["errors"]),
             ", ".join(flags),
         ])
+    unrecorded = "; ".join(
+        f"{j['name']}: {j['n_possibly_billed_calls']:,} call(s) sent with no answer recorded, possibly billed up to {fmt_usd(j['possibly_billed_usd'])}"
+        for j in report["judges"] if j.get("n_possibly_billed_calls") and not j.get("members")
+    )
     out["judges"] = Table(
         "judges", "Judges against the humans",
         ["Judge", "PAR", "PAR vs majority", "Cohen's κ", "Position consistency", "First-position rate", "Prefers longer", "Cost / pair", "Items", "Errors", ""],
-        judge_rows, [False] + [True] * 9 + [False], note,
+        judge_rows, [False] + [True] * 9 + [False],
+        note + (f" Costs are the calls recorded; not in them: {unrecorded} (a run was killed with requests in flight)." if unrecorded else ""),
     )
     h = report["humans"]
     out["humans"] = Table(
@@ -293,7 +298,7 @@ CSV_COLUMNS = (
     "par_majority", "par_majority_ci_low", "par_majority_ci_high", "par_no_ties", "cohen_kappa",
     "position_consistency", "first_position_rate", "prefers_longer", "krippendorff_alpha", "par_all_pairs",
     "cost_usd", "cost_per_pair_usd", "cost_per_1000_verdicts_usd", "mean_latency_ms", "errors",
-    "small_n", "pareto", "recommended",
+    "small_n", "pareto", "recommended", "possibly_billed_usd",
 )
 
 
@@ -327,6 +332,7 @@ def render_csv(report: dict) -> str:
             "cost_per_1000_verdicts_usd": j["cost_per_1000_verdicts_usd"], "mean_latency_ms": j["mean_latency_ms"],
             "errors": j["errors"], "small_n": j["small_n"],
             "pareto": j["name"] in report["pareto_frontier"], "recommended": j["name"] == report["recommended_judge"],
+            "possibly_billed_usd": j["possibly_billed_usd"],
         })
     h = report["humans"]
     lo, hi = ci(h, "par_leave_one_out")

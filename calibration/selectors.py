@@ -52,6 +52,10 @@ class JudgeSummary:
     cached_tokens: int
     completion_tokens: int
     mean_latency_ms: float | None
+    # Calls written ahead with no answer recorded (the process died while they were in flight):
+    # perhaps billed by the provider, at most their reserved worst case.
+    possibly_billed_usd: float = 0.0
+    n_possibly_billed: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,9 @@ def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, 
 
 
 def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
-    """Every judge with work on the campaign, by name; costs count every call, valid or not."""
+    """Every judge with work on the campaign, by name; costs count every completed call, valid or
+    not, and calls with no answer recorded are counted apart (possibly billed)."""
+    completed = Q(status=JudgeCall.Status.COMPLETED)
     units = {
         row["judge_id"]: row
         for row in JudgeUnit.objects.filter(pair__campaign=campaign)
@@ -163,14 +169,16 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
         for row in JudgeCall.objects.filter(unit__pair__campaign=campaign)
         .values("unit__judge_id")
         .annotate(
-            n=Count("id"),
-            invalid=Count("id", filter=Q(valid=False)),
+            n=Count("id", filter=completed),
+            invalid=Count("id", filter=completed & Q(valid=False)),
             cost=Sum("cost_usd"),
             prompt=Sum("prompt_tokens"),
             cached=Sum("cached_tokens"),
             completion=Sum("completion_tokens"),
             # Answers from the cache take no time and would flatter the judge.
-            latency=Avg("latency_ms", filter=Q(from_cache=False)),
+            latency=Avg("latency_ms", filter=completed & Q(from_cache=False)),
+            sent=Count("id", filter=~completed),
+            reserved=Sum("reserved_usd", filter=~completed),
         )
     }
     out = []
@@ -190,6 +198,8 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
                 cached_tokens=c.get("cached") or 0,
                 completion_tokens=c.get("completion") or 0,
                 mean_latency_ms=None if c.get("latency") is None else float(c["latency"]),
+                possibly_billed_usd=float(c.get("reserved") or 0),
+                n_possibly_billed=c.get("sent", 0),
             )
         )
     return out

@@ -12,10 +12,10 @@ import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 
 from annotate.models import Article, Campaign, Category, Criterion, Pair
-from judges.models import CachedResponse, Judge, JudgeRun, JudgeUnit
+from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import token_cost
 from judges.protocol import (
     CriterionSpec,
@@ -178,8 +178,28 @@ def campaign_list() -> QuerySet[Campaign]:
     )
 
 
+SENT = Q(judge_calls__status=JudgeCall.Status.SENT)
+
+
 def campaign_runs(*, campaign: Campaign) -> list[JudgeRun]:
-    return list(JudgeRun.objects.filter(campaign=campaign).select_related("judge").order_by("-created_at", "-id"))
+    """The campaign's runs, newest first, each with `sent_calls` / `sent_usd`: its calls written ahead
+    and not completed (in flight while it runs; possibly billed once it is over) and their reserved
+    worst case."""
+    return list(
+        JudgeRun.objects.filter(campaign=campaign)
+        .select_related("judge")
+        .prefetch_related("batches")
+        .annotate(sent_calls=Count("judge_calls", filter=SENT), sent_usd=Sum("judge_calls__reserved_usd", filter=SENT))
+        .order_by("-created_at", "-id")
+    )
+
+
+def unanswered_calls(*, judge: Judge, campaign: Campaign) -> tuple[int, Decimal]:
+    """(calls written ahead and never completed, their reserved worst case) of a judge on a campaign,
+    over all its runs: requests in flight when a process was killed, which the provider may have billed."""
+    sent = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, status=JudgeCall.Status.SENT)
+    totals = sent.aggregate(n=Count("id"), usd=Sum("reserved_usd"))
+    return totals["n"] or 0, totals["usd"] or Decimal(0)
 
 
 def runs_active(runs: list[JudgeRun]) -> bool:
@@ -187,8 +207,10 @@ def runs_active(runs: list[JudgeRun]) -> bool:
 
 
 def campaign_judge_summary(*, campaign: Campaign) -> list[dict]:
-    """Per judge: units done and in error on this campaign, over all its runs."""
-    return list(
+    """Per judge: units done and in error on this campaign, over all its runs, and what its calls cost:
+    `recorded_usd` (completed calls) and `possibly_billed_usd` over `possibly_billed` calls (written
+    ahead, never completed: their runs were killed, or are still running, with them in flight)."""
+    rows = list(
         JudgeUnit.objects.filter(pair__campaign=campaign)
         .values("judge__name")
         .annotate(
@@ -198,3 +220,16 @@ def campaign_judge_summary(*, campaign: Campaign) -> list[dict]:
         )
         .order_by("judge__name")
     )
+    sent = Q(status=JudgeCall.Status.SENT)
+    spend = {
+        row["unit__judge__name"]: row
+        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign)
+        .values("unit__judge__name")
+        .annotate(recorded=Sum("cost_usd", filter=~sent), possibly=Sum("reserved_usd", filter=sent), n_sent=Count("id", filter=sent))
+    }
+    for row in rows:
+        money = spend.get(row["judge__name"], {})
+        row["recorded_usd"] = money.get("recorded") or Decimal(0)
+        row["possibly_billed_usd"] = money.get("possibly") or Decimal(0)
+        row["possibly_billed"] = money.get("n_sent") or 0
+    return rows

@@ -227,6 +227,8 @@ def assert_contract(report: dict) -> None:
         for key in ("share_kept_no_ties", "cost_per_pair_usd", "cost_per_1000_verdicts_usd", "mean_latency_ms"):
             assert j[key] is None or isinstance(j[key], NUMBER), f"{where}.{key}"
         assert isinstance(j["cost_usd"], NUMBER) and j["small_n"] == (j["n_items"] < 30)
+        assert isinstance(j["possibly_billed_usd"], NUMBER) and isinstance(j["n_possibly_billed_calls"], int)
+        assert (j["possibly_billed_usd"] > 0) <= (j["n_possibly_billed_calls"] > 0)
         assert set(j["tokens"]) == {"prompt", "cached", "completion"}
         for breakdown in ("by_category", "by_criterion"):
             for key, entry in j[breakdown].items():

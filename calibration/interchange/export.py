@@ -225,6 +225,8 @@ def span_rows(campaign: Campaign) -> list[dict]:
 
 
 def _call_status(call: JudgeCall) -> str:
+    if call.status == JudgeCall.Status.SENT:
+        return "possibly_billed"  # written ahead, never answered here: the process died with it in flight
     if call.valid:
         return "valid"
     if call.http_status is not None and call.http_status < 400 and call.raw_response:
@@ -247,6 +249,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
             "unit__pair__topic",
             "unit__pair__article_a__system",
             "unit__pair__article_b__system",
+            "batch",
         )
         .order_by("unit__judge__name", "id")
     )
@@ -275,9 +278,14 @@ def call_rows(campaign: Campaign) -> list[dict]:
                 "cached_tokens": call.cached_tokens,
                 "completion_tokens": call.completion_tokens,
                 "cost_usd": f"{call.cost_usd:.8f}",
+                "reserved_usd": f"{call.reserved_usd:.8f}",
                 "latency_ms": call.latency_ms,
                 "created_at": iso(call.created_at),
                 "error": call.error,
+                "client_request_id": call.client_request_id,
+                "provider_request_id": call.provider_request_id,
+                "response_id": call.response_id,
+                "provider_batch_id": call.batch.provider_batch_id if call.batch else "",
             }
         )
     return rows

@@ -10,6 +10,7 @@ from judges.models import Judge, JudgeRun
 from judges.selectors import run_estimate
 from judges.engine import judge_run_execute
 from judges.services import judge_run_create
+from judges.selectors import unanswered_calls
 
 
 def money(value: str) -> Decimal:
@@ -132,6 +133,12 @@ class Command(BaseCommand):
         )
         if run.message:
             self.stdout.write(f"  {run.message}")
+        unanswered, reserved = unanswered_calls(judge=run.judge, campaign=run.campaign)
+        if unanswered:
+            self.stdout.write(
+                f"  possibly billed: {unanswered} call{'s' if unanswered != 1 else ''} sent with no answer recorded "
+                f"(a run was killed with them in flight), up to ${reserved:.8f} on top of the recorded cost"
+            )
 
     def dry_run(self, campaign: Campaign, judges: list[Judge], plan: dict) -> None:
         total = Decimal(0)
