@@ -1,6 +1,7 @@
 """Wall time of a judge run against a fake endpoint with fixed latency, versus the ideal.
 
     python bench/judges.py [../shared/wlc-sample] [--pairs 100] [--latency 0.2] [--concurrency 32 8] [--sequential]
+    python bench/judges.py --pacing [--concurrency 32]     # about 150 s
 
 Builds a fresh SQLite database (set DATABASE_URL to measure another server) with
 `--pairs` reference pairs: the Wiki Live Challenge sample when present, else
@@ -27,6 +28,14 @@ latency seconds).
 The engine keeps a client per endpoint, key and concurrency, so each timed run
 makes its own (about 40 ms of its wall time here), as in a fresh worker process;
 the warm-up run only loads the client's modules.
+
+`--pacing` runs, instead, the provider-limits scenario: a judge with `rpm=120`
+against an endpoint that answers 429 to the 151st request within any trailing
+60 s, 300 calls (100 pairs x 3) at the first `--concurrency`. Printed: the 429s
+the server gave and the run counted (both 0 when the pacing holds), the most
+requests the server saw within any 60 s, the wall time (about 150 s: a request
+every 0.5 s) and the requests per minute achieved (about 120), and the workers'
+waits for the pacer, summed.
 """
 
 import argparse
@@ -46,28 +55,56 @@ from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402
 
 TARGET_RATIO_AT_32 = 1.3
 KEY_ENV = "BENCH_JUDGE_API_KEY"
+PACED_RPM = 120
+SERVER_LIMIT = (150, 60.0)  # requests within a trailing window of seconds, as a provider's rpm limit
 
 
 # The fake endpoint runs in its own process, as a real one would: it must not take this process's CPU.
+# Given a rate limit (requests, seconds) it enforces it; when its stdin closes it prints the 429s it
+# gave and the most requests it saw within any window of those seconds.
 SERVER = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from tests.llm_server import FakeLLM
 
 with FakeLLM(latency=float(sys.argv[2])) as server:
+    window = 60.0
+    if len(sys.argv) > 3:
+        server.rate_limit = (int(sys.argv[3]), float(sys.argv[4]))
+        window = server.rate_limit[1]
     print(server.base_url, flush=True)
     sys.stdin.read()
+    arrivals, most, first = sorted(server.arrivals), 0, 0
+    for last, arrived in enumerate(arrivals):
+        while arrivals[first] <= arrived - window:
+            first += 1
+        most = max(most, last - first + 1)
+    print(server.rate_limited, most, flush=True)
 """
 
 
+class Endpoint:
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.rate_limited = 0  # 429s the server gave, known once it has stopped
+        self.most_in_window = 0  # the most requests it saw within any window of its rate limit (60 s without one)
+
+
 @contextmanager
-def fake_endpoint(latency: float) -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, "-c", SERVER, str(ROOT), str(latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def fake_endpoint(latency: float, rate_limit: tuple[int, float] | None = None) -> Iterator[Endpoint]:
+    limit = [str(rate_limit[0]), str(rate_limit[1])] if rate_limit else []
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(ROOT), str(latency), *limit], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    endpoint = Endpoint(process.stdout.readline().strip())
     try:
-        yield process.stdout.readline().strip()
+        yield endpoint
     finally:
         process.stdin.close()
+        figures = process.stdout.readline().split()
         process.wait(timeout=10)
+        if len(figures) == 2:
+            endpoint.rate_limited, endpoint.most_in_window = int(figures[0]), int(figures[1])
 
 
 class QueryTimer:
@@ -119,6 +156,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the fake endpoint takes to answer")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 8])
     parser.add_argument("--sequential", action="store_true", help="also concurrency 1 (pairs x 3 x latency seconds)")
+    parser.add_argument(
+        "--pacing", action="store_true", help=f"instead: a judge with rpm={PACED_RPM} against a server allowing {SERVER_LIMIT[0]} requests a minute"
+    )
     args = parser.parse_args()
 
     os.environ[KEY_ENV] = "bench-not-a-real-key"
@@ -143,12 +183,16 @@ def main() -> None:
     categories = criterion_set.categories.count()
     print(f"{pairs} pairs from {source}; {criterion_set.criteria.count()} criteria in {categories} categories; "
           f"fake endpoint latency {args.latency:.2f} s; database {connection.vendor}")
+    if args.pacing:
+        pacing(campaign, pairs, args.latency, args.concurrency[0])
+        return
 
     levels = list(dict.fromkeys(args.concurrency + ([1] if args.sequential else [])))
     print(f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>7} {'ratio':>6} {'bare s':>7} {'bare ratio':>10} "
           f"{'db s':>6} {'db share':>8} {'queries/unit':>12} {'call ms':>8}")
     ratios = {}
-    with fake_endpoint(args.latency) as base_url:
+    with fake_endpoint(args.latency) as endpoint:
+        base_url = endpoint.base_url
         # Warm-up, not timed: the first request of a process imports the client's modules and builds its models.
         warm, _ = judge_create(name="bench-warm-up", model="fake-judge-warm-up", base_url=base_url, api_key_env=KEY_ENV)
         judge_run_execute(run=judge_run_create(campaign=campaign, judge=warm, concurrency=1, limit=1))
@@ -178,13 +222,40 @@ def main() -> None:
         print(f"ratio at 32: {ratios[32]:.2f} (target <= {TARGET_RATIO_AT_32}): {verdict}")
 
 
+def pacing(campaign, pairs: int, latency: float, concurrency: int) -> None:
+    """The issue's done-when: with rpm 120 against a server refusing more than 150 requests a minute,
+    a 300-call run meets no 429. No warm-up: the server sees the run's requests and no others."""
+    from judges.engine import judge_run_execute
+    from judges.services import judge_create, judge_run_create
+
+    limit, window = SERVER_LIMIT
+    print(f"pacing: rpm {PACED_RPM} against a server answering 429 beyond {limit} requests in {window:.0f} s; concurrency {concurrency}")
+    with fake_endpoint(latency, SERVER_LIMIT) as endpoint:
+        judge, _ = judge_create(name="bench-paced", model="fake-judge-paced", base_url=endpoint.base_url, api_key_env=KEY_ENV,
+                                input_price="2.5", output_price="10", rpm=PACED_RPM)
+        run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency, limit=pairs)
+        started = time.perf_counter()
+        run = judge_run_execute(run=run)
+        wall = time.perf_counter() - started
+    if run.status != "finished" or run.errors:
+        print(f"run {run.pk}: {run.status} {run.message}")
+    print(f"{'calls':>6} {'429 server':>10} {'429 run':>7} {f'most in {window:.0f} s':>10} {'wall s':>7} {'req/min':>7} {'paced s':>8}")
+    print(f"{run.calls:>6} {endpoint.rate_limited:>10} {run.rate_limited:>7} {endpoint.most_in_window:>10} {wall:>7.1f} "
+          f"{run.calls / wall * 60:>7.1f} {run.paced_ms / 1000:>8.0f}")
+    print("paced s: the workers' waits for the pacer, summed over the workers.")
+    verdict = "ok" if endpoint.rate_limited == run.rate_limited == 0 else "RATE LIMITED"
+    print(f"429s: {endpoint.rate_limited} at the server, {run.rate_limited} on the run: {verdict}")
+
+
 def bare_client_seconds(campaign, judge, level: int, pairs: int) -> float:
     """The floor: the run's requests sent the way the engine sends them (the client's
-    `post`, the reply read by `read_completion`) from `level` threads, nothing stored."""
+    `post` with an X-Client-Request-Id, the raw response's x-request-id header read, the
+    reply read by `read_completion`) from `level` threads, nothing stored."""
     import openai
 
     from judges.protocol import read_completion
     from judges.selectors import run_plan
+    from judges.transport import new_client_request_id
 
     plan = run_plan(campaign=campaign, judge=judge, limit=pairs)
     requests = [plan.request(unit) for unit in plan.pending()]
@@ -193,7 +264,10 @@ def bare_client_seconds(campaign, judge, level: int, pairs: int) -> float:
     def send(request) -> None:
         body = {"model": judge.model, "messages": request.messages, "response_format": request.response_format,
                 "temperature": judge.temperature, "max_tokens": judge.max_tokens}
-        read_completion(client.post("/chat/completions", body=body, cast_to=bytes))
+        options = {"headers": {"X-Client-Request-Id": new_client_request_id()}}
+        response = client.post("/chat/completions", body=body, cast_to=openai.APIResponse[bytes], options=options)
+        response.headers.get("x-request-id")
+        read_completion(response.parse())
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=level) as pool:

@@ -236,5 +236,8 @@ JUDGE_API_KEY_ENVS = env_list("JUDGE_API_KEY_ENVS", "")
 if {"SECRET_KEY", "DATABASE_URL"} & set(JUDGE_API_KEY_ENVS):
     raise ImproperlyConfigured("JUDGE_API_KEY_ENVS must not name SECRET_KEY or DATABASE_URL: a judge sends its key to its base URL")
 JUDGE_BASE_URL_HOSTS = [host.lower() for host in env_list("JUDGE_BASE_URL_HOSTS", "")]
+# Batch runs (judges/batch.py): lines per batch file (OpenAI's limit is 50,000) and seconds between polls.
+JUDGE_BATCH_MAX_LINES = env_int("JUDGE_BATCH_MAX_LINES", 50_000, minimum=1)
+JUDGE_BATCH_POLL_SECONDS = env_int("JUDGE_BATCH_POLL_SECONDS", 10, minimum=1)
 
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "").rstrip("/")

@@ -36,6 +36,7 @@ from django.utils import timezone
 from annotate.vocabulary import side_of
 
 from judges import baselines
+from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.protocol import InvalidResponse, parse_verdicts
@@ -403,7 +404,8 @@ class _Engine:
         attempt = Attempt(number=1, request_hash=hit.request_hash, from_cache=True, valid=True, raw_response=hit.content)
         return Outcome(attempts=[attempt], verdicts=verdicts)
 
-    def finish(self) -> None:
+    def finish(self, note: str = "") -> None:
+        """Sets the run's final status and message; `note` is what a batch run adds (see `judges.batch`)."""
         run = self.run
         if self.fatal:
             status, message = JudgeRun.Status.FAILED, f"The endpoint refused the run: {self.fatal}"
@@ -419,12 +421,15 @@ class _Engine:
         pending = run.units_total - run.units_done - run.errors
         if run.errors:
             message = f"{message} {run.errors} unit(s) in error (no verdict).".strip()
+        if note:
+            message = f"{message} {note}".strip()
         if self.plain.reason:
             message = (
                 f"{message} The endpoint refused the JSON schema ({self.plain.reason}); the run asked for plain JSON "
                 "instead and read the answers tolerantly. Turn structured output off for this judge to skip the refused requests."
             ).strip()
-        if status != JudgeRun.Status.FINISHED and pending:
+        # A batch run can finish with units pending: requests its provider never ran (see the note).
+        if pending and (status != JudgeRun.Status.FINISHED or run.batch):
             message = f"{message} {pending} unit(s) left; start the run again to resume.".strip()
         _run_close(run, status=status, message=message)
 
@@ -462,6 +467,7 @@ def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | N
         pk=run.pk
     ).update(status=JudgeRun.Status.STOPPED, message=f"Interrupted; run #{run.pk} took over its remaining units.", finished_at=now)
     engine = _Engine(run, progress)
+    note = ""
     try:
         if judge.kind == Judge.Kind.IMPORTED:
             _run_close(run, status=JudgeRun.Status.FAILED, message=f"'{judge.name}' holds imported verdicts; it cannot be run.")
@@ -487,12 +493,16 @@ def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | N
                 )
                 return run
             plan, jobs = engine.prepare()
-            engine.run_llm(plan, jobs, openai_client(judge, secret, run.concurrency), CallSettings.of(judge, secret))
+            client, settings = openai_client(judge, secret, run.concurrency), CallSettings.of(judge, secret)
+            if run.batch:
+                note = run_batch(engine, plan, jobs, client, settings)
+            else:
+                engine.run_llm(plan, jobs, client, settings)
     except KeyboardInterrupt:
         _run_close(run, status=JudgeRun.Status.STOPPED, message="Interrupted; start the run again to resume.")
         raise
     except Exception as exc:
         _run_close(run, status=JudgeRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
         raise
-    engine.finish()
+    engine.finish(note)
     return run

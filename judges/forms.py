@@ -19,6 +19,20 @@ class JudgeForm(forms.Form):
     output_price = forms.DecimalField(min_value=0, max_digits=12, decimal_places=6, initial=Decimal(0), help_text="USD per million completion tokens.")
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
     max_tokens = forms.IntegerField(min_value=1, max_value=10_000_000, initial=4096)
+    rpm = forms.IntegerField(
+        min_value=1, required=False, label="Requests per minute",
+        help_text="The provider's limit (rpm): runs space their requests out under it instead of meeting 429s. Empty: no limit.",
+    )
+    tpm = forms.IntegerField(
+        min_value=1, required=False, label="Tokens per minute",
+        help_text="The provider's limit on prompt + completion tokens (tpm), paced on estimated tokens. Empty: no limit.",
+    )
+    batch_input_price = forms.DecimalField(
+        min_value=0, max_digits=12, decimal_places=6, required=False, help_text="USD per million prompt tokens in batch runs. Empty: half the input price."
+    )
+    batch_output_price = forms.DecimalField(
+        min_value=0, max_digits=12, decimal_places=6, required=False, help_text="USD per million completion tokens in batch runs. Empty: half the output price."
+    )
     per_criterion = forms.BooleanField(required=False, label="One call per criterion (default: one per category)")
     structured_output = forms.BooleanField(required=False, initial=True, label="Send a JSON schema (structured output)")
     update = forms.BooleanField(required=False, label="Update the judge if the name exists")
@@ -40,6 +54,10 @@ class RunForm(forms.Form):
     budget_usd = forms.DecimalField(min_value=0, max_digits=12, decimal_places=6, required=False, label="Budget (USD)")
     limit = forms.IntegerField(min_value=1, max_value=1_000_000_000, required=False, label="At most this many pairs")
     seed = forms.IntegerField(min_value=-(2**63), max_value=2**63 - 1, initial=0, required=False)
+    batch = forms.BooleanField(
+        required=False, label="Batch API (cheaper, slower)",
+        help_text="Submit the units as batch files (OpenAI, Azure and compatible endpoints): billed at the judge's batch prices, answered within 24 h.",
+    )
 
     def service_arguments(self) -> dict:
         data = dict(self.cleaned_data)

@@ -46,9 +46,10 @@ class Pacer:
     def limited(self) -> bool:
         return self.rpm is not None or self.tpm is not None
 
-    def acquire(self, tokens: int = 0) -> float:
+    def acquire(self, tokens: int = 0, cancel: threading.Event | None = None) -> float:
         """Waits until a request of `tokens` estimated tokens fits under the limits; returns the
-        seconds waited (0.0 when it fits now)."""
+        seconds waited (0.0 when it fits now). With `cancel`, the wait ends early when it is set
+        (the run is stopping): the caller checks it and sends nothing; the slot stays used."""
         if not self.limited:
             return 0.0
         with self._lock:
@@ -61,7 +62,10 @@ class Pacer:
                 self._next_request = start + 60.0 / self.rpm
         wait = start - now
         if wait > 0:
-            self._sleep(wait)
+            if cancel is None:
+                self._sleep(wait)
+            elif cancel.wait(wait):
+                return max(self._clock() - now, 0.0)
         return max(wait, 0.0)
 
     def settle(self, estimated: int, actual: int) -> None:

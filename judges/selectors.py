@@ -15,7 +15,7 @@ from decimal import Decimal
 from django.db.models import Count, Q, QuerySet, Sum
 
 from annotate.models import Article, Campaign, Category, Criterion, Pair
-from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit
+from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import token_cost
 from judges.protocol import (
     CriterionSpec,
@@ -122,6 +122,26 @@ def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int
     return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
 
 
+@dataclass(frozen=True)
+class BatchPrices:
+    """A judge's prices through the Batch API, in the shape `pricing.token_cost` reads."""
+
+    input_price: Decimal
+    cached_input_price: Decimal | None
+    output_price: Decimal
+
+
+def batch_prices(judge: Judge) -> BatchPrices:
+    """The judge's batch prices; an empty one is half the synchronous price (the discount of
+    OpenAI's and Azure's Batch APIs). Cached prompt tokens: half the cached price, never more
+    than the batch input price; none set: the batch input price."""
+    half = Decimal("0.5")
+    input_price = Decimal(judge.input_price) * half if judge.batch_input_price is None else Decimal(judge.batch_input_price)
+    output_price = Decimal(judge.output_price) * half if judge.batch_output_price is None else Decimal(judge.batch_output_price)
+    cached = None if judge.cached_input_price is None else min(Decimal(judge.cached_input_price) * half, input_price)
+    return BatchPrices(input_price=input_price, cached_input_price=cached, output_price=output_price)
+
+
 @dataclass
 class CostEstimate:
     judge: Judge
@@ -132,18 +152,21 @@ class CostEstimate:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: Decimal = Decimal(0)
+    batch_cost_usd: Decimal = Decimal(0)  # the same requests through the Batch API (`run_judges --batch`)
 
 
 def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> CostEstimate:
     """What a run would ask and spend: every pending request built, nothing sent or written.
 
-    Requests the cache would answer cost nothing and are counted apart.
+    Requests the cache would answer cost nothing and are counted apart. The cost is
+    given twice: at the synchronous prices and at the batch prices (`batch_prices`).
     """
     plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed)
     pending = plan.pending()
     estimate = CostEstimate(judge=judge, units_total=len(plan.units), units_pending=len(pending))
     if judge.kind != Judge.Kind.LLM:
         return estimate
+    batch = batch_prices(judge)
     planned = []
     for unit in pending:
         request = plan.request(unit)
@@ -161,6 +184,7 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
         estimate.prompt_tokens += prompt
         estimate.completion_tokens += completion
         estimate.cost_usd += token_cost(judge=judge, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion)
+        estimate.batch_cost_usd += token_cost(judge=batch, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion)
     return estimate
 
 
@@ -196,8 +220,11 @@ def campaign_runs(*, campaign: Campaign) -> list[JudgeRun]:
 
 def unanswered_calls(*, judge: Judge, campaign: Campaign) -> tuple[int, Decimal]:
     """(calls written ahead and never completed, their reserved worst case) of a judge on a campaign,
-    over all its runs: requests in flight when a process was killed, which the provider may have billed."""
-    sent = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, status=JudgeCall.Status.SENT)
+    over all its runs: requests in flight when a process was killed, which the provider may have billed.
+    Lines of batches still at the provider are not counted: their answers are awaited, not lost."""
+    sent = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, status=JudgeCall.Status.SENT).exclude(
+        batch__status__in=[JudgeBatch.Status.SUBMITTED, JudgeBatch.Status.ENDED]
+    )
     totals = sent.aggregate(n=Count("id"), usd=Sum("reserved_usd"))
     return totals["n"] or 0, totals["usd"] or Decimal(0)
 

@@ -21,6 +21,7 @@ from judges.tasks import judge_run_task
 from judges.transport import openai_client as _client  # noqa: F401  moved; tests import it from here
 
 MAX_CONCURRENCY = 64
+MAX_RATE = 2**31 - 1  # the largest rpm/tpm the column holds
 
 
 # --- judges -----------------------------------------------------------------------
@@ -42,12 +43,19 @@ def judge_create(
     structured_output: bool = True,
     timeout_seconds: float | None = None,
     max_attempts: int | None = None,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    batch_input_price: Decimal | float | str | None = None,
+    batch_output_price: Decimal | float | str | None = None,
     update: bool = False,
 ) -> tuple[Judge, bool]:
     """Creates a judge, or updates it with `update`; returns (judge, created).
 
     The API key itself is never taken: only the name of the environment variable
     that holds it, checked to look like a variable name so a pasted key is refused.
+    `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no limit);
+    the batch prices left None are half the synchronous ones. An update sets every
+    field, so a limit or a price not given again is cleared.
     """
     errors: list[str] = []
     name = name.strip()
@@ -65,7 +73,11 @@ def judge_create(
         if refusal := api_key_env_refusal(api_key_env.strip()):
             errors.append(refusal)
     prices = {}
-    for label, value in (("input", input_price), ("output", output_price), ("cached input", cached_input_price)):
+    given = (
+        ("input", input_price), ("output", output_price), ("cached input", cached_input_price),
+        ("batch input", batch_input_price), ("batch output", batch_output_price),
+    )
+    for label, value in given:
         if value is None:
             prices[label] = None
             continue
@@ -77,6 +89,9 @@ def judge_create(
         if not price.is_finite() or price < 0:
             errors.append(f"The {label} price must be zero or more (USD per million tokens).")
         prices[label] = price
+    for label, value, unit in (("rpm", rpm, "requests"), ("tpm", tpm, "tokens")):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RATE):
+            errors.append(f"The {label} must be a whole number from 1 to {MAX_RATE} ({unit} per minute), or empty for no limit.")
     if not 0 <= temperature <= 2:
         errors.append("The temperature must be between 0 and 2.")
     if max_tokens < 1:
@@ -102,6 +117,10 @@ def judge_create(
         "max_tokens": max_tokens,
         "mode": Judge.Mode.CRITERION if per_criterion else Judge.Mode.CATEGORY,
         "structured_output": structured_output,
+        "rpm": rpm,
+        "tpm": tpm,
+        "batch_input_price": prices["batch input"],
+        "batch_output_price": prices["batch output"],
     }
     if timeout_seconds is not None:
         values["timeout_seconds"] = timeout_seconds
@@ -123,12 +142,16 @@ def judge_run_create(
     budget_usd: Decimal | None = None,
     limit: int | None = None,
     seed: int = 0,
+    batch: bool = False,
 ) -> JudgeRun:
+    """A queued run; `batch` sends its units through the provider's Batch API (`judges.batch`), LLM judges only."""
     errors = []
     if campaign.labels_only:
         errors.append(f"'{campaign.name}' is a labels-only campaign: its articles have no texts for a judge to read.")
     if judge.kind == Judge.Kind.IMPORTED:
         errors.append(f"'{judge.name}' holds imported verdicts; it cannot be run.")
+    elif batch and judge.kind != Judge.Kind.LLM:
+        errors.append(f"'{judge.name}' is an offline baseline ({judge.get_kind_display()}): only an LLM judge runs through the Batch API.")
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         errors.append(f"Concurrency must be between 1 and {MAX_CONCURRENCY}.")
     if budget_usd is not None and budget_usd < 0:
@@ -138,13 +161,13 @@ def judge_run_create(
     if errors:
         raise ValidationError(errors)
     return JudgeRun.objects.create(
-        campaign=campaign, judge=judge, swap=swap, concurrency=concurrency, budget_usd=budget_usd, limit=limit, seed=seed
+        campaign=campaign, judge=judge, swap=swap, concurrency=concurrency, budget_usd=budget_usd, limit=limit, seed=seed, batch=batch
     )
 
 
 def judge_run_start(*, campaign: Campaign, judge: Judge, **options) -> JudgeRun:
-    """Creates a run (the options of `judge_run_create`) and queues it for a worker
-    (`manage.py db_worker`); nothing runs here."""
+    """Creates a run (the options of `judge_run_create`, `batch` included) and queues it for a worker
+    (`manage.py db_worker`); nothing runs here. A batch run holds its worker while it polls."""
     run = judge_run_create(campaign=campaign, judge=judge, **options)
     result = judge_run_task.enqueue(run.pk)
     run.task_id = str(result.id)

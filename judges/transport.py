@@ -272,7 +272,13 @@ def _response_id(body: bytes) -> str:
 
 
 def _unit_call(
-    job: Job, client: openai.OpenAI, settings: CallSettings, ledger: Ledger, plain: PlainJson, ahead: AheadWriter | None = None
+    job: Job,
+    client: openai.OpenAI,
+    settings: CallSettings,
+    ledger: Ledger,
+    plain: PlainJson,
+    ahead: AheadWriter | None = None,
+    halt: threading.Event | None = None,
 ) -> Outcome:
     """Sends one unit's request until it yields verdicts or the retries run out (worker thread).
 
@@ -301,9 +307,12 @@ def _unit_call(
         if number > 1 and ahead is not None and not ahead(job, number, sent_hash, client_id, job.reserved):
             ledger.settle(reserved, Decimal(0))
             return outcome  # the run is ending: this attempt is not sent and the unit stays pending
-        outcome.attempts.append(attempt)
         if settings.pacer is not None:
-            outcome.paced_ms += round(settings.pacer.acquire(settings.paced_tokens(request)) * 1000)
+            outcome.paced_ms += round(settings.pacer.acquire(settings.paced_tokens(request), cancel=halt) * 1000)
+            if halt is not None and halt.is_set():
+                ledger.settle(reserved, Decimal(0))
+                return outcome  # stopped while waiting for the pacer: not sent, the unit stays pending
+        outcome.attempts.append(attempt)
         started = time.monotonic()
         try:
             response = client.post(
@@ -405,7 +414,7 @@ def work_loop(
                 answers.put((job, Outcome(budget=True)))
                 halt.set()
                 return
-            answers.put((job, _unit_call(job, client, settings, ledger, plain, ahead)))
+            answers.put((job, _unit_call(job, client, settings, ledger, plain, ahead, halt)))
     except BaseException:
         halt.set()
         raise

@@ -62,7 +62,8 @@ def run_start(request: HttpRequest, campaign_id: int) -> HttpResponse:
             for message in exc.messages:
                 form.add_error(None, message)
         else:
-            messages.success(request, f"Run #{run.pk} of {run.judge.name} queued; a worker (manage.py db_worker) will pick it up.")
+            through = " through the Batch API" if run.batch else ""
+            messages.success(request, f"Run #{run.pk} of {run.judge.name} queued{through}; a worker (manage.py db_worker) will pick it up.")
             return redirect("judge-campaign", campaign.pk)
     return _campaign_page(request, campaign, form, status=422)
 

@@ -45,6 +45,28 @@ request that would be the (n+1)-th to arrive within ``seconds``, as a provider's
 requests-per-minute limit does; ``rate_limited`` counts those answers. Refused requests
 do not count towards the limit.
 
+The Batch API, as OpenAI (and Azure OpenAI, and others that mimic it) serve it:
+``POST /v1/files`` (a multipart upload, purpose ``batch``), ``GET /v1/files/{id}`` and
+``/v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``GET /v1/batches``
+(newest first, with ``limit`` and ``after``, each batch with its ``metadata``) and
+``POST /v1/batches/{id}/cancel``. A batch is ``validating`` when made, ``in_progress``
+from its first retrieve, and answers its lines on the retrieve after ``batch_polls``
+retrieves (1 by default: the second; 0: the first) once ``batch_delay`` seconds have passed,
+unless ``hold_batches`` is set, which keeps every batch in progress until it is unset.
+Each line is answered as a synchronous request would be, in file order, with the same
+``policy``, ``refuse_schema`` and ``script`` of faults (so the same seed gives the same
+verdicts): answers go to the output file, ``"500"``/``"400"``/``"429"`` faults and refused
+schemas to the error file as lines with that status (``"timeout"`` gives 408), in OpenAI's
+format ``{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}``.
+Every answered line is appended to ``answered`` with ``"batch": True`` and its ``custom_id``
+as ``client_request_id``, and its body to ``batch_requests``. ``expire_batches = n`` ends
+batches ``expired`` after answering their first n lines (the rest go to the error file with
+``response: null`` and the error ``batch_expired``); a cancelled batch answers nothing.
+``batch_submissions`` lists every batch made (``{"id", "metadata", "custom_ids"}``), so a test
+counts submissions; ``hang_batch_create`` makes the server hold its reply to ``POST
+/v1/batches`` after the batch is made (until ``release_batch_create()`` or ``hang_seconds``),
+the window in which a killed client has a batch at the provider and no id for it.
+
 ``shared_server()`` hands out one server for the whole process; the ``llm_server``
 fixture in tests/conftest.py resets it before and after each test.
 """
@@ -59,14 +81,18 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from email import policy as email_policy
+from email.parser import BytesParser
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
 
 __all__ = ["FakeLLM", "FAULTS", "default_policy", "shared_server"]
 
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
+BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
 _CRITERION_LINE_RE = re.compile(r"^- ([A-Za-z0-9_.-]+): ", re.MULTILINE)
 
 
@@ -123,6 +149,7 @@ class FakeLLM:
         self._faults: deque = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._release = threading.Event()  # set: requests held by "timeout" go on (a new one after each reset)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._ids = 0
@@ -131,6 +158,19 @@ class FakeLLM:
         self.rate_limit: tuple[int, float] | None = None
         self.rate_limited = 0
         self._accepted: deque = deque()  # arrival times of the chat requests let through the rate limit
+        # The Batch API (see the module docstring).
+        self.batch_polls = 1
+        self.batch_delay = 0.0
+        self.hold_batches = False
+        self.expire_batches: int | None = None
+        self.hang_batch_create = False
+        self.batch_submissions: list[dict] = []
+        self.batch_requests: list[dict] = []
+        self._files: dict[str, dict] = {}  # id -> {"object": the file object, "content": bytes}
+        self._batches: dict[str, dict] = {}  # id -> the batch object, in creation order
+        self._batch_state: dict[str, dict] = {}  # id -> {"polls", "made", "cancel"}
+        self._batch_lock = threading.Lock()  # one retrieve at a time answers a batch's lines
+        self._batch_created = threading.Event()  # released: the held reply to POST /v1/batches goes out
 
     # -------------------------------------------------------------- lifecycle
 
@@ -143,6 +183,7 @@ class FakeLLM:
 
     def start(self) -> None:
         self._stopping.clear()
+        self._release = threading.Event()
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
         host, port = self._server.server_address[:2]
         self.base_url = f"http://{host}:{port}/v1"
@@ -152,7 +193,9 @@ class FakeLLM:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping.set()  # releases requests held by "timeout"
+        self._stopping.set()  # stops the server and releases requests held by "timeout"
+        self._release.set()
+        self._batch_created.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -171,7 +214,14 @@ class FakeLLM:
             self._faults.extend(queued)
 
     def reset(self) -> None:
-        """Forget requests and queued faults; back to the constructor's latency and policy."""
+        """Forget requests and queued faults; back to the constructor's latency and policy. Requests
+        still held by a "timeout" fault are let go first (briefly waited for), so that they cannot
+        answer, or count themselves out of `in_flight`, after the reset."""
+        self._release.set()
+        deadline = time.monotonic() + 2.0
+        while self.in_flight > 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._release = threading.Event()
         with self._lock:
             self.requests.clear()
             self.authorizations.clear()
@@ -182,6 +232,16 @@ class FakeLLM:
             self.client_request_ids.clear()
             self._accepted.clear()
             self.rate_limited = 0
+            self.batch_submissions.clear()
+            self.batch_requests.clear()
+        with self._batch_lock:
+            self._files.clear()
+            self._batches.clear()
+            self._batch_state.clear()
+        self.batch_polls, self.batch_delay, self.hold_batches, self.expire_batches = 1, 0.0, False, None
+        self.hang_batch_create = False
+        self._batch_created.set()  # a reply still held goes out
+        self._batch_created = threading.Event()
         self.rate_limit = None
         self.latency, policy = self._initial
         self.policy = policy or default_policy
@@ -218,19 +278,20 @@ class FakeLLM:
             self._accepted.append(now)
             return None
 
-    def _bill(self, completion: dict, number: int, client_request_id: str) -> None:
+    def _bill(self, completion: dict, number: int, client_request_id: str, *, batch: bool = False) -> None:
         usage = completion.get("usage") or {}
+        entry = {
+            "id": completion.get("id", ""),
+            "request_id": f"req-fake-{number}",
+            "client_request_id": client_request_id,
+            "prompt_tokens": usage.get("prompt_tokens", 0),
+            "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0),
+            "completion_tokens": usage.get("completion_tokens", 0),
+        }
+        if batch:
+            entry["batch"] = True
         with self._lock:
-            self.answered.append(
-                {
-                    "id": completion.get("id", ""),
-                    "request_id": f"req-fake-{number}",
-                    "client_request_id": client_request_id,
-                    "prompt_tokens": usage.get("prompt_tokens", 0),
-                    "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0),
-                    "completion_tokens": usage.get("completion_tokens", 0),
-                }
-            )
+            self.answered.append(entry)
 
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
@@ -275,6 +336,213 @@ class FakeLLM:
             "usage": usage,
         }
 
+    # -------------------------------------------------------------- the Batch API
+
+    def release_batch_create(self) -> None:
+        """Lets a reply held by ``hang_batch_create`` go out."""
+        self._batch_created.set()
+
+    def _next_number(self) -> int:
+        with self._lock:
+            self._ids += 1
+            return self._ids
+
+    def _file_made(self, content: bytes, filename: str, purpose: str) -> dict:
+        number = self._next_number()
+        made = {
+            "id": f"file-fake-{number}", "object": "file", "bytes": len(content), "created_at": int(time.time()),
+            "filename": filename, "purpose": purpose, "status": "processed",
+        }
+        with self._batch_lock:
+            self._files[made["id"]] = {"object": made, "content": content}
+        return made
+
+    def _batch_api(self, handler, method: str, raw: bytes) -> bool:
+        """Serves /v1/files and /v1/batches; False when the path is neither."""
+        url = urlsplit(handler.path)
+        parts = url.path.rstrip("/").split("/")
+        if parts[:2] != ["", "v1"] or len(parts) < 3 or parts[2] not in ("files", "batches"):
+            return False
+        kind, rest = parts[2], parts[3:]
+        if method == "POST" and kind == "files" and not rest:
+            self._upload(handler, raw)
+        elif method == "GET" and kind == "files" and len(rest) in (1, 2) and rest[1:] in ([], ["content"]):
+            with self._batch_lock:
+                stored = self._files.get(rest[0])
+            if stored is None:
+                handler._error(404, f"no file {rest[0]}", "invalid_request_error")
+            elif rest[1:]:
+                handler._send_bytes(200, stored["content"], "application/octet-stream")
+            else:
+                handler._send(200, stored["object"])
+        elif method == "POST" and kind == "batches" and not rest:
+            self._batch_create(handler, raw)
+        elif method == "GET" and kind == "batches" and not rest:
+            query = parse_qs(url.query)
+            with self._batch_lock:
+                newest_first = [dict(b) for b in reversed(self._batches.values())]
+            after = (query.get("after") or [""])[0]
+            if after:
+                ids = [b["id"] for b in newest_first]
+                newest_first = newest_first[ids.index(after) + 1 :] if after in ids else []
+            limit = int((query.get("limit") or ["20"])[0])
+            page = newest_first[:limit]
+            handler._send(200, {
+                "object": "list", "data": page, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None, "has_more": len(newest_first) > limit,
+            })
+        elif method == "GET" and kind == "batches" and len(rest) == 1:
+            found = self._batch_advance(rest[0])
+            if found is None:
+                handler._error(404, f"no batch {rest[0]}", "invalid_request_error")
+            else:
+                handler._send(200, found)
+        elif method == "POST" and kind == "batches" and rest[1:] == ["cancel"]:
+            with self._batch_lock:
+                batch = self._batches.get(rest[0])
+                if batch is not None and batch["status"] in ("validating", "in_progress"):
+                    batch["status"], batch["cancelling_at"] = "cancelling", int(time.time())
+                found = None if batch is None else dict(batch)
+            if found is None:
+                handler._error(404, f"no batch {rest[0]}", "invalid_request_error")
+            else:
+                handler._send(200, found)
+        else:
+            return False
+        return True
+
+    def _upload(self, handler, raw: bytes) -> None:
+        content_type = handler.headers.get("Content-Type", "")
+        if not content_type.startswith("multipart/form-data"):
+            handler._error(400, "a file upload is multipart/form-data", "invalid_request_error")
+            return
+        message = BytesParser(policy=email_policy.HTTP).parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw)
+        fields, upload = {}, None
+        for part in message.iter_parts():
+            if part.get_filename():
+                upload = (part.get_filename(), part.get_payload(decode=True) or b"")
+            else:
+                fields[part.get_param("name", header="content-disposition")] = (part.get_payload(decode=True) or b"").decode("utf-8")
+        if upload is None or fields.get("purpose") != "batch":
+            handler._error(400, "expected a file and purpose=batch", "invalid_request_error")
+            return
+        handler._send(200, self._file_made(upload[1], upload[0], "batch"))
+
+    def _batch_create(self, handler, raw: bytes) -> None:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            handler._error(400, "the body is not JSON", "invalid_request_error")
+            return
+        with self._batch_lock:
+            source = self._files.get(body.get("input_file_id") or "")
+        if source is None or source["object"]["purpose"] != "batch":
+            handler._error(400, f"no batch input file {body.get('input_file_id')!r}", "invalid_request_error")
+            return
+        if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
+            handler._error(400, "only /v1/chat/completions within 24h", "invalid_request_error")
+            return
+        number = self._next_number()
+        now = int(time.time())
+        batch = {
+            "id": f"batch_fake_{number}", "object": "batch", "endpoint": body["endpoint"], "errors": None,
+            "input_file_id": body["input_file_id"], "completion_window": "24h", "status": "validating",
+            "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": None,
+            "expires_at": now + 86_400, "completed_at": None, "expired_at": None, "cancelling_at": None, "cancelled_at": None,
+            "request_counts": {"total": 0, "completed": 0, "failed": 0}, "metadata": body.get("metadata"),
+        }
+        custom_ids = []
+        for line in source["content"].splitlines():
+            if line.strip():
+                try:
+                    custom_ids.append(json.loads(line).get("custom_id"))
+                except (ValueError, AttributeError):
+                    custom_ids.append(None)
+        batch["request_counts"]["total"] = len(custom_ids)
+        with self._batch_lock:
+            self._batches[batch["id"]] = batch
+            self._batch_state[batch["id"]] = {"polls": 0, "made": time.monotonic()}
+            made = dict(batch)
+        with self._lock:
+            self.batch_submissions.append({"id": batch["id"], "metadata": body.get("metadata"), "custom_ids": custom_ids})
+        if self.hang_batch_create:
+            self._batch_created.wait(self.hang_seconds)
+        handler._send(200, made)
+
+    def _batch_advance(self, batch_id: str) -> dict | None:
+        """A retrieve: the batch moves on (see the module docstring) and is returned as it now is."""
+        with self._batch_lock:
+            batch = self._batches.get(batch_id)
+            if batch is None:
+                return None
+            state = self._batch_state[batch_id]
+            state["polls"] += 1
+            now = int(time.time())
+            if batch["status"] == "cancelling":
+                batch["status"], batch["cancelled_at"] = "cancelled", now
+            elif batch["status"] in ("validating", "in_progress"):
+                due = state["polls"] > self.batch_polls and time.monotonic() - state["made"] >= self.batch_delay
+                if due and not self.hold_batches:
+                    self._batch_answer(batch)
+                elif batch["status"] == "validating":
+                    batch["status"], batch["in_progress_at"] = "in_progress", now
+            return dict(batch)
+
+    def _batch_answer(self, batch: dict) -> None:
+        """Answers the batch's lines as synchronous requests would be answered (holding _batch_lock)."""
+        outputs, errors = [], []
+        lines = [line for line in self._files[batch["input_file_id"]]["content"].splitlines() if line.strip()]
+        for index, line in enumerate(lines):
+            request = json.loads(line)
+            custom_id, body = request.get("custom_id"), request.get("body") or {}
+            number = self._next_number()
+            if self.expire_batches is not None and index >= self.expire_batches:
+                message = "This request could not be executed before the completion window expired."
+                error = {"code": "batch_expired", "message": message}
+                errors.append({"id": f"batch_req_fake_{number}", "custom_id": custom_id, "response": None, "error": error})
+                continue
+            with self._lock:
+                self.batch_requests.append(body)
+            fault = self._next_fault()
+            failure = None
+            if self.refuse_schema and "response_format" in body:
+                failure = (400, "response_format of type json_schema is not supported by this model", "invalid_request_error")
+            elif fault == "500":
+                failure = (500, "the fake server failed on purpose", "server_error")
+            elif fault == "400":
+                failure = (400, "the prompt is longer than this model's context window", "invalid_request_error")
+            elif isinstance(fault, tuple):
+                failure = (429, "rate limited on purpose", "rate_limit_error")
+            elif fault == "timeout":
+                failure = (408, "the request timed out", "timeout")
+            if failure is not None:
+                status, message, kind = failure
+                refusal = {"error": {"message": message, "type": kind, "code": None, "param": None}}
+                response = {"status_code": status, "request_id": f"req-fake-{number}", "body": refusal}
+                errors.append({"id": f"batch_req_fake_{number}", "custom_id": custom_id, "response": response, "error": None})
+                continue
+            completion = self._completion(body, number, fault)
+            self._bill(completion, number, custom_id or "", batch=True)
+            response = {"status_code": 200, "request_id": f"req-fake-{number}", "body": completion}
+            outputs.append({"id": f"batch_req_fake_{number}", "custom_id": custom_id, "response": response, "error": None})
+        now = int(time.time())
+        expired = self.expire_batches is not None and self.expire_batches < len(lines)
+        batch["status"] = "expired" if expired else "completed"
+        batch["expired_at" if expired else "completed_at"] = now
+        batch["in_progress_at"] = batch["in_progress_at"] or now
+        answered = sum(1 for line in errors if line["response"] is not None)
+        batch["request_counts"] = {"total": len(lines), "completed": len(outputs), "failed": answered}
+        for kind, rows in (("output_file_id", outputs), ("error_file_id", errors)):
+            if rows:
+                content = "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")
+                number = self._next_number()
+                made = {
+                    "id": f"file-fake-{number}", "object": "file", "bytes": len(content), "created_at": now,
+                    "filename": f"{batch['id']}_{kind[:-8]}.jsonl", "purpose": "batch_output", "status": "processed",
+                }
+                self._files[made["id"]] = {"object": made, "content": content}
+                batch[kind] = made["id"]
+
     def _handler_class(self):
         fake = self
 
@@ -302,6 +570,16 @@ class FakeLLM:
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the client gave up (timeout)
 
+            def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
             def _error(self, status: int, message: str, kind: str, headers: dict | None = None) -> None:
                 self._send(status, {"error": {"message": message, "type": kind, "code": None, "param": None}}, headers)
 
@@ -309,6 +587,8 @@ class FakeLLM:
                 self.number = None
                 if self.path.rstrip("/") == "/v1/models":
                     self._send(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests"}]})
+                elif fake._batch_api(self, "GET", b""):
+                    pass
                 else:
                     self._error(404, f"no route {self.path}", "invalid_request_error")
 
@@ -317,7 +597,8 @@ class FakeLLM:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 if self.path.rstrip("/") != "/v1/chat/completions":
-                    self._error(404, f"no route {self.path}", "invalid_request_error")
+                    if not fake._batch_api(self, "POST", raw):
+                        self._error(404, f"no route {self.path}", "invalid_request_error")
                     return
                 try:
                     body = json.loads(raw)
@@ -354,7 +635,7 @@ class FakeLLM:
                     after = formatdate(time.time() + fault[1], usegmt=True) if len(fault) == 3 else str(fault[1])
                     self._error(429, "rate limited on purpose", "rate_limit_error", {"Retry-After": after})
                 elif fault == "timeout":
-                    fake._stopping.wait(fake.hang_seconds)
+                    fake._release.wait(fake.hang_seconds)
                     self._complete(body, number, None)
                 else:
                     self._complete(body, number, fault)

@@ -1,11 +1,7 @@
-import threading
-from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db import connection, connections
 from django.utils import timezone
 
 from annotate.models import Assignment

@@ -279,3 +279,117 @@ def test_it_answers_429_past_its_rate_limit(llm_server):
     assert llm_server.rate_limited == 2
     llm_server.reset()
     assert llm_server.rate_limit is None and llm_server.rate_limited == 0
+
+
+# --- the Batch API -------------------------------------------------------------------------
+
+
+def batch_of(server, requests, metadata=None):
+    """Uploads a JSONL file of chat requests (custom_id line-<n>) and makes a batch of it."""
+    client = client_for(server)
+    lines = [
+        {"custom_id": f"line-{n}", "method": "POST", "url": "/v1/chat/completions",
+         "body": {"model": "fake-judge", "messages": r.messages, "response_format": r.response_format, "max_tokens": 500}}
+        for n, r in enumerate(requests)
+    ]
+    upload = client.files.create(file=("requests.jsonl", "".join(json.dumps(line) + "\n" for line in lines).encode()), purpose="batch")
+    return client, client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h", metadata=metadata)
+
+
+def lines_of(client, file_id):
+    return [json.loads(line) for line in client.files.content(file_id).text.splitlines()]
+
+
+def test_it_answers_a_batch_as_it_answers_requests(llm_server):
+    requests = [make_request(), make_request(article_1="Baikal holds a fifth of the fresh water.")]
+    synchronous = [ask(llm_server, r).choices[0].message.content for r in requests]
+
+    client, batch = batch_of(llm_server, requests, metadata={"run": "7"})
+
+    assert (batch.status, batch.request_counts.total, batch.metadata) == ("validating", 2, {"run": "7"})
+    assert client.batches.retrieve(batch.id).status == "in_progress"  # the first retrieve
+    done = client.batches.retrieve(batch.id)  # the second, with batch_polls = 1
+    assert (done.status, done.request_counts.completed, done.request_counts.failed, done.error_file_id) == ("completed", 2, 0, None)
+    output = lines_of(client, done.output_file_id)
+    assert [line["custom_id"] for line in output] == ["line-0", "line-1"]
+    assert all(line["response"]["status_code"] == 200 and line["error"] is None for line in output)
+    assert [line["response"]["body"]["choices"][0]["message"]["content"] for line in output] == synchronous  # the same verdicts
+    billed = [a for a in llm_server.answered if a.get("batch")]
+    assert [(a["client_request_id"], a["id"]) for a in billed] == [(line["custom_id"], line["response"]["body"]["id"]) for line in output]
+    assert billed[0]["request_id"] == output[0]["response"]["request_id"]
+    assert llm_server.batch_submissions == [{"id": batch.id, "metadata": {"run": "7"}, "custom_ids": ["line-0", "line-1"]}]
+    assert len(llm_server.batch_requests) == 2 and len(llm_server.requests) == 2  # the batch lines are no chat requests
+
+
+def test_it_writes_failed_lines_to_the_error_file(llm_server):
+    llm_server.script("500", "not_json", ("429", 1))
+
+    client, batch = batch_of(llm_server, [make_request()] * 4)
+    llm_server.batch_polls = 0
+    done = client.batches.retrieve(batch.id)
+
+    assert (done.status, done.request_counts.completed, done.request_counts.failed) == ("completed", 2, 2)
+    errors = lines_of(client, done.error_file_id)
+    assert [(e["custom_id"], e["response"]["status_code"]) for e in errors] == [("line-0", 500), ("line-2", 429)]
+    assert errors[0]["response"]["body"]["error"]["message"] == "the fake server failed on purpose"
+    output = lines_of(client, done.output_file_id)
+    with pytest.raises(InvalidResponse):
+        parse_verdicts(output[0]["response"]["body"]["choices"][0]["message"]["content"], criteria=KEYS, allow_tie=False)
+    assert len([a for a in llm_server.answered if a.get("batch")]) == 2  # failed lines are not billed
+
+
+def test_it_refuses_a_schema_in_a_batch_line_when_told(llm_server):
+    llm_server.refuse_schema = True
+    llm_server.batch_polls = 0
+
+    client, batch = batch_of(llm_server, [make_request()])
+    done = client.batches.retrieve(batch.id)
+
+    error = lines_of(client, done.error_file_id)[0]
+    assert error["response"]["status_code"] == 400 and "json_schema" in error["response"]["body"]["error"]["message"]
+
+
+def test_it_holds_expires_and_cancels_batches(llm_server):
+    llm_server.hold_batches = True
+    client, held = batch_of(llm_server, [make_request()] * 3)
+    assert [client.batches.retrieve(held.id).status for _ in range(4)] == ["in_progress"] * 4
+    llm_server.hold_batches = False
+    llm_server.expire_batches = 1
+
+    expired = client.batches.retrieve(held.id)
+
+    assert (expired.status, expired.request_counts.completed, expired.request_counts.failed) == ("expired", 1, 0)
+    lines = lines_of(client, expired.error_file_id)
+    assert [(line["custom_id"], line["response"], line["error"]["code"]) for line in lines] == [
+        ("line-1", None, "batch_expired"), ("line-2", None, "batch_expired")
+    ]
+    _, cancelled = batch_of(llm_server, [make_request()])
+    assert client.batches.cancel(cancelled.id).status == "cancelling"
+    gone = client.batches.retrieve(cancelled.id)
+    assert (gone.status, gone.output_file_id, gone.error_file_id) == ("cancelled", None, None)
+
+
+def test_it_lists_batches_newest_first_page_by_page(llm_server):
+    made = [batch_of(llm_server, [make_request()], metadata={"n": str(n)})[1].id for n in range(3)]
+    client = client_for(llm_server)
+
+    first_page = client.batches.list(limit=2)
+    listed = list(client.batches.list(limit=2))  # the client follows has_more / after
+
+    assert [b.id for b in first_page.data] == made[:0:-1] and first_page.has_more
+    assert [b.id for b in listed] == made[::-1] and [b.metadata["n"] for b in listed] == ["2", "1", "0"]
+
+
+def test_it_refuses_what_the_batch_api_refuses(llm_server):
+    client = client_for(llm_server)
+
+    with pytest.raises(openai.BadRequestError):
+        client.batches.create(input_file_id="file-nowhere", endpoint="/v1/chat/completions", completion_window="24h")
+    with pytest.raises(openai.NotFoundError):
+        client.batches.retrieve("batch_nowhere")
+    with pytest.raises(openai.NotFoundError):
+        client.files.content("file-nowhere")
+    with pytest.raises(openai.BadRequestError):
+        client.files.create(file=("requests.jsonl", b"{}\n"), purpose="fine-tune")
+    llm_server.reset()
+    assert llm_server.batch_submissions == [] and list(client.batches.list()) == []

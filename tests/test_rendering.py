@@ -3,7 +3,6 @@
 import re
 import time
 
-import pytest
 
 from annotate.cleaning import clean_article
 from annotate.rendering import render_html, toc_from_html

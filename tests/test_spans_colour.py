@@ -72,7 +72,7 @@ GOOD, BAD = "rgb(31, 122, 58)", "rgb(179, 38, 30)"  # --ok and --bad in static/a
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-def test_it_colours_a_bad_mark_bad_and_a_good_mark_good_in_the_browser(page, live_demo):
+def test_it_colours_a_bad_mark_bad_and_a_good_mark_good_in_the_browser(page, live_demo):  # noqa: F811
     log_in(page, "annotator1", "demo-annotator1")
     start_next_pair(page)
 

@@ -38,6 +38,14 @@ class Command(BaseCommand):
         parser.add_argument("--max-tokens", type=int, default=4096)
         parser.add_argument("--timeout", type=float, help="seconds to wait for one answer (default 120)")
         parser.add_argument("--max-attempts", type=int, help="attempts when the answer is unreadable (default 3)")
+        parser.add_argument(
+            "--rpm", type=int, help="requests per minute the provider allows: runs space their requests out under it (default: no limit)"
+        )
+        parser.add_argument(
+            "--tpm", type=int, help="tokens per minute (prompt + completion) the provider allows, paced on estimated tokens (default: no limit)"
+        )
+        parser.add_argument("--batch-input-price", type=price, help="USD per million prompt tokens in batch runs (default: half the input price)")
+        parser.add_argument("--batch-output-price", type=price, help="USD per million completion tokens in batch runs (default: half the output price)")
         parser.add_argument("--per-criterion", action="store_true", help="one call per criterion instead of one per category")
         parser.add_argument("--no-structured-output", action="store_true", help="do not send a JSON schema (response_format)")
         parser.add_argument("--update", action="store_true", help="change the judge if the name already exists")
@@ -57,6 +65,10 @@ class Command(BaseCommand):
                 max_tokens=options["max_tokens"],
                 timeout_seconds=options["timeout"],
                 max_attempts=options["max_attempts"],
+                rpm=options["rpm"],
+                tpm=options["tpm"],
+                batch_input_price=options["batch_input_price"],
+                batch_output_price=options["batch_output_price"],
                 per_criterion=options["per_criterion"],
                 structured_output=not options["no_structured_output"],
                 update=options["update"],
@@ -69,5 +81,8 @@ class Command(BaseCommand):
                 f"Judge '{judge.name}' {verb}: {judge.model} at {judge.base_url}, {judge.get_mode_display().lower()}; "
                 f"${judge.input_price}/M in, ${judge.output_price}/M out. The key is read from ${judge.api_key_env} when a run starts."
             )
+            limits = [f"{value} {label}" for value, label in ((judge.rpm, "requests"), (judge.tpm, "tokens")) if value]
+            if limits:
+                self.stdout.write(f"Runs are paced under {' and '.join(limits)} per minute.")
         else:
             self.stdout.write(f"Judge '{judge.name}' {verb}: {judge.get_kind_display()}, {judge.get_mode_display().lower()}.")

@@ -6,7 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.lookups import campaign_named
 from annotate.models import Campaign
-from judges.models import Judge, JudgeRun
+from judges.batch import open_batches_summary
+from judges.models import Judge, JudgeBatch, JudgeCall, JudgeRun
 from judges.selectors import run_estimate
 from judges.engine import judge_run_execute
 from judges.services import judge_run_create
@@ -33,6 +34,15 @@ class Progress:
         self.plain = lambda text: text  # progress is not an error: no red on a terminal
         self.next_tenth = 1
         self.shown = 0.0
+        self.batches = ""  # what the provider holds, for batch runs
+
+    def batch_line(self, run: JudgeRun) -> bool:
+        """For a batch run, whether what the provider holds changed since the last line."""
+        if not run.batch:
+            return False
+        batches = open_batches_summary(run)
+        changed, self.batches = batches != self.batches, batches
+        return changed
 
     def line(self, run: JudgeRun) -> str:
         total = run.units_total or 1
@@ -42,10 +52,16 @@ class Progress:
         return (
             f"{self.name} [{'#' * filled}{'.' * (width - filled)}] {finished}/{run.units_total} units, "
             f"{run.errors} errors, {run.prompt_tokens + run.completion_tokens:,} tokens, ${run.cost_usd:.4f}"
+            + (f"; {self.batches}" if self.batches else "")
         )
 
     def __call__(self, run: JudgeRun) -> None:
         finished = run.units_done + run.errors
+        if self.batch_line(run) and not self.tty:
+            # A batch run waits on the provider for long stretches: a line each time its batches move on.
+            self.stream.write(self.line(run), style_func=self.plain)
+            self.stream.flush()
+            return
         if self.tty:
             now = time.monotonic()
             if now - self.shown >= 0.1 or finished >= run.units_total:
@@ -77,7 +93,12 @@ class Command(BaseCommand):
         parser.add_argument("--swap", action="store_true", help="judge both orders of every pair (default: one order drawn per pair and category)")
         parser.add_argument("--limit", type=int, help="only the first N pairs of the campaign")
         parser.add_argument("--seed", type=int, default=0, help="draws the order shown to the judge (default 0)")
-        parser.add_argument("--dry-run", action="store_true", help="estimate tokens and cost; send and write nothing")
+        parser.add_argument(
+            "--batch", action="store_true",
+            help="send LLM judges' units through the provider's Batch API (OpenAI, Azure and compatible): billed at the batch prices, "
+            "answered within 24 h; a killed or stopped run resumes by polling its batches, never submitting them again",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="estimate tokens and cost (synchronous and batch); send and write nothing")
 
     def handle(self, *args, **options):
         campaign = campaign_named(options["campaign"])
@@ -106,7 +127,9 @@ class Command(BaseCommand):
                 self.stdout.write(f"{name}: not started, the budget of ${budget} is spent.")
                 continue
             try:
-                run = judge_run_create(campaign=campaign, judge=judge, concurrency=options["concurrency"], budget_usd=left, **plan)
+                # Baselines cost nothing and are judged offline: --batch is for the LLM judges named with them.
+                batch = options["batch"] and judge.kind == Judge.Kind.LLM
+                run = judge_run_create(campaign=campaign, judge=judge, concurrency=options["concurrency"], budget_usd=left, batch=batch, **plan)
             except ValidationError as exc:
                 raise CommandError(" ".join(exc.messages)) from exc
             progress = Progress(self.stderr, name)
@@ -131,6 +154,15 @@ class Command(BaseCommand):
             f"{run.errors} in error, {pending} pending; {run.calls} calls ({from_cache} from the cache); "
             f"tokens: {run.prompt_tokens} prompt ({run.cached_tokens} cached), {run.completion_tokens} completion; cost ${run.cost_usd:.8f}"
         )
+        if run.batch:
+            through = run.judge_calls.filter(batch__isnull=False, status=JudgeCall.Status.COMPLETED)
+            batches = through.values("batch").distinct().count()
+            cost = sum(through.values_list("cost_usd", flat=True), Decimal(0))
+            waiting = JudgeBatch.objects.filter(judge=run.judge, run__campaign=run.campaign).exclude(status=JudgeBatch.Status.READ).count()
+            self.stdout.write(
+                f"  Batch API: {through.count()} calls answered through {batches} batch(es), ${cost:.8f} at the batch prices; "
+                f"{waiting} batch(es) still at the provider"
+            )
         if run.message:
             self.stdout.write(f"  {run.message}")
         unanswered, reserved = unanswered_calls(judge=run.judge, campaign=run.campaign)
@@ -141,16 +173,20 @@ class Command(BaseCommand):
             )
 
     def dry_run(self, campaign: Campaign, judges: list[Judge], plan: dict) -> None:
-        total = Decimal(0)
+        total = batch_total = Decimal(0)
         for judge in judges:
             estimate = run_estimate(campaign=campaign, judge=judge, **plan)
             total += estimate.cost_usd
+            batch_total += estimate.batch_cost_usd
             if judge.kind != Judge.Kind.LLM:
                 self.stdout.write(f"{judge.name}: {estimate.units_pending} of {estimate.units_total} units to judge offline; cost $0")
                 continue
             self.stdout.write(
                 f"{judge.name}: {estimate.units_pending} of {estimate.units_total} units to judge, {estimate.requests} requests "
                 f"({estimate.cached} answered from the cache); estimated {estimate.prompt_tokens} prompt + "
-                f"{estimate.completion_tokens} completion tokens, ${estimate.cost_usd:.4f}"
+                f"{estimate.completion_tokens} completion tokens, ${estimate.cost_usd:.4f} synchronous, "
+                f"${estimate.batch_cost_usd:.4f} with --batch"
             )
-        self.stdout.write(f"estimated total: ${total:.4f} (dry run: nothing was sent or written)")
+        self.stdout.write(
+            f"estimated total: ${total:.4f} synchronous, ${batch_total:.4f} with --batch (dry run: nothing was sent or written)"
+        )
