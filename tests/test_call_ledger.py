@@ -153,7 +153,7 @@ def test_it_counts_calls_in_flight_at_a_kill_as_possibly_billed_and_resumes_with
     assert report.returncode == 0, report.stderr
     section = json.loads(report.stdout)["judges"][0]
     assert section["n_possibly_billed_calls"] == len(sent)
-    assert Decimal(str(section["possibly_billed_usd"])) == possibly.quantize(USD)
+    assert abs(Decimal(str(section["possibly_billed_usd"])) - possibly) <= USD  # the report rounds to 1e-8
 
 
 def test_it_shows_recorded_and_possibly_billed_costs_on_the_run_page(client, campaign, llm_judge, rachel):
