@@ -62,7 +62,8 @@ from django.db.models import Q
 
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.protocol import InvalidResponse, JudgeRequest, parse_verdicts, read_completion
-from judges.selectors import RunPlan, UnitPlan, batch_prices, campaign_categories
+from judges.pricing import batch_prices
+from judges.selectors import RunPlan, UnitPlan, campaign_categories
 from judges.transport import (
     FATAL_STATUSES,
     HTTP_RETRIES,

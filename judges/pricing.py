@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 MILLION = Decimal(1_000_000)
@@ -21,3 +22,23 @@ def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_toke
     ) / MILLION
     # The stored precision: a run's cost is the exact sum of its calls' stored costs.
     return total.quantize(CENT_PLACES, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class BatchPrices:
+    """A judge's prices through the Batch API, in the shape `pricing.token_cost` reads."""
+
+    input_price: Decimal
+    cached_input_price: Decimal | None
+    output_price: Decimal
+
+
+def batch_prices(judge) -> BatchPrices:
+    """The judge's batch prices; an empty one is half the synchronous price (the discount of
+    OpenAI's and Azure's Batch APIs). Cached prompt tokens: half the cached price, never more
+    than the batch input price; none set: the batch input price."""
+    half = Decimal("0.5")
+    input_price = Decimal(judge.input_price) * half if judge.batch_input_price is None else Decimal(judge.batch_input_price)
+    output_price = Decimal(judge.output_price) * half if judge.batch_output_price is None else Decimal(judge.batch_output_price)
+    cached = None if judge.cached_input_price is None else min(Decimal(judge.cached_input_price) * half, input_price)
+    return BatchPrices(input_price=input_price, cached_input_price=cached, output_price=output_price)

@@ -16,7 +16,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 
 from annotate.models import Article, Campaign, Category, Criterion, Pair
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
-from judges.pricing import token_cost
+from judges.pricing import batch_prices, token_cost
 from judges.protocol import (
     CriterionSpec,
     JudgeRequest,
@@ -120,26 +120,6 @@ def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int
         for u in JudgeUnit.objects.filter(judge=judge, pair__in=pairs)
     }
     return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
-
-
-@dataclass(frozen=True)
-class BatchPrices:
-    """A judge's prices through the Batch API, in the shape `pricing.token_cost` reads."""
-
-    input_price: Decimal
-    cached_input_price: Decimal | None
-    output_price: Decimal
-
-
-def batch_prices(judge: Judge) -> BatchPrices:
-    """The judge's batch prices; an empty one is half the synchronous price (the discount of
-    OpenAI's and Azure's Batch APIs). Cached prompt tokens: half the cached price, never more
-    than the batch input price; none set: the batch input price."""
-    half = Decimal("0.5")
-    input_price = Decimal(judge.input_price) * half if judge.batch_input_price is None else Decimal(judge.batch_input_price)
-    output_price = Decimal(judge.output_price) * half if judge.batch_output_price is None else Decimal(judge.batch_output_price)
-    cached = None if judge.cached_input_price is None else min(Decimal(judge.cached_input_price) * half, input_price)
-    return BatchPrices(input_price=input_price, cached_input_price=cached, output_price=output_price)
 
 
 @dataclass
