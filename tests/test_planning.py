@@ -209,8 +209,12 @@ def test_it_scans_for_the_first_batch_that_reaches_the_target():
     never = P.plan_scores(moments, n_labelled_pairs=60, remaining=440, target=0.005, batch=30)
     assert not never.reachable and never.pairs_needed is None and never.more_pairs is None
     assert never.best_halfwidth == pytest.approx(P.score_halfwidths(moments, 60, [440]).max()) and never.best_halfwidth > 0.005
-    done = P.plan_scores(moments, n_labelled_pairs=60, remaining=440, target=0.3, batch=30)
-    assert (done.pairs_needed, done.more_pairs) == (60, 0)
+    # Already below the target: how few labelled pairs would have done, as for PAR
+    done = P.plan_scores(moments, n_labelled_pairs=60, remaining=440, target=0.1, batch=30)
+    assert done.more_pairs == 0 and 2 <= done.pairs_needed < 60
+    fewer = done.pairs_needed - 60
+    widest = P.score_halfwidths(moments, 60, [fewer - 1, fewer]).max(axis=0)
+    assert widest[0] > 0.1 >= widest[1]
 
 
 def test_it_gives_a_useless_judge_no_credit():

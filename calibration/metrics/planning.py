@@ -23,7 +23,8 @@ so pairs are the independent units, as in the report's bootstrap) at 95% (z = 1.
     judge fails the report's gate, :func:`.ppi.informative`, on the pairs labelled now). Labelling
     Delta more of the campaign's pairs (G labelled so far) gives ``G_s' = G_s (G + Delta) / G`` and
     ``U_s' = max(U_s - (G_s' - G_s), 0)``; the half-width is the widest system's ``z sqrt(Var)``,
-    and :func:`plan_scores` scans Delta for the first that reaches the target.
+    and :func:`plan_scores` scans Delta for the first that reaches the target (when the target is
+    met already, Delta runs back from -(G - 2): how few labelled pairs would have done, as (a) says).
 
 Assumptions, stated with every figure: future pairs resemble the labelled ones (same criteria and as
 many annotators per pair, the same agreement and the same difference between judges); labelled pairs
@@ -341,7 +342,9 @@ def plan_scores(moments: list[ScoreMoments], *, n_labelled_pairs: int, remaining
     now, after, best = fixed[:, 0], fixed[:, 1], fixed[:, 2]
     more = None
     step = max(1, _SCAN_CELLS // len(moments))
-    for start in range(0, remaining + 1, step):
+    # Already at the target: how few pairs would have done (as (a) says for PAR), scanning back.
+    first = -(n_labelled_pairs - MIN_PAIRS) if now.max() <= target else 0
+    for start in range(first, remaining + 1, step):
         deltas = np.arange(start, min(start + step, remaining + 1))
         worst = score_halfwidths(moments, n_labelled_pairs, deltas).max(axis=0)
         hits = np.flatnonzero(worst <= target)
@@ -357,7 +360,7 @@ def plan_scores(moments: list[ScoreMoments], *, n_labelled_pairs: int, remaining
         halfwidth=float(now[worst_now]),
         halfwidth_after_batch=float(after.max()),
         pairs_needed=None if more is None else max(MIN_PAIRS, n_labelled_pairs + more),
-        more_pairs=more,
+        more_pairs=None if more is None else max(more, 0),
         reachable=more is not None,
         best_halfwidth=float(best.max()),
     )
