@@ -170,3 +170,13 @@ def test_it_shows_recorded_and_possibly_billed_costs_on_the_run_page(client, cam
     assert "<td class=\"num\">0.05000000 (2 calls)</td>" in html
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
     assert "+ up to 0.05000000 in flight" in client.get(reverse("judge-campaign", args=[campaign.pk])).content.decode()
+
+
+def test_it_shows_the_pacing_and_the_429s_on_the_run_page(client, campaign, llm_judge, rachel):
+    Judge.objects.filter(pk=llm_judge.pk).update(rpm=120, tpm=200_000)
+    run = judge_run_create(campaign=campaign, judge=llm_judge, concurrency=8)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FINISHED, paced_ms=61_500, rate_limited=3)
+    client.force_login(rachel)
+    html = client.get(reverse("judge-campaign", args=[campaign.pk])).content.decode()
+    assert "paced under 120 requests and 200000 tokens per minute: the workers waited 62 s for their turn" in html
+    assert "3 × 429 (rate limited), backed off" in html
