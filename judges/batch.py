@@ -74,6 +74,7 @@ from judges.transport import (
     CallSettings,
     Job,
     Outcome,
+    unreadable_reason,
 )
 
 ENDPOINT = "/v1/chat/completions"
@@ -495,11 +496,7 @@ class _BatchRun:
         try:
             outcome.verdicts = parse_verdicts(completion.content, criteria=criteria, allow_tie=self.plan.campaign.allow_tie)
         except InvalidResponse as exc:
-            reason = str(exc)
-            if completion.problem:
-                reason = completion.problem
-            elif completion.finish_reason == "length":
-                reason = f"cut off at max_tokens ({self.prices.max_tokens}): {reason}"
+            reason = unreadable_reason(exc, completion, self.prices.max_tokens)
             attempt.error = reason
             self.invalid[job.unit_id] += 1
             if self.invalid[job.unit_id] >= self.prices.max_attempts:

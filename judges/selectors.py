@@ -12,7 +12,8 @@ import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from annotate.models import Article, Campaign, Category, Criterion, Pair
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
@@ -182,18 +183,20 @@ def campaign_list() -> QuerySet[Campaign]:
     )
 
 
-SENT = Q(judge_calls__status=JudgeCall.Status.SENT)
-
-
 def campaign_runs(*, campaign: Campaign) -> list[JudgeRun]:
     """The campaign's runs, newest first, each with `sent_calls` / `sent_usd`: its calls written ahead
     and not completed (in flight while it runs; possibly billed once it is over) and their reserved
-    worst case."""
+    worst case. Subqueries on the (run, status) index: the page polls this while runs go on, and a
+    join would read every call of every run."""
+    sent = JudgeCall.objects.filter(run=OuterRef("pk"), status=JudgeCall.Status.SENT).order_by().values("run")
     return list(
         JudgeRun.objects.filter(campaign=campaign)
         .select_related("judge")
         .prefetch_related("batches")
-        .annotate(sent_calls=Count("judge_calls", filter=SENT), sent_usd=Sum("judge_calls__reserved_usd", filter=SENT))
+        .annotate(
+            sent_calls=Coalesce(Subquery(sent.annotate(n=Count("id")).values("n")), 0),
+            sent_usd=Coalesce(Subquery(sent.annotate(usd=Sum("reserved_usd")).values("usd")), Decimal(0), output_field=DecimalField()),
+        )
         .order_by("-created_at", "-id")
     )
 
@@ -213,10 +216,11 @@ def runs_active(runs: list[JudgeRun]) -> bool:
     return any(run.status in ACTIVE for run in runs)
 
 
-def campaign_judge_summary(*, campaign: Campaign) -> list[dict]:
-    """Per judge: units done and in error on this campaign, over all its runs, and what its calls cost:
-    `recorded_usd` (completed calls) and `possibly_billed_usd` over `possibly_billed` calls (written
-    ahead, never completed: their runs were killed, or are still running, with them in flight)."""
+def campaign_judge_summary(*, campaign: Campaign, runs: list[JudgeRun]) -> list[dict]:
+    """Per judge: units done and in error on this campaign, over all its runs, and what its calls cost,
+    summed from `runs` (`campaign_runs`): `recorded_usd` (each run's cost is the sum of its completed
+    calls) and `possibly_billed_usd` over `possibly_billed` calls (written ahead, never completed:
+    their runs were killed, or are still running, with them in flight)."""
     rows = list(
         JudgeUnit.objects.filter(pair__campaign=campaign)
         .values("judge__name")
@@ -227,16 +231,9 @@ def campaign_judge_summary(*, campaign: Campaign) -> list[dict]:
         )
         .order_by("judge__name")
     )
-    sent = Q(status=JudgeCall.Status.SENT)
-    spend = {
-        row["unit__judge__name"]: row
-        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign)
-        .values("unit__judge__name")
-        .annotate(recorded=Sum("cost_usd", filter=~sent), possibly=Sum("reserved_usd", filter=sent), n_sent=Count("id", filter=sent))
-    }
     for row in rows:
-        money = spend.get(row["judge__name"], {})
-        row["recorded_usd"] = money.get("recorded") or Decimal(0)
-        row["possibly_billed_usd"] = money.get("possibly") or Decimal(0)
-        row["possibly_billed"] = money.get("n_sent") or 0
+        mine = [run for run in runs if run.judge.name == row["judge__name"]]
+        row["recorded_usd"] = sum((Decimal(run.cost_usd) for run in mine), Decimal(0))
+        row["possibly_billed_usd"] = sum((Decimal(run.sent_usd) for run in mine), Decimal(0))
+        row["possibly_billed"] = sum(run.sent_calls for run in mine)
     return rows

@@ -271,6 +271,16 @@ def _response_id(body: bytes) -> str:
     return match.group(1).decode("utf-8", "replace") if match else ""
 
 
+def unreadable_reason(exc: InvalidResponse, completion, max_tokens: int) -> str:
+    """Why a billed answer gave no verdicts: no completion at all, cut off at `max_tokens`, or what
+    `parse_verdicts` found wrong (synchronous and batch answers alike)."""
+    if completion.problem:
+        return completion.problem
+    if completion.finish_reason == "length":
+        return f"cut off at max_tokens ({max_tokens}): {exc}"
+    return str(exc)
+
+
 def _unit_call(
     job: Job,
     client: openai.OpenAI,
@@ -370,11 +380,7 @@ def _unit_call(
         try:
             verdicts = parse_verdicts(content, criteria=request.criteria, allow_tie=request.allow_tie)
         except InvalidResponse as exc:
-            reason = str(exc)
-            if completion.problem:
-                reason = completion.problem
-            elif completion.finish_reason == "length":
-                reason = f"cut off at max_tokens ({settings.max_tokens}): {reason}"
+            reason = unreadable_reason(exc, completion, settings.max_tokens)
             attempt.error = reason
             invalid += 1
             if invalid >= settings.max_attempts:

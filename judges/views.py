@@ -36,7 +36,7 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, form: RunForm, *, s
         "campaign": campaign,
         "runs": runs,
         "active": selectors.runs_active(runs),
-        "summary": selectors.campaign_judge_summary(campaign=campaign),
+        "summary": selectors.campaign_judge_summary(campaign=campaign, runs=runs),
         "form": form,
     }
     template = CAMPAIGN_PAGE + "#runs" if request.htmx else CAMPAIGN_PAGE

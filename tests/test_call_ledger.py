@@ -5,7 +5,6 @@ cost and the recorded plus possibly-billed cost. Resuming buys no finished unit 
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from judges.models import Judge, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import token_cost
 from judges.services import judge_create, judge_run_create
 from tests.conftest import REPO
-from tests.test_judge_commands import KEY_ENV, SECRET, add_fake, database_for_a_subprocess, rows
+from tests.test_judge_commands import KEY_ENV, SECRET, add_fake, database_for_a_subprocess, kill_after_units, rows
 
 pytestmark = pytest.mark.django_db
 USD = Decimal("0.00000001")
@@ -101,17 +100,7 @@ def test_it_counts_calls_in_flight_at_a_kill_as_possibly_billed_and_resumes_with
     llm_server.latency = 0.3
     command = [sys.executable, "manage.py", "run_judges", "--campaign", "Pilot", "--judge", "gpt-4.1-mini", "--concurrency", "6"]
 
-    process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    try:
-        for line in process.stderr:
-            if line.startswith("gpt-4.1-mini [") and int(line.split("] ")[1].split("/")[0]) >= 6:
-                break
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.stderr.close()
+    kill_after_units(command, env, "gpt-4.1-mini", 6)
     time.sleep(2 * llm_server.latency)  # the server finishes (and bills) the requests it was holding
 
     done_at_kill = {unit for (unit,) in rows(url, "select id from judges_judgeunit where status = 'done'")}

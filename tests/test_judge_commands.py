@@ -183,6 +183,21 @@ def rows(url: str, query: str) -> list[tuple]:
         return cursor.fetchall()
 
 
+def kill_after_units(command: list[str], env: dict, judge: str, units: int) -> None:
+    """Runs `command` (a `run_judges`) and SIGKILLs it once its progress line shows `units` units done."""
+    process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        for line in process.stderr:
+            if line.startswith(f"{judge} [") and int(line.split("] ")[1].split("/")[0]) >= units:
+                break
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stderr.close()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_it_resumes_after_the_process_is_killed_without_redoing_a_unit(campaign, tmp_path, llm_server):
     assert add_fake(llm_server).code == 0
@@ -191,17 +206,7 @@ def test_it_resumes_after_the_process_is_killed_without_redoing_a_unit(campaign,
     llm_server.latency = 0.15
     command = [sys.executable, "manage.py", "run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--concurrency", "2"]
 
-    process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    try:
-        for line in process.stderr:
-            if line.startswith("fake-gpt [") and int(line.split("] ")[1].split("/")[0]) >= 8:
-                break
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.stderr.close()
+    kill_after_units(command, env, "fake-gpt", 8)
     done_at_kill = rows(url, "select count(*) from judges_judgeunit where status = 'done'")[0][0]
     assert rows(url, "select status from judges_judgerun") == [("running",)]
     assert 8 <= done_at_kill < 24

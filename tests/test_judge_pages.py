@@ -98,8 +98,8 @@ def test_it_shows_runs_and_polls_only_while_one_is_active(client, campaign, rach
     assert 'hx-trigger="every 2s"' in page and "Stop</button>" in page
     assert '<meta http-equiv="refresh"' in page  # without JavaScript the page reloads itself
 
-    # session, user, runs (with their unanswered calls), the runs' batches, units per judge, spend per judge, campaign
-    with django_assert_max_num_queries(7):
+    # session, user, runs (with their unanswered calls), the runs' batches, units per judge, campaign
+    with django_assert_max_num_queries(6):
         fragment = client.get(url, **HTMX)
     html = fragment.content.decode()
     assert fragment.status_code == 200

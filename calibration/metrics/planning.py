@@ -46,7 +46,7 @@ from scipy import stats
 from calibration.metrics._common import _lookup
 from calibration.metrics.agreement import _judge_index
 from calibration.metrics.labels import LabelTable, _align
-from calibration.metrics.powered import Items
+from calibration.metrics.powered import Items, system_rows
 from calibration.metrics.ppi import Z95, _cluster_sums, informative
 
 ALPHA = 0.05
@@ -283,20 +283,11 @@ def score_moments(items: Items, reference: str | None) -> list[ScoreMoments]:
     the same items and with the same systems left out (fewer than two labelled pairs) as
     :func:`.powered.win_rates`; sorted by system name."""
     out = []
-    ref = items.systems.index(reference) if reference is not None else None
-    for code in np.unique(np.concatenate([items.sys_a, items.sys_b])):
-        if code == ref:
-            continue
-        is_a, is_b = items.sys_a == code, items.sys_b == code
-        rows = is_a | is_b
-        if ref is not None:
-            rows &= (items.sys_a == ref) | (items.sys_b == ref)
+    for name, rows, y, yhat in system_rows(items, reference):
         lab, unl = rows & items.labelled, rows & items.unlabelled
         if lab.sum() < 2 or np.unique(items.cluster[lab]).size < MIN_PAIRS:
             continue
-        y = np.where(is_a, items.y, 1 - items.y)
-        yhat = np.where(is_a, items.yhat, 1 - items.yhat)
-        out.append(_system_moments(items.systems[code], y[lab], yhat[lab], items.cluster[lab], yhat[unl], items.cluster[unl]))
+        out.append(_system_moments(name, y[lab], yhat[lab], items.cluster[lab], yhat[unl], items.cluster[unl]))
     return sorted(out, key=lambda m: m.system)
 
 

@@ -156,21 +156,26 @@ def _rate(items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name:
     return PoweredRate(name, p, h, _interval(judge), ppi.lam, _effective(h.n, h.se, p.se))
 
 
-def win_rates(items: Items, reference: str | None, lam: float | None = None) -> dict[str, PoweredRate]:
-    """Each system's win rate (tie = 1/2) against ``reference``, or against the field when it is
-    None; systems with fewer than two labelled pairs are left out."""
-    out: dict[str, PoweredRate] = {}
+def system_rows(items: Items, reference: str | None):
+    """Per system other than ``reference``: (name, its items -- against the reference, or all of
+    them without one --, and the human and judge values from its side: its share of the win)."""
     ref = items.systems.index(reference) if reference is not None else None
     for code in np.unique(np.concatenate([items.sys_a, items.sys_b])):
         if code == ref:
             continue
-        is_a, is_b = items.sys_a == code, items.sys_b == code
-        rows = is_a | is_b
+        is_a = items.sys_a == code
+        rows = is_a | (items.sys_b == code)
         if ref is not None:
             rows &= (items.sys_a == ref) | (items.sys_b == ref)
-        y = np.where(is_a, items.y, 1 - items.y)
-        yhat = np.where(is_a, items.yhat, 1 - items.yhat)
-        rate = _rate(items, rows, y, yhat, items.systems[code], lam)
+        yield items.systems[code], rows, np.where(is_a, items.y, 1 - items.y), np.where(is_a, items.yhat, 1 - items.yhat)
+
+
+def win_rates(items: Items, reference: str | None, lam: float | None = None) -> dict[str, PoweredRate]:
+    """Each system's win rate (tie = 1/2) against ``reference``, or against the field when it is
+    None; systems with fewer than two labelled pairs are left out."""
+    out: dict[str, PoweredRate] = {}
+    for name, rows, y, yhat in system_rows(items, reference):
+        rate = _rate(items, rows, y, yhat, name, lam)
         if rate is not None:
             out[rate.system] = rate
     return dict(sorted(out.items()))
