@@ -13,15 +13,19 @@ WEB_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 + 1 )))
 WEB_THREADS ?= 2
 # exec: signals to make's process group reach the script itself, not a shell in between.
 SERVE := HOST=$(HOST) PORT=$(PORT) WEB_WORKERS=$(WEB_WORKERS) WEB_THREADS=$(WEB_THREADS) exec bash config/serve.sh $(PY)
-# Commands that serve nothing run with DEBUG on, so that they need no SECRET_KEY.
+# Commands that serve nothing need no SECRET_KEY (config/env.py); these run with Django's development defaults.
 DEV_ENV := DEBUG=1
 # The demo is served like a real site, DEBUG off: Django's debug pages show local variables to
 # whoever meets an error. Its SECRET_KEY, unless one is set, is made once and kept out of git.
 DEMO_KEY_FILE := .demo-secret-key
-DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0
+# Judges of the demo may also use the tests' loopback server (`python -m tests.llm_server --port 8001`,
+# any key): the demo allows that address explicitly, which a served site does not by default.
+DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0 \
+	JUDGE_ALLOW_ADDRESSES="$${JUDGE_ALLOW_ADDRESSES-127.0.0.1}" LOOPBACK_API_KEY="$${LOOPBACK_API_KEY-demo-loopback-key}" \
+	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:8001/v1 LOOPBACK_API_KEY}"
 TEST_ENV := SECRET_KEY=test-only-not-secret DEBUG=0
 
-.PHONY: demo test test-only install serve migrate bench check-python clean
+.PHONY: demo demo-data test test-only lint format install serve migrate bench check-python clean
 
 check-python:
 	@if [ -z "$(PYTHON)" ]; then echo "No Python >= 3.12 found on PATH or in ~/.pyenv/versions; install one or run 'make PYTHON=/path/to/python3.12 ...'" >&2; exit 1; fi
@@ -39,11 +43,17 @@ migrate: install
 	$(DEV_ENV) $(PY) manage.py migrate --noinput
 
 demo: install
+	@$(MAKE) --no-print-directory demo-data
+	$(DEMO_ENV) $(SERVE)
+
+# The demo's key and data, without installing or serving: what `make demo` does before it serves
+# (CI's new-user check runs it in a fresh clone). Manage.py reads the key file when SECRET_KEY is
+# unset, so the README's commands sign with the demo site's key.
+demo-data:
 	@test -n "$$SECRET_KEY" || test -s $(DEMO_KEY_FILE) || \
 	  (umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $(DEMO_KEY_FILE))
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput
 	$(DEMO_ENV) $(PY) manage.py load_demo
-	$(DEMO_ENV) $(SERVE)
 
 # The site as on a server; README "Deploy". Needs SECRET_KEY (and DATABASE_URL for PostgreSQL).
 serve: install
@@ -51,8 +61,19 @@ serve: install
 
 test: install test-only
 
-test-only:
+# The checks that need no database first: formatting, lint, the import contracts (pyproject.toml).
+test-only: lint
 	$(TEST_ENV) $(PY) -m pytest -q
+
+lint:
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+
+# Rewrites the tree in ruff's style and applies ruff's safe fixes (import order, unused imports).
+format:
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
 
 bench: install
 	$(DEV_ENV) $(PY) bench/import.py ../shared/wlc-sample

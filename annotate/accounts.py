@@ -6,7 +6,10 @@ Django's password-reset machinery (`default_token_generator`, the user's id in
 the password and the last login, so a link works once: setting the password,
 or logging in, voids it. Unused, it expires after
 `settings.PASSWORD_RESET_TIMEOUT` seconds (Django's default: three days).
-Nobody stores the links; they are shown once.
+Nobody stores the links; they are shown once. Using a link logs its owner in
+(`annotate.views.SetPasswordView`) and clears the failed logins recorded
+against their name, so that a lockout somebody else caused
+(`annotate.throttling`) never keeps them out.
 """
 
 from __future__ import annotations
@@ -60,6 +63,17 @@ def account_set_password_link(*, user: User, base_url: str) -> str:
     uidb64 = urlsafe_base64_encode(force_bytes(user.pk))
     token = default_token_generator.make_token(user)
     return base_url.rstrip("/") + reverse("password_reset_confirm", kwargs={"uidb64": uidb64, "token": token})
+
+
+def account_lockout_clear(*, user: User) -> int:
+    """Forgets the failed logins recorded against the user's name, from every address; returns how many rows went.
+
+    Called when the user proves who they are with a set-password link: a lockout
+    somebody else caused by guessing at their name then no longer keeps them out.
+    """
+    from axes.utils import reset
+
+    return reset(username=user.get_username())
 
 
 def _is_email(text: str) -> bool:

@@ -104,7 +104,14 @@ class LabelInline(admin.TabularInline):
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ["id", "pair", "annotator", "status", "a_first", "claimed_at", "submitted_at"]
     list_filter = ["status", "pair__campaign"]
-    list_select_related = ["pair__topic", "pair__article_a__system", "pair__article_b__system", "pair__article_a__topic", "pair__article_b__topic", "annotator"]
+    list_select_related = [
+        "pair__topic",
+        "pair__article_a__system",
+        "pair__article_b__system",
+        "pair__article_a__topic",
+        "pair__article_b__topic",
+        "annotator",
+    ]
     readonly_fields = ["pair", "annotator", "a_first", "overall", "claimed_at", "first_opened_at", "last_activity_at", "submitted_at"]
     inlines = [LabelInline]
 

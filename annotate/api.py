@@ -1,18 +1,21 @@
 """JSON API for annotators and researchers: thin views over the same services and selectors as the pages.
 
 Session or token authentication (settings.REST_FRAMEWORK); DRF turns Django's
-PermissionDenied into 403 and Http404 into 404. Annotators only ever see their
+PermissionDenied into 403 and Http404 into 404, and `common.api_errors` a service's
+ValidationError into 400 with its messages. Annotators only ever see their
 own work, with the two articles named by position.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from rest_framework import status
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -53,9 +56,15 @@ def _queue_row(campaign: Campaign, user: User) -> dict:
     for row in selectors.annotator_queue(user=user):
         if row["campaign"].pk == campaign.pk:
             return row
-    raise PermissionDenied("You are not an annotator of this campaign.")
+    raise PermissionDenied(selectors.not_annotator_reason(campaign, user))
 
 
+@extend_schema(
+    operation_id="campaigns_list",
+    summary="Campaigns",
+    description="Staff: every campaign with its counts. Annotators: the campaigns they may work on, with their own progress.",
+    responses={200: OpenApiResponse(CampaignStaffSerializer(many=True), description="staff's rows; annotators get AnnotatorCampaign rows")},
+)
 @api_view(["GET"])
 def campaign_list(request: Request) -> Response:
     if request.user.is_staff:
@@ -63,6 +72,15 @@ def campaign_list(request: Request) -> Response:
     return Response(AnnotatorCampaignSerializer(selectors.annotator_queue(user=request.user), many=True).data)
 
 
+@extend_schema(
+    summary="One campaign",
+    description="Staff: the campaign with its progress per annotator, pair and criterion. Annotators: their own row, 403 for a campaign not theirs.",
+    responses={
+        200: CampaignStaffSerializer,
+        403: OpenApiResponse(description="not an annotator of this campaign"),
+        404: OpenApiResponse(description="no such campaign"),
+    },
+)
 @api_view(["GET"])
 def campaign_detail(request: Request, campaign_id: int) -> Response:
     if request.user.is_staff:
@@ -74,12 +92,24 @@ def campaign_detail(request: Request, campaign_id: int) -> Response:
     return Response(AnnotatorCampaignSerializer(_queue_row(campaign, request.user)).data)
 
 
+@extend_schema(
+    summary="Claim the next pair",
+    description="The caller's unfinished assignment (200), a new claim (201), 204 when nothing is left, 409 when the campaign is closed.",
+    request=None,
+    responses={
+        200: AssignmentSummarySerializer,
+        201: AssignmentSummarySerializer,
+        204: OpenApiResponse(description="nothing left for the caller"),
+        403: OpenApiResponse(description="not an annotator of this campaign, or a labels-only campaign"),
+        409: OpenApiResponse(description="the campaign is closed"),
+    },
+)
 @api_view(["POST"])
 def campaign_claim(request: Request, campaign_id: int) -> Response:
     """The caller's unfinished assignment (200), a new claim (201), 204 when nothing is left, 409 when the campaign is closed."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     if not selectors.can_annotate(campaign, request.user):
-        raise PermissionDenied("You are not an annotator of this campaign.")
+        raise PermissionDenied(selectors.not_annotator_reason(campaign, request.user))
     if campaign.labels_only:
         raise PermissionDenied(claims.LABELS_ONLY)
     if not campaign.is_open:
@@ -89,9 +119,7 @@ def campaign_claim(request: Request, campaign_id: int) -> Response:
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
     claimed_now = assignment.claimed_at == now
-    return Response(
-        AssignmentSummarySerializer(assignment).data, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK
-    )
+    return Response(AssignmentSummarySerializer(assignment).data, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK)
 
 
 # --- the caller's own assignments ----------------------------------------------------
@@ -106,14 +134,22 @@ def _own_assignments(user: User) -> QuerySet[Assignment]:
         .values("n")
     )
     return (
-        # Labels imported into a labels-only campaign under an annotator's name are not their work to open.
+        # Labels imported into a labels-only campaign under an annotator's name are not their work to open,
+        # nor is their work in a campaign they were removed from.
         Assignment.objects.filter(annotator=user, pair__campaign__labels_only=False)
+        .exclude(pair__campaign__removed_annotators=user)
         .select_related("pair__campaign", "pair__topic")
         .annotate(done=Count("labels", filter=~Q(labels__winner="")), total=Subquery(criteria, output_field=IntegerField()))
         .order_by("-claimed_at", "-id")
     )
 
 
+@extend_schema(
+    operation_id="assignments_list",
+    summary="The caller's assignments",
+    description="Paginated (`?page=`, `?page_size=` up to 500).",
+    responses={200: AssignmentSummarySerializer(many=True)},
+)
 @api_view(["GET"])
 def assignment_list(request: Request) -> Response:
     paginator = Pages()
@@ -121,6 +157,15 @@ def assignment_list(request: Request) -> Response:
     return paginator.get_paginated_response(AssignmentSummarySerializer(page, many=True).data)
 
 
+@extend_schema(
+    summary="One of the caller's assignments",
+    description="Both articles by position (never a system name), the criteria and the saved answers; opening it starts its clock.",
+    responses={
+        200: AssignmentPageSerializer,
+        403: OpenApiResponse(description="not the caller's"),
+        404: OpenApiResponse(description="no such assignment"),
+    },
+)
 @api_view(["GET"])
 def assignment_detail(request: Request, assignment_id: int) -> Response:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
@@ -128,6 +173,17 @@ def assignment_detail(request: Request, assignment_id: int) -> Response:
     return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
 
 
+@extend_schema(
+    summary="Save one criterion",
+    request=LabelInputSerializer,
+    responses={
+        200: CriterionRowSerializer,
+        400: OpenApiResponse(
+            inline_serializer("Errors", {"errors": serializers.ListField(child=serializers.CharField())}),
+            description="what is wrong, in words",
+        ),
+    },
+)
 @api_view(["PUT", "PATCH"])
 def label_save(request: Request, assignment_id: int, criterion_key: str) -> Response:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
@@ -137,10 +193,7 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     body = LabelInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    try:
-        result = labelling.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
-    except ValidationError as exc:
-        return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+    result = labelling.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
     label = result.label
     row = criterion_row(
         criterion=criterion,
@@ -152,28 +205,35 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     return Response(CriterionRowSerializer(row).data)
 
 
+@extend_schema(
+    summary="Save the overall answer",
+    request=OverallInputSerializer,
+    responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="what is wrong, in words")},
+)
 @api_view(["PUT", "PATCH"])
 def overall_save(request: Request, assignment_id: int) -> Response:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     body = OverallInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    try:
-        labelling.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
-    except ValidationError as exc:
-        return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+    labelling.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
     return Response({"overall": assignment.overall})
 
 
+@extend_schema(
+    summary="Submit an assignment",
+    request=None,
+    responses={
+        200: AssignmentSummarySerializer,
+        400: OpenApiResponse(
+            inline_serializer("Missing", {"missing": serializers.ListField(child=serializers.CharField())}),
+            description="what is still missing (or `errors`: the campaign is closed, the claim expired)",
+        ),
+    },
+)
 @api_view(["POST"])
 def assignment_submit(request: Request, assignment_id: int) -> Response:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
-    try:
-        labelling.assignment_submit(assignment=assignment, user=request.user)
-    except ValidationError as exc:
-        missing = labelling.assignment_missing(assignment=assignment)
-        if missing and missing == exc.messages:
-            return Response({"missing": missing}, status=status.HTTP_400_BAD_REQUEST)
-        # A closed campaign or an expired claim: nothing the annotator can fill in.
-        return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+    # Missing answers answer 400 {"missing": [...]}; a closed campaign or an expired claim 400 {"errors": [...]}.
+    labelling.assignment_submit(assignment=assignment, user=request.user)
     return Response(AssignmentSummarySerializer(assignment).data)

@@ -28,6 +28,22 @@ class CampaignForm(forms.Form):
         label="Never show an annotator two pairs of one topic",
         help_text="A second pair of a topic shows the same reference article again. Without this box, repeats happen only when no other topic has a free slot.",
     )
+    calibration_pairs = forms.IntegerField(
+        min_value=0,
+        max_value=32767,
+        initial=0,
+        required=False,
+        label="Calibration set (pairs)",
+        help_text="The first N pairs, on different topics, labelled by every member before any other pair: "
+        "agreement between annotators can be measured once they are done. 0 or empty: none.",
+    )
+
+    neutral_emphasis = forms.BooleanField(
+        required=False,
+        label="Neutral emphasis: show bold and italic as plain text on both sides",
+        help_text="Bold and italic can tell the systems apart. Recorded on the campaign and in every export; "
+        "the blindness audit gives guessability with and without it.",
+    )
 
     def service_arguments(self) -> dict:
         data = self.cleaned_data
@@ -46,6 +62,8 @@ class CampaignForm(forms.Form):
             "annotators": list(data["annotators"]),
             "claim_timeout_minutes": data["claim_timeout_minutes"],
             "forbid_repeats": data["forbid_repeats"],
+            "neutral_emphasis": data["neutral_emphasis"],
+            "calibration_pairs": data["calibration_pairs"] or 0,
         }
 
 
@@ -56,14 +74,19 @@ class AccountsForm(forms.Form):
         help_text="One per line: a username, an e-mail address, or username,email. Blank lines and lines starting with # are skipped.",
     )
     campaign = forms.ModelChoiceField(
-        queryset=Campaign.objects.order_by("name"), required=False, empty_label="(none)", help_text="Also add every account to this campaign."
+        queryset=Campaign.objects.order_by("name"),
+        required=False,
+        empty_label="(none)",
+        help_text="Also add every account to this campaign.",
     )
     reissue = forms.BooleanField(required=False, label="Re-issue links for existing accounts")
 
 
 class MembersAddForm(forms.Form):
     usernames = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}), label="Add annotators", help_text="Usernames, separated by commas or new lines."
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+        label="Add annotators",
+        help_text="Usernames, separated by commas or new lines.",
     )
 
     def clean_usernames(self) -> list:

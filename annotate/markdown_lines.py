@@ -43,9 +43,7 @@ SETEXT_RE = re.compile(r"[ ]{0,3}(=+|-{2,})[ \t]*$")
 
 # The alignment row under a table's header, matched with ``fullmatch``: cells of
 # three or more dashes, optionally with colons, and at least one "|" after a cell.
-ALIGN_ROW_RE = re.compile(
-    r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?"
-)
+ALIGN_ROW_RE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?")
 
 # The pipes between table cells (an escaped "\|" is cell text), for ``split``.
 CELL_SPLIT_RE = re.compile(r"(?<!\\)\|")
@@ -55,9 +53,7 @@ BLANK_RUN_RE = re.compile(r"\n\n\n+")
 
 # The labels of the metadata lines a page fetcher writes at the top of the
 # markdown ("Title: …", "URL Source: …"), as an alternation to build patterns from.
-FETCH_METADATA_LABELS = (
-    r"(?:Title|URL Source|Published Time|Markdown Content|Description|Author|Source)"
-)
+FETCH_METADATA_LABELS = r"(?:Title|URL Source|Published Time|Markdown Content|Description|Author|Source)"
 
 
 def atx(line: str) -> tuple[int, str] | None:

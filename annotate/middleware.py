@@ -1,4 +1,17 @@
-"""Refuses request data a database cannot store, before any view reads it.
+"""Refuses request data a database cannot store, or declared in a character set other than UTF-8, before any view reads it.
+
+Charsets. Browsers send forms as UTF-8 and say nothing about it; a request
+whose Content-Type names another charset (`charset=latin-1`, `utf-16`, an
+unknown name, or a codec that is no text encoding such as `base64`) is refused
+with a 400 that says so (DeclaredCharsetMiddleware), rather than decoded as
+something else or left to Django, which answers some of them with a bare 400
+and others with a 500. UTF-8 under any of its names (`UTF8`, `utf_8`) and ASCII,
+its subset, pass, read as UTF-8. A codec that is no text encoding fails inside
+Django while the request object is built, before any middleware runs: the
+request classes below (installed in config/wsgi.py and config/asgi.py) keep it
+from failing there, so that the middleware can refuse it.
+
+Unstorable text.
 
 PostgreSQL stores no NUL (U+0000) in text, and no database stores a lone
 surrogate; Django hands both to views (a surrogate only through undecodable
@@ -15,13 +28,16 @@ rationale), so a save stays fast.
 
 from __future__ import annotations
 
+import codecs
 import logging
 
+from django.core.handlers.asgi import ASGIRequest
+from django.core.handlers.wsgi import WSGIRequest
 from django.db import DataError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from annotate.storable import form_problem, printable, text_problem
+from common.storable import form_problem, printable, text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +85,65 @@ def request_problem(request: HttpRequest) -> str | None:
     return None
 
 
+# Charsets read as UTF-8: UTF-8 itself, under any of its names, and ASCII, which UTF-8 contains.
+UTF8_COMPATIBLE = frozenset({"utf-8", "ascii"})
+
+
+def charset_problem(charset: str) -> str | None:
+    """Why a request declaring `charset` is refused, or None when it is read as UTF-8."""
+    shown = printable(charset[:40])
+    try:
+        codec = codecs.lookup(charset)
+    except (LookupError, ValueError):
+        return f"The request declares the character set '{shown}', which is not one this site knows. Send it as UTF-8."
+    if codec.name in UTF8_COMPATIBLE:
+        return None
+    return f"The request declares the character set '{shown}', but this site reads request data as UTF-8 only. Send it as UTF-8."
+
+
+class _TolerantCharset:
+    """Builds the request whatever charset its Content-Type names; `DeclaredCharsetMiddleware` then judges it.
+
+    Django looks the charset up and, when Python knows it, decodes the query
+    string with it at once: a codec that is no text encoding (`base64`,
+    `rot13`) raises there, before any middleware, and the server answers 500.
+    """
+
+    def _set_content_type_params(self, meta):
+        try:
+            super()._set_content_type_params(meta)
+        except LookupError:
+            self._encoding = None
+
+
+class TolerantWSGIRequest(_TolerantCharset, WSGIRequest):
+    pass
+
+
+class TolerantASGIRequest(_TolerantCharset, ASGIRequest):
+    pass
+
+
+class DeclaredCharsetMiddleware:
+    """A 400 with a message for a request declaring a charset other than UTF-8 (see the module docstring).
+
+    First among the middleware that read the request's data (sessions, CSRF, the checks below).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        charset = request.content_params.get("charset") if request.content_params else None
+        if charset is not None:
+            problem = charset_problem(charset)
+            if problem:
+                return refusal(request, problem)
+            # Read as UTF-8 under its usual name: Django refuses form data declared under any other.
+            request.encoding = "utf-8"
+        return self.get_response(request)
+
+
 def refusal(request: HttpRequest, message: str) -> HttpResponse:
     if request.path_info.startswith("/api/"):
         return JsonResponse({"detail": message}, status=400)
@@ -92,5 +167,8 @@ class UnstorableInputMiddleware:
         # PostgreSQL answers DataError ("integer out of range"), SQLite OverflowError.
         if isinstance(exception, (DataError, OverflowError)):
             logger.warning("Refused a request whose values the database cannot hold: %s", exception, exc_info=exception)
-            return refusal(request, "A value in the request cannot be stored (a number too large, a text too long or a character the database refuses).")
+            return refusal(
+                request,
+                "A value in the request cannot be stored (a number too large, a text too long or a character the database refuses).",
+            )
         return None

@@ -3,6 +3,12 @@ from django.db import models
 
 from annotate.vocabulary import NAME_MAX_LENGTH, name_problem
 
+# The catalogue of a labels-only campaign (`annotate.services.placeholders`): its topics' benchmark
+# starts with this prefix, its articles have no text and this `source`. Pages, exports and campaign
+# creation that need texts leave them out by these two values.
+LABELS_ONLY_PREFIX = "labels-only:"
+PLACEHOLDER_SOURCE = "no text: imported with labels"
+
 
 def validate_name(value: str) -> None:
     """The model-field form of `vocabulary.name_problem`: system keys and judge names."""
@@ -149,13 +155,24 @@ class Campaign(models.Model):
     instructions_html = models.TextField(blank=True)
     claim_timeout_minutes = models.PositiveIntegerField(default=120)
     is_open = models.BooleanField(default=True)
-    annotators = models.ManyToManyField("auth.User", blank=True, related_name="campaigns", help_text="Empty: every non-staff user may annotate.")
+    annotators = models.ManyToManyField(
+        "auth.User", blank=True, related_name="campaigns", help_text="Empty: every non-staff user may annotate."
+    )
     removed_annotators = models.ManyToManyField(
-        "auth.User", blank=True, related_name="removed_from_campaigns", help_text="Taken off this campaign: no access to its work; their labels stay, flagged."
+        "auth.User",
+        blank=True,
+        related_name="removed_from_campaigns",
+        help_text="Taken off this campaign: no access to its work; their labels stay, flagged.",
     )
     forbid_repeats = models.BooleanField(default=False, help_text="Never give an annotator two pairs of one topic.")
     labels_only = models.BooleanField(
         default=False, help_text="Imported verdicts without article texts (labels only): never offered to annotators."
+    )
+    neutral_emphasis = models.BooleanField(
+        default=False, help_text="Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart."
+    )
+    calibration_pairs = models.PositiveSmallIntegerField(
+        default=0, help_text="The first N pairs, labelled by every member before any other pair (0: none)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -207,9 +224,15 @@ class Assignment(models.Model):
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="assignments")
     a_first = models.BooleanField(help_text="Drawn at random when claimed; never shown to the annotator.")
+    order_known = models.BooleanField(
+        default=True,
+        help_text="False for imported work whose display order its file did not give: a_first then only "
+        "records the order the file listed the systems in, and position figures leave the work out.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     overall = models.CharField(max_length=20, choices=Overall.choices, blank=True)
-    claimed_at = models.DateTimeField()
+    # Empty only for imported work whose file gave no start time.
+    claimed_at = models.DateTimeField(null=True, blank=True)
     first_opened_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -238,7 +261,8 @@ class Label(models.Model):
     winner = models.CharField(max_length=3, choices=Winner.choices, blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField()
-    saved_at = models.DateTimeField()
+    # Empty only for an imported label whose file gave no time.
+    saved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -8,7 +8,7 @@ A body nested deeper than MAX_JSON_DEPTH, or holding a NUL or a lone surrogate
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from annotate.storable import MAX_JSON_DEPTH, json_problem
+from common.storable import MAX_JSON_DEPTH, json_problem
 
 
 class SafeJSONParser(JSONParser):

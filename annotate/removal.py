@@ -20,9 +20,15 @@ Counting words:
   no longer appears as a heading in the display text. Its section runs to the next
   heading of the same or a higher level (a bold line counts as level 7).
 
-Flags: prose loss above ``PROSE_LOSS_LIMIT`` (3%), and any removed section whose
+* A *kept reference section* is a section under a reference heading
+  ("References", "9. References and Data Sources"; ``cleaning.sections.ref_kind``)
+  that is still shown but lost words: the cleaner removed its citation list and
+  kept the tables and prose under it as content. Its kept and removed words are
+  reported, so that staff can check what was kept.
+
+Flags: prose loss above ``PROSE_LOSS_LIMIT`` (3%), any removed section whose
 removed paragraph lines held at least ``SECTION_PROSE_MIN`` prose words (one
-sentence of text, not list entries or URLs).
+sentence of text, not list entries or URLs), and every kept reference section.
 """
 
 from __future__ import annotations
@@ -32,11 +38,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from annotate.cleaning.sections import ref_kind
 from annotate.markdown_lines import FENCE_OPEN_RE, FETCH_METADATA_LABELS
 
 __all__ = [
     "PROSE_LOSS_LIMIT",
     "SECTION_PROSE_MIN",
+    "KeptReferenceSection",
     "Removal",
     "RemovedSection",
     "article_removal",
@@ -97,6 +105,14 @@ class RemovedSection:
 
 
 @dataclass(frozen=True)
+class KeptReferenceSection:
+    heading: str
+    line: int  # 0-based line of the heading in the raw markdown
+    kept_words: int  # words of the section still shown, heading included
+    removed_words: int  # words removed from it: its citation list
+
+
+@dataclass(frozen=True)
 class Removal:
     # Removed character ranges of the raw markdown, sorted, disjoint.
     spans: tuple[tuple[int, int], ...]
@@ -105,6 +121,7 @@ class Removal:
     prose_words: int
     removed_prose_words: int
     removed_sections: tuple[RemovedSection, ...] = field(default=())
+    kept_reference_sections: tuple[KeptReferenceSection, ...] = field(default=())
 
     @property
     def prose_lost(self) -> float:
@@ -121,15 +138,22 @@ class Removal:
             flags.append(f"lost {self.prose_lost:.1%} of its prose words")
         for section in self.removed_sections:
             if section.held_prose:
-                flags.append(
-                    f"removed section '{section.heading}' held {section.prose_words} prose words"
-                )
+                flags.append(f"removed section '{section.heading}' held {section.prose_words} prose words")
+        for section in self.kept_reference_sections:
+            flags.append(
+                f"kept {section.kept_words} words under the reference heading '{section.heading}' "
+                f"(removed {section.removed_words}: its citation list)"
+            )
         return tuple(flags)
 
 
 def _heading_key(text: str) -> str:
     text = re.sub(r"[*_`]+", " ", text).replace("\\", "")
     return " ".join(text.split()).rstrip(":").strip().casefold()
+
+
+def _shown_heading(text: str) -> str:
+    return " ".join(re.sub(r"[*_`]+", " ", text).split()).rstrip(":")
 
 
 def _classify(lines: list[str]) -> tuple[list[str], list[tuple[int, int, str]]]:
@@ -189,22 +213,21 @@ def _lines(text: str) -> tuple[list[str], list[int]]:
 
 
 def _tokens(text: str, base: int) -> list[tuple[str, int, int]]:
-    return [
-        (m.group(0), base + m.start(), base + m.end()) for m in _TOKEN_RE.finditer(text)
-    ]
+    return [(m.group(0), base + m.start(), base + m.end()) for m in _TOKEN_RE.finditer(text)]
 
 
-def _removed_ranges(
-    all_raw_lines, all_raw_starts, all_display_lines
-) -> list[tuple[int, int]]:
+def _removed_ranges(all_raw_lines, all_raw_starts, all_display_lines) -> list[tuple[int, int]]:
     # Blank lines are left out: the cleaner adds some around headings, and a blank line
     # matched out of place would turn a changed paragraph into "deleted" plus "inserted".
     kept = [i for i, line in enumerate(all_raw_lines) if line.strip()]
     raw_lines = [all_raw_lines[i] for i in kept]
     raw_starts = [all_raw_starts[i] for i in kept]
     display_lines = [line for line in all_display_lines if line.strip()]
+
     # Spaces are compared loosely: trailing spaces and tabs are tidied by the cleaner.
-    key = lambda line: " ".join(line.split())
+    def key(line: str) -> str:
+        return " ".join(line.split())
+
     matcher = difflib.SequenceMatcher(
         None,
         [key(x) for x in raw_lines],
@@ -214,38 +237,19 @@ def _removed_ranges(
     ranges: list[tuple[int, int]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "delete":
-            ranges.extend(
-                (raw_starts[i], raw_starts[i] + len(raw_lines[i]))
-                for i in range(i1, i2)
-            )
+            ranges.extend((raw_starts[i], raw_starts[i] + len(raw_lines[i])) for i in range(i1, i2))
         elif op == "replace":
             # Lines are never joined or split: n changed lines usually face n lines, pairwise.
-            pairs = (
-                zip(range(i1, i2), range(j1, j2))
-                if i2 - i1 == j2 - j1
-                else [(range(i1, i2), range(j1, j2))]
-            )
+            pairs = zip(range(i1, i2), range(j1, j2)) if i2 - i1 == j2 - j1 else [(range(i1, i2), range(j1, j2))]
             for raw_part, shown_part in pairs:
                 raw_part = raw_part if isinstance(raw_part, range) else [raw_part]
-                shown_part = (
-                    shown_part if isinstance(shown_part, range) else [shown_part]
-                )
-                raw_tokens = [
-                    t for i in raw_part for t in _tokens(raw_lines[i], raw_starts[i])
-                ]
-                shown = [
-                    m.group(0)
-                    for j in shown_part
-                    for m in _TOKEN_RE.finditer(display_lines[j])
-                ]
-                tokens = difflib.SequenceMatcher(
-                    None, [t[0] for t in raw_tokens], shown, autojunk=False
-                )
+                shown_part = shown_part if isinstance(shown_part, range) else [shown_part]
+                raw_tokens = [t for i in raw_part for t in _tokens(raw_lines[i], raw_starts[i])]
+                shown = [m.group(0) for j in shown_part for m in _TOKEN_RE.finditer(display_lines[j])]
+                tokens = difflib.SequenceMatcher(None, [t[0] for t in raw_tokens], shown, autojunk=False)
                 for t_op, a1, a2, _, _ in tokens.get_opcodes():
                     if t_op in ("delete", "replace"):
-                        ranges.extend(
-                            (start, end) for _, start, end in raw_tokens[a1:a2]
-                        )
+                        ranges.extend((start, end) for _, start, end in raw_tokens[a1:a2])
     return ranges
 
 
@@ -253,9 +257,7 @@ def _merge(ranges: list[tuple[int, int]], raw: str) -> tuple[tuple[int, int], ..
     """Joins ranges separated only by spaces or tabs, so a removed phrase is one span."""
     merged: list[list[int]] = []
     for start, end in sorted(ranges):
-        if merged and (
-            start <= merged[-1][1] or not raw[merged[-1][1] : start].strip(" \t")
-        ):
+        if merged and (start <= merged[-1][1] or not raw[merged[-1][1] : start].strip(" \t")):
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
@@ -277,6 +279,7 @@ def article_removal(raw: str, display: str) -> Removal:
         not_words[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
 
     words = removed_words = prose = removed_prose = 0
+    per_line_words: Counter = Counter()
     per_line_removed: Counter = Counter()
     per_line_removed_prose: Counter = Counter()
     for i, line in enumerate(raw_lines):
@@ -288,6 +291,7 @@ def article_removal(raw: str, display: str) -> Removal:
                 continue
             gone = bool(removed_at[start])
             words += 1
+            per_line_words[i] += 1
             removed_words += gone
             per_line_removed[i] += gone
             if is_prose:
@@ -295,25 +299,32 @@ def article_removal(raw: str, display: str) -> Removal:
                 removed_prose += gone
                 per_line_removed_prose[i] += gone
 
-    shown_headings = Counter(
-        _heading_key(text) for _, _, text in _classify(display_lines)[1]
-    )
+    shown_headings = Counter(_heading_key(text) for _, _, text in _classify(display_lines)[1])
     sections = []
+    kept_sections = []
     for h, (line, level, text) in enumerate(headings):
         if h == 0 and level == 1:
             continue  # the title: normalize_article puts the topic's title in its place
         key = _heading_key(text)
+        end = next((ln for ln, lv, _ in headings[h + 1 :] if lv <= level), len(raw_lines))
         if shown_headings[key] > 0:
             shown_headings[key] -= 1
+            gone = sum(per_line_removed[i] for i in range(line, end))
+            if gone and ref_kind(text):
+                kept_sections.append(
+                    KeptReferenceSection(
+                        heading=_shown_heading(text),
+                        line=line,
+                        kept_words=sum(per_line_words[i] for i in range(line, end)) - gone,
+                        removed_words=gone,
+                    )
+                )
             continue
         if not key:
             continue
-        end = next(
-            (ln for ln, lv, _ in headings[h + 1 :] if lv <= level), len(raw_lines)
-        )
         sections.append(
             RemovedSection(
-                heading=" ".join(re.sub(r"[*_`]+", " ", text).split()).rstrip(":"),
+                heading=_shown_heading(text),
                 level=level,
                 line=line,
                 words=sum(per_line_removed[i] for i in range(line, end)),
@@ -327,12 +338,11 @@ def article_removal(raw: str, display: str) -> Removal:
         prose_words=prose,
         removed_prose_words=removed_prose,
         removed_sections=tuple(sections),
+        kept_reference_sections=tuple(kept_sections),
     )
 
 
-def removed_segments(
-    raw: str, spans: tuple[tuple[int, int], ...]
-) -> list[tuple[str, bool]]:
+def removed_segments(raw: str, spans: tuple[tuple[int, int], ...]) -> list[tuple[str, bool]]:
     """``raw`` cut into ``(text, removed)`` pieces, in order, for display."""
     pieces: list[tuple[str, bool]] = []
     pos = 0

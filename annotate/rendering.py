@@ -18,6 +18,18 @@
   tbody, tr, th, td, blockquote, em, strong, code, pre, hr, br, del, sup, sub, plus
   the kept raw tags) and drops every attribute except ``start`` on ``ol`` (a
   number; without it a list resumed after a paragraph would restart at 1).
+* A new line of prose starts a new paragraph (``paragraph_per_line``, on for
+  articles): the benchmark's files write one paragraph per line with no blank
+  line between, which CommonMark would join into one. After cmark, each soft
+  line break that sits directly in a paragraph of the document or of a block
+  quote (not inside bold, italics, a link or a code span that runs across the
+  line) closes the paragraph and opens the next. List items, tables, headings
+  and code blocks are left as cmark made them, and so are hard breaks
+  (``\\`` or two spaces at the end of a line). The text is unchanged
+  character for character (``<p>a\nb</p>`` becomes ``<p>a</p>\n<p>b</p>``), so
+  ``plain_text`` and every span offset into it stay the same.
+* ``emphasis_plain`` shows bold and italic as plain text (a campaign's
+  "neutral emphasis"), again without changing ``plain_text``.
 * ``render`` says what it did besides rendering: the raw HTML shown as text and
   what was dropped (images, link targets, URLs), so an importer can report it per
   file. ``render_html`` is the same without the report.
@@ -38,19 +50,54 @@ from dataclasses import dataclass, field
 import cmarkgfm
 import nh3
 
-__all__ = ["Rendered", "render", "render_html", "toc_from_html", "plain_text", "KEPT_RAW_TAGS"]
+__all__ = [
+    "KEPT_RAW_TAGS",
+    "Rendered",
+    "emphasis_plain",
+    "plain_text",
+    "prose_paragraphs",
+    "render",
+    "render_html",
+    "toc_from_html",
+]
 
 # Inline presentation only: none of them takes a URL, and they are kept only bare.
 KEPT_RAW_TAGS = frozenset({"sup", "sub", "br", "em", "strong", "b", "i", "u", "s", "small", "del"})
 _VOID_TAGS = frozenset({"br"})
 
-ALLOWED_TAGS = frozenset(
-    {
-        "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li",
-        "table", "thead", "tbody", "tr", "th", "td", "blockquote",
-        "em", "strong", "code", "pre", "hr", "br", "del", "sup", "sub",
-    }
-) | KEPT_RAW_TAGS
+ALLOWED_TAGS = (
+    frozenset(
+        {
+            "p",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "ul",
+            "ol",
+            "li",
+            "table",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+            "blockquote",
+            "em",
+            "strong",
+            "code",
+            "pre",
+            "hr",
+            "br",
+            "del",
+            "sup",
+            "sub",
+        }
+    )
+    | KEPT_RAW_TAGS
+)
 # "*": no attribute on any tag (ammonia would otherwise allow lang and title everywhere).
 ALLOWED_ATTRIBUTES = {"ol": {"start"}, "*": set()}
 
@@ -59,6 +106,13 @@ _URL_HINTS = ("http", "HTTP", "Http", "www.", "WWW.", "Www.", "ftp:", "FTP:")
 _HEADING_OPEN_RE = re.compile(r"<h([1-6])>")
 _TOC_RE = re.compile(r'<h([23]) id="(sec-\d+)">(.*?)</h\1>', re.S)
 _TAG_RE = re.compile(r"<[^>]*>")
+# cmark's own output: every "<" in it opens a tag (text has "&lt;" or the sentinel).
+_CMARK_TOKEN_RE = re.compile(r"<(/?)([a-z][a-z0-9]*)[^>]*?(/?)>|\n")
+# A list item's opening or closing tag, or a whole paragraph (paragraphs never nest).
+# (The paragraph's inside is spelled out, "[^<]*" runs between tags, rather than a lazy ".*?":
+# five times faster on long articles.)
+_ITEM_OR_PARAGRAPH_RE = re.compile(r"<(?P<close>/?)li>|<p>(?P<p>[^<]*(?:<(?!/p>)[^<]*)*)</p>")
+_EMPHASIS_TAG_RE = re.compile(r"</?(?:strong|b|em|i)>")
 
 _EXTENSIONS = ["table", "strikethrough", "autolink"]
 # Private-use characters: the first one absent from the article stands for "<".
@@ -125,6 +179,54 @@ def _raw_re(sentinel: str) -> re.Pattern:
     )
 
 
+def _paragraph_per_line(fragment: str) -> str:
+    """cmark's HTML with each soft break of a prose paragraph turned into a paragraph break.
+
+    Prose paragraphs are those of the document and of block quotes: a ``<p>`` inside
+    a list item is left alone. Only a line break directly in the paragraph splits
+    it; one inside an inline element (``<strong>``, ``<em>``, ``<a>`` …) stays, so
+    no element is ever cut in two. A hard break is ``<br />`` followed by the
+    line break, and stays.
+    """
+    if "\n" not in fragment or "<p>" not in fragment:
+        return fragment
+    out: list[str] = []
+    pos = 0
+    in_item = 0  # open <li> elements
+    for m in _ITEM_OR_PARAGRAPH_RE.finditer(fragment):
+        inner = m.group("p")
+        if inner is None:
+            in_item += -1 if m.group("close") else 1
+        elif in_item == 0 and "\n" in inner:
+            out.append(fragment[pos : m.start("p")])
+            out.append(_split_soft_breaks(inner))
+            pos = m.end("p")
+    if not out:
+        return fragment
+    out.append(fragment[pos:])
+    return "".join(out)
+
+
+def _split_soft_breaks(inner: str) -> str:
+    """The inside of one ``<p>`` with its top-level soft breaks made paragraph breaks."""
+    if "<" not in inner:  # no inline element at all: every line break is a soft break
+        return inner.replace("\n", "</p>\n<p>")
+    parts: list[str] = []
+    pos = 0
+    depth = 0  # inline elements open
+    for m in _CMARK_TOKEN_RE.finditer(inner):
+        name = m.group(2)
+        if name is None:  # a line break
+            if depth == 0 and not inner.endswith("<br />", 0, m.start()):
+                parts.append(inner[pos : m.start()])
+                parts.append("</p>\n<p>")
+                pos = m.end()
+        elif not m.group(3) and name not in _VOID_TAGS:
+            depth += -1 if m.group(1) else 1
+    parts.append(inner[pos:])
+    return "".join(parts)
+
+
 def _raw_html_as_text(fragment: str, sentinel: str, as_text: list[str], dropped: Counter) -> str:
     open_tags: list[str] = []
 
@@ -170,8 +272,13 @@ def _number_headings(fragment: str) -> str:
     return _HEADING_OPEN_RE.sub(add_id, fragment)
 
 
-def render(markdown: str) -> Rendered:
-    """Sanitized HTML for ``markdown`` and a report of what was shown as text or dropped."""
+def render(markdown: str, *, paragraph_per_line: bool = True) -> Rendered:
+    """Sanitized HTML for ``markdown`` and a report of what was shown as text or dropped.
+
+    ``paragraph_per_line`` (articles): a new line of prose starts a new paragraph;
+    off, lines of a paragraph are joined as CommonMark says (campaign instructions,
+    which people write wrapped).
+    """
     as_text: list[str] = []
     dropped: Counter = Counter()
     sentinel = None
@@ -179,6 +286,8 @@ def render(markdown: str) -> Rendered:
         sentinel = next(c for c in _SENTINELS if c not in markdown)
         markdown = markdown.replace("<", sentinel)
     fragment = _to_html(markdown)
+    if paragraph_per_line:
+        fragment = _paragraph_per_line(fragment)
     if sentinel is not None and sentinel in fragment:
         fragment = _raw_html_as_text(fragment, sentinel, as_text, dropped)
     if "<img" in fragment:
@@ -196,9 +305,40 @@ def render(markdown: str) -> Rendered:
     return Rendered(html=_number_headings(safe), as_text=tuple(as_text), dropped={k: v for k, v in dropped.items() if v})
 
 
-def render_html(markdown: str) -> str:
+def render_html(markdown: str, *, paragraph_per_line: bool = True) -> str:
     """Sanitized HTML for ``markdown`` (meant to be rendered once, at import)."""
-    return render(markdown).html
+    return render(markdown, paragraph_per_line=paragraph_per_line).html
+
+
+def emphasis_plain(rendered: str) -> str:
+    """HTML from ``render_html`` with bold and italic shown as plain text.
+
+    The sanitized HTML keeps ``strong``, ``b``, ``em`` and ``i`` only bare (no
+    attribute), so dropping those tags keeps their text and leaves ``plain_text``,
+    and so every span offset, as it was.
+    """
+    return _EMPHASIS_TAG_RE.sub("", rendered)
+
+
+_BLOCK_TOKEN_RE = re.compile(r"<(/?)(p|li)\b[^>]*>")
+
+
+def prose_paragraphs(rendered: str) -> list[str]:
+    """The text of each prose paragraph of HTML from ``render_html``, in order:
+    every ``<p>`` that is not inside a list item (table cells hold no ``<p>``)."""
+    paragraphs = []
+    in_item = 0
+    start = None
+    for m in _BLOCK_TOKEN_RE.finditer(rendered):
+        closing = m.group(1) == "/"
+        if m.group(2) == "li":
+            in_item += -1 if closing else 1
+        elif not closing:
+            start = m.end() if in_item == 0 else None
+        elif start is not None:
+            paragraphs.append(plain_text(rendered[start : m.start()]))
+            start = None
+    return paragraphs
 
 
 def toc_from_html(rendered: str) -> list[tuple[int, str, str]]:

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import (
     Count,
     Exists,
-    Func,
     IntegerField,
     OuterRef,
     Q,
@@ -20,8 +20,11 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from annotate import vocabulary
+from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, shorten
 from annotate.design import Design
 from annotate.models import (
+    LABELS_ONLY_PREFIX,
+    PLACEHOLDER_SOURCE,
     Article,
     Assignment,
     Campaign,
@@ -32,11 +35,15 @@ from annotate.models import (
     Topic,
 )
 from annotate.removal import Removal, article_removal
-from annotate.services.placeholders import LABELS_ONLY_PREFIX, PLACEHOLDER_SOURCE
+from annotate.rendering import emphasis_plain
 
 
-def article_export_rows(*, benchmark: str | None = None) -> Iterator[dict]:
-    """Every article with its text; the text-less placeholders of labels-only campaigns are left out."""
+def article_export_rows(*, benchmark: str | None = None, campaign: Campaign | None = None) -> Iterator[dict]:
+    """Every article with its text; the text-less placeholders of labels-only campaigns are left out.
+
+    With a `campaign`, only the articles its pairs show, each once, and each row says how the
+    campaign showed them: `campaign` and `neutral_emphasis` (bold and italic as plain text).
+    """
     articles = (
         Article.objects.exclude(source=PLACEHOLDER_SOURCE)
         .select_related("topic", "system")
@@ -44,8 +51,14 @@ def article_export_rows(*, benchmark: str | None = None) -> Iterator[dict]:
     )
     if benchmark:
         articles = articles.filter(topic__benchmark=benchmark)
+    shown = {}
+    if campaign is not None:
+        pairs = Pair.objects.filter(campaign=campaign)
+        articles = articles.filter(Q(pk__in=pairs.values("article_a")) | Q(pk__in=pairs.values("article_b")))
+        shown = {"campaign": campaign.name, "neutral_emphasis": campaign.neutral_emphasis}
     for article in articles.iterator(chunk_size=200):
         yield {
+            **shown,
             "benchmark": article.topic.benchmark,
             "topic": article.topic.title,
             "system": article.system.key,
@@ -78,6 +91,20 @@ def criterion_set_latest(*, key: str) -> CriterionSet | None:
 # --- campaigns -------------------------------------------------------------------
 
 
+# What an annotator taken off a campaign is told on every route (page, htmx, API), for reads and writes alike.
+REMOVED_FROM_CAMPAIGN = (
+    "You were removed from this campaign: you can no longer open or change its pairs, submitted ones included. Your saved labels are kept."
+)
+
+
+def removed_from_campaign() -> Exists:
+    """Whether an assignment's annotator is on its campaign's removed list: a subquery to annotate assignments with."""
+    on_list = Campaign.removed_annotators.through.objects.filter(
+        campaign_id=OuterRef("pair__campaign_id"), user_id=OuterRef("annotator_id")
+    )
+    return Exists(on_list)
+
+
 def can_annotate(campaign: Campaign, user: User) -> bool:
     """Active, not removed from the campaign, and on its list (or, with no list, not staff)."""
     if not user.is_active:
@@ -89,19 +116,47 @@ def can_annotate(campaign: Campaign, user: User) -> bool:
     return not user.is_staff
 
 
-def campaign_annotator_count(*, campaign: Campaign) -> int:
-    """Active annotators of the campaign; with no annotator list, every active non-staff account counts."""
+def not_annotator_reason(campaign: Campaign, user: User) -> str:
+    """What somebody `can_annotate` refuses is told: that they were removed, when they were."""
+    if campaign.removed_annotators.filter(pk=user.pk).exists():
+        return REMOVED_FROM_CAMPAIGN
+    return "You are not an annotator of this campaign."
+
+
+def campaign_annotators_now(*, campaign: Campaign) -> QuerySet[User]:
+    """Who may annotate the campaign now: its active, not removed annotators; with no list, every active non-staff account."""
     listed = campaign.annotators.filter(is_active=True)
     if not campaign.annotators.exists():
         listed = User.objects.filter(is_active=True, is_staff=False)
-    return listed.exclude(pk__in=campaign.removed_annotators.values("pk")).count()
+    return listed.exclude(pk__in=campaign.removed_annotators.values("pk"))
+
+
+def campaign_annotator_count(*, campaign: Campaign) -> int:
+    """Active annotators of the campaign; with no annotator list, every active non-staff account counts."""
+    return campaign_annotators_now(campaign=campaign).count()
+
+
+def calibration_pair_ids(*, campaign: Campaign) -> list[int]:
+    """The campaign's calibration set: its first `calibration_pairs` pairs in the order work is handed out."""
+    if not campaign.calibration_pairs:
+        return []
+    return list(Pair.objects.filter(campaign=campaign).order_by("order", "id").values_list("id", flat=True)[: campaign.calibration_pairs])
 
 
 def campaign_design(*, campaign: Campaign) -> Design:
     """The campaign's shape, for the annotators it has now."""
     annotators = campaign_annotator_count(campaign=campaign)
-    per_topic = campaign.pairs.order_by().values("topic_id").annotate(n=Count("id")).values_list("n", flat=True)
-    return Design(pairs_by_topic=tuple(sorted(per_topic)), overlap=campaign.overlap, annotators=annotators)
+    per_topic = campaign.pairs.order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+    calibration: dict[int, int] = {}
+    for topic_id in Pair.objects.filter(pk__in=calibration_pair_ids(campaign=campaign)).values_list("topic_id", flat=True):
+        calibration[topic_id] = calibration.get(topic_id, 0) + 1
+    shape = sorted((n, calibration.get(topic_id, 0)) for topic_id, n in per_topic)
+    return Design(
+        pairs_by_topic=tuple(n for n, _ in shape),
+        overlap=campaign.overlap,
+        annotators=annotators,
+        calibration_by_topic=tuple(c for _, c in shape) if calibration else (),
+    )
 
 
 # --- the annotation page -----------------------------------------------------------
@@ -119,7 +174,7 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
         assignments = assignments.select_related("pair__article_a", "pair__article_b").defer(
             *(f"pair__{side}__{field}" for side in ("article_a", "article_b") for field in ("raw_markdown", "display_markdown"))
         )
-    assignment = assignments.filter(pk=assignment_id).first()
+    assignment = assignments.filter(pk=assignment_id).annotate(removed=removed_from_campaign()).first()
     if assignment is None or assignment.annotator_id != user.pk:
         raise PermissionDenied("This is not your assignment.")
     if assignment.pair.campaign.labels_only:
@@ -128,8 +183,9 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
             "These labels were imported into a labels-only campaign: its articles have no texts, so there is nothing "
             "to show or annotate here."
         )
-    if assignment.status == Assignment.Status.REVOKED:
-        raise PermissionDenied("You were removed from this campaign; your saved labels are kept, but this work is closed to you.")
+    if assignment.removed or assignment.status == Assignment.Status.REVOKED:
+        # Removal is final: no reading either, submitted pairs included (README "Accounts for a lab").
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     return assignment
 
 
@@ -139,6 +195,8 @@ class CriterionRow:
     position: str = ""
     rationale: str = ""
     saved_at: object = None
+    problems: list[str] = field(default_factory=list)  # what the answer lacks (annotate.answers); empty: complete
+    state: str = ""  # its border: annotate.answers.answer_state
 
 
 @dataclass
@@ -148,17 +206,32 @@ class CategoryBlock:
     rows: list[CriterionRow] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Gap:
+    """One incomplete criterion (or the overall question, key "overall") as the page names it."""
+
+    key: str
+    anchor: str
+    short_text: str
+    problems: list[str]
+
+
 def annotation_page(*, assignment: Assignment) -> dict:
     """Everything the annotation page shows, in a fixed number of queries.
 
     Articles are named only by position; nothing here says which system wrote which.
+    `gaps` lists what still blocks submission by criterion text, in rubric order (the
+    same rule as `labelling.assignment_missing`); `first_open` is the anchor of the
+    first of them, where the page puts the cursor.
     """
     pair = assignment.pair
     campaign = pair.campaign
+    rules = Rules.of(campaign)
     by_side = {vocabulary.SIDE_A: pair.article_a, vocabulary.SIDE_B: pair.article_b}
     shown = {position: by_side[vocabulary.side_of(position, assignment.a_first)] for position in vocabulary.POSITIONS}
     labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
     blocks: dict[int, CategoryBlock] = {}
+    gaps: list[Gap] = []
     done = total = 0
     for criterion in Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).select_related("category").order_by("order"):
         block = blocks.get(criterion.category_id)
@@ -171,11 +244,26 @@ def annotation_page(*, assignment: Assignment) -> dict:
             row.position = vocabulary.position_of(label.winner, assignment.a_first) if label.winner else ""
             row.rationale = label.rationale
             row.saved_at = label.saved_at
+        winner = label.winner if label else ""
+        row.problems = criterion_problems(rules, winner=winner, rationale=row.rationale)
+        row.state = answer_state(row.problems, winner=winner)
+        if row.problems:
+            gaps.append(Gap(criterion.key, f"c-{criterion.key}", shorten(criterion.text), row.problems))
         block.rows.append(row)
         total += 1
-        done += bool(row.position)
+        done += not row.problems
+    if campaign.ask_overall and not assignment.overall:
+        gaps.append(Gap("overall", "overall", "Overall, which article is better?", [CHOOSE_OVERALL]))
     spans = [
-        {"id": s.pk, "position": vocabulary.FIRST if s.article_id == shown[vocabulary.FIRST].pk else vocabulary.SECOND, "start": s.start, "end": s.end, "quote": s.quote, "polarity": s.polarity, "comment": s.comment}
+        {
+            "id": s.pk,
+            "position": vocabulary.FIRST if s.article_id == shown[vocabulary.FIRST].pk else vocabulary.SECOND,
+            "start": s.start,
+            "end": s.end,
+            "quote": s.quote,
+            "polarity": s.polarity,
+            "comment": s.comment,
+        }
         for s in assignment.spans.all()
     ]
     return {
@@ -183,28 +271,37 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
-        "columns": [_column(position, shown[position]) for position in vocabulary.POSITIONS],
+        "columns": [_column(position, shown[position], neutral_emphasis=campaign.neutral_emphasis) for position in vocabulary.POSITIONS],
         "categories": list(blocks.values()),
         "done": done,
         "total": total,
+        "gaps": gaps,
+        "first_open": gaps[0].anchor if gaps else "",
         "spans": spans,
         "overall_choices": Assignment.Overall.choices,
     }
 
 
-def _count(rows: QuerySet, by: str) -> Subquery:
-    """A scalar subquery counting `rows`, grouped on `by` (one group, as each filter pins it)."""
-    return Subquery(rows.order_by().values(by).annotate(n=Func("id", function="COUNT")).values("n")[:1])
+def label_state(*, campaign: Campaign, label: Label) -> str:
+    """The border of a criterion holding `label` (annotate.answers.answer_state)."""
+    problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
+    return answer_state(problems, winner=label.winner)
 
 
 def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
-    """(criteria with a winner, criteria in the rubric), in one query: it runs after every htmx save."""
-    done = Label.objects.filter(assignment_id=OuterRef("pk")).exclude(winner="")
-    total = Criterion.objects.filter(criterion_set_id=OuterRef("pair__campaign__criterion_set_id"))
-    counts = Assignment.objects.filter(pk=assignment.pk).annotate(
-        done=_count(done, "assignment_id"), total=_count(total, "criterion_set_id")
-    ).values_list("done", "total").get()
-    return counts[0] or 0, counts[1] or 0
+    """(complete criteria, criteria in the rubric), in one query: it runs after every htmx save.
+
+    Complete as `annotate.answers` says, counted here in Python: SQL's TRIM strips
+    spaces only, where the rule strips every kind of white space.
+    """
+    mine = Label.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
+    answers = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id).annotate(
+        winner=Subquery(mine.values("winner")[:1]), rationale=Subquery(mine.values("rationale")[:1])
+    )
+    rules = Rules.of(assignment.pair.campaign)
+    rows = list(answers.values_list("winner", "rationale"))
+    done = sum(not criterion_problems(rules, winner=winner or "", rationale=rationale or "") for winner, rationale in rows)
+    return done, len(rows)
 
 
 def campaign_members(*, campaign: Campaign) -> list[User]:
@@ -240,12 +337,15 @@ def campaign_members(*, campaign: Campaign) -> list[User]:
     )
 
 
-def _column(position: str, article: Article) -> dict:
+def _column(position: str, article: Article, *, neutral_emphasis: bool = False) -> dict:
     # Both articles use ids sec-1, sec-2, ...; a per-column prefix keeps them unique on one page.
     prefix = f"a{position}-"
+    # Neutral emphasis is applied here, as the page is drawn: the stored text stays exact, and
+    # the text (so every span offset) is the same either way.
+    html = emphasis_plain(article.html) if neutral_emphasis else article.html
     return {
         "position": position,
-        "html": article.html.replace(' id="sec-', f' id="{prefix}sec-'),
+        "html": html.replace(' id="sec-', f' id="{prefix}sec-'),
         "toc": [(level, text, prefix + anchor) for level, text, anchor in article.toc],
     }
 
@@ -268,15 +368,16 @@ def annotator_queue(*, user: User) -> list[dict]:
                 "campaign": campaign,
                 "submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
                 "active": mine.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first(),
-                "submitted_list": list(mine.filter(status=Assignment.Status.SUBMITTED).select_related("pair__topic").order_by("-submitted_at")[:50]),
+                "submitted_list": list(
+                    mine.filter(status=Assignment.Status.SUBMITTED).select_related("pair__topic").order_by("-submitted_at")[:50]
+                ),
             }
         )
     return rows
 
 
-def campaign_progress(*, campaign: Campaign) -> dict:
-    """Per annotator, per pair and per criterion counts for researchers."""
-    pairs = list(
+def _pairs_progress(campaign: Campaign) -> QuerySet[Pair]:
+    return (
         Pair.objects.filter(campaign=campaign)
         .select_related("topic", "article_a__system", "article_b__system")
         .only("id", "order", "topic__title", "article_a__system__key", "article_b__system__key")
@@ -286,7 +387,10 @@ def campaign_progress(*, campaign: Campaign) -> dict:
         )
         .order_by("order", "id")
     )
-    annotators = list(
+
+
+def _annotators_progress(campaign: Campaign) -> QuerySet:
+    return (
         Assignment.objects.filter(pair__campaign=campaign)
         .values("annotator__username")
         .annotate(
@@ -297,20 +401,110 @@ def campaign_progress(*, campaign: Campaign) -> dict:
         )
         .order_by("annotator__username")
     )
+
+
+def _criteria_progress(campaign: Campaign) -> list[tuple[Criterion, int]]:
     criteria = list(Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order"))
     per_criterion = dict(
         Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="").values_list("criterion_id").annotate(n=Count("id"))
     )
+    return [(c, per_criterion.get(c.pk, 0)) for c in criteria]
+
+
+def _pairs_needed(pairs, *, campaign: Campaign, calibration: dict | None) -> None:
+    """Marks what each pair needs: every member for a calibration pair, else the overlap."""
+    for pair in pairs:
+        pair.calibration = calibration is not None and pair.pk in calibration["pair_ids"]
+        pair.needed = calibration["members"] if pair.calibration else campaign.overlap
+
+
+def _needed(*, campaign: Campaign, n_pairs: int, calibration: dict | None) -> int:
+    """Assignments the whole campaign needs: the overlap per pair, every member per calibration pair."""
+    if calibration is None:
+        return n_pairs * campaign.overlap
+    return (n_pairs - calibration["size"]) * campaign.overlap + calibration["size"] * calibration["members"]
+
+
+def campaign_progress(*, campaign: Campaign) -> dict:
+    """Per annotator, per pair and per criterion counts for researchers (every row: the API's)."""
+    pairs = list(_pairs_progress(campaign))
+    calibration = campaign_calibration_progress(campaign=campaign)
+    _pairs_needed(pairs, campaign=campaign, calibration=calibration)
     return {
         "pairs": pairs,
-        "annotators": annotators,
-        "criteria": [(c, per_criterion.get(c.pk, 0)) for c in criteria],
-        "needed": len(pairs) * campaign.overlap,
+        "annotators": list(_annotators_progress(campaign)),
+        "criteria": _criteria_progress(campaign),
+        "needed": _needed(campaign=campaign, n_pairs=len(pairs), calibration=calibration),
         "submitted": sum(p.submitted for p in pairs),
+        "calibration": calibration,
+    }
+
+
+def campaign_calibration_progress(*, campaign: Campaign) -> dict | None:
+    """How far the members are through the calibration set (None without one).
+
+    Members are counted now: a
+    removed annotator no longer counts, somebody added later does (and starts
+    with the set). A pair is complete when every current member submitted it.
+    """
+    if not campaign.calibration_pairs:
+        return None
+    pair_ids = calibration_pair_ids(campaign=campaign)
+    members = set(campaign_annotators_now(campaign=campaign).values_list("pk", flat=True))
+    done: dict[int, set[int]] = {}
+    for pair_id, annotator_id in Assignment.objects.filter(
+        pair_id__in=pair_ids, status=Assignment.Status.SUBMITTED, annotator_id__in=members
+    ).values_list("pair_id", "annotator_id"):
+        done.setdefault(annotator_id, set()).add(pair_id)
+    return {
+        "pair_ids": set(pair_ids),
+        "size": len(pair_ids),
+        "members": len(members),
+        "members_done": sum(len(submitted) == len(pair_ids) for submitted in done.values()),
+        "pairs_complete": sum(all(pair_id in done.get(member, ()) for member in members) for pair_id in pair_ids) if members else 0,
+    }
+
+
+PROGRESS_PAGE_SIZE = 100
+
+
+def campaign_progress_page(
+    *, campaign: Campaign, pairs_page: object = 1, annotators_page: object = 1, size: int = PROGRESS_PAGE_SIZE
+) -> dict:
+    """The campaign page's figures: totals over every pair, and one page of pairs and of annotators
+    (a campaign of tens of thousands of imported pairs would otherwise be a page of megabytes)."""
+    per_pair = dict(
+        Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED)
+        .values_list("pair_id")
+        .annotate(n=Count("id"))
+    )
+    n_pairs = Pair.objects.filter(campaign=campaign).count()
+    calibration = campaign_calibration_progress(campaign=campaign)
+    calibrating = calibration["pair_ids"] if calibration else set()
+    complete = sum(1 for pair_id, n in per_pair.items() if n >= (calibration["members"] if pair_id in calibrating else campaign.overlap))
+    pairs = Paginator(_pairs_progress(campaign), size)
+    pairs.count = n_pairs  # known: no second count over the annotated query
+    page = pairs.get_page(pairs_page)
+    page.object_list = list(page.object_list)
+    _pairs_needed(page.object_list, campaign=campaign, calibration=calibration)
+    return {
+        "pairs": page,
+        "calibration": calibration,
+        # Grouped over every annotator whatever the page, so read once and paged here.
+        "annotators": Paginator(list(_annotators_progress(campaign)), size).get_page(annotators_page),
+        "criteria": _criteria_progress(campaign),
+        "n_pairs": n_pairs,
+        "needed": _needed(campaign=campaign, n_pairs=n_pairs, calibration=calibration),
+        "submitted": sum(per_pair.values()),
+        "pairs_complete": complete,
+        "pairs_started": len(per_pair) - complete,
+        "pairs_untouched": n_pairs - len(per_pair),
     }
 
 
 def campaign_list() -> QuerySet[Campaign]:
+    """Every campaign with its pairs (`pair_count`) and submitted assignments (`submitted`): the one
+    list of campaigns, for the campaigns page, the API and the judges page."""
     return Campaign.objects.select_related("criterion_set").annotate(
         pair_count=Count("pairs", distinct=True),
         submitted=Count("pairs__assignments", filter=Q(pairs__assignments__status=Assignment.Status.SUBMITTED), distinct=True),

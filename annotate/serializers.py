@@ -173,6 +173,8 @@ class CampaignStaffSerializer(serializers.Serializer):
     claim_timeout_minutes = serializers.IntegerField()
     is_open = serializers.BooleanField()
     labels_only = serializers.BooleanField()
+    neutral_emphasis = serializers.BooleanField()
+    calibration_pairs = serializers.IntegerField()
     instructions = serializers.CharField()
     annotators = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
@@ -188,14 +190,25 @@ class CampaignStaffSerializer(serializers.Serializer):
         return sorted(user.username for user in campaign.annotators.all())
 
     def get_counts(self, campaign) -> dict:
-        return {"pairs": campaign.pair_count, "needed": campaign.pair_count * campaign.overlap, "submitted": campaign.submitted}
+        needed = campaign.pair_count * campaign.overlap
+        if campaign.calibration_pairs:
+            from annotate.selectors import campaign_annotator_count
+
+            # A calibration pair needs every member, not the overlap.
+            calibration = min(campaign.calibration_pairs, campaign.pair_count)
+            needed += calibration * (campaign_annotator_count(campaign=campaign) - campaign.overlap)
+        return {"pairs": campaign.pair_count, "needed": needed, "submitted": campaign.submitted}
 
 
 def campaign_progress_data(progress: dict) -> dict:
     """`selectors.campaign_progress` as JSON; researchers may see the systems."""
+    calibration = progress["calibration"]
     return {
         "needed": progress["needed"],
         "submitted": progress["submitted"],
+        "calibration": None
+        if calibration is None
+        else {key: calibration[key] for key in ("size", "members", "members_done", "pairs_complete")},
         "annotators": [
             {
                 "username": row["annotator__username"],
@@ -214,6 +227,8 @@ def campaign_progress_data(progress: dict) -> dict:
                 "system_a": pair.article_a.system.key,
                 "system_b": pair.article_b.system.key,
                 "submitted": pair.submitted,
+                "needed": pair.needed,
+                "calibration": pair.calibration,
                 "active": pair.active,
             }
             for pair in progress["pairs"]

@@ -14,8 +14,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotate.storable import first_unstorable, json_problem, located_problem, printable, text_problem
 from annotate.vocabulary import REFERENCE_SYSTEM, name_problem
+from common.storable import first_unstorable, json_problem, located_problem, printable, text_problem
 
 # The lengths of the columns these land in (annotate.models); PostgreSQL refuses longer text.
 MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_NAME = 300, 200, 200  # a system key's rule is vocabulary.NAME_RULE
@@ -118,7 +118,9 @@ def read_text(path: Path, *, max_bytes: int, label: str | None = None, storable:
     except OSError as exc:
         return None, Problem(where, f"cannot be read ({exc.strerror})")
     if size > max_bytes:
-        return None, Problem(where, f"is {size / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit per article (MAX_ARTICLE_BYTES)")
+        return None, Problem(
+            where, f"is {size / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit per article (MAX_ARTICLE_BYTES)"
+        )
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -232,7 +234,9 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                     problems.append(Problem(where, "has a criterion without an 'id'"))
                     continue
                 if criterion_key in seen_criteria:
-                    problems.append(Problem(source, f"duplicate criterion id '{criterion_key}' (in {seen_criteria[criterion_key]} and {category_key})"))
+                    problems.append(
+                        Problem(source, f"duplicate criterion id '{criterion_key}' (in {seen_criteria[criterion_key]} and {category_key})")
+                    )
                     continue
                 if not text:
                     problems.append(Problem(source, f"criterion '{criterion_key}' has no text"))
@@ -316,7 +320,9 @@ def _benchmark_dir(path: Path, benchmark: str | None) -> tuple[Path, Path | None
         return path, root if (root / "evaluation").is_dir() else None
     data = path / "data"
     if not data.is_dir():
-        raise SourceError(f"{path}: neither a Wiki Live Challenge repository (no data/ folder) nor a data/<benchmark> folder (no wiki_data/ or test_data/)")
+        raise SourceError(
+            f"{path}: neither a Wiki Live Challenge repository (no data/ folder) nor a data/<benchmark> folder (no wiki_data/ or test_data/)"
+        )
     found = sorted(p.name for p in data.iterdir() if p.is_dir() and ((p / "wiki_data").is_dir() or (p / "test_data").is_dir()))
     if not found:
         raise SourceError(f"{data}: holds no benchmark folder with wiki_data/ or test_data/")
@@ -524,7 +530,12 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
             batch.problems.append(Problem(where, f"lacks the field(s) {', '.join(missing)} (each a non-empty string)"))
             continue
         if len(line_bytes) > max_bytes:
-            batch.problems.append(Problem(where, f"article is {len(line_bytes) / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit (MAX_ARTICLE_BYTES)"))
+            batch.problems.append(
+                Problem(
+                    where,
+                    f"article is {len(line_bytes) / 1_048_576:.1f} MB, over the {max_bytes / 1_048_576:.1f} MB limit (MAX_ARTICLE_BYTES)",
+                )
+            )
             continue
         system = obj["system"].strip()
         if problem := name_problem(system, what="system"):

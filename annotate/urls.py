@@ -12,6 +12,7 @@ urlpatterns = [
     path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<id:campaign_id>/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<id:campaign_id>/toggle/", views.campaign_toggle, name="campaign-toggle"),
+    path("campaigns/<id:campaign_id>/emphasis/", views.campaign_emphasis, name="campaign-emphasis"),
     path("campaigns/<id:campaign_id>/next/", views.claim_next, name="claim-next"),
     path("campaigns/<id:campaign_id>/members/", views.campaign_members, name="campaign-members"),
     path("campaigns/<id:campaign_id>/members/add/", views.campaign_members_add, name="campaign-members-add"),

@@ -1,17 +1,18 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.contrib.auth.views import PasswordResetConfirmView
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import selectors
-from annotate.decorators import staff_required
 from annotate.models import Campaign, Criterion, Topic
 from annotate.removal import removed_segments
 from annotate.services import campaigns, claims, labelling
+from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
 
@@ -21,7 +22,10 @@ PAGE = "annotate/assignment.html"
 def home(request: HttpRequest) -> HttpResponse:
     if request.user.is_staff:
         return redirect("campaign-list")
-    return render(request, "annotate/home.html", {"queue": selectors.annotator_queue(user=request.user)})
+    queue = selectors.annotator_queue(user=request.user)
+    for row in queue:
+        row["left"] = claims.pairs_left(campaign=row["campaign"], user=request.user, active=row["active"])
+    return render(request, "annotate/home.html", {"queue": queue})
 
 
 # --- researchers' catalogue -----------------------------------------------------
@@ -91,9 +95,12 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("assignment", assignment.pk)
 
 
-def _page(request, assignment, *, status=200, errors=None):
+def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
+    """The whole page; after a refused submission (`show_gaps`) it lists what is missing, by criterion text."""
     context = selectors.annotation_page(assignment=assignment)
     context["errors"] = errors or []
+    context["show_gaps"] = show_gaps
+    context["refused_submit"] = refused_submit
     return render(request, PAGE, context, status=status)
 
 
@@ -108,6 +115,12 @@ def assignment_page(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> HttpResponse:
+    """Saves one criterion, for three callers: htmx (a status fragment), a form posted without
+    JavaScript (back to the criterion), and the page's flush when it is hidden or left (`flush=1`
+    in the body: `navigator.sendBeacon` or `fetch(..., {keepalive: true})`, which send no htmx
+    headers and whose reply nobody may read: 204, or a 4xx with the reason as plain text).
+    All three carry the CSRF token in the body or a header and pass the same CSRF checks."""
+    flush = request.POST.get("flush") == "1"
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     criterion = get_object_or_404(Criterion, criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key)
     try:
@@ -119,12 +132,19 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
             rationale=request.POST.get("rationale"),
         )
     except ValidationError as exc:
+        if flush:
+            return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
         if request.htmx:
             return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
         return _page(request, assignment, status=422, errors=exc.messages)
+    if flush:
+        return HttpResponse(status=204)
     if request.htmx:
+        label = result.label
         done, total = selectors.assignment_progress(assignment=assignment)
-        return render(request, PAGE + "#save-status", {"saved_at": result.label.saved_at, "done": done, "total": total, "oob": True})
+        state = selectors.label_state(campaign=assignment.pair.campaign, label=label)
+        context = {"saved_at": label.saved_at if label.pk else None, "state": state, "done": done, "total": total, "oob": True}
+        return render(request, PAGE + "#save-status", context)
     return redirect(reverse("assignment", args=[assignment.pk]) + f"#c-{criterion.key}")
 
 
@@ -139,7 +159,8 @@ def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
         return _page(request, assignment, status=422, errors=exc.messages)
     if request.htmx:
-        return render(request, PAGE + "#save-status", {"saved_at": assignment.last_activity_at})
+        state = "complete" if assignment.overall else ""
+        return render(request, PAGE + "#save-status", {"saved_at": assignment.last_activity_at, "state": state})
     return redirect(reverse("assignment", args=[assignment.pk]) + "#overall")
 
 
@@ -149,8 +170,10 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     try:
         labelling.assignment_submit(assignment=assignment, user=request.user)
+    except labelling.Incomplete:
+        return _page(request, assignment, status=422, show_gaps=True)
     except ValidationError as exc:
-        return _page(request, assignment, status=422, errors=exc.messages)
+        return _page(request, assignment, status=422, errors=exc.messages, refused_submit=True)
     messages.success(request, f"Submitted: {assignment.pair.topic.title}.")
     following = claims.assignment_claim_next(campaign=assignment.pair.campaign, user=request.user)
     if following is None:
@@ -186,7 +209,9 @@ def span_delete(request: HttpRequest, assignment_id: int, span_id: int) -> HttpR
     try:
         labelling.span_delete(assignment=assignment, span_id=span_id)
     except ValidationError as exc:
-        return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "span_errors": exc.messages}, status=422)
+        return render(
+            request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "span_errors": exc.messages}, status=422
+        )
     if not request.htmx:
         return redirect(reverse("assignment", args=[assignment.pk]) + "#spans")
     return render(request, PAGE + "#spans", selectors.annotation_page(assignment=assignment))
@@ -201,12 +226,11 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/campaign_list.html", {"campaigns": selectors.campaign_list()})
 
 
+@require_http_methods(["GET", "POST"])
 @staff_required
 def campaign_new(request: HttpRequest) -> HttpResponse:
     from annotate.forms import CampaignForm
 
-    if request.method not in ("GET", "POST"):
-        return HttpResponse(status=405)
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -226,13 +250,24 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 @staff_required
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Totals, then a page of pairs and a page of annotators (`?pairs=N`, `?annotators=N`); an htmx
+    request from a pager gets that table alone."""
+    from annotate.blindness_selectors import campaign_launch_warning
+
     campaign = get_object_or_404(Campaign.objects.select_related("criterion_set"), pk=campaign_id)
-    design_warning = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
-    return render(
-        request,
-        "annotate/campaign_detail.html",
-        {"campaign": campaign, "design_warning": design_warning, **selectors.campaign_progress(campaign=campaign)},
+    progress = selectors.campaign_progress_page(
+        campaign=campaign, pairs_page=request.GET.get("pairs", 1), annotators_page=request.GET.get("annotators", 1)
     )
+    context = {"campaign": campaign, "query": request.GET, **progress}
+    template = "annotate/campaign_detail.html"
+    if request.htmx and not request.htmx.history_restore_request and request.htmx.target in ("pairs", "annotators"):
+        return render(request, f"{template}#{request.htmx.target}", context)
+    # The design cannot change once imported work is all a campaign holds.
+    if not campaign.labels_only:
+        context["design_warning"] = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+        # Anybody in the progress table has claimed a pair: the campaign has started.
+        context["blindness_warning"] = campaign_launch_warning(campaign=campaign, launched=progress["annotators"].paginator.count > 0)
+    return render(request, template, context)
 
 
 @require_POST
@@ -243,14 +278,56 @@ def campaign_toggle(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("campaign-detail", campaign.pk)
 
 
+REFUSED_PAGE = "annotate/campaign_refused.html"
+
+
+@require_POST
+@staff_required
+def campaign_emphasis(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Neutral emphasis on or off, before any pair is claimed."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    value = request.POST.get("neutral_emphasis")
+    if value not in ("0", "1"):
+        message = "Say neutral_emphasis=1 (bold and italic as plain text) or 0 (as written)."
+        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": message}, status=400)
+    try:
+        campaigns.campaign_set_neutral_emphasis(campaign=campaign, neutral_emphasis=value == "1")
+    except ValidationError as exc:
+        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": " ".join(exc.messages)}, status=409)
+    return redirect("campaign-detail", campaign.pk)
+
+
 def permission_denied(request: HttpRequest, exception=None) -> HttpResponse:
-    return render(request, "403.html", {"reason": str(exception or "")}, status=403)
+    reason = str(exception or "")
+    if request.htmx and reason:
+        # The page script shows a refused save's reason as it comes: the sentence alone, not a page.
+        return HttpResponse(reason, status=403, content_type="text/plain; charset=utf-8")
+    return render(request, "403.html", {"reason": reason}, status=403)
 
 
 # --- accounts and campaign members -------------------------------------------------
 
 ACCOUNTS_PAGE = "annotate/accounts_new.html"
 MEMBERS_PAGE = "annotate/campaign_members.html"
+
+
+class SetPasswordView(PasswordResetConfirmView):
+    """Where set-password links land: Django's view, which also logs the owner in and clears their lockout.
+
+    Logging in here goes round the login throttle on purpose: the link proves who
+    they are, and somebody guessing at their name from their address must not
+    keep them out (README "Security").
+    """
+
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+
+    def form_valid(self, form):
+        from annotate.accounts import account_lockout_clear
+
+        response = super().form_valid(form)
+        account_lockout_clear(user=form.user)
+        return response
 
 
 def _site_address(request: HttpRequest) -> str:
@@ -261,14 +338,13 @@ def _site_address(request: HttpRequest) -> str:
     return settings.PUBLIC_BASE_URL or f"{request.scheme}://{request.get_host()}"
 
 
+@require_http_methods(["GET", "POST"])
 @staff_required
 def accounts_new(request: HttpRequest) -> HttpResponse:
     """Creates accounts and shows their set-password links, once: they are stored nowhere."""
     from annotate.accounts import accounts_create, entries_from_text, link_lifetime
     from annotate.forms import AccountsForm
 
-    if request.method not in ("GET", "POST"):
-        return HttpResponse(status=405)
     form = AccountsForm(request.POST if request.method == "POST" else None)
     context = {"form": form, "lifetime": link_lifetime(), "errors": []}
     status = 200
@@ -373,7 +449,8 @@ def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int)
 @staff_required
 def campaign_blindness(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Before launch: could an annotator tell the reference from a generated article by its looks?"""
-    from annotate.blindness import MIN_TOPICS, feature_rows
+    from annotate.blindness import MIN_TOPICS
+    from annotate.blindness_format import effect_rows, emphasis_lines, feature_rows
     from annotate.blindness_selectors import campaign_blindness as blindness
 
     campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -381,5 +458,12 @@ def campaign_blindness(request: HttpRequest, campaign_id: int) -> HttpResponse:
         message = "This campaign holds imported labels only: its articles have no texts, so there are no looks to audit."
         return render(request, "annotate/labels_only.html", {"campaign": campaign, "message": message}, status=409)
     report = blindness(campaign=campaign)
-    context = {"campaign": campaign, "report": report, "rows": feature_rows(report), "min_topics": MIN_TOPICS}
+    context = {
+        "campaign": campaign,
+        "report": report,
+        "rows": feature_rows(report),
+        "effects": effect_rows(report),
+        "emphasis": emphasis_lines(report),
+        "min_topics": MIN_TOPICS,
+    }
     return render(request, "annotate/campaign_blindness.html", context)

@@ -1,6 +1,7 @@
-"""Server time of the annotation page and of an htmx label save, on the longest pair.
+"""Server time of the annotation page and of an htmx label save, on the longest pair; then a whole
+pair labelled by keyboard in Chromium, with the control keys and the time per criterion.
 
-    python bench/annotate.py [../shared/wlc-sample] [--requests 200]
+    python bench/annotate.py [../shared/wlc-sample] [--requests 200] [--no-browser]
 
 Imports the benchmark into a fresh SQLite database (set DATABASE_URL to measure
 another server), opens a campaign on its longest pair (the reference plus the
@@ -9,6 +10,12 @@ GETs of the page and POSTs saving one criterion through Django's test client.
 Then it counts the queries of both requests on a 3-criterion campaign over a
 short pair: the counts must not depend on the rubric or the articles.
 Targets: page p95 <= 60 ms, save p95 <= 15 ms.
+
+Last, unless --no-browser or /usr/bin/chromium is missing, it serves the database with
+`manage.py runserver` and drives Debian's Chromium through all 39 criteria of the longest pair by
+keyboard (bench/keyboard_flow.py says how), then checks every answer in the database. It prints the
+control keys per criterion (every key but the rationale's text; issue 20's target: at most 3, where
+the flow `j`, choice, `Tab`, `Tab`, `Esc` took 5) and the time per criterion.
 """
 
 import argparse
@@ -20,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
+from harness import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 PAGE_TARGET_MS = 60
 SAVE_TARGET_MS = 15
@@ -28,7 +35,11 @@ WARM_UP = 10
 TINY_RUBRIC = {
     "name": "Three criteria",
     "categories": [
-        {"id": "clear", "name": "Clear", "criteria": [{"id": "t_1", "text": "Plain sentences."}, {"id": "t_2", "text": "Short paragraphs."}]},
+        {
+            "id": "clear",
+            "name": "Clear",
+            "criteria": [{"id": "t_1", "text": "Plain sentences."}, {"id": "t_2", "text": "Short paragraphs."}],
+        },
         {"id": "fair", "name": "Fair", "criteria": [{"id": "t_3", "text": "Fair to every side."}]},
     ],
 }
@@ -43,6 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, nargs="?", default=ROOT.parent / "shared" / "wlc-sample")
     parser.add_argument("--requests", type=int, default=200, help="timed requests of each kind")
+    parser.add_argument("--no-browser", action="store_true", help="skip labelling a pair by keyboard in Chromium")
     args = parser.parse_args()
 
     django_on_scratch_database("annotate")
@@ -85,20 +97,22 @@ def main() -> None:
     client = Client(HTTP_HOST="localhost")
     client.force_login(annotator)
 
-    def open_campaign(name: str, criterion_set: CriterionSet, chars: int, ref: Article, gen: Article):
+    def open_campaign(name: str, criterion_set: CriterionSet, chars: int, ref: Article, gen: Article, user=annotator):
         campaign = campaign_create(
             name=name,
             criterion_set=criterion_set,
             systems=[ref.system.key, gen.system.key],
             reference=ref.system.key,
-            annotators=[annotator],
+            annotators=[user],
             benchmark=ref.topic.benchmark,
         )
         # The service pairs every topic the two systems share; measure on this one only.
         campaign.pairs.exclude(topic_id=ref.topic_id).delete()
-        assignment = assignment_claim_next(campaign=campaign, user=annotator)
-        print(f"{name}: '{ref.topic.title}', {ref.system.key} vs {gen.system.key}, {chars:,} characters of HTML, "
-              f"{criterion_set.criteria.count()} criteria")
+        assignment = assignment_claim_next(campaign=campaign, user=user)
+        print(
+            f"{name}: '{ref.topic.title}', {ref.system.key} vs {gen.system.key}, {chars:,} characters of HTML, "
+            f"{criterion_set.criteria.count()} criteria"
+        )
         return assignment
 
     def measure(label: str, request, count: int) -> tuple[list[float], set[int]]:
@@ -157,11 +171,55 @@ def main() -> None:
     page, save = requests_for(short_assignment, "t_1")
     _, short_page_queries = measure("page", page, 20)
     _, short_save_queries = measure("save", save, 20)
-    print(f"  queries per request: page {'/'.join(map(str, sorted(short_page_queries)))} "
-          f"(39 criteria: {'/'.join(map(str, sorted(page_queries)))}), "
-          f"save {'/'.join(map(str, sorted(short_save_queries)))} (39 criteria: {'/'.join(map(str, sorted(save_queries)))})")
+    print(
+        f"  queries per request: page {'/'.join(map(str, sorted(short_page_queries)))} "
+        f"(39 criteria: {'/'.join(map(str, sorted(page_queries)))}), "
+        f"save {'/'.join(map(str, sorted(short_save_queries)))} (39 criteria: {'/'.join(map(str, sorted(save_queries)))})"
+    )
     constant = short_page_queries == page_queries and short_save_queries == save_queries
     print(f"  query counts {'are constant' if constant else 'DIFFER'} across rubric size and article length")
+
+    if args.no_browser:
+        return
+    from keyboard_flow import CHROMIUM, PASSWORD, label_pair_by_keyboard, serve
+
+    if not CHROMIUM.exists():
+        print(f"\n{CHROMIUM} is missing: no keyboard run (apt-get install chromium)")
+        return
+    from annotate.models import Label
+
+    typist = User.objects.create_user(f"bench-keys-{run}", password=PASSWORD)
+    chars, ref, gen = pairs[-1]
+    print()
+    assignment = open_campaign(f"Bench {run}: keyboard", rubric, chars, ref, gen, user=typist)
+    keys = list(Criterion.objects.filter(criterion_set=rubric).order_by("order").values_list("key", flat=True))
+    server, url = serve(ROOT)
+    try:
+        keyboard = label_pair_by_keyboard(url=url, username=typist.username, assignment_id=assignment.pk, keys=keys)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    labels = Label.objects.filter(assignment=assignment)
+    complete = sum(bool(label.winner) and label.rationale.startswith("Reason ") for label in labels)
+    if complete != len(keys):
+        sys.exit(f"keyboard run: {complete} of {len(keys)} criteria stored with their winner and rationale")
+    per_key = ", ".join(f"{name} x{count}" for name, count in keyboard.keys_by_name.most_common())
+    mean_keys = statistics.mean(keyboard.control_keys)
+    ms = [s * 1000 for s in keyboard.seconds]
+    print(f"  keyboard, {len(keys)} criteria in Chromium (keys the page advertises: {' '.join(keyboard.advertised)}):")
+    print(
+        f"    control keys per criterion: mean {mean_keys:.2f}, max {max(keyboard.control_keys)}, n = {len(keys)} criteria "
+        f"({per_key}; {keyboard.text_keys} text keys not counted) | target max <= 3: "
+        f"{'met' if max(keyboard.control_keys) <= 3 else 'NOT met'}; {mean_keys / 5:.2f}x the 5 keys of the old flow"
+    )
+    print(
+        f"    time per criterion, first key to last: p50 {statistics.median(ms):.0f} ms  p95 {percentile(ms, 0.95):.0f} ms  "
+        f"max {max(ms):.0f} ms (typing the rationale included)"
+    )
+    print(
+        f"    whole pair {keyboard.whole_pair_seconds:.1f} s = {keyboard.whole_pair_seconds / len(keys) * 1000:.0f} ms per criterion, "
+        f"every save confirmed {keyboard.confirm_seconds * 1000:.0f} ms after the last key; all {complete} answers stored"
+    )
 
 
 if __name__ == "__main__":

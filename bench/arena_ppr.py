@@ -133,7 +133,12 @@ def run(data: Path, rounds: int, keep: Path | None) -> None:
     db = work / "arena.sqlite3"
     if db.exists():
         db.unlink()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}", "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-not-secret"), "DEBUG": "0"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{db}",
+        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-not-secret"),
+        "DEBUG": "0",
+    }
     counts = convert(data, work)
     print(f"converted: {', '.join(f'{k} {v:,}' for k, v in counts.items())} rows -> {work}")
     manage("migrate", "--verbosity", "0", env=env)
@@ -143,7 +148,9 @@ def run(data: Path, rounds: int, keep: Path | None) -> None:
     print(f"import_labels: {sum(counts.values()):,} rows in {seconds:.1f} s")
     seconds = manage("calibration_report", "--campaign", CAMPAIGN, "--rounds", str(rounds), "--out", str(work / "report.json"), env=env)
     print(f"calibration_report (json, {rounds} rounds): {seconds:.1f} s")
-    manage("calibration_report", "--campaign", CAMPAIGN, "--rounds", str(rounds), "--format", "md", "--out", str(work / "report.md"), env=env)
+    manage(
+        "calibration_report", "--campaign", CAMPAIGN, "--rounds", str(rounds), "--format", "md", "--out", str(work / "report.md"), env=env
+    )
     report = json.loads((work / "report.json").read_text(encoding="utf-8"))
     print(f"\nscores: {report['parameters']['anchor']['text']}")
     print(f"{'judge':<24} {'PAR (n)':>22} {'README':>7} {'kappa':>7} {'README':>7} {'PAR, no ties (n)':>24} {'README':>7}")
@@ -152,8 +159,7 @@ def run(data: Path, rounds: int, keep: Path | None) -> None:
         par = f"{show(j['par'])} ({j['n_labels']:,})"
         no_ties = f"{show(j['par_no_ties'])} ({j['par_no_ties_n']:,})"
         print(
-            f"{j['name']:<24} {par:>22} {show(want[0]):>7} {show(j['cohen_kappa']):>7} {show(want[1]):>7} "
-            f"{no_ties:>24} {show(want[2]):>7}"
+            f"{j['name']:<24} {par:>22} {show(want[0]):>7} {show(j['cohen_kappa']):>7} {show(want[1]):>7} {no_ties:>24} {show(want[2]):>7}"
         )
     print("\nBradley-Terry (crowd), best first:")
     for s in report["bradley_terry"]["humans"] or []:

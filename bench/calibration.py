@@ -140,8 +140,8 @@ def generate(n_pairs: int, seed: int = 0):
         criterion=it_crit[item],
         category=crit_cat[it_crit[item]],
         rater=np.concatenate(cols["rater"]),
-        sys_a=ia[item],
-        sys_b=ib[item],
+        sys_lo=ia[item],
+        sys_hi=ib[item],
         outcome=np.concatenate(cols["outcome"]),
         first=np.concatenate(cols["first"]),
         longer=p_longer[it_pair[item]],
@@ -186,8 +186,7 @@ def run_fast(vocab, raw, rounds: int):
         d = M.paired_difference(merged[a], merged[b], humans, rounds=rounds)
         out[f"diff:{a}:{b}"] = d
         diffs.append(d)
-    points = [M.JudgePoint(name, cost, out[f"agr:{name}"].par.value, out[f"agr:{name}"].par.n)
-              for name, *_, cost in JUDGES]
+    points = [M.JudgePoint(name, cost, out[f"agr:{name}"].par.value, out[f"agr:{name}"].par.n) for name, *_, cost in JUDGES]
     out["pareto"] = M.pareto_frontier(points)
     out["recommend"] = M.recommend(points, diffs)
     return out
@@ -279,7 +278,7 @@ def naive_point(rows):
     for labs in votes.values():
         ws = [r.winner for r in labs]
         for i, w in enumerate(ws):
-            others = ws[:i] + ws[i + 1:]
+            others = ws[:i] + ws[i + 1 :]
             if others:
                 maj = majority(others)
                 if maj is not None:
@@ -456,16 +455,17 @@ def main(argv=None):
     vocab, raw = generate(args.pairs, args.seed)
     n_rows = len(raw["pair"])
     n_h = int((raw["rater"] < N_ANNOTATORS).sum())
-    print(f"synthetic data: {n_rows:,} labels ({n_h:,} human, {n_rows - n_h:,} from {len(JUDGES)} judges), "
-          f"{args.pairs:,} pairs x {N_CRIT} criteria, generated in {time.perf_counter() - t:.2f} s (not timed)")
+    print(
+        f"synthetic data: {n_rows:,} labels ({n_h:,} human, {n_rows - n_h:,} from {len(JUDGES)} judges), "
+        f"{args.pairs:,} pairs x {N_CRIT} criteria, generated in {time.perf_counter() - t:.2f} s (not timed)"
+    )
 
     M._draw_counts.cache_clear()
     t0 = time.perf_counter()
     out = run_fast(vocab, raw, args.rounds)
     fast = time.perf_counter() - t0
     report(out)
-    print(f"\nFAST: all figures incl. {args.rounds:,}-round pair bootstraps: {fast:.2f} s "
-          f"({os.cpu_count()} CPUs, target <= 10 s)")
+    print(f"\nFAST: all figures incl. {args.rounds:,}-round pair bootstraps: {fast:.2f} s ({os.cpu_count()} CPUs, target <= 10 s)")
 
     if args.no_naive:
         return
@@ -477,8 +477,10 @@ def main(argv=None):
     common = sorted(set(fp) & set(naive))
     worst = max(abs(fp[k] - naive[k]) for k in common)
     missing = sorted(set(fp) ^ set(naive))
-    print(f"\nNAIVE per-row pure Python: point figures {naive_pt:.2f} s; {len(common)} figures match the fast "
-          f"path to {worst:.1e}" + (f" (unmatched keys: {missing[:5]})" if missing else ""))
+    print(
+        f"\nNAIVE per-row pure Python: point figures {naive_pt:.2f} s; {len(common)} figures match the fast "
+        f"path to {worst:.1e}" + (f" (unmatched keys: {missing[:5]})" if missing else "")
+    )
     by_pair = defaultdict(list)
     for r in rows:
         by_pair[r.pair].append(r)
@@ -490,8 +492,10 @@ def main(argv=None):
     if per_round:
         avg = sum(per_round) / len(per_round)
         naive_total = naive_pt + args.rounds * avg
-        print(f"NAIVE bootstrap: {len(per_round)} rounds measured, {avg:.2f} s/round -> EXTRAPOLATED to "
-              f"{args.rounds:,} rounds: {naive_total:,.0f} s ({naive_total / 3600:.2f} h) in total")
+        print(
+            f"NAIVE bootstrap: {len(per_round)} rounds measured, {avg:.2f} s/round -> EXTRAPOLATED to "
+            f"{args.rounds:,} rounds: {naive_total:,.0f} s ({naive_total / 3600:.2f} h) in total"
+        )
         print(f"RATIO naive (extrapolated) / fast = {naive_total / fast:,.0f}x")
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
+from harness import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 
 def main() -> None:
@@ -71,34 +71,75 @@ def main() -> None:
     with transaction.atomic():
         for user in annotators:
             assignments = Assignment.objects.bulk_create(
-                [Assignment(pair=p, annotator=user, a_first=rng.random() < 0.5, status=Assignment.Status.SUBMITTED,
-                            claimed_at=now, last_activity_at=now, submitted_at=now) for p in pairs]
+                [
+                    Assignment(
+                        pair=p,
+                        annotator=user,
+                        a_first=rng.random() < 0.5,
+                        status=Assignment.Status.SUBMITTED,
+                        claimed_at=now,
+                        last_activity_at=now,
+                        submitted_at=now,
+                    )
+                    for p in pairs
+                ]
             )
             Label.objects.bulk_create(
-                [Label(assignment=a, criterion=c, winner=verdict(a.pair, c, 0.75), rationale="A synthetic reason.", created_at=now, saved_at=now)
-                 for a in assignments for c in criteria],
+                [
+                    Label(
+                        assignment=a,
+                        criterion=c,
+                        winner=verdict(a.pair, c, 0.75),
+                        rationale="A synthetic reason.",
+                        created_at=now,
+                        saved_at=now,
+                    )
+                    for a in assignments
+                    for c in criteria
+                ],
                 batch_size=2000,
             )
         for j in range(args.judges):
             judge = Judge.objects.create(name=f"bench-{run}-judge-{j}", kind=Judge.Kind.IMPORTED, model=f"model-{j}")
-            accuracy, price = 0.85 - 0.1 * j, Decimal("0.02") / (4 ** j)
+            accuracy, price = 0.85 - 0.1 * j, Decimal("0.02") / (4**j)
             units = JudgeUnit.objects.bulk_create(
-                [JudgeUnit(judge=judge, pair=p, category=cat, a_first=first, status=JudgeUnit.Status.DONE)
-                 for p in pairs for cat in {c.category for c in criteria} for first in (True, False)]
+                [
+                    JudgeUnit(judge=judge, pair=p, category=cat, a_first=first, status=JudgeUnit.Status.DONE)
+                    for p in pairs
+                    for cat in {c.category for c in criteria}
+                    for first in (True, False)
+                ]
             )
             calls = JudgeCall.objects.bulk_create(
-                [JudgeCall(unit=u, attempt=1, request_hash=f"{judge.name}-{u.pk}", valid=True, prompt_tokens=20000,
-                           completion_tokens=900, cost_usd=price, latency_ms=rng.randint(500, 4000)) for u in units]
+                [
+                    JudgeCall(
+                        unit=u,
+                        attempt=1,
+                        request_hash=f"{judge.name}-{u.pk}",
+                        valid=True,
+                        prompt_tokens=20000,
+                        completion_tokens=900,
+                        cost_usd=price,
+                        latency_ms=rng.randint(500, 4000),
+                    )
+                    for u in units
+                ]
             )
             JudgeVerdict.objects.bulk_create(
-                [JudgeVerdict(unit=u, call=call, criterion=c, winner=verdict(u.pair, c, accuracy), rationale="A synthetic reason.")
-                 for u, call in zip(units, calls) for c in criteria if c.category_id == u.category_id],
+                [
+                    JudgeVerdict(unit=u, call=call, criterion=c, winner=verdict(u.pair, c, accuracy), rationale="A synthetic reason.")
+                    for u, call in zip(units, calls)
+                    for c in criteria
+                    if c.category_id == u.category_id
+                ],
                 batch_size=2000,
             )
     labels = Label.objects.filter(assignment__pair__campaign=campaign).count()
     verdicts = JudgeVerdict.objects.filter(unit__pair__campaign=campaign).count()
-    print(f"{len(pairs)} pairs x {len(criteria)} criteria; {labels:,} human labels, {verdicts:,} judge verdicts "
-          f"(built in {time.perf_counter() - started:.1f} s) on {connection.vendor}; {args.rounds} bootstrap rounds")
+    print(
+        f"{len(pairs)} pairs x {len(criteria)} criteria; {labels:,} human labels, {verdicts:,} judge verdicts "
+        f"(built in {time.perf_counter() - started:.1f} s) on {connection.vendor}; {args.rounds} bootstrap rounds"
+    )
 
     staff = User.objects.create_user(f"bench-{run}-staff", is_staff=True)
     client = Client(HTTP_HOST="localhost")

@@ -151,9 +151,26 @@ RATIONALES = (
 )
 TIE_RATIONALES = ("Both articles are about equally good here.", "No real difference on this criterion.")
 LABEL_HEADER = (
-    "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system", "winner_system",
-    "rationale", "started_at", "saved_at", "annotator_removed",
-    "model", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "position", "call_id", "error",
+    "campaign",
+    "topic",
+    "criterion",
+    "rater_kind",
+    "rater",
+    "left_system",
+    "right_system",
+    "winner_system",
+    "rationale",
+    "started_at",
+    "saved_at",
+    "annotator_removed",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_ms",
+    "position",
+    "call_id",
+    "error",
 )  # fmt: skip  (export_labels' LABEL_COLUMNS + annotator_removed + JUDGE_COLUMNS)
 
 
@@ -214,7 +231,9 @@ def benchmark_write(rng: np.random.Generator, n_topics: int, folder: Path) -> tu
             for s, (key, *_) in enumerate(SYSTEMS):
                 markdown = article_markdown(rng, title, vocabulary, int(target[t, s]))
                 words[t, s] = count_words(markdown)
-                line = json.dumps({"topic": title, "system": key, "markdown": markdown, **({"reference": True} if key == REFERENCE else {})})
+                line = json.dumps(
+                    {"topic": title, "system": key, "markdown": markdown, **({"reference": True} if key == REFERENCE else {})}
+                )
                 size += len(markdown.encode())
                 out.write(line + "\n")
     return titles, words, size
@@ -238,7 +257,9 @@ def stamp(t: datetime) -> str:
     return t.isoformat().replace("+00:00", "Z")
 
 
-def labels_write(rng: np.random.Generator, path: Path, titles: list[str], words: np.ndarray, criteria: list[tuple[str, int]]) -> dict[str, int]:
+def labels_write(
+    rng: np.random.Generator, path: Path, titles: list[str], words: np.ndarray, criteria: list[tuple[str, int]]
+) -> dict[str, int]:
     """Writes the labels CSV (humans, then judges); returns the number of rows per rater."""
     n_topics, n_sys, n_crit = len(titles), len(SYSTEMS), len(criteria)
     others = np.arange(1, n_sys)
@@ -393,7 +414,9 @@ def generate_and_import(folder: Path, n_topics: int, seed: int) -> dict:
 
     seconds, _, _ = manage(["migrate", "--verbosity", "0"], env, "migrate")
     print(f"  migrate                 {seconds:6.1f} s")
-    seconds, _, _ = manage(["import_articles", str(folder / "articles.jsonl"), "--benchmark", BENCHMARK, "--quiet-progress"], env, "import_articles")
+    seconds, _, _ = manage(
+        ["import_articles", str(folder / "articles.jsonl"), "--benchmark", BENCHMARK, "--quiet-progress"], env, "import_articles"
+    )
     print(f"  import_articles         {seconds:6.1f} s  ({size / 1_048_576 / seconds:.1f} MB/s of markdown, start-up included)")
     same = words_as_stored(folder, titles, words)
     print(f"    word counts stored as generated: {same} of {len(titles) * len(SYSTEMS)} articles")

@@ -24,9 +24,7 @@ from annotate.rendering import render_html  # noqa: E402
 
 def load(sample: Path) -> list[tuple[str, str]]:
     data = sample / "data"
-    files = sorted(data.glob("*/wiki_data/cleaned_data/article/*.md")) + sorted(
-        data.glob("*/test_data/*/md_data/*.md")
-    )
+    files = sorted(data.glob("*/wiki_data/cleaned_data/article/*.md")) + sorted(data.glob("*/test_data/*/md_data/*.md"))
     return [(p.stem.replace("_", " "), p.read_text(encoding="utf-8")) for p in files]
 
 

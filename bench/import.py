@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common import django_on_scratch_database  # noqa: E402  (bench/ is on sys.path)
+from harness import django_on_scratch_database  # noqa: E402  (bench/ is on sys.path)
 
 
 def main() -> None:
@@ -54,8 +54,10 @@ def main() -> None:
         )
     total = statistics.median(r[3] for r in rows)
     mb = rows[0][4]
-    print(f"median of {len(rows)} rounds on {connection.vendor}: {total:.3f} s, {mb / total:.1f} MB/s "
-          f"(target 5 MB/s: {mb / total / 5:.1f}x the target)")
+    print(
+        f"median of {len(rows)} rounds on {connection.vendor}: {total:.3f} s, {mb / total:.1f} MB/s "
+        f"(target 5 MB/s: {mb / total / 5:.1f}x the target)"
+    )
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
+from harness import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 TARGET_RATIO_AT_32 = 1.3
 KEY_ENV = "BENCH_JUDGE_API_KEY"
@@ -141,10 +141,19 @@ def synthesize_pairs(count: int) -> None:
         for article in articles:
             # A different text per copy, so no request is answered from the cache.
             text = f"{article.display_markdown}\n\nCopy {number}."
-            copies.append(Article(
-                topic=topic, system=article.system, raw_markdown=text, display_markdown=text, html=article.html, toc=article.toc,
-                word_count=article.word_count + 2, raw_word_count=article.raw_word_count + 2, content_hash=f"bench-{number}-{article.pk}",
-            ))
+            copies.append(
+                Article(
+                    topic=topic,
+                    system=article.system,
+                    raw_markdown=text,
+                    display_markdown=text,
+                    html=article.html,
+                    toc=article.toc,
+                    word_count=article.word_count + 2,
+                    raw_word_count=article.raw_word_count + 2,
+                    content_hash=f"bench-{number}-{article.pk}",
+                )
+            )
         Article.objects.bulk_create(copies)
         made += len(articles) - 1
 
@@ -157,11 +166,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 8])
     parser.add_argument("--sequential", action="store_true", help="also concurrency 1 (pairs x 3 x latency seconds)")
     parser.add_argument(
-        "--pacing", action="store_true", help=f"instead: a judge with rpm={PACED_RPM} against a server allowing {SERVER_LIMIT[0]} requests a minute"
+        "--pacing",
+        action="store_true",
+        help=f"instead: a judge with rpm={PACED_RPM} against a server allowing {SERVER_LIMIT[0]} requests a minute",
     )
     args = parser.parse_args()
 
     os.environ[KEY_ENV] = "bench-not-a-real-key"
+    # The fake endpoint listens on 127.0.0.1, which judges may reach only when allowed (judges/outbound.py).
+    os.environ.setdefault("JUDGE_ALLOW_ADDRESSES", "127.0.0.1")
+    os.environ.setdefault("JUDGE_BASE_URL_HOSTS", "127.0.0.1")
     django_on_scratch_database("judges", debug=False)
     from django.db import connection
 
@@ -181,15 +195,19 @@ def main() -> None:
     campaign = campaign_create(name="Bench", criterion_set=criterion_set, systems=systems, reference=reference.key)
     pairs = min(args.pairs, campaign.pairs.count())
     categories = criterion_set.categories.count()
-    print(f"{pairs} pairs from {source}; {criterion_set.criteria.count()} criteria in {categories} categories; "
-          f"fake endpoint latency {args.latency:.2f} s; database {connection.vendor}")
+    print(
+        f"{pairs} pairs from {source}; {criterion_set.criteria.count()} criteria in {categories} categories; "
+        f"fake endpoint latency {args.latency:.2f} s; database {connection.vendor}"
+    )
     if args.pacing:
         pacing(campaign, pairs, args.latency, args.concurrency[0])
         return
 
     levels = list(dict.fromkeys(args.concurrency + ([1] if args.sequential else [])))
-    print(f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>7} {'ratio':>6} {'bare s':>7} {'bare ratio':>10} "
-          f"{'db s':>6} {'db share':>8} {'queries/unit':>12} {'call ms':>8}")
+    print(
+        f"{'concurrency':>11} {'calls':>6} {'wall s':>7} {'ideal s':>7} {'ratio':>6} {'bare s':>7} {'bare ratio':>10} "
+        f"{'db s':>6} {'db share':>8} {'queries/unit':>12} {'call ms':>8}"
+    )
     ratios = {}
     with fake_endpoint(args.latency) as endpoint:
         base_url = endpoint.base_url
@@ -198,8 +216,14 @@ def main() -> None:
         judge_run_execute(run=judge_run_create(campaign=campaign, judge=warm, concurrency=1, limit=1))
         for level in levels:
             # A judge (and model) per level: its requests differ from the others', so none is answered from the cache.
-            judge, _ = judge_create(name=f"bench-{level}", model=f"fake-judge-{level}", base_url=base_url,
-                                    api_key_env=KEY_ENV, input_price="2.5", output_price="10")
+            judge, _ = judge_create(
+                name=f"bench-{level}",
+                model=f"fake-judge-{level}",
+                base_url=base_url,
+                api_key_env=KEY_ENV,
+                input_price="2.5",
+                output_price="10",
+            )
             bare = bare_client_seconds(campaign, judge, level, pairs)
             run = judge_run_create(campaign=campaign, judge=judge, concurrency=level, limit=pairs)
             timer = QueryTimer()
@@ -212,9 +236,11 @@ def main() -> None:
             latencies = list(JudgeCall.objects.filter(run=run).values_list("latency_ms", flat=True))
             ideal = run.calls * args.latency / level
             ratios[level] = wall / ideal
-            print(f"{level:>11} {run.calls:>6} {wall:>7.2f} {ideal:>7.2f} {wall / ideal:>6.2f} {bare:>7.2f} {bare / ideal:>10.2f} "
-                  f"{timer.seconds:>6.2f} {timer.seconds / wall:>8.0%} {timer.count / max(run.units_total, 1):>12.1f} "
-                  f"{sum(latencies) / max(len(latencies), 1):>8.0f}")
+            print(
+                f"{level:>11} {run.calls:>6} {wall:>7.2f} {ideal:>7.2f} {wall / ideal:>6.2f} {bare:>7.2f} {bare / ideal:>10.2f} "
+                f"{timer.seconds:>6.2f} {timer.seconds / wall:>8.0%} {timer.count / max(run.units_total, 1):>12.1f} "
+                f"{sum(latencies) / max(len(latencies), 1):>8.0f}"
+            )
     print("bare: the same requests sent by a plain thread pool through the same client calls, no engine and no database.")
     print("db s: time in the database driver, all of it on one thread while the HTTP workers keep sending.")
     if 32 in ratios:
@@ -231,8 +257,15 @@ def pacing(campaign, pairs: int, latency: float, concurrency: int) -> None:
     limit, window = SERVER_LIMIT
     print(f"pacing: rpm {PACED_RPM} against a server answering 429 beyond {limit} requests in {window:.0f} s; concurrency {concurrency}")
     with fake_endpoint(latency, SERVER_LIMIT) as endpoint:
-        judge, _ = judge_create(name="bench-paced", model="fake-judge-paced", base_url=endpoint.base_url, api_key_env=KEY_ENV,
-                                input_price="2.5", output_price="10", rpm=PACED_RPM)
+        judge, _ = judge_create(
+            name="bench-paced",
+            model="fake-judge-paced",
+            base_url=endpoint.base_url,
+            api_key_env=KEY_ENV,
+            input_price="2.5",
+            output_price="10",
+            rpm=PACED_RPM,
+        )
         run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency, limit=pairs)
         started = time.perf_counter()
         run = judge_run_execute(run=run)
@@ -240,8 +273,10 @@ def pacing(campaign, pairs: int, latency: float, concurrency: int) -> None:
     if run.status != "finished" or run.errors:
         print(f"run {run.pk}: {run.status} {run.message}")
     print(f"{'calls':>6} {'429 server':>10} {'429 run':>7} {f'most in {window:.0f} s':>10} {'wall s':>7} {'req/min':>7} {'paced s':>8}")
-    print(f"{run.calls:>6} {endpoint.rate_limited:>10} {run.rate_limited:>7} {endpoint.most_in_window:>10} {wall:>7.1f} "
-          f"{run.calls / wall * 60:>7.1f} {run.paced_ms / 1000:>8.0f}")
+    print(
+        f"{run.calls:>6} {endpoint.rate_limited:>10} {run.rate_limited:>7} {endpoint.most_in_window:>10} {wall:>7.1f} "
+        f"{run.calls / wall * 60:>7.1f} {run.paced_ms / 1000:>8.0f}"
+    )
     print("paced s: the workers' waits for the pacer, summed over the workers.")
     verdict = "ok" if endpoint.rate_limited == run.rate_limited == 0 else "RATE LIMITED"
     print(f"429s: {endpoint.rate_limited} at the server, {run.rate_limited} on the run: {verdict}")
@@ -262,8 +297,13 @@ def bare_client_seconds(campaign, judge, level: int, pairs: int) -> float:
     client = openai.OpenAI(base_url=judge.base_url, api_key=os.environ[KEY_ENV], max_retries=0, timeout=judge.timeout_seconds)
 
     def send(request) -> None:
-        body = {"model": judge.model, "messages": request.messages, "response_format": request.response_format,
-                "temperature": judge.temperature, "max_tokens": judge.max_tokens}
+        body = {
+            "model": judge.model,
+            "messages": request.messages,
+            "response_format": request.response_format,
+            "temperature": judge.temperature,
+            "max_tokens": judge.max_tokens,
+        }
         options = {"headers": {"X-Client-Request-Id": new_client_request_id()}}
         response = client.post("/chat/completions", body=body, cast_to=openai.APIResponse[bytes], options=options)
         response.headers.get("x-request-id")

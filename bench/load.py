@@ -69,10 +69,9 @@ def prepare(annotators: int) -> None:
     django_setup()
     import io
 
-    from common import load_sample_or_demo
-
     from django.contrib.auth.models import User
     from django.core.management import call_command
+    from harness import load_sample_or_demo
 
     call_command("migrate", verbosity=0)
     with open(os.devnull, "w") as quiet:
@@ -293,7 +292,9 @@ def measure(kind: str, args) -> dict:
     if args.web_threads:
         serve_env["WEB_THREADS"] = str(args.web_threads)
     log = open(Path(workdir) / "serve.log", "w")
-    server = subprocess.Popen(["make", "--no-print-directory", "serve"], cwd=ROOT, env=serve_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        ["make", "--no-print-directory", "serve"], cwd=ROOT, env=serve_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     base = f"http://127.0.0.1:{port}"
     tally = Tally()
     try:
@@ -326,24 +327,32 @@ def report(result: dict, args) -> bool:
     tally, checked = result["tally"], result["checked"]
     requests = sum(len(v) for v in tally.times.values())
     lost = checked["missing_from_audit"] + checked["wrong_final_value"]
-    print(f"\n== {result['kind']}: {args.annotators} annotators, {result['wall']:.0f} s, campaign of {result['setup']['pairs']} pairs "
-          f"x {len(result['setup']['criteria'])} criteria (server log: {result['log']})")
-    print(f"requests {requests} ({requests / result['wall']:.1f}/s), errors {len(tally.errors)}, "
-          f"saves acknowledged {checked['acknowledged']}, lost saves {lost} "
-          f"(missing from the audit trail {checked['missing_from_audit']}, stored value not the last answer {checked['wrong_final_value']})")
+    print(
+        f"\n== {result['kind']}: {args.annotators} annotators, {result['wall']:.0f} s, campaign of {result['setup']['pairs']} pairs "
+        f"x {len(result['setup']['criteria'])} criteria (server log: {result['log']})"
+    )
+    print(
+        f"requests {requests} ({requests / result['wall']:.1f}/s), errors {len(tally.errors)}, "
+        f"saves acknowledged {checked['acknowledged']}, lost saves {lost} "
+        f"(missing from the audit trail {checked['missing_from_audit']}, stored value not the last answer {checked['wrong_final_value']})"
+    )
     print(f"{'request':<22}{'n':>7}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}")
     for kind, times in tally.times.items():
-        print(f"{kind:<22}{len(times):>7}{percentile(times, .5):>10.1f}{percentile(times, .95):>10.1f}"
-              f"{percentile(times, .99):>10.1f}{max(times):>10.1f}")
+        print(
+            f"{kind:<22}{len(times):>7}{percentile(times, 0.5):>10.1f}{percentile(times, 0.95):>10.1f}"
+            f"{percentile(times, 0.99):>10.1f}{max(times):>10.1f}"
+        )
     for text in tally.errors[:10]:
         print(f"  error: {text}")
     # Logins hash a password on purpose slowly (about 0.6 s of CPU each here); while the
     # annotators arrive, saves share the two cores with that work.
     saves = tally.times.get("save", [])
     settled = [ms for ms, at in zip(saves, tally.save_finished) if at > tally.last_login]
-    print(f"{'save, all logged in':<22}{len(settled):>7}{percentile(settled, .5):>10.1f}{percentile(settled, .95):>10.1f}"
-          f"{percentile(settled, .99):>10.1f}{max(settled, default=float('nan')):>10.1f}")
-    save_p95 = percentile(saves, .95)
+    print(
+        f"{'save, all logged in':<22}{len(settled):>7}{percentile(settled, 0.5):>10.1f}{percentile(settled, 0.95):>10.1f}"
+        f"{percentile(settled, 0.99):>10.1f}{max(settled, default=float('nan')):>10.1f}"
+    )
+    save_p95 = percentile(saves, 0.95)
     print(f"save p95 {save_p95:.1f} ms against a target of {SAVE_TARGET_MS} ms: {save_p95 / SAVE_TARGET_MS:.2f}x of the target")
     return not tally.errors and lost == 0 and save_p95 <= SAVE_TARGET_MS
 

@@ -18,8 +18,12 @@ Printed per judge (default gpt-4-0125-preview; ``--all-judges`` runs the three i
 
 * coverage: the share of 95% CIs that contain the population value, over repetitions x models,
   with the worst model's share; the target for the prediction-powered win rates is >= 0.93;
+* the same coverage for the normal CIs, value +- 1.96 se, that the report gave before it kept win
+  rates inside [0, 1] (now Wilson score intervals with an effective number of votes), and how many
+  of the report's CIs end outside [0, 1] (0 expected);
 * gain: the median, over (repetition, model), of the prediction-powered CI width divided by the
-  human-only CI width from the same votes (below 1 = narrower); the median tuned weight ``lam``
+  human-only CI width from the same votes (below 1 = narrower; also for the normal CIs, where it is
+  the ratio of standard errors); the median tuned weight ``lam``
   and the median n_effective / labelled items (how many labelled votes the human-only CI would
   need to be as narrow);
 * time per estimate: the median of `win_rates` and `bt_scores` calls (time.perf_counter);
@@ -48,9 +52,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # first, before bench/: bench/calibration.py would shadow the calibration package
 
-from bench.arena_ppr import DATA, JUDGES, TIES, read_votes
-from calibration.metrics.powered import METHODS, PPI, Items, bt_scores, win_rates
-from calibration.metrics.ppi import Z95
+from bench.arena_ppr import DATA, JUDGES, TIES, read_votes  # noqa: E402 (after the path is set)
+from calibration.metrics.powered import METHODS, PPI, Items, bt_scores, win_rates  # noqa: E402 (after the path is set)
+from calibration.metrics.ppi import Z95  # noqa: E402 (after the path is set)
 
 TARGET = 0.93
 LABELS = dict(zip(METHODS, ("PPI", "human-only", "judge-only"), strict=True))  # ppi, human, judge
@@ -79,10 +83,10 @@ def share_of_first(row: dict, first_is_a: bool) -> float:
 @dataclass(frozen=True)
 class Battles:
     systems: tuple[str, ...]
-    sys_a: np.ndarray  # sys_a < sys_b (name order)
-    sys_b: np.ndarray
-    y: np.ndarray  # crowd share of the win of sys_a
-    yhat: np.ndarray  # judge's share of the win of sys_a
+    sys_lo: np.ndarray  # sys_lo < sys_hi (name order)
+    sys_hi: np.ndarray
+    y: np.ndarray  # crowd share of the win of sys_lo
+    yhat: np.ndarray  # judge's share of the win of sys_lo
 
 
 def load(data: Path, judge: str, crowd: dict[int, dict]) -> Battles:
@@ -92,24 +96,24 @@ def load(data: Path, judge: str, crowd: dict[int, dict]) -> Battles:
     nums = sorted(crowd)
     systems = tuple(sorted({row[side] for row in crowd.values() for side in ("model_a", "model_b")}))
     code = {name: i for i, name in enumerate(systems)}
-    sys_a, sys_b, y, yhat = [], [], [], []
+    sys_lo, sys_hi, y, yhat = [], [], [], []
     for num in nums:
         row, verdict = crowd[num], verdicts[num]
         if (row["model_a"], row["model_b"]) != (verdict["model_a"], verdict["model_b"]):
             raise SystemExit(f"{judge}: battle {num} has other models than the crowd's")
         first_is_a = row["model_a"] < row["model_b"]
         a, b = sorted((code[row["model_a"]], code[row["model_b"]]))
-        sys_a.append(a)
-        sys_b.append(b)
+        sys_lo.append(a)
+        sys_hi.append(b)
         y.append(share_of_first(row, first_is_a))
         yhat.append(share_of_first(verdict, first_is_a))
-    return Battles(systems, np.array(sys_a, dtype=np.int64), np.array(sys_b, dtype=np.int64), np.array(y), np.array(yhat))
+    return Battles(systems, np.array(sys_lo, dtype=np.int64), np.array(sys_hi, dtype=np.int64), np.array(y), np.array(yhat))
 
 
 def items_for(b: Battles, labelled: np.ndarray) -> Items:
     """Items with the crowd vote on the ``labelled`` battles only (NaN elsewhere) and the judge's on all."""
     y = np.where(labelled, b.y, np.nan)
-    return Items(b.systems, b.sys_a, b.sys_b, np.arange(len(b.y)), y, b.yhat, labelled.copy(), ~labelled)
+    return Items(b.systems, b.sys_lo, b.sys_hi, np.arange(len(b.y)), y, b.yhat, labelled.copy(), ~labelled)
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,8 @@ class Population:
 
 def population(b: Battles) -> Population:
     k = len(b.systems)
-    wins = np.bincount(b.sys_a, weights=b.y, minlength=k) + np.bincount(b.sys_b, weights=1 - b.y, minlength=k)
-    games = np.bincount(b.sys_a, minlength=k) + np.bincount(b.sys_b, minlength=k)
+    wins = np.bincount(b.sys_lo, weights=b.y, minlength=k) + np.bincount(b.sys_hi, weights=1 - b.y, minlength=k)
+    games = np.bincount(b.sys_lo, minlength=k) + np.bincount(b.sys_hi, minlength=k)
     fit = bt_scores(items_for(b, np.ones(len(b.y), dtype=bool)), None)
     if fit.human is None:
         raise SystemExit("no Bradley-Terry fit on all the crowd votes")
@@ -156,6 +160,7 @@ def simulate(b: Battles, pop: Population, reps: int, n_labelled: int, seed: int,
     for m in METHODS:
         for name in ("wr_lo", "wr_hi", "wr_se", "bt_lo", "bt_hi", "bt_se", "bt_truth", "rs_lo", "rs_hi", "rank"):
             r[f"{name}_{m}"] = nan_table(reps, k)
+        r[f"wr_value_{m}"] = nan_table(reps, k)
     r["wr_lam"], r["wr_neff"], r["bt_neff"] = nan_table(reps, k), nan_table(reps, k), nan_table(reps, k)
     started = time.perf_counter()
     for rep in range(reps):
@@ -172,6 +177,7 @@ def simulate(b: Battles, pop: Population, reps: int, n_labelled: int, seed: int,
                 interval = getattr(rate, m)
                 r[f"wr_lo_{m}"][rep, i], r[f"wr_hi_{m}"][rep, i] = interval.ci
                 r[f"wr_se_{m}"][rep, i] = interval.se
+                r[f"wr_value_{m}"][rep, i] = interval.value
             r["wr_lam"][rep, i] = rate.lam
             if rate.n_effective is not None:
                 r["wr_neff"][rep, i] = rate.n_effective / rate.human.n
@@ -239,6 +245,16 @@ def coverage_line(label: str, lo: np.ndarray, hi: np.ndarray, truth: np.ndarray,
     return share
 
 
+def outside_line(r: dict) -> int:
+    """Prints how many win-rate CIs (of every method) end outside [0, 1]; returns the count."""
+    lo = np.concatenate([r[f"wr_lo_{m}"].ravel() for m in METHODS])
+    hi = np.concatenate([r[f"wr_hi_{m}"].ravel() for m in METHODS])
+    present = ~np.isnan(lo)
+    outside = int(((lo[present] < 0) | (hi[present] > 1)).sum())
+    line("CIs ending outside [0, 1]", count(outside), f"n = {count(int(present.sum()))} CIs, three methods")
+    return outside
+
+
 def median_line(label: str, values, what: str, digits: int = 2) -> None:
     values = np.asarray(values, dtype=np.float64)
     values = values[~np.isnan(values)]
@@ -261,8 +277,17 @@ def report(judge: str, b: Battles, pop: Population, r: dict, reps: int, n_labell
     for m in METHODS:
         summary[f"wr_cov_{m}"] = coverage_line(f"coverage, {LABELS[m]} CI", r[f"wr_lo_{m}"], r[f"wr_hi_{m}"], truth, b.systems)
     with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 when a model's few labelled votes all agree
-        ratio = r["wr_se_ppi"] / r["wr_se_human"]
+        ratio = (r["wr_hi_ppi"] - r["wr_lo_ppi"]) / (r["wr_hi_human"] - r["wr_lo_human"])
     median_line("width PPI / human-only", ratio, "CI pairs")
+    summary["wr_outside"] = outside_line(r)
+    # The normal CIs value +- z se (the report's before it kept rates in [0, 1]), on the same draws.
+    for m in (PPI, "human"):
+        lo, hi = r[f"wr_value_{m}"] - Z95 * r[f"wr_se_{m}"], r[f"wr_value_{m}"] + Z95 * r[f"wr_se_{m}"]
+        summary[f"wr_normal_cov_{m}"] = coverage_line(f"coverage, {LABELS[m]} normal CI", lo, hi, truth, b.systems)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normal_ratio = r["wr_se_ppi"] / r["wr_se_human"]
+    median_line("width PPI / human-only, normal", normal_ratio, "CI pairs")
+    summary["wr_normal_width"] = float(np.nanmedian(normal_ratio))
     median_line("lam (weight of the judge)", r["wr_lam"], "estimates")
     median_line("n_effective / labelled items", r["wr_neff"], "estimates")
     per_call = np.median(r["wr_time"]) * 1000
@@ -352,6 +377,11 @@ def main() -> None:
             print(f"  {judge:<24}{s['wr_cov_ppi']:>11.3f}{s['wr_cov_human']:>7.3f}{s['wr_cov_judge']:>7.3f}{s['wr_width']:>7.2f}"
                   f"{s['wr_lam']:>6.2f}{s['bt_cov_ppi']:>11.3f}{s['bt_cov_human']:>7.3f}{s['bt_width']:>7.2f}"
                   f"{hold:>9.3f}{every:>6.3f}{size:>6.2f}")  # fmt: skip
+        print("Win rates, the report's CIs (Wilson, inside [0, 1]) against the normal ones (value +- 1.96 se) on the same draws")
+        print(f"  {'judge':<24}{'PPI cov':>9}{'normal':>8}{'width':>7}{'normal':>8}{'outside [0, 1]':>16}")
+        for judge, s in summaries.items():
+            print(f"  {judge:<24}{s['wr_cov_ppi']:>9.3f}{s['wr_normal_cov_ppi']:>8.3f}{s['wr_width']:>7.2f}"
+                  f"{s['wr_normal_width']:>8.2f}{s['wr_outside']:>16}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from collections.abc import Iterable, Iterator
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import api_view, permission_classes, renderer_classes
 from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import JSONRenderer
@@ -12,19 +14,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate.models import Campaign
+from calibration import metrics as M
 from calibration.interchange import label_rows
 from calibration.planner import plan_labels_cached, plan_parameters
 from calibration.report import report_cached
 
 
+@extend_schema(
+    summary="The campaign's labels",
+    description="Every decided label in the long format of `export_labels` (human rows, then the judges'), as one JSON array.",
+    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="a JSON array of label rows")},
+)
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def campaign_labels(request: Request, campaign_id: int) -> StreamingHttpResponse:
     """Every decided label in the long format (`calibration.interchange`, as the file export), streamed as one JSON array."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    return StreamingHttpResponse(
-        _json_array(label_rows(campaign)), content_type="application/json"
-    )
+    return StreamingHttpResponse(_json_array(label_rows(campaign)), content_type="application/json")
 
 
 def _json_array(rows: Iterable[dict]) -> Iterator[str]:
@@ -34,6 +40,11 @@ def _json_array(rows: Iterable[dict]) -> Iterator[str]:
     yield "\n]\n"
 
 
+@extend_schema(
+    summary="The calibration report",
+    description="The JSON contract of docs/calibration-report.md, default parameters; computed once and shared while the campaign's data stay the same.",
+    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="the report")},
+)
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 @renderer_classes([JSONRenderer])
@@ -41,15 +52,37 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     """The report of docs/calibration-report.md, default parameters (cached until the campaign's data change).
 
     Only `?format=json` (or no format) is served here; the dashboard's download
-    links give the CSV, Markdown and HTML renderings.
+    links give the CSV, Markdown and HTML renderings. `?swap_policy=tie|half|both`
+    and `?unparsable=drop|wrong` choose the convention (default: tie, drop); a bad
+    value answers 400 with `{"detail": message}`.
     """
     campaign = get_object_or_404(
         Campaign.objects.select_related("criterion_set", "reference_system"),
         pk=campaign_id,
     )
-    return Response(report_cached(campaign))
+    swap_policy = request.query_params.get("swap_policy") or M.DEFAULT_SWAP_POLICY
+    unparsable = request.query_params.get("unparsable") or M.DEFAULT_UNPARSABLE
+    try:
+        M.check_convention(swap_policy, unparsable)
+    except ValueError as exc:
+        return Response({"detail": str(exc)}, status=400)
+    return Response(report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable))
 
 
+@extend_schema(
+    summary="The label plan",
+    description="How many more human-labelled pairs the campaign needs (as `plan_labels --format json`).",
+    parameters=[
+        OpenApiParameter("target", float, description="95% CI half-width to reach (default 0.03)"),
+        OpenApiParameter("power", float, description="power for telling the two leading judges apart (default 0.8)"),
+        OpenApiParameter("batch", int, description="pairs in the next batch (default 50)"),
+        OpenApiParameter("judge", str, description="plan for this judge only"),
+    ],
+    responses={
+        200: OpenApiResponse(OpenApiTypes.OBJECT, description="the plan"),
+        400: OpenApiResponse(description='{"detail": message} for a bad value'),
+    },
+)
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 @renderer_classes([JSONRenderer])

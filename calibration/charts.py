@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 
 from matplotlib import rc_context  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 HUMANS = "humans"
 RC = {"svg.fonttype": "none", "svg.hashsalt": "pairwise-calibration", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
@@ -53,7 +54,66 @@ def _svg(fig: Figure, key: str, title: str) -> str:
     head_end = text.index(">")
     head = re.sub(r'\s(width|height)="[^"]*"', "", text[:head_end])
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;")
-    return f'{head} width="100%" role="img" aria-label="{safe_title}"><title>{safe_title}</title>{text[head_end + 1 :]}'.strip()
+    svg = f'{head} width="100%" role="img" aria-label="{safe_title}"><title>{safe_title}</title>{text[head_end + 1 :]}'.strip()
+    return presentation_attributes(svg)
+
+
+# CSS properties matplotlib writes that SVG also takes as presentation attributes.
+PRESENTATION = frozenset(
+    {
+        "clip-path", "color", "display", "dominant-baseline", "fill", "fill-opacity", "fill-rule", "font-family",
+        "font-size", "font-stretch", "font-style", "font-variant", "font-weight", "letter-spacing", "mask", "opacity",
+        "stroke", "stroke-dasharray", "stroke-dashoffset", "stroke-linecap", "stroke-linejoin", "stroke-miterlimit",
+        "stroke-opacity", "stroke-width", "text-anchor", "visibility",
+    }
+)  # fmt: skip
+_TAG_WITH_STYLE = re.compile(r'<([A-Za-z][\w:-]*)((?:\s[^<>]*?)?)\sstyle="([^"]*)"([^<>]*?)(/?)>')
+_UNIVERSAL_RULE = re.compile(r"<defs>\s*<style[^>]*>\s*\*\s*\{([^{}]*)\}\s*</style>\s*</defs>")
+_ATTRIBUTE_NAME = re.compile(r'\s([\w:-]+)="')
+
+
+# One `name: value` declaration; a value may hold character references (`&apos;`), whose `;` ends nothing.
+_DECLARATION = re.compile(r"([A-Za-z-]+)\s*:\s*((?:&#?\w+;|[^;])*)")
+
+
+def _declarations(css: str) -> list[tuple[str, str]]:
+    return [(name.lower(), value.strip()) for name, value in _DECLARATION.findall(css)]
+
+
+def _as_attributes(declarations: list[tuple[str, str]]) -> tuple[str, str]:
+    """(presentation attributes, what is left as CSS) for a list of declarations."""
+    attributes = "".join(f' {name}="{value}"' for name, value in declarations if name in PRESENTATION)
+    rest = "; ".join(f"{name}: {value}" for name, value in declarations if name not in PRESENTATION)
+    return attributes, rest
+
+
+def presentation_attributes(svg: str) -> str:
+    """The chart with its CSS (style attributes, matplotlib's `*{…}` rule) written as SVG presentation attributes.
+
+    A Content-Security-Policy without 'unsafe-inline' ignores style attributes and
+    `<style>` elements, but not presentation attributes, which draw the same. A
+    property with no presentation attribute stays in a style attribute: the
+    browser test's empty list of CSP violations shows that none is left.
+    """
+
+    def element(match: re.Match) -> str:
+        tag, before, css, after, end = match.groups()
+        attributes, rest = _as_attributes(_declarations(css))
+        # A property set both ways: the style's value won, so it replaces the attribute.
+        replaced = set(_ATTRIBUTE_NAME.findall(attributes))
+        kept = "".join(m.group(0) for m in re.finditer(r'\s([\w:-]+)="[^"]*"', before + after) if m.group(1) not in replaced)
+        style = f' style="{rest}"' if rest else ""
+        return f"<{tag}{kept}{attributes}{style}{end}>"
+
+    svg = _TAG_WITH_STYLE.sub(element, svg)
+    universal = _UNIVERSAL_RULE.search(svg)
+    if universal:
+        # `*{…}` styles every element; on the root they are inherited, and an element's own attribute still wins.
+        attributes, rest = _as_attributes(_declarations(universal.group(1)))
+        if not rest:
+            svg = svg[: universal.start()] + svg[universal.end() :]
+            svg = svg.replace("<svg", "<svg" + attributes, 1)
+    return svg
 
 
 def _empty(key: str, message: str) -> str:
@@ -64,39 +124,101 @@ def _empty(key: str, message: str) -> str:
     return _svg(fig, key, message)
 
 
-def par_cost_scatter(report: dict) -> str:
-    """PAR (with CI whiskers) against cost per judged pair; the Pareto frontier as a step line; the human ceiling as a band."""
-    points = [j for j in report["judges"] if j["par"] is not None and j["cost_per_pair_usd"] is not None]
-    if not points:
-        return _empty("par-cost", "No judge has both a PAR and a cost yet.")
-    fig = Figure(figsize=(6.4, 4))
-    ax = fig.add_subplot()
-    costs = [j["cost_per_pair_usd"] for j in points]
-    log = min(costs) > 0 and max(costs) / min(costs) > 20
-    colours = _colours(report)
-    for j in points:
+def _spread_labels(ax, points: list[tuple[float, float, str, str]]) -> None:
+    """Names beside their points, moved up or down where they would overlap an earlier one.
+
+    `points`: (x, y, text, colour) in data coordinates. Label boxes are estimated from the number of
+    characters (the SVG keeps text as text, so nothing is measured before saving)."""
+    to_points = 72.0 / ax.figure.dpi
+    placed: list[tuple[float, float, float, float]] = []
+    height = RC["font.size"] * 1.3
+    for x, y, text, colour in sorted(points, key=lambda p: (p[1], p[0])):
+        px, py = (v * to_points for v in ax.transData.transform((x, y)))
+        width = 0.6 * RC["font.size"] * len(text)
+        for step in (0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6):
+            dy = 4 + step * height
+            box = (px + 6, py + dy, px + 6 + width, py + dy + height)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                break
+        placed.append(box)
+        far = dict(arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.5}) if step else {}
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, dy), color=colour, **far)
+
+
+def _par_points(ax, judges: list[dict], xs: list[float], colours: dict) -> None:
+    for j, x in zip(judges, xs):
         lo, hi = j["par_ci"] or (j["par"], j["par"])
-        colour = colours[j["name"]]
-        ax.errorbar([j["cost_per_pair_usd"]], [j["par"]], yerr=[[j["par"] - lo], [hi - j["par"]]], fmt="o", color=colour, capsize=3)
-        label = j["name"] + (" †" if j["small_n"] else "")
-        ax.annotate(label, (j["cost_per_pair_usd"], j["par"]), textcoords="offset points", xytext=(6, 4), color=colour)
-    front = sorted((j for j in points if j["name"] in report["pareto_frontier"]), key=lambda j: j["cost_per_pair_usd"])
-    if len(front) > 1:
-        ax.step([j["cost_per_pair_usd"] for j in front], [j["par"] for j in front], where="post", color="#555", linestyle="--", linewidth=1, label="Pareto frontier")
+        ax.errorbar([x], [j["par"]], yerr=[[j["par"] - lo], [hi - j["par"]]], fmt="o", color=colours[j["name"]], capsize=3,
+                    mfc="none" if j.get("par_ci_note") else None)  # fmt: skip
+    _spread_labels(ax, [(x, j["par"], j["name"] + (" †" if j["small_n"] else ""), colours[j["name"]]) for j, x in zip(judges, xs)])
+
+
+def par_cost_scatter(report: dict) -> str:
+    """PAR (with CI whiskers) against cost per judged pair; the Pareto frontier as a step line; the human ceiling as a band.
+
+    Judges whose cost is unknown (no prices) sit in a strip of their own at the right, "cost unknown":
+    never at $0. A hollow marker: too few pairs for an interval."""
+    rated = [j for j in report["judges"] if j["par"] is not None]
+    points = [j for j in rated if j["cost_per_pair_usd"] is not None]
+    unknown = [j for j in rated if j["cost_per_pair_usd"] is None]
+    if not rated:
+        return _empty("par-cost", "No judge has a PAR yet.")
+    fig = Figure(figsize=(6.4 + (1.4 if points and unknown else 0), 4))
+    widths = ([4] if points else []) + ([1.2] if unknown else [])
+    grid = fig.add_gridspec(1, len(widths), width_ratios=widths, wspace=0.12)
+    ax = fig.add_subplot(grid[0, 0])
+    strip = (fig.add_subplot(grid[0, 1], sharey=ax) if points else ax) if unknown else None
+    colours = _colours(report)
     h = report["humans"]
-    if h["par_leave_one_out"] is not None:
-        ax.axhline(h["par_leave_one_out"], color=HUMAN_COLOUR, linewidth=1, label="humans (leave one out)")
-        if h["par_leave_one_out_ci"]:
-            ax.axhspan(*h["par_leave_one_out_ci"], color=HUMAN_COLOUR, alpha=0.08)
-    if log:
-        ax.set_xscale("log")
-    ax.set_xlabel("Cost per judged pair (USD)")
+    for axis in [a for a in (ax if points else None, strip) if a is not None]:
+        if h["par_leave_one_out"] is not None:
+            axis.axhline(h["par_leave_one_out"], color=HUMAN_COLOUR, linewidth=1, label="humans (leave one out)" if axis is ax else None)
+            if h["par_leave_one_out_ci"]:
+                axis.axhspan(*h["par_leave_one_out_ci"], color=HUMAN_COLOUR, alpha=0.08)
+        axis.set_ylim(0, 1.02)
+        axis.grid(alpha=0.3)
     ax.set_ylabel("PAR (agreement with human labels)")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
+    if points:
+        costs = [j["cost_per_pair_usd"] for j in points]
+        log = min(costs) > 0 and max(costs) / min(costs) > 20
+        if log:
+            ax.set_xscale("log")
+        elif max(costs) == 0:  # free judges only (baselines): one tick, $0
+            ax.set_xlim(-1, 1)
+            ax.set_xticks([0])
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "$0"))
+        else:  # costs are never negative: the axis starts at $0, with room for the markers
+            span = max(costs)
+            ax.set_xlim(-0.05 * span, 1.3 * span)
+            ax.xaxis.set_major_locator(MaxNLocator(5, min_n_ticks=2))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "" if v < 0 else f"${v:.4g}"))
+        front = sorted((j for j in points if j["name"] in report["pareto_frontier"]), key=lambda j: j["cost_per_pair_usd"])
+        if len(front) > 1:
+            ax.step(
+                [j["cost_per_pair_usd"] for j in front],
+                [j["par"] for j in front],
+                where="post",
+                color="#555",
+                linestyle="--",
+                linewidth=1,
+                label="Pareto frontier",
+            )
+        _par_points(ax, points, costs, colours)
+        ax.set_xlabel("Cost per judged pair (USD)")
+    if strip is not None:
+        xs = [(i + 1) / (len(unknown) + 1) for i in range(len(unknown))]
+        strip.set_xlim(0, 1.6 if points else 1.4)
+        strip.set_xticks([])
+        strip.set_xlabel("cost unknown (no prices)")
+        if strip is not ax:
+            strip.tick_params(labelleft=False)
+            strip.spines["left"].set_visible(False)
+        _par_points(strip, unknown, xs, colours)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="lower right", frameon=False)
-    return _svg(fig, "par-cost", "PAR against cost per pair, with the Pareto frontier")
+    return _svg(
+        fig, "par-cost", "PAR against cost per pair, with the Pareto frontier" + ("; judges of unknown cost apart" if unknown else "")
+    )
 
 
 def category_heatmap(report: dict) -> str:
@@ -107,7 +229,7 @@ def category_heatmap(report: dict) -> str:
     if not categories or not any(entries for _, entries, _ in rows):
         return _empty("heatmap", "No per-category agreement to show yet.")
     values = [[(entries.get(c) or {}).get(key) for c in categories] for _, entries, key in rows]
-    fig = Figure(figsize=(1.2 + 1.3 * len(categories), 0.8 + 0.45 * len(rows)))
+    fig = Figure(figsize=(1.2 + 1.3 * len(categories), 0.8 + 0.6 * len(rows)))
     ax = fig.add_subplot()
     grid = [[math.nan if v is None else v for v in row] for row in values]
     image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
@@ -118,7 +240,16 @@ def category_heatmap(report: dict) -> str:
                 ax.text(c, r, "—", ha="center", va="center", color="#555")
                 continue
             value = entry[key]
-            ax.text(c, r, f"{value:.2f}{'†' if entry['small_n'] else ''}\nn={entry['n']}", ha="center", va="center", fontsize=8, color="white" if value < 0.6 else "black")
+            pairs = "" if entry.get("n_pairs") is None else f"\n{entry['n_pairs']} pair{'' if entry['n_pairs'] == 1 else 's'}"
+            ax.text(
+                c,
+                r,
+                f"{value:.2f}{'†' if entry['small_n'] else ''}\nn={entry['n']}{pairs}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if value < 0.6 else "black",
+            )
     ax.set_xticks(range(len(categories)), categories, rotation=20, ha="right")
     ax.set_yticks(range(len(rows)), [name for name, _, _ in rows])
     ax.spines[:].set_visible(False)
@@ -153,20 +284,36 @@ def bradley_terry_chart(report: dict) -> str:
                 edge = right if s.get("side") == "above" else left
                 marker = ">" if s.get("side") == "above" else "<" if s.get("side") == "below" else "x"
                 ax.plot([edge], [y], marker=marker, color=colour, markersize=6, linestyle="none", label=label)
-                ax.annotate("not estimable", (edge, y), textcoords="offset points", xytext=(-4 if edge == right else 4, 3),
-                            ha="right" if edge == right else "left", fontsize=7, color=colour)
+                ax.annotate(
+                    "not estimable",
+                    (edge, y),
+                    textcoords="offset points",
+                    xytext=(-4 if edge == right else 4, 3),
+                    ha="right" if edge == right else "left",
+                    fontsize=7,
+                    color=colour,
+                )
                 continue
             lo, hi = s["ci"] or (s["score"], s["score"])
             lo = left if lo is None else lo
             hi = right if hi is None else hi
-            ax.errorbar([s["score"]], [y], xerr=[[s["score"] - lo], [hi - s["score"]]], fmt="o", color=colour, capsize=2, markersize=4, label=label)
+            ax.errorbar([s["score"]], [y], xerr=[[s["score"] - lo], [hi - s["score"]]], fmt="o", color=colour, capsize=2, markersize=4, label=label,
+                        mfc="none" if s.get("ci_note") else None)  # fmt: skip
     ax.set_xlim(left, right)
     ax.set_yticks(range(len(order)), order)
     ax.invert_yaxis()
     ax.axvline(report["parameters"]["anchor"]["score"], color="#999", linewidth=0.8)
     anchor = report["parameters"]["anchor"]
-    scale = f"{anchor['system']} = {anchor['score']:g}" if anchor["system"] else f"mean = {anchor['score']:g}"
-    ax.set_xlabel(f"Bradley–Terry score ({scale}); ◀ ▶ not estimable, whisker to the edge: unbounded")
+    systems = anchor.get("systems") or []
+    if anchor["system"]:
+        scale = f"{anchor['system']} = {anchor['score']:g}"
+    elif systems:
+        scale = f"mean of {', '.join(systems) if len(systems) <= 3 else f'{len(systems)} anchor systems'} = {anchor['score']:g}"
+    else:
+        scale = f"mean = {anchor['score']:g}"
+    ax.set_xlabel(
+        f"Bradley–Terry score ({scale}); ◀ ▶ not estimable, whisker to the edge: unbounded; hollow: too few pairs for an interval"
+    )
     ax.grid(axis="x", alpha=0.3)
     fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=8)
     return _svg(fig, "bt", "Bradley–Terry leaderboard for the humans and each judge")

@@ -14,9 +14,9 @@ import numpy as np
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration import selectors
+from calibration import report_cache, selectors
 from calibration.metrics import planning, powered
-from calibration.report import _cached, resolve_reference
+from calibration.report import resolve_reference
 
 CONFIDENCE = 0.95
 ASSUMPTIONS = {
@@ -34,8 +34,9 @@ ASSUMPTIONS = {
     "scores": (
         "Prediction-powered win rates (PPI++, the judge's weight chosen for each system); labelled pairs are a "
         "random sample of the campaign's pairs, and so are the next ones, shared among the systems as so far; "
-        "the judge has judged every pair; future pairs resemble the labelled ones. Normal approximation, as "
-        "the report's prediction-powered CIs; the figure is the widest system's half-width."
+        "the judge has judged every pair; future pairs resemble the labelled ones. Normal approximation "
+        "(1.96 standard errors); the report's win-rate CIs are Wilson intervals inside [0, 1], close to it away from "
+        "0 and 1 and wider near them; the figure is the widest system's half-width."
     ),
 }
 
@@ -157,16 +158,39 @@ def plan_labels(
     known = [s.name for s in inputs.judges]
     if judge is not None and judge not in known:
         raise ValueError(f"no judge named '{judge}' has worked on campaign '{campaign.name}' (judges: {', '.join(known) or 'none'})")
-    table = inputs.table
+    return plan_from_table(
+        inputs.table, known, name=campaign.name, n_pairs=inputs.n_pairs, systems=inputs.systems,
+        reference=resolve_reference(campaign, inputs.systems, None), include_unsubmitted=include_unsubmitted,
+        judge=judge, target_halfwidth=target_halfwidth, power=power, batch=batch,
+    )  # fmt: skip
+
+
+def plan_from_table(
+    table: M.LabelTable,
+    known: list[str],
+    *,
+    name: str,
+    n_pairs: int,
+    systems: list[str],
+    reference: str | None,
+    include_unsubmitted: bool,
+    judge: str | None = None,
+    target_halfwidth: float = 0.03,
+    power: float = 0.8,
+    batch: int = 50,
+) -> dict:
+    """`plan_labels` without the database: `table` holds the human labels and the judges' raw
+    verdicts, `known` the judges' names, `n_pairs` and `systems` the campaign's pairs and the systems
+    they compare."""
+    _check(target_halfwidth, power, batch)
     humans = table.humans()
-    n_pairs = inputs.n_pairs
     labelled = int(np.unique(humans.pair).size) if len(humans) else 0
     remaining = max(n_pairs - labelled, 0)
-    reference = resolve_reference(campaign, inputs.systems, None)
     notes: list[str] = []
     if not len(humans):
         notes.append(
-            "No human labels yet" + ("" if include_unsubmitted else " in submitted assignments")
+            "No human labels yet"
+            + ("" if include_unsubmitted else " in submitted assignments")
             + ": there is nothing to plan from; collect a first batch of labelled pairs."
         )
     if not known:
@@ -177,20 +201,20 @@ def plan_labels(
         notes.append(f"Only {remaining} pairs have no human labels yet: the figures after the batch use {remaining}.")
 
     merged, par = {}, {}
-    for name in known:
-        raw = table.for_rater(name)
-        merged[name] = M.merge_swapped(raw) if len(raw) else raw
-        par[name] = planning.par_moments(merged[name], humans) if len(raw) and len(humans) else None
+    for rater in known:
+        raw = table.for_rater(rater)
+        merged[rater] = M.merge_swapped(raw) if len(raw) else raw
+        par[rater] = planning.par_moments(merged[rater], humans) if len(raw) and len(humans) else None
     chosen = [judge] if judge is not None else known
-    for name in chosen:
-        judged = int(np.unique(merged[name].pair).size) if len(merged[name]) else 0
+    for rater in chosen:
+        judged = int(np.unique(merged[rater].pair).size) if len(merged[rater]) else 0
         if len(humans) and judged < n_pairs:
-            notes.append(f"{name} has judged {judged} of the {n_pairs} pairs; the figures assume it will judge the pairs labelled next.")
+            notes.append(f"{rater} has judged {judged} of the {n_pairs} pairs; the figures assume it will judge the pairs labelled next.")
 
     par_entries, score_entries = [], []
-    for name in chosen:
+    for rater in chosen:
         par_entry, score_entry = _judge_entries(
-            name, par[name], merged[name], humans, reference, inputs.systems, notes,
+            rater, par[rater], merged[rater], humans, reference, systems, notes,
             labelled=labelled, remaining=remaining, target=target_halfwidth, batch=batch,
         )  # fmt: skip
         par_entries.append(par_entry)
@@ -202,7 +226,7 @@ def plan_labels(
 
     leading, reason = _leading_pair(par, merged, humans, power=power, remaining=remaining, batch=batch)
     return {
-        "campaign": campaign.name,
+        "campaign": name,
         "n_pairs": n_pairs,
         "n_labelled_pairs": labelled,
         "target_halfwidth": target_halfwidth,
@@ -222,7 +246,7 @@ def plan_labels_cached(*, campaign: Campaign, **params) -> dict:
     """`plan_labels`, reused until a label, submission, verdict or call of the campaign changes (the
     dashboard's panel polls it)."""
     stamp = selectors.calibration_stamp(campaign=campaign)
-    return _cached(campaign, "plan", stamp, params, lambda: plan_labels(campaign=campaign, **params))
+    return report_cache.campaign_cached(campaign, "plan", stamp, params, lambda: plan_labels(campaign=campaign, **params))
 
 
 def plan_parameters(query) -> dict:

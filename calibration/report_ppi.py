@@ -16,7 +16,11 @@ METHOD = (
     "the judge's estimate on every item it judged, corrected by its error on the items that have human labels; "
     "lam = 0 is the humans alone, 1 plain PPI; lam is set to 0 when the judge's values are not positively correlated "
     "with the humans' on the labelled pairs (one-sided t-test at 5% on pair sums), so that a useless judge cannot "
-    "narrow a CI by chance. Normal 95% CIs with a cluster-robust variance (clusters: pairs)."
+    "narrow a CI by chance. 95% CIs from a cluster-robust variance (clusters: pairs). "
+    "Win rates and their CIs lie in [0, 1]: a rate the correction takes out of [0, 1] is moved to the nearest end, and "
+    "its CI is a Wilson score interval with an effective number of votes, p(1 - p)/se^2 (the pairs when the labels show "
+    "no spread; for the prediction-powered rate, the humans' number times the variance ratio human / prediction-powered, "
+    "a ratio of at most the items labelled and unlabelled over the items labelled)."
 )
 ASSUMPTION = (
     "The human-labelled pairs are a random sample of the pairs the judge judged (labels missing at random); "
@@ -34,8 +38,19 @@ def _r(x: float | None, digits: int = 6) -> float | None:
 
 
 def _interval(iv: powered.Interval, key: str, digits: int) -> dict:
+    """The report's rules for every interval hold here too: none below MIN_PAIRS_FOR_CI pairs
+    (`ci_note` says so), and † below SMALL_N pairs."""
     lo, hi = iv.ci
-    return {key: _r(iv.value, digits), "ci": [_r(lo, digits), _r(hi, digits)], "n": iv.n, "n_pairs": iv.n_pairs, "small_n": iv.n < M.SMALL_N}
+    pairs = iv.n if iv.n_pairs is None else iv.n_pairs
+    few = iv.value is not None and pairs < M.MIN_PAIRS_FOR_CI
+    return {
+        key: _r(iv.value, digits),
+        "ci": None if few else [_r(lo, digits), _r(hi, digits)],
+        "n": iv.n,
+        "n_pairs": iv.n_pairs,
+        "small_n": pairs < M.SMALL_N,
+        "ci_note": M.TOO_FEW_PAIRS if few else None,
+    }
 
 
 def _rates(rates: dict[str, powered.PoweredRate]) -> dict:
@@ -83,6 +98,7 @@ def judge_figures(humans: M.LabelTable, merged: M.LabelTable, reference: str | N
         "n_unlabelled": items.n_unlabelled if items else 0,
         "n_unlabelled_pairs": int(np.unique(items.cluster[items.unlabelled]).size) if items else 0,
         "win_rates": {},
+        "win_rates_left_out": {},
         "bradley_terry": None,
         "gain": None,
         "n_effective": None,
@@ -91,11 +107,12 @@ def judge_figures(humans: M.LabelTable, merged: M.LabelTable, reference: str | N
     if items is None or out["n_human_pairs"] < 2:
         out["note"] = "needs human labels on at least two pairs this judge judged"
         return out
-    if reference is not None and reference not in {items.systems[c] for c in np.concatenate([items.sys_a, items.sys_b])}:
+    if reference is not None and reference not in {items.systems[c] for c in np.concatenate([items.sys_lo, items.sys_hi])}:
         out["note"] = f"the reference system '{reference}' is not among the systems this judge compared"
         return out
     rates = powered.win_rates(items, reference)
     out["win_rates"] = _rates(rates)
+    out["win_rates_left_out"] = powered.win_rates_left_out(items, reference)
     gains = [(r.human.se / r.ppi.se) ** 2 for r in rates.values() if r.ppi.se > 0 and math.isfinite(r.human.se)]
     if gains:
         out["gain"] = _r(float(np.median(gains)), 3)

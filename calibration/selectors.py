@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Assignment, Campaign, Criterion, Label, Pair
+from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Pair
 from annotate.vocabulary import system_of
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
@@ -47,14 +47,14 @@ class JudgeSummary:
     errors: int
     n_calls: int
     n_invalid_calls: int
-    cost_usd: float
+    cost_usd: float | None  # None: unknown (imported verdicts, or billed calls of a judge without prices), never 0
     prompt_tokens: int
     cached_tokens: int
     completion_tokens: int
     mean_latency_ms: float | None
     # Calls written ahead with no answer recorded (the process died while they were in flight):
-    # perhaps billed by the provider, at most their reserved worst case.
-    possibly_billed_usd: float = 0.0
+    # perhaps billed by the provider, at most their reserved worst case (None: unknown, no prices).
+    possibly_billed_usd: float | None = 0.0
     n_possibly_billed: int = 0
 
 
@@ -84,6 +84,9 @@ class CalibrationInputs:
     n_pairs: int  # pairs in the campaign
     include_unsubmitted: bool
     annotator_times: list[AnnotatorTime] = field(default_factory=list)
+    # One row per (judge, item, order) of the judges' units left in ERROR: verdicts they failed to give
+    # (the row's winner is a placeholder). None: not read.
+    failed: LabelTable | None = None
 
 
 def _pair_infos(campaign: Campaign) -> dict[int, PairInfo]:
@@ -120,7 +123,8 @@ class _Columns:
     def __init__(self) -> None:
         self.cols: dict[str, list] = {name: [] for name in self.NAMES}
 
-    def add(self, info: PairInfo, criterion: str, category: str, rater: str, kind: str, side: str, a_first: bool) -> None:
+    def add(self, info: PairInfo, criterion: str, category: str, rater: str, kind: str, side: str, a_first: bool | None) -> None:
+        """`a_first` None: the order shown is unknown (imported without it)."""
         c = self.cols
         c["pair"].append(str(info.pair_id))
         c["criterion"].append(criterion)
@@ -130,7 +134,7 @@ class _Columns:
         c["system_a"].append(info.system_a)
         c["system_b"].append(info.system_b)
         c["winner"].append(_winner_system(info, side))
-        c["first_system"].append(info.system_a if a_first else info.system_b)
+        c["first_system"].append(None if a_first is None else info.system_a if a_first else info.system_b)
         c["longer_system"].append(info.longer_system)
 
     def table(self) -> LabelTable:
@@ -142,10 +146,16 @@ def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, 
     pairs = pairs if pairs is not None else _pair_infos(campaign)
     columns = _Columns()
     humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted).values_list(
-        "assignment__pair_id", "criterion__key", "criterion__category__key", "assignment__annotator__username", "winner", "assignment__a_first"
+        "assignment__pair_id",
+        "criterion__key",
+        "criterion__category__key",
+        "assignment__annotator__username",
+        "winner",
+        "assignment__a_first",
+        "assignment__order_known",
     )
-    for pair_id, criterion, category, username, side, a_first in humans:
-        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first)
+    for pair_id, criterion, category, username, side, a_first, order_known in humans:
+        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first if order_known else None)
     verdicts = judge_verdict_rows(campaign=campaign).values_list(
         "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
     )
@@ -154,9 +164,35 @@ def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, 
     return columns.table()
 
 
+def failed_table(*, campaign: Campaign, pairs: dict[int, PairInfo] | None = None) -> LabelTable:
+    """The verdicts the judges failed to give: one row per criterion and order of each unit left in
+    ERROR (a unit in category mode stands for its category's criteria). The winner is a tie, as a
+    placeholder; `metrics.judge_votes` reads only which items and orders they are."""
+    pairs = pairs if pairs is not None else _pair_infos(campaign)
+    units = list(
+        JudgeUnit.objects.filter(pair__campaign=campaign, status=JudgeUnit.Status.ERROR).values_list(
+            "pair_id", "judge__name", "a_first", "criterion__key", "category_id"
+        )
+    )
+    columns = _Columns()
+    if not units:
+        return columns.table()
+    criteria: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for key, category_id, category in Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).values_list(
+        "key", "category_id", "category__key"
+    ):
+        criteria[category_id].append((key, category))
+    for pair_id, judge, a_first, criterion, category_id in units:
+        keys = criteria[category_id] if criterion is None else [c for c in criteria[category_id] if c[0] == criterion]
+        for key, category in keys:
+            columns.add(pairs[pair_id], key, category, judge, "judge", "tie", a_first)
+    return columns.table()
+
+
 def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
     """Every judge with work on the campaign, by name; costs count every completed call, valid or
-    not, and calls with no answer recorded are counted apart (possibly billed)."""
+    not, and calls with no answer recorded are counted apart (possibly billed). A cost is None,
+    unknown, for imported verdicts and for a judge whose billed calls had no price: never 0."""
     completed = Q(status=JudgeCall.Status.COMPLETED)
     units = {
         row["judge_id"]: row
@@ -179,6 +215,9 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
             latency=Avg("latency_ms", filter=completed & Q(from_cache=False)),
             sent=Count("id", filter=~completed),
             reserved=Sum("reserved_usd", filter=~completed),
+            # Billed at no known price, or reserved at no known worst case: the judge had no prices.
+            unpriced=Count("id", filter=completed & Q(cost_usd__isnull=True)),
+            unreserved=Count("id", filter=~completed & Q(reserved_usd__isnull=True)),
         )
     }
     out = []
@@ -193,12 +232,13 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
                 errors=u["errors"],
                 n_calls=c.get("n", 0),
                 n_invalid_calls=c.get("invalid", 0),
-                cost_usd=float(c.get("cost") or 0),
+                # Imported verdicts come with no call, so with no cost recorded here: unknown, not free.
+                cost_usd=None if c.get("unpriced") or (judge.kind == Judge.Kind.IMPORTED and not c.get("n")) else float(c.get("cost") or 0),
                 prompt_tokens=c.get("prompt") or 0,
                 cached_tokens=c.get("cached") or 0,
                 completion_tokens=c.get("completion") or 0,
                 mean_latency_ms=None if c.get("latency") is None else float(c["latency"]),
-                possibly_billed_usd=float(c.get("reserved") or 0),
+                possibly_billed_usd=None if c.get("unreserved") else float(c.get("reserved") or 0),
                 n_possibly_billed=c.get("sent", 0),
             )
         )
@@ -210,9 +250,9 @@ def annotator_times(*, campaign: Campaign, include_unsubmitted: bool = False) ->
     assignments = Assignment.objects.filter(pair__campaign=campaign)
     if not include_unsubmitted:
         assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
-    rows = assignments.annotate(
-        n_labels=Count("labels", filter=~Q(labels__winner=""))
-    ).values_list("annotator__username", "first_opened_at", "claimed_at", "submitted_at", "last_activity_at", "n_labels")
+    rows = assignments.annotate(n_labels=Count("labels", filter=~Q(labels__winner=""))).values_list(
+        "annotator__username", "first_opened_at", "claimed_at", "submitted_at", "last_activity_at", "n_labels"
+    )
     per: dict[str, tuple[list, list, list]] = defaultdict(lambda: ([], [], []))
     for username, opened, _claimed, submitted, last, n_labels in rows:
         if n_labels == 0:
@@ -239,6 +279,7 @@ def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False)
         n_pairs=len(pairs),
         include_unsubmitted=include_unsubmitted,
         annotator_times=annotator_times(campaign=campaign, include_unsubmitted=include_unsubmitted),
+        failed=failed_table(campaign=campaign, pairs=pairs),
     )
 
 
@@ -252,7 +293,12 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
         n=Count("id"), last=Max("updated_at"), verdicts=Count("verdicts"), done=Count("id", filter=Q(status=JudgeUnit.Status.DONE))
     )
     calls = JudgeCall.objects.filter(unit__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
-    parts = (labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"], units["verdicts"], calls["n"], calls["last"])
+    # Every change of a winner or rationale writes one (an import may change labels and no time).
+    changes = LabelChange.objects.filter(assignment__pair__campaign=campaign).aggregate(last=Max("id"))
+    parts = (
+        labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
+        units["verdicts"], calls["n"], calls["last"], changes["last"],
+    )  # fmt: skip
     return tuple(p.isoformat() if hasattr(p, "isoformat") else p for p in parts)
 
 
@@ -263,7 +309,7 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
 class HumanVerdict:
     annotator: str
     winner: str  # system key or 'tie'
-    first_system: str
+    first_system: str  # "" when the order shown is unknown
     rationale: str
 
 
@@ -332,11 +378,18 @@ def disagreements(
         human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted)
         .filter(criterion=criterion)
         .order_by("assignment__annotator__username")
-        .values_list("assignment__pair_id", "assignment__annotator__username", "assignment__a_first", "winner", "rationale")
+        .values_list(
+            "assignment__pair_id",
+            "assignment__annotator__username",
+            "assignment__a_first",
+            "assignment__order_known",
+            "winner",
+            "rationale",
+        )
     )
-    for pair_id, username, a_first, side, rationale in labels:
+    for pair_id, username, a_first, order_known, side, rationale in labels:
         info = pairs[pair_id]
-        first = info.system_a if a_first else info.system_b
+        first = "" if not order_known else info.system_a if a_first else info.system_b
         humans[pair_id].append(HumanVerdict(username, _winner_system(info, side), first, rationale))
     verdicts = (
         judge_verdict_rows(campaign=campaign)
@@ -365,7 +418,9 @@ def disagreements(
             n_split += 1
             continue
         n_items += 1
-        against = [JudgeDisagreement(name, merged[pair_id, name], by_judge[pair_id, name]) for name in judged if merged[pair_id, name] != majority]
+        against = [
+            JudgeDisagreement(name, merged[pair_id, name], by_judge[pair_id, name]) for name in judged if merged[pair_id, name] != majority
+        ]
         if against:
             items.append(DisagreementItem(pairs[pair_id], majority, humans[pair_id], against))
     return Disagreements(criterion, items[:limit], n_items, n_split, len(items), judge_names)

@@ -1,30 +1,78 @@
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
-from annotate.decorators import staff_required
 from annotate.models import Campaign
+from calibration import metrics as M
 from calibration import report as reports
-from calibration import report_formats
-from calibration import selectors
+from calibration import report_cache, report_formats, selectors
+from calibration.interchange import FORMATS as LABEL_FORMATS
+from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
 from calibration.planner import plan_labels_cached, plan_parameters
+from common.decorators import staff_required
 
 PAGE = "calibration/dashboard.html"
+COMPUTING_PAGE = "calibration/computing.html"
+COMPUTING_REFRESH = 5
 PLAN_PAGE = "calibration/plan.html"
+TABLE_PAGE = "calibration/table.html"
 
 
 def _campaign(campaign_id: int) -> Campaign:
     return get_object_or_404(Campaign.objects.select_related("criterion_set", "reference_system"), pk=campaign_id)
 
 
-def _browser(request: HttpRequest, campaign: Campaign) -> dict:
+def _browser(campaign: Campaign, stamp: tuple, requested: str | None = None, judge: str | None = None) -> dict:
     criteria = list(campaign.criterion_set.criteria.select_related("category").order_by("order"))
-    requested = request.GET.get("criterion") or (criteria[0].key if criteria else "")
-    judge = request.GET.get("judge") or None
-    result = selectors.disagreements(campaign=campaign, criterion_key=requested, judge_name=judge)
+    requested = requested or (criteria[0].key if criteria else "")
+    # Shared by every process while the campaign's data stay the same (a crowd's votes and 65
+    # judges' verdicts took a second to sort each time).
+    result = report_cache.computed_once(
+        (campaign.pk, "disagreements", requested, judge, stamp),
+        lambda: selectors.disagreements(campaign=campaign, criterion_key=requested, judge_name=judge),
+        what=f"disagreements of campaign {campaign.pk}",
+    )
     return {"campaign": campaign, "criteria": criteria, "requested_criterion": requested, "judge": judge, "browser": result}
+
+
+@dataclass(frozen=True)
+class _Options:
+    """What a dashboard URL asks of the report: ensembles and the convention (both optional)."""
+
+    values: list[str]  # ensembles as `a,b,c` texts
+    ensembles: list[tuple[str, ...]]
+    swap_policy: str
+    unparsable: str
+
+    @property
+    def convention(self) -> dict:
+        return {"swap_policy": self.swap_policy, "unparsable": self.unparsable}
+
+    @property
+    def query(self) -> str:
+        """The same options in a query string (empty for the defaults): for downloads and table pages."""
+        pairs = [("ensemble", v) for v in self.values]
+        if (self.swap_policy, self.unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
+            pairs += [("swap_policy", self.swap_policy), ("unparsable", self.unparsable)]
+        return urlencode(pairs)
+
+
+def _options(request: HttpRequest) -> _Options:
+    """Ensembles and the convention from the query string; ValueError with the reason for a bad one."""
+    values = _ensemble_values(request)
+    swap_policy = request.GET.get("swap_policy") or M.DEFAULT_SWAP_POLICY
+    unparsable = request.GET.get("unparsable") or M.DEFAULT_UNPARSABLE
+    M.check_convention(swap_policy, unparsable)
+    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable)
+
+
+def _bad_request(exc: ValueError) -> HttpResponse:
+    return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
 
 @require_GET
@@ -33,29 +81,85 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Judge table, charts, human ceiling, leaderboards and the disagreement browser.
 
     An htmx request from the browser's form gets the browser fragment alone,
-    without computing the (cached, but heavy when cold) report.
+    without computing the (cached, but heavy when cold) report. Tables longer
+    than a page show their first page, with links to the next (`report_table`).
     """
     campaign = _campaign(campaign_id)
-    browser = _browser(request, campaign)
+    stamp = selectors.calibration_stamp(campaign=campaign)
+    browser = _browser(campaign, stamp, request.GET.get("criterion"), request.GET.get("judge") or None)
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, PAGE + "#disagreements", browser)
-    values = _ensemble_values(request)
     try:
-        report, charts = reports.report_and_charts_cached(campaign, ensembles=reports.parse_ensembles(values))
+        options = _options(request)
+        # Never held behind another process's computation (a big campaign's takes minutes, longer
+        # than a web worker may take): the page then says so and looks again.
+        report, charts = reports.report_and_charts_cached(
+            campaign, ensembles=options.ensembles, wait=False, stamp=stamp, **options.convention
+        )
+    except report_cache.Computing:
+        return render(request, COMPUTING_PAGE, {"campaign": campaign, "seconds": COMPUTING_REFRESH}, status=202)
     except ValueError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    context = {
-        **browser,
+        return _bad_request(exc)
+    context = {**browser, **_dashboard_context(campaign, stamp, report, charts, options), "members": request.GET.getlist("member")}
+    return render(request, PAGE, context)
+
+
+def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options) -> dict:
+    # Only computed when the page's report part is not in the cache already (`report_key`).
+    tables = SimpleLazyObject(lambda: report_formats.tables(report))
+    return {
         "report": report,
         "charts": charts,
-        "tables": report_formats.tables(report),
+        "tables": tables,
+        "pages": SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()}),
+        "heading": report_formats.heading(report),
+        "report_key": report_cache.cache_key((campaign.pk, "dashboard", stamp, report["parameters"]["rounds"], options.query)),
         "formats": list(report_formats.FORMATS),
         "judge_names": [j["name"] for j in report["judges"] if not j["members"]],
-        "ensemble_values": values,
-        "members": request.GET.getlist("member"),
-        "ensemble_query": urlencode([("ensemble", v) for v in values]),
+        "ensemble_values": options.values,
+        "ensemble_query": urlencode([("ensemble", v) for v in options.values]),
+        "report_query": options.query,
+        "convention": options.convention,
+        "swap_policies": M.SWAP_POLICIES,
+        "unparsable_policies": M.UNPARSABLE_POLICIES,
     }
-    return render(request, PAGE, context)
+
+
+def dashboard_warm(campaign: Campaign) -> None:
+    """What the first visit of the default dashboard computes, done ahead (the task worker, after an
+    import): the report and charts, the first criterion's disagreements, and the page's report part."""
+    stamp = selectors.calibration_stamp(campaign=campaign)
+    report, charts = reports.report_and_charts_cached(campaign, stamp=stamp)
+    options = _Options([], [], M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE)
+    context = {**_browser(campaign, stamp), **_dashboard_context(campaign, stamp, report, charts, options)}
+    # Rendering fills the cached fragment (`{% cache ... report_key %}`); the page itself is dropped.
+    render_to_string(PAGE, context)
+
+
+@require_GET
+@staff_required
+def report_table(request: HttpRequest, campaign_id: int, key: str) -> HttpResponse:
+    """One page of one of the report's tables (`?page=2`, with the dashboard's ensembles and convention):
+    a page of its own, or, for htmx, the table's section on the dashboard."""
+    campaign = _campaign(campaign_id)
+    try:
+        options = _options(request)
+        number = _page_number(request.GET.get("page", "1"))
+        report = reports.report_cached(campaign, ensembles=options.ensembles, **options.convention)
+    except ValueError as exc:
+        return _bad_request(exc)
+    every = report_formats.tables(report)
+    if key not in every:
+        raise Http404(f"No report table '{key}'.")
+    context = {"campaign": campaign, "page": every[key].page(number), "report_query": options.query}
+    fragment = request.htmx and not request.htmx.history_restore_request
+    return render(request, TABLE_PAGE + "#paged" if fragment else TABLE_PAGE, context)
+
+
+def _page_number(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"page must be a whole number from 1, not '{value}'")
+    return int(value)
 
 
 def _ensemble_values(request: HttpRequest) -> list[str]:
@@ -70,21 +174,32 @@ def _ensemble_values(request: HttpRequest) -> list[str]:
 @require_GET
 @staff_required
 def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
+    """The report in a format; `report.csv?table=KEY` is one of its tables, every row, as CSV."""
     if fmt not in report_formats.FORMATS:
         raise Http404(f"No report format '{fmt}'.")
     campaign = _campaign(campaign_id)
+    table = request.GET.get("table")
     try:
-        ensembles = reports.parse_ensembles(_ensemble_values(request))
+        options = _options(request)
+        if table is not None and fmt != "csv":
+            raise ValueError("table= goes with the CSV format only (report.csv?table=…)")
         if fmt == "html":
-            report, charts = reports.report_and_charts_cached(campaign, ensembles=ensembles)
+            report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, **options.convention)
             body = report_formats.render_html(report, charts)
         else:
-            body = report_formats.render(reports.report_cached(campaign, ensembles=ensembles), fmt)
+            report = reports.report_cached(campaign, ensembles=options.ensembles, **options.convention)
+            body = report_formats.render_table_csv(report, table) if table is not None else report_formats.render(report, fmt)
     except ValueError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+        return _bad_request(exc)
     content_type = report_formats.FORMATS[fmt][0]
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{report_formats.download_name(campaign.name, fmt)}"'
+    name = report_formats.download_name(campaign.name, fmt)
+    if table is not None:
+        name = name.removesuffix(".csv") + f"-{table}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    if fmt == "html":
+        # Its own policy, which the site's middleware leaves alone: the file's inline stylesheet and nothing else.
+        response["Content-Security-Policy"] = report_formats.html_policy(body)
     return response
 
 
@@ -105,3 +220,23 @@ def plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
         status = 422 if request.htmx else 400
     template = PLAN_PAGE + "#planner" if request.htmx and not request.htmx.history_restore_request else PLAN_PAGE
     return render(request, template, context, status=status)
+
+
+LABEL_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/jsonl"}
+
+
+@require_GET
+@staff_required
+def labels_download(request: HttpRequest, campaign_id: int, fmt: str) -> StreamingHttpResponse:
+    """The campaign's labels file, byte for byte what `export_labels --out FILE.<fmt>` writes (the
+    human and judge rows; the overall, spans and calls files stay with the command)."""
+    if fmt not in LABEL_FORMATS:
+        raise Http404(f"No labels format '{fmt}'.")
+    campaign = _campaign(campaign_id)
+    response = StreamingHttpResponse(
+        rows_format(label_rows(campaign), fmt=fmt, columns=LABEL_COLUMNS),
+        content_type=f"{LABEL_CONTENT_TYPES[fmt]}; charset=utf-8",
+    )
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in campaign.name).strip("-") or "campaign"
+    response["Content-Disposition"] = f'attachment; filename="labels-{safe}.{fmt}"'
+    return response

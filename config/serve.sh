@@ -2,7 +2,10 @@
 # `make serve` and `make demo`: the site as on a server (README "Deploy"). Applies migrations,
 # collects the static files (whitenoise serves them), then runs gunicorn and, beside it, one task
 # worker (`manage.py db_worker`) so that judge runs queued on the web execute.
-# Ctrl-C or TERM stops both; when either exits on its own, the other is stopped too.
+# The worker is supervised: when it dies, the site stays up and another worker starts (after a
+# pause that grows to 30 s while workers keep dying within a minute); the new worker marks the judge
+# run the dead one was executing as interrupted. Ctrl-C or TERM stops both; when gunicorn exits on
+# its own, the worker is stopped too.
 # Usage: config/serve.sh [PYTHON], default .venv/bin/python; HOST, PORT, WEB_WORKERS, WEB_THREADS,
 # FORWARDED_ALLOW_IPS and LOG_LEVEL from the environment.
 set -euo pipefail
@@ -41,9 +44,16 @@ trap 'stop; exit 0' INT TERM
 
 # Job control puts each child in its own process group: Ctrl-C reaches this script alone, which
 # stops the children once and gracefully (a second signal would make the worker drop its task).
+worker_started=0
+start_worker() {
+  set -m
+  "$python" manage.py db_worker &
+  worker_pid=$!
+  set +m
+  worker_started=$SECONDS
+}
+start_worker
 set -m
-"$python" manage.py db_worker &
-worker_pid=$!
 # No control socket: its default path, ~/.gunicorn/gunicorn.ctl, would be shared by every gunicorn of the user.
 "$python" -m gunicorn config.wsgi \
   --bind "$host:$port" \
@@ -56,7 +66,19 @@ web_pid=$!
 set +m
 echo "Serving on http://$host:$port/ with a task worker beside it (Ctrl-C stops both)"
 
-while alive "$web_pid" && alive "$worker_pid"; do sleep 1; done
-if alive "$web_pid"; then echo "The task worker stopped; stopping gunicorn too." >&2; else echo "Gunicorn stopped; stopping the task worker too." >&2; fi
+pause=1
+while alive "$web_pid"; do
+  if ! alive "$worker_pid"; then
+    status=0
+    wait "$worker_pid" 2>/dev/null || status=$?
+    # A worker that keeps dying soon after its start waits longer each time, up to 30 s.
+    if (( SECONDS - worker_started < 60 )); then pause=$(( pause * 2 > 30 ? 30 : pause * 2 )); else pause=1; fi
+    echo "The task worker (pid $worker_pid) stopped with status $status; the site stays up, another worker starts in $pause s." >&2
+    for _ in $(seq 1 "$pause"); do alive "$web_pid" && sleep 1; done
+    alive "$web_pid" && start_worker
+  fi
+  sleep 1
+done
+echo "Gunicorn stopped; stopping the task worker too." >&2
 stop
 exit 1

@@ -5,40 +5,27 @@ import os
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
-import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+from config.env import (
+    env_bool,
+    env_choice,
+    env_database,
+    env_endpoints,
+    env_hosts,
+    env_int,
+    env_list,
+    env_networks,
+    env_path,
+    env_redis_url,
+    env_secret_key,
+    env_url,
+    env_variable_names,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be true or false, got {raw!r}")
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-def env_int(name: str, default: int, *, minimum: int = 0) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = None
-    if value is None or value < minimum:
-        raise ImproperlyConfigured(f"{name} must be a whole number of at least {minimum}, got {raw!r}")
-    return value
 
 
 def client_ip_behind_proxy(request) -> str | None:
@@ -54,12 +41,10 @@ def client_ip_behind_proxy(request) -> str | None:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        # A fixed key would let anyone forge sessions on a public server.
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "insecure-development-key-only-used-when-DEBUG-is-on"
+# The variable, else the demo's key file (make demo's site signs with it), else with DEBUG on a fixed
+# development key, else none: commands that sign nothing still run; serving (config/wsgi.py,
+# runserver) and set-password links refuse with a message. SECRET_KEY_SOURCE says which it was.
+SECRET_KEY, SECRET_KEY_SOURCE = env_secret_key("SECRET_KEY", debug=DEBUG, key_file=BASE_DIR / ".demo-secret-key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -86,18 +71,25 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
-    "django_tasks_db",
     "axes",
     "annotate",
     "judges",
     "calibration",
+    # After `judges`, whose db_worker command (which first marks runs whose worker died) replaces this one's.
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy header (SECURE_CSP below) on every response.
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Static files straight from STATIC_ROOT (collected and hashed), before any session or database work.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A 400 with a message for request data declared in a charset other than UTF-8, before anything reads it.
+    "annotate.middleware.DeclaredCharsetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # Refuses request data a database cannot store (NUL, lone surrogates) with a 400 before any view reads it.
     "annotate.middleware.UnstorableInputMiddleware",
@@ -110,6 +102,21 @@ MIDDLEWARE = [
     # Last, as django-axes asks: turns a refused login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy: scripts, styles, images and requests from this site only. Our pages hold no
+# inline script or style (the charts draw with SVG attributes; htmx is told not to add its style);
+# the admin's inline ones carry the per-response nonce. The calibration report's HTML download has
+# a stricter policy of its own (calibration/views.py). README "Security".
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -125,22 +132,19 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # `csp_nonce`, which the admin's templates put on their few inline scripts and styles.
+                "django.template.context_processors.csp",
             ],
         },
     },
 ]
 
 DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_health_checks=True,
-    )
+    "default": env_database("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 # Seconds a connection is kept for the next request: saves PostgreSQL a handshake each time, while
 # an SQLite file is cheap to open. Checked before reuse, so a restarted database costs no error.
-DATABASES["default"]["CONN_MAX_AGE"] = env_int(
-    "CONN_MAX_AGE", 0 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" else 60
-)
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("CONN_MAX_AGE", 0 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" else 60)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers proceed while one writer commits; IMMEDIATE takes the
     # write lock at BEGIN so concurrent claims queue instead of failing mid-way.
@@ -154,8 +158,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One file per test process, so that parallel runs never share one.
     DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"pairwise-test-{os.getpid()}.sqlite3")}
 
+# Django's four standard checks, applied where a person chooses a password (the set-password link,
+# the admin); accounts made by commands and tests get theirs without a form.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -164,7 +173,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
+STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # collectstatic writes each file also under a name holding its hash (app.3f2a….css) with gzipped
 # copies; templates link the hashed name, which whitenoise serves with a far-future cache lifetime.
@@ -181,12 +190,16 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins for one username from one
 # address, that username is refused from that address for AXES_COOLOFF_MINUTES (0: until
-# `manage.py axes_reset_username`). Colleagues behind the same address log in as usual.
+# `manage.py axes_reset_username`); colleagues behind the same address log in as usual. After
+# AXES_IP_FAILURE_LIMIT failed logins from one address, whatever the usernames, every login from it
+# is refused as long (annotate/throttling.py). A set-password link still logs its owner in.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "annotate.throttling.AddressAwareAxesHandler"
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_IP_FAILURE_LIMIT = env_int("AXES_IP_FAILURE_LIMIT", 30, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15)) or None
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
@@ -194,9 +207,7 @@ AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 # Behind the proxy every request comes from the proxy's address.
 AXES_CLIENT_IP_CALLABLE = client_ip_behind_proxy if TRUST_PROXY_HEADERS else None
 
-LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING").strip().upper()
-if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-    raise ImproperlyConfigured(f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {LOG_LEVEL!r}")
+LOG_LEVEL = env_choice("LOG_LEVEL", "WARNING", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -219,25 +230,70 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+    # The OpenAPI schema at /api/schema/ (drf-spectacular), with who may call each route.
+    "DEFAULT_SCHEMA_CLASS": "annotate.schema.PermissionsAutoSchema",
+    # A service's ValidationError answers 400 with its messages, in one place (common/api_errors.py).
+    "EXCEPTION_HANDLER": "common.api_errors.exception_handler",
 }
+
+# --- API schema ---------------------------------------------------------------------------------
+# /api/schema/ (OpenAPI 3, YAML or ?format=json) and /api/schema/docs/ (Swagger UI, served from
+# the drf-spectacular-sidecar package through the static files: no CDN).
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Pairwise API",
+    "DESCRIPTION": "Side-by-side annotation and LLM-judge calibration: annotators' work and researchers' reads. "
+    "Authenticate with the session (CSRF enforced) or `Authorization: Token <key>` (`manage.py drf_create_token`).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/",
+    "PATH_CONVERTER_OVERRIDES": {"id": int},
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Cache -------------------------------------------------------------------------------------
+# One cache for every process (gunicorn's workers, the task worker, the commands), so that a
+# calibration report computed by one serves all (calibration/report_cache.py): Django's database
+# cache by default (its table is made by calibration's migration 0001), Redis when REDIS_URL is set.
+CACHE_TABLE = "pairwise_cache"
+REDIS_URL = env_redis_url("REDIS_URL")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": CACHE_TABLE,
+            # A report of a big campaign is one entry of a few MB: keep a few hundred at most.
+            "OPTIONS": {"MAX_ENTRIES": 500},
+        }
+    }
 
 # Background work (judge runs) is queued in the database; `manage.py db_worker` runs it.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # Articles larger than this are refused at import with a message naming the file.
-MAX_ARTICLE_BYTES = int(os.environ.get("MAX_ARTICLE_BYTES", str(2 * 1024 * 1024)))
+MAX_ARTICLE_BYTES = env_int("MAX_ARTICLE_BYTES", 2 * 1024 * 1024, minimum=1)
 
 # Bootstrap rounds behind every confidence interval on the dashboard and in the API.
-CALIBRATION_ROUNDS = int(os.environ.get("CALIBRATION_ROUNDS", "1000"))
+CALIBRATION_ROUNDS = env_int("CALIBRATION_ROUNDS", 1000, minimum=0, maximum=100_000)
 
-# Judges: the API key variables a judge may name beyond *_API_KEY, and the hosts its base URL may
-# point at (empty: any). A key is sent to the base URL, so this server's own secrets never qualify.
-JUDGE_API_KEY_ENVS = env_list("JUDGE_API_KEY_ENVS", "")
-if {"SECRET_KEY", "DATABASE_URL"} & set(JUDGE_API_KEY_ENVS):
-    raise ImproperlyConfigured("JUDGE_API_KEY_ENVS must not name SECRET_KEY or DATABASE_URL: a judge sends its key to its base URL")
-JUDGE_BASE_URL_HOSTS = [host.lower() for host in env_list("JUDGE_BASE_URL_HOSTS", "")]
+# --- Judges' keys and outbound calls (README "Security") -------------------------------------------
+# The variables a judge may read its key from beyond names ending in _API_KEY (never SECRET_KEY or
+# DATABASE_URL: a judge sends its key to its base URL).
+JUDGE_API_KEY_ENVS = env_variable_names("JUDGE_API_KEY_ENVS", "")
+# Endpoints configured on the server, `name base_url KEY_VARIABLE`: staff who are not superusers
+# give a judge one of these, never a URL or a key variable of their own.
+JUDGE_ENDPOINTS = env_endpoints("JUDGE_ENDPOINTS", "openai https://api.openai.com/v1 OPENAI_API_KEY", key_variables=JUDGE_API_KEY_ENVS)
+# The hosts any judge's base URL may name (superusers' too); unset: the configured endpoints' hosts.
+JUDGE_BASE_URL_HOSTS = env_hosts("JUDGE_BASE_URL_HOSTS", [urlsplit(endpoint["base_url"]).hostname for endpoint in JUDGE_ENDPOINTS])
+# Judge connections refuse loopback, private, link-local (cloud metadata) and other non-public
+# addresses, checked on the address each connection resolves to, except these (e.g. 127.0.0.1 for a
+# model served on this machine).
+JUDGE_ALLOW_ADDRESSES = env_networks("JUDGE_ALLOW_ADDRESSES", "")
 # Batch runs (judges/batch.py): lines per batch file (OpenAI's limit is 50,000) and seconds between polls.
 JUDGE_BATCH_MAX_LINES = env_int("JUDGE_BATCH_MAX_LINES", 50_000, minimum=1)
 JUDGE_BATCH_POLL_SECONDS = env_int("JUDGE_BATCH_POLL_SECONDS", 10, minimum=1)
 
-PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "").rstrip("/")
+PUBLIC_BASE_URL = env_url("PUBLIC_BASE_URL", "")

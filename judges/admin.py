@@ -9,6 +9,11 @@ class JudgeAdmin(admin.ModelAdmin):
     list_filter = ["kind", "mode"]
     search_fields = ["name", "model"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # The server sends the key variable's value to the base URL: only a superuser sets them (judges/endpoints.py).
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if request.user.is_superuser else [*fields, "base_url", "api_key_env"]
+
 
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
@@ -17,8 +22,18 @@ class JudgeRunAdmin(admin.ModelAdmin):
     list_select_related = ["judge", "campaign"]
     # Counters are the engine's bookkeeping; editing them would make costs lie.
     readonly_fields = [
-        "task_id", "units_total", "units_done", "errors", "calls", "prompt_tokens", "cached_tokens",
-        "completion_tokens", "cost_usd", "created_at", "started_at", "finished_at",
+        "task_id",
+        "units_total",
+        "units_done",
+        "errors",
+        "calls",
+        "prompt_tokens",
+        "cached_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "created_at",
+        "started_at",
+        "finished_at",
     ]
 
 
@@ -32,7 +47,18 @@ class JudgeUnitAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeCall)
 class JudgeCallAdmin(admin.ModelAdmin):
-    list_display = ["id", "unit", "attempt", "from_cache", "valid", "http_status", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms"]
+    list_display = [
+        "id",
+        "unit",
+        "attempt",
+        "from_cache",
+        "valid",
+        "http_status",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "latency_ms",
+    ]
     list_filter = ["valid", "from_cache", "http_status"]
     raw_id_fields = ["unit", "run"]
     readonly_fields = [f.name for f in JudgeCall._meta.fields]

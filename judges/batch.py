@@ -61,8 +61,8 @@ from django.db import transaction
 from django.db.models import Q
 
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
-from judges.protocol import InvalidResponse, JudgeRequest, parse_verdicts, read_completion
 from judges.pricing import batch_prices
+from judges.protocol import InvalidResponse, JudgeRequest, parse_verdicts, read_completion
 from judges.selectors import RunPlan, UnitPlan, campaign_categories
 from judges.transport import (
     FATAL_STATUSES,
@@ -172,7 +172,11 @@ class _BatchRun:
         self.engine, self.plan, self.run, self.judge = engine, plan, engine.run, engine.judge
         prices = batch_prices(self.judge)
         self.prices = dataclasses.replace(
-            settings, input_price=prices.input_price, cached_input_price=prices.cached_input_price, output_price=prices.output_price, pacer=None
+            settings,
+            input_price=prices.input_price,
+            cached_input_price=prices.cached_input_price,
+            output_price=prices.output_price,
+            pacer=None,
         )
         # Uploads, polls and downloads are safe to repeat, so the client retries them; creating a batch is not (see _submit_file).
         self.client = client.with_options(max_retries=3)
@@ -251,7 +255,12 @@ class _BatchRun:
             row, _ = JudgeBatch.objects.get_or_create(
                 judge=self.judge,
                 provider_batch_id=batch.id,
-                defaults={"run": self.run, "input_file_id": batch.input_file_id, "provider_status": batch.status, "requests": calls.count()},
+                defaults={
+                    "run": self.run,
+                    "input_file_id": batch.input_file_id,
+                    "provider_status": batch.status,
+                    "requests": calls.count(),
+                },
             )
             calls.update(batch=row, run=self.run)
         return row
@@ -324,17 +333,28 @@ class _BatchRun:
         JudgeCall.objects.bulk_create(
             [
                 JudgeCall(
-                    unit_id=line.job.unit_id, run_id=run.pk, attempt=line.number, status=JudgeCall.Status.SENT, reserved_usd=line.reserved,
-                    client_request_id=custom_id, request_hash=line.request_hash,
+                    unit_id=line.job.unit_id,
+                    run_id=run.pk,
+                    attempt=line.number,
+                    status=JudgeCall.Status.SENT,
+                    reserved_usd=line.reserved,
+                    client_request_id=custom_id,
+                    request_hash=line.request_hash,
                 )
                 for custom_id, line in zip(ids, lines)
             ]
         )
         head = b', "method": "POST", "url": "' + ENDPOINT.encode() + b'", "body": '
-        data = b"".join(b'{"custom_id": ' + json.dumps(custom_id).encode() + head + line.body + b"}\n" for custom_id, line in zip(ids, lines))
+        data = b"".join(
+            b'{"custom_id": ' + json.dumps(custom_id).encode() + head + line.body + b"}\n" for custom_id, line in zip(ids, lines)
+        )
         metadata = {
-            "app": "pairwise", "judge": str(self.judge.pk), "judge_name": self.judge.name[:500], "campaign": str(run.campaign_id),
-            "run": str(run.pk), "submission": submission,
+            "app": "pairwise",
+            "judge": str(self.judge.pk),
+            "judge_name": self.judge.name[:500],
+            "campaign": str(run.campaign_id),
+            "run": str(run.pk),
+            "submission": submission,
         }
         try:
             upload = self.client.files.create(file=(f"{submission}.jsonl", data), purpose="batch")
@@ -342,7 +362,9 @@ class _BatchRun:
             self._unsent(ids, lines, f"the batch file could not be uploaded: {self.prices.scrub(_described(exc))}")
             return
         try:
-            batch = self.create_client.batches.create(input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h", metadata=metadata)
+            batch = self.create_client.batches.create(
+                input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h", metadata=metadata
+            )
         except openai.APIError as exc:
             failure = f"the batch could not be created: {self.prices.scrub(_described(exc))}"
             if isinstance(exc, openai.APIStatusError) and exc.status_code < 500:
@@ -353,7 +375,9 @@ class _BatchRun:
                 batch = self._find({submission}, since=time.time()).get(submission)
             except openai.APIError:
                 # Unknown either way: the rows stay, linked to no batch, and the next start looks again (resume).
-                self.engine.fatal = self.engine.fatal or f"{failure}; it may have reached the provider: starting the run again looks for it."
+                self.engine.fatal = self.engine.fatal or (
+                    f"The endpoint refused the run: {failure}; it may have reached the provider: starting the run again looks for it."
+                )
                 return
             if batch is None:
                 self._unsent(ids, lines, failure)
@@ -370,7 +394,7 @@ class _BatchRun:
         JudgeCall.objects.filter(client_request_id__in=ids, status=JudgeCall.Status.SENT, batch__isnull=True).delete()
         for line in lines:
             self.engine.ledger.settle(line.reserved, Decimal(0))
-        self.engine.fatal = self.engine.fatal or failure
+        self.engine.fatal = self.engine.fatal or f"The endpoint refused the run: {failure}"
 
     # -- polling and reading
 
@@ -455,8 +479,11 @@ class _BatchRun:
 
     def _attempt(self, row: JudgeBatch, call: JudgeCall) -> Attempt:
         return Attempt(
-            number=call.attempt, request_hash=call.request_hash, client_request_id=call.client_request_id,
-            reserved_usd=call.reserved_usd, batch_id=row.pk,
+            number=call.attempt,
+            request_hash=call.request_hash,
+            client_request_id=call.client_request_id,
+            reserved_usd=call.reserved_usd,
+            batch_id=row.pk,
         )
 
     def _settle(self, call: JudgeCall, actual: Decimal) -> None:
@@ -515,7 +542,7 @@ class _BatchRun:
         if refused_schema:
             self.engine.plain.refuse(attempt.error)  # the retry, and every line after it, goes without the schema
         if status in FATAL_STATUSES:
-            self.engine.fatal = self.engine.fatal or attempt.error  # the unit stays pending
+            self.engine.fatal = self.engine.fatal or f"The endpoint refused the run: {attempt.error}"  # the unit stays pending
         elif refused_schema or status in RETRYABLE_STATUSES or status >= 500:
             self.http_failures[job.unit_id] += 1
             if self.http_failures[job.unit_id] > HTTP_RETRIES:

@@ -20,6 +20,7 @@ leaves the unit pending.
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import threading
@@ -29,19 +30,21 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import openai
+from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from annotate.vocabulary import side_of
-
 from judges import baselines
 from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
+from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.protocol import InvalidResponse, parse_verdicts
 from judges.selectors import RunPlan, UnitPlan, run_plan
 from judges.transport import (
+    BATCH_SECONDS,
     Ahead,
     Attempt,
     CallSettings,
@@ -49,35 +52,29 @@ from judges.transport import (
     Ledger,
     Outcome,
     PlainJson,
-    drain,
-    new_client_request_id,
+    Reach,
+    Release,
     openai_client,
+    take,
     work_loop,
 )
+from judges.workers import this_worker
 
+logger = logging.getLogger(__name__)
 STATUS_POLL_SECONDS = 0.5
+# A run fails when every unit it ended is in error, or more than this share of them (README "Judges
+# fail loudly"); once FAIL_FAST_UNITS have ended past that share, it stops early rather than pay on.
+MAX_ERROR_SHARE = 0.5
+FAIL_FAST_UNITS = 10
 
 
-def _baseline_verdicts(plan: UnitPlan, texts: dict[int, str], judge: Judge, seed: int, allow_tie: bool) -> dict[str, tuple[str, str]]:
+def _baseline_verdicts(plan: UnitPlan, texts: dict[int, str], kind: str, seed: int, allow_tie: bool) -> dict[str, tuple[str, str]]:
     pair = plan.pair
     first, second = (pair.article_a_id, pair.article_b_id) if plan.a_first else (pair.article_b_id, pair.article_a_id)
-    text_1, text_2 = texts[first], texts[second]
-    verdicts = {}
-    for criterion in plan.criteria:
-        if judge.kind == Judge.Kind.LENGTH:
-            position, reason = baselines.length_verdict(text_1, text_2), "The longer article."
-        elif judge.kind == Judge.Kind.WORDS_TO_WATCH:
-            position = baselines.words_to_watch_verdict(text_1, text_2, criterion_key=criterion.key, watch_class=criterion.watch_class)
-            reason = "Fewer words to watch."
-        else:
-            position = baselines.random_verdict(seed=seed, parts=(pair.pk, criterion.key, plan.a_first), allow_tie=allow_tie)
-            reason = "A seeded coin."
-        if position == "tie" and not allow_tie:
-            # The campaign has no ties: an undecided baseline falls back on a seeded coin.
-            position = baselines.random_verdict(seed=seed, parts=(pair.pk, criterion.key, plan.a_first), allow_tie=False)
-            reason += " Undecided; a seeded coin chose."
-        verdicts[criterion.key] = (position, reason)
-    return verdicts
+    criteria = [(criterion.key, criterion.watch_class) for criterion in plan.criteria]
+    return baselines.baseline_verdicts(
+        kind, texts[first], texts[second], criteria, seed=seed, parts=(pair.pk, plan.a_first), allow_tie=allow_tie
+    )
 
 
 def _verdicts_insert(rows: list[tuple]) -> None:
@@ -90,7 +87,10 @@ def _verdicts_insert(rows: list[tuple]) -> None:
     if not rows:
         return
     table = connection.ops.quote_name(JudgeVerdict._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column) for name in ("unit", "call", "criterion", "winner", "rationale"))
+    columns = ", ".join(
+        connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column)
+        for name in ("unit", "call", "criterion", "winner", "rationale")
+    )
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)", rows)
 
@@ -105,6 +105,14 @@ class _Engine:
         self.budget_hit = False
         self.fatal = ""
         self.plain = PlainJson()
+        self.reach = Reach()
+        # Units this run ended (earlier runs' are not counted), its last unit error, and why it is
+        # failing early when more than MAX_ERROR_SHARE of its first units ended in error.
+        self.done_now = 0
+        self.errors_now = 0
+        self.last_error = ""
+        self.failing = ""
+        self.seen_done = self.seen_errors = 0  # as answers come, before they are stored
         self._polled = 0.0
 
     # -- status
@@ -134,11 +142,25 @@ class _Engine:
         for job, outcome in results:
             for a in outcome.attempts:
                 call = JudgeCall(
-                    unit_id=job.unit_id, run_id=run.pk, batch_id=a.batch_id, attempt=a.number, request_hash=a.request_hash,
-                    from_cache=a.from_cache, valid=a.valid, http_status=a.http_status, error=a.error, raw_response=a.raw_response,
-                    prompt_tokens=a.prompt_tokens, cached_tokens=a.cached_tokens, completion_tokens=a.completion_tokens,
-                    cost_usd=a.cost_usd, latency_ms=a.latency_ms, reserved_usd=a.reserved_usd,
-                    client_request_id=a.client_request_id, provider_request_id=a.provider_request_id, response_id=a.response_id,
+                    unit_id=job.unit_id,
+                    run_id=run.pk,
+                    batch_id=a.batch_id,
+                    attempt=a.number,
+                    request_hash=a.request_hash,
+                    from_cache=a.from_cache,
+                    valid=a.valid,
+                    http_status=a.http_status,
+                    error=a.error,
+                    raw_response=a.raw_response,
+                    prompt_tokens=a.prompt_tokens,
+                    cached_tokens=a.cached_tokens,
+                    completion_tokens=a.completion_tokens,
+                    cost_usd=a.cost_usd,
+                    latency_ms=a.latency_ms,
+                    reserved_usd=a.reserved_usd,
+                    client_request_id=a.client_request_id,
+                    provider_request_id=a.provider_request_id,
+                    response_id=a.response_id,
                 )
                 calls.append(call)
                 if a.valid:
@@ -146,8 +168,12 @@ class _Engine:
         finished = [(job, outcome) for job, outcome in results if outcome.verdicts is not None or outcome.error]
         fresh = {
             a.request_hash: CachedResponse(
-                request_hash=a.request_hash, model=self.judge.model, content=a.raw_response,
-                prompt_tokens=a.prompt_tokens, cached_tokens=a.cached_tokens, completion_tokens=a.completion_tokens,
+                request_hash=a.request_hash,
+                model=self.judge.model,
+                content=a.raw_response,
+                prompt_tokens=a.prompt_tokens,
+                cached_tokens=a.cached_tokens,
+                completion_tokens=a.completion_tokens,
             )
             for _, outcome in results
             for a in outcome.attempts
@@ -155,7 +181,9 @@ class _Engine:
         }
         with transaction.atomic():
             # Locked and re-read: if another run finished a unit meanwhile, its verdicts stand.
-            statuses = dict(JudgeUnit.objects.select_for_update().filter(pk__in=[job.unit_id for job, _ in finished]).values_list("pk", "status"))
+            statuses = dict(
+                JudgeUnit.objects.select_for_update().filter(pk__in=[job.unit_id for job, _ in finished]).values_list("pk", "status")
+            )
             taken = {pk for pk, status in statuses.items() if status == JudgeUnit.Status.DONE}
             # The rows written ahead of these units' attempts give way to the completed ones (a unit
             # answered from the cache had none).
@@ -182,6 +210,10 @@ class _Engine:
                 _verdicts_insert(rows)
             for job, outcome in failed:
                 JudgeUnit.objects.filter(pk=job.unit_id).update(status=JudgeUnit.Status.ERROR, error=outcome.error, run=run, updated_at=now)
+            self.done_now += len(done)
+            self.errors_now += len(failed)
+            if failed:
+                self.last_error = failed[-1][1].error
             if fresh:
                 CachedResponse.objects.bulk_create(list(fresh.values()), ignore_conflicts=True)
             counters = {
@@ -191,15 +223,22 @@ class _Engine:
                 "prompt_tokens": sum(c.prompt_tokens for c in calls),
                 "cached_tokens": sum(c.cached_tokens for c in calls),
                 "completion_tokens": sum(c.completion_tokens for c in calls),
-                "cost_usd": sum((c.cost_usd for c in calls), Decimal(0)),
+                "cost_usd": sum((c.cost_usd for c in calls if c.cost_usd is not None), Decimal(0)),
                 "paced_ms": sum(outcome.paced_ms for _, outcome in results),
                 "rate_limited": sum(outcome.rate_limited for _, outcome in results),
             }
-            changed = {name: value for name, value in counters.items() if value}
+            changed = {name: F(name) + value for name, value in counters.items() if value}
+            # A call billed at no known price makes the run's cost unknown for good (NULL + x is NULL).
+            cost_unknown = any(c.cost_usd is None for c in calls)
+            if cost_unknown:
+                changed["cost_usd"] = None
             if changed:
-                JudgeRun.objects.filter(pk=run.pk).update(**{name: F(name) + value for name, value in changed.items()})
+                JudgeRun.objects.filter(pk=run.pk).update(**changed)
         for name, value in counters.items():
-            setattr(run, name, getattr(run, name) + value)
+            if name == "cost_usd" and (cost_unknown or run.cost_usd is None):
+                run.cost_usd = None
+            else:
+                setattr(run, name, getattr(run, name) + value)
         if self.progress is not None:
             self.progress(run)
 
@@ -239,39 +278,30 @@ class _Engine:
 
     # -- writing ahead
 
-    def write_ahead(self, jobs: list[Job], settings: CallSettings) -> None:
-        """The "sent" rows of the first attempts of `jobs` (one insert), written before the jobs
-        reach the workers: a process killed with requests in flight leaves them as evidence."""
-        rows = []
-        for job in jobs:
-            job.reserved = settings.worst_case(job.request)
-            job.first_request_id = new_client_request_id()
-            rows.append(
-                JudgeCall(
-                    unit_id=job.unit_id, run_id=self.run.pk, attempt=1, status=JudgeCall.Status.SENT, reserved_usd=job.reserved,
-                    client_request_id=job.first_request_id, request_hash=job.request_hash,
-                )
-            )
-        JudgeCall.objects.bulk_create(rows)
-
-    def write_ahead_retries(self, notes: list[Ahead]) -> None:
-        """The "sent" rows of retries the workers are about to send; each worker waits for its own."""
-        JudgeCall.objects.bulk_create(
-            [
-                JudgeCall(
-                    unit_id=n.job.unit_id, run_id=self.run.pk, attempt=n.number, status=JudgeCall.Status.SENT, reserved_usd=n.reserved,
-                    client_request_id=n.client_request_id, request_hash=n.request_hash,
-                )
-                for n in notes
-            ]
-        )
+    def write_notes(self, notes: list[Ahead | Release], *, halted: bool) -> None:
+        """The "sent" rows of attempts the workers are about to send (one insert), and the removal of
+        rows whose attempts cost nothing (never connected, or refused); each worker waits for its own
+        note. Once the run is `halted`, attempts are refused instead: nothing more leaves."""
+        sent = [n for n in notes if isinstance(n, Ahead)]
+        if halted:
+            for n in sent:
+                n.refused = True
+            sent = []
+        released = [n.client_request_id for n in notes if isinstance(n, Release)]
+        if sent:
+            JudgeCall.objects.bulk_create(
+                [
+                    JudgeCall(
+                        unit_id=n.job.unit_id, run_id=self.run.pk, attempt=n.number, status=JudgeCall.Status.SENT, reserved_usd=n.reserved,
+                        client_request_id=n.client_request_id, request_hash=n.request_hash,
+                    )
+                    for n in sent
+                ]
+            )  # fmt: skip
+        if released:
+            JudgeCall.objects.filter(run_id=self.run.pk, client_request_id__in=released, status=JudgeCall.Status.SENT).delete()
         for n in notes:
             n.written.set()
-
-    def drop_unsent(self, jobs: list[Job]) -> None:
-        """Rows written ahead for jobs no worker took: they never left."""
-        if jobs:
-            JudgeCall.objects.filter(run_id=self.run.pk, unit_id__in=[j.unit_id for j in jobs], status=JudgeCall.Status.SENT, attempt=1).delete()
 
     # -- running
 
@@ -280,41 +310,43 @@ class _Engine:
         for start in range(0, len(jobs), batch):
             if self.should_stop():
                 return
-            self.store([
-                (job, Outcome(verdicts=_baseline_verdicts(job.plan, plan.texts, self.judge, self.run.seed, plan.campaign.allow_tie)))
-                for job in jobs[start : start + batch]
-            ])
+            self.store(
+                [
+                    (
+                        job,
+                        Outcome(verdicts=_baseline_verdicts(job.plan, plan.texts, self.judge.kind, self.run.seed, plan.campaign.allow_tie)),
+                    )
+                    for job in jobs[start : start + batch]
+                ]
+            )
 
     def run_llm(self, plan: RunPlan, jobs: list[Job], client: openai.OpenAI, settings: CallSettings) -> None:
         """`run.concurrency` worker loops take prepared requests from `ready` and put answers in `answers`.
 
-        This thread keeps `ready` stocked (building requests, answering from the
-        cache) and writes the answers in batches, so a worker never waits for the
-        database before sending its next request.
+        This thread keeps `ready` stocked (building requests, answering from the cache), writes
+        each attempt's row when its worker is about to send it (the notes of `_Rows`, answered
+        first, as soon as they come), and writes the answers in batches gathered over
+        `BATCH_SECONDS`, so that workers wait for a row and never for a batch.
         """
         concurrency = self.run.concurrency
         ready: queue.Queue[Job | None] = queue.Queue()
-        answers: queue.Queue = queue.Queue()  # (job, outcome), Ahead notes, None when a loop ends
+        answers: queue.Queue = queue.Queue()  # (job, outcome), notes (Ahead, Release), None when a loop ends
         halt = threading.Event()
-        closing = threading.Event()  # this thread no longer writes rows ahead
+        closing = threading.Event()  # this thread no longer writes rows
+        rows = _Rows(answers, closing)
 
-        def ahead(job: Job, number: int, request_hash: str, client_id: str, reserved: Decimal) -> bool:
-            """A worker's retry: have this thread write its row, wait until it is written (worker thread)."""
-            note = Ahead(job, number, request_hash, client_id, reserved, threading.Event())
-            answers.put(note)
-            while not note.written.wait(0.25):
-                if closing.is_set():
-                    return False
-            return True
-
-        # Unit rows first: every request's call row is written before the request leaves.
+        # Unit rows first: every request's call row names its unit.
         self.units_ensure(plan, jobs)
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}")
-        loops = [pool.submit(work_loop, ready, answers, halt, client, settings, self.ledger, self.plain, ahead) for _ in range(concurrency)]
+        loops = [
+            pool.submit(work_loop, ready, answers, halt, client, settings, self.ledger, self.plain, rows, self.reach) for _ in range(concurrency)
+        ]  # fmt: skip
         source = self._with_cache(plan, jobs)
         sealed = False
         running = concurrency
         outstanding = 0  # requests handed to the workers and not answered yet
+        gathered: list[tuple[Job, Outcome]] = []  # answers not stored yet
+        store_by = 0.0  # when the gathered answers are stored at the latest
 
         def seal() -> None:
             # One end marker per loop: each takes one and returns.
@@ -326,13 +358,14 @@ class _Engine:
 
         try:
             while True:
-                if self.budget_hit or self.fatal or self.should_stop():
+                if self.budget_hit or self.fatal or self.failing or self.should_stop():
                     halt.set()
                     seal()
                 cached: list[tuple[Job, Outcome]] = []
-                fresh: list[Job] = []
+                fresh = 0
                 exhausted = False
-                while not sealed and ready.qsize() + len(fresh) < 2 * concurrency and len(cached) < 50:
+                # Building requests gives way as soon as a worker waits for its row (or an answer came).
+                while not sealed and ready.qsize() < 2 * concurrency and len(cached) < 50 and (answers.empty() or ready.empty()):
                     item = next(source, None)
                     if item is None:
                         exhausted = True
@@ -340,28 +373,33 @@ class _Engine:
                     elif item[1] is not None:
                         cached.append(item)
                     else:
-                        fresh.append(item[0])
-                if fresh:
-                    self.write_ahead(fresh, settings)
-                    for job in fresh:
-                        ready.put(job)
-                    outstanding += len(fresh)
+                        ready.put(item[0])
+                        fresh += 1
+                outstanding += fresh
                 if exhausted:
                     seal()
                 if cached:
                     self.store(cached)
-                batch, ended = drain(answers, timeout=STATUS_POLL_SECONDS, outstanding=outstanding)
-                notes = [item for item in batch if isinstance(item, Ahead)]
+                wait = max(0.0, store_by - time.monotonic()) if gathered else STATUS_POLL_SECONDS
+                items, ended = take(answers, timeout=wait)
+                done = [item for item in items if not isinstance(item, (Ahead, Release))]
+                self.count_ended(done)
+                if self.failing:
+                    halt.set()
+                notes = [item for item in items if isinstance(item, (Ahead, Release))]
                 if notes:
-                    self.write_ahead_retries(notes)
-                    batch = [item for item in batch if not isinstance(item, Ahead)]
+                    self.write_notes(notes, halted=halt.is_set())
+                if done and not gathered:
+                    store_by = time.monotonic() + BATCH_SECONDS
+                gathered += done
                 running -= ended
-                outstanding -= len(batch)
-                for _, outcome in batch:
-                    self.budget_hit = self.budget_hit or outcome.budget
-                    self.fatal = self.fatal or outcome.fatal
-                if batch:
-                    self.store(batch)
+                outstanding -= len(done)
+                if gathered and (time.monotonic() >= store_by or outstanding <= 0 or not running):
+                    for _, outcome in gathered:
+                        self.budget_hit = self.budget_hit or outcome.budget
+                        self.fatal = self.fatal or outcome.fatal
+                    self.store(gathered)
+                    gathered = []
                 if not running:
                     break
         except BaseException:
@@ -374,7 +412,6 @@ class _Engine:
             raise
         closing.set()
         pool.shutdown()
-        self.drop_unsent(_left_in(ready))
         for loop in loops:
             loop.result()  # a bug in a worker fails the run rather than vanishing
 
@@ -404,11 +441,33 @@ class _Engine:
         attempt = Attempt(number=1, request_hash=hit.request_hash, from_cache=True, valid=True, raw_response=hit.content)
         return Outcome(attempts=[attempt], verdicts=verdicts)
 
+    def count_ended(self, results: list[tuple[Job, Outcome]]) -> None:
+        """Counts units ended as their answers come (before they are stored, in batches), so that a
+        run failing past MAX_ERROR_SHARE stops as soon as FAIL_FAST_UNITS have ended."""
+        self.seen_done += sum(outcome.verdicts is not None for _, outcome in results)
+        self.seen_errors += sum(outcome.verdicts is None and bool(outcome.error) for _, outcome in results)
+        seen = self.seen_done + self.seen_errors
+        too_many = self.seen_errors > 0 and (self.seen_done == 0 or self.seen_errors > MAX_ERROR_SHARE * seen)
+        if not self.failing and seen >= FAIL_FAST_UNITS and too_many:
+            self.failing = f"{self.seen_errors} of the first {seen} units ended in error"
+
+    def _too_many_errors(self) -> bool:
+        """The rule that fails a run: every unit it ended is in error, or more than MAX_ERROR_SHARE of them."""
+        ended = self.done_now + self.errors_now
+        return self.errors_now > 0 and (self.done_now == 0 or self.errors_now > MAX_ERROR_SHARE * ended)
+
     def finish(self, note: str = "") -> None:
         """Sets the run's final status and message; `note` is what a batch run adds (see `judges.batch`)."""
         run = self.run
+        ended = self.done_now + self.errors_now
+        last = f" Last error: {self.last_error}" if self.last_error else ""
         if self.fatal:
-            status, message = JudgeRun.Status.FAILED, f"The endpoint refused the run: {self.fatal}"
+            status, message = JudgeRun.Status.FAILED, self.fatal
+        elif self._too_many_errors() and (self.failing or not self.stop_reason or self.stop_reason == JudgeRun.Status.STOPPING):
+            status = JudgeRun.Status.FAILED
+            early = f" (stopped early: {self.failing})" if self.failing else ""
+            message = f"Failed: {self.errors_now} of the {ended} unit(s) this run ended are in error{early}.{last}"
+            last = ""
         elif self.budget_hit:
             status = JudgeRun.Status.BUDGET
             message = f"Stopped at the budget: ${run.cost_usd:.8f} spent of ${Decimal(run.budget_usd):f}; the next request could have cost more than what was left."
@@ -419,8 +478,8 @@ class _Engine:
         else:
             status, message = JudgeRun.Status.FINISHED, ""
         pending = run.units_total - run.units_done - run.errors
-        if run.errors:
-            message = f"{message} {run.errors} unit(s) in error (no verdict).".strip()
+        if run.errors and status != JudgeRun.Status.FAILED or (self.fatal and run.errors):
+            message = f"{message} {run.errors} unit(s) in error (no verdict).{last}".strip()
         if note:
             message = f"{message} {note}".strip()
         if self.plain.reason:
@@ -434,16 +493,29 @@ class _Engine:
         _run_close(run, status=status, message=message)
 
 
-def _left_in(ready: queue.Queue) -> list[Job]:
-    """The jobs still queued when the workers have ended."""
-    left = []
-    while True:
-        try:
-            item = ready.get_nowait()
-        except queue.Empty:
-            return left
-        if item is not None:
-            left.append(item)
+class _Rows:
+    """The workers' way to the write-ahead ledger (`judges.transport.RowWriter`): a note in the
+    answers queue, which the engine's thread writes first, and a wait until it is written."""
+
+    def __init__(self, answers: queue.Queue, closing: threading.Event) -> None:
+        self.answers = answers
+        self.closing = closing
+
+    def _wait(self, written: threading.Event) -> bool:
+        while not written.wait(0.25):
+            if self.closing.is_set():
+                return False  # the engine's thread has stopped writing: the run is ending
+        return True
+
+    def sent(self, job: Job, number: int, request_hash: str, client_request_id: str, reserved: Decimal) -> bool:
+        note = Ahead(job, number, request_hash, client_request_id, reserved, threading.Event())
+        self.answers.put(note)
+        return self._wait(note.written) and not note.refused
+
+    def release(self, client_request_id: str) -> None:
+        note = Release(client_request_id, threading.Event())
+        self.answers.put(note)
+        self._wait(note.written)
 
 
 def _run_close(run: JudgeRun, *, status: str, message: str) -> None:
@@ -457,15 +529,25 @@ def _run_close(run: JudgeRun, *, status: str, message: str) -> None:
 def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | None = None) -> JudgeRun:
     """Judges every pending unit of the run, then sets its final status (see the module docstring)."""
     now = timezone.now()
-    if not JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(status=JudgeRun.Status.RUNNING, started_at=now):
+    taken = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(
+        status=JudgeRun.Status.RUNNING, started_at=now, worker=this_worker(), heartbeat_at=now
+    )
+    if not taken:
         run.refresh_from_db()
         return run  # stopped before it started, or already taken by another worker
     run.refresh_from_db()
+    with Heartbeat(run.pk):
+        return _execute(run, now, progress)
+
+
+def _execute(run: JudgeRun, now, progress: Callable[[JudgeRun], None] | None) -> JudgeRun:
     judge = run.judge
     # A run of the same judge on the same campaign left "running" was killed (or is superseded): this one takes over.
-    JudgeRun.objects.filter(campaign_id=run.campaign_id, judge=judge, status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING]).exclude(
-        pk=run.pk
-    ).update(status=JudgeRun.Status.STOPPED, message=f"Interrupted; run #{run.pk} took over its remaining units.", finished_at=now)
+    JudgeRun.objects.filter(
+        campaign_id=run.campaign_id, judge=judge, status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING]
+    ).exclude(pk=run.pk).update(
+        status=JudgeRun.Status.STOPPED, message=f"Interrupted; run #{run.pk} took over its remaining units.", finished_at=now
+    )
     engine = _Engine(run, progress)
     note = ""
     try:
@@ -493,7 +575,8 @@ def judge_run_execute(*, run: JudgeRun, progress: Callable[[JudgeRun], None] | N
                 )
                 return run
             plan, jobs = engine.prepare()
-            client, settings = openai_client(judge, secret, run.concurrency), CallSettings.of(judge, secret)
+            client = openai_client(judge, secret, run.concurrency, django_settings.JUDGE_ALLOW_ADDRESSES)
+            settings = CallSettings.of(judge, secret)
             if run.batch:
                 note = run_batch(engine, plan, jobs, client, settings)
             else:

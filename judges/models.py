@@ -31,22 +31,41 @@ class Judge(models.Model):
     model = models.CharField(max_length=200, blank=True)
     base_url = models.URLField(max_length=500, blank=True)
     api_key_env = models.CharField(max_length=100, blank=True, help_text="Name of the environment variable holding the key.")
-    input_price = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal(0), help_text="USD per million prompt tokens.")
-    cached_input_price = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million cached prompt tokens; empty: the input price.")
-    output_price = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal(0), help_text="USD per million completion tokens.")
+    # Prices left empty are unknown, and so is every cost of the judge (never shown as $0).
+    input_price = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, default=None, help_text="USD per million prompt tokens; empty: unknown."
+    )
+    cached_input_price = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million cached prompt tokens; empty: the input price."
+    )
+    output_price = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, default=None, help_text="USD per million completion tokens; empty: unknown."
+    )
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=4096)
     mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.CATEGORY)
     structured_output = models.BooleanField(default=True, help_text="Send response_format with a JSON schema.")
     timeout_seconds = models.FloatField(default=120.0)
     max_attempts = models.PositiveSmallIntegerField(default=3, help_text="Attempts per request for invalid output.")
-    rpm = models.PositiveIntegerField(null=True, blank=True, help_text="Requests per minute the provider allows; runs pace themselves under it. Empty: no limit.")
-    tpm = models.PositiveIntegerField(null=True, blank=True, help_text="Tokens per minute (prompt + completion) the provider allows; empty: no limit.")
+    rpm = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Requests per minute the provider allows; runs pace themselves under it. Empty: no limit."
+    )
+    tpm = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tokens per minute (prompt + completion) the provider allows; empty: no limit."
+    )
     batch_input_price = models.DecimalField(
-        max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million prompt tokens through the Batch API; empty: half the input price."
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="USD per million prompt tokens through the Batch API; empty: half the input price.",
     )
     batch_output_price = models.DecimalField(
-        max_digits=12, decimal_places=6, null=True, blank=True, help_text="USD per million completion tokens through the Batch API; empty: half the output price."
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="USD per million completion tokens through the Batch API; empty: half the output price.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -55,6 +74,14 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def costs_known(self) -> bool:
+        """Whether this judge's calls have a price: an LLM judge needs both prices, offline baselines
+        cost nothing, and what imported verdicts cost is unknown."""
+        if self.kind == self.Kind.LLM:
+            return self.input_price is not None and self.output_price is not None
+        return self.kind != self.Kind.IMPORTED
 
 
 class JudgeRun(models.Model):
@@ -66,6 +93,8 @@ class JudgeRun(models.Model):
         BUDGET = "budget", "Stopped at the budget"
         FINISHED = "finished", "Finished"
         FAILED = "failed", "Failed"
+        # Its worker process died (killed, out of memory, the machine went down): see judges/recovery.py.
+        INTERRUPTED = "interrupted", "Interrupted"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
@@ -85,12 +114,26 @@ class JudgeRun(models.Model):
     prompt_tokens = models.BigIntegerField(default=0)
     cached_tokens = models.BigIntegerField(default=0)
     completion_tokens = models.BigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
+    cost_usd = models.DecimalField(
+        max_digits=14, decimal_places=8, null=True, blank=True, default=Decimal(0), help_text="Empty: unknown (a billed call had no price)."
+    )
     rate_limited = models.PositiveIntegerField(default=0, help_text="Answers 429 (too many requests) the endpoint gave this run.")
-    paced_ms = models.BigIntegerField(default=0, help_text="Time the workers waited to stay under the judge's rpm/tpm, summed over workers.")
+    paced_ms = models.BigIntegerField(
+        default=0, help_text="Time the workers waited to stay under the judge's rpm/tpm, summed over workers."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=255, blank=True, help_text="The process executing the run (judges/workers.py).")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of that process while the run went on.")
+    resumed_by = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The run that took over after an interruption.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -113,7 +156,9 @@ class JudgeUnit(models.Model):
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units")
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="+")
-    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Set in per-criterion mode.")
+    criterion = models.ForeignKey(
+        Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Set in per-criterion mode."
+    )
     a_first = models.BooleanField(help_text="Article A was shown as Article 1.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
@@ -124,10 +169,14 @@ class JudgeUnit(models.Model):
         constraints = [
             # Partial indexes instead of one with a nullable column, which SQLite would not enforce.
             models.UniqueConstraint(
-                fields=["judge", "pair", "category", "a_first"], condition=models.Q(criterion__isnull=True), name="judgeunit_unique_category"
+                fields=["judge", "pair", "category", "a_first"],
+                condition=models.Q(criterion__isnull=True),
+                name="judgeunit_unique_category",
             ),
             models.UniqueConstraint(
-                fields=["judge", "pair", "criterion", "a_first"], condition=models.Q(criterion__isnull=False), name="judgeunit_unique_criterion"
+                fields=["judge", "pair", "criterion", "a_first"],
+                condition=models.Q(criterion__isnull=False),
+                name="judgeunit_unique_criterion",
             ),
         ]
 
@@ -151,7 +200,9 @@ class JudgeBatch(models.Model):
     output_file_id = models.CharField(max_length=200, blank=True)
     error_file_id = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUBMITTED)
-    provider_status = models.CharField(max_length=40, blank=True, help_text="The provider's last word: validating, in_progress, completed, expired...")
+    provider_status = models.CharField(
+        max_length=40, blank=True, help_text="The provider's last word: validating, in_progress, completed, expired..."
+    )
     requests = models.PositiveIntegerField(default=0)
     completed = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
@@ -181,8 +232,13 @@ class JudgeCall(models.Model):
     batch = models.ForeignKey(JudgeBatch, on_delete=models.SET_NULL, null=True, blank=True, related_name="calls")
     attempt = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETED)
-    reserved_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0), help_text="Worst-case cost reserved before sending.")
-    client_request_id = models.CharField(max_length=64, blank=True, help_text="Sent as X-Client-Request-Id (or the batch line's custom_id).")
+    reserved_usd = models.DecimalField(
+        max_digits=14, decimal_places=8, null=True, blank=True, default=Decimal(0),
+        help_text="Worst-case cost reserved before sending; empty: unknown (the judge has no prices).",
+    )  # fmt: skip
+    client_request_id = models.CharField(
+        max_length=64, blank=True, help_text="Sent as X-Client-Request-Id (or the batch line's custom_id)."
+    )
     provider_request_id = models.CharField(max_length=200, blank=True, help_text="The provider's x-request-id header.")
     response_id = models.CharField(max_length=200, blank=True, help_text="The completion's id in the response body.")
     request_hash = models.CharField(max_length=64, db_index=True)
@@ -194,7 +250,9 @@ class JudgeCall(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     cached_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, default=Decimal(0))
+    cost_usd = models.DecimalField(
+        max_digits=14, decimal_places=8, null=True, blank=True, default=Decimal(0), help_text="Empty: billed, but the judge had no prices."
+    )
     latency_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -9,11 +9,14 @@ MILLION = Decimal(1_000_000)
 CENT_PLACES = Decimal("1e-8")
 
 
-def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal:
-    """USD for one call: cached prompt tokens at the cached price (the input price when unset).
+def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal | None:
+    """USD for one call: cached prompt tokens at the cached price (the input price when unset);
+    None, unknown, when the judge has no input or no output price.
 
     `judge` is anything with the three prices (a Judge, or the engine's copy of them).
     """
+    if judge.input_price is None or judge.output_price is None:
+        return None
     cached_price = judge.input_price if judge.cached_input_price is None else judge.cached_input_price
     total = (
         Decimal(prompt_tokens - cached_tokens) * Decimal(judge.input_price)
@@ -28,17 +31,22 @@ def token_cost(*, judge, prompt_tokens: int, cached_tokens: int, completion_toke
 class BatchPrices:
     """A judge's prices through the Batch API, in the shape `pricing.token_cost` reads."""
 
-    input_price: Decimal
+    input_price: Decimal | None
     cached_input_price: Decimal | None
-    output_price: Decimal
+    output_price: Decimal | None
+
+
+def _half(price) -> Decimal | None:
+    return None if price is None else Decimal(price) * Decimal("0.5")
 
 
 def batch_prices(judge) -> BatchPrices:
     """The judge's batch prices; an empty one is half the synchronous price (the discount of
-    OpenAI's and Azure's Batch APIs). Cached prompt tokens: half the cached price, never more
-    than the batch input price; none set: the batch input price."""
-    half = Decimal("0.5")
-    input_price = Decimal(judge.input_price) * half if judge.batch_input_price is None else Decimal(judge.batch_input_price)
-    output_price = Decimal(judge.output_price) * half if judge.batch_output_price is None else Decimal(judge.batch_output_price)
-    cached = None if judge.cached_input_price is None else min(Decimal(judge.cached_input_price) * half, input_price)
+    OpenAI's and Azure's Batch APIs), and unknown when that is. Cached prompt tokens: half the
+    cached price, never more than the batch input price; none set: the batch input price."""
+    input_price = _half(judge.input_price) if judge.batch_input_price is None else Decimal(judge.batch_input_price)
+    output_price = _half(judge.output_price) if judge.batch_output_price is None else Decimal(judge.batch_output_price)
+    cached = _half(judge.cached_input_price)
+    if cached is not None and input_price is not None:
+        cached = min(cached, input_price)
     return BatchPrices(input_price=input_price, cached_input_price=cached, output_price=output_price)

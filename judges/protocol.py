@@ -117,10 +117,7 @@ SYSTEM_PROMPT = (
     "makes it one. Answer with JSON only."
 )
 
-_TIE_ALLOWED = (
-    'Answer "tie" only when the two articles cannot be told apart on that criterion; '
-    "if one is even slightly better, choose it."
-)
+_TIE_ALLOWED = 'Answer "tie" only when the two articles cannot be told apart on that criterion; if one is even slightly better, choose it.'
 _TIE_FORBIDDEN = 'There is no "tie" answer: when the articles are close, choose the one that is even slightly better.'
 
 
@@ -381,10 +378,7 @@ def _looks_like_answer(value, criteria: tuple[str, ...]) -> bool:
     if isinstance(value, list):
         return bool(value) and all(isinstance(item, dict) for item in value)
     if isinstance(value, dict):
-        return (
-            any(name in value for name in _LIST_KEYS + _WINNER_FIELDS)
-            or any(key in value for key in criteria)
-        )
+        return any(name in value for name in _LIST_KEYS + _WINNER_FIELDS) or any(key in value for key in criteria)
     return False
 
 
@@ -551,7 +545,5 @@ def parse_verdicts(content: str, *, criteria: tuple[str, ...], allow_tie: bool) 
         found[key] = (_winner_of(item, key, allow_tie), _reason_of(item))
     missing = [key for key in criteria if key not in found]
     if missing:
-        raise InvalidResponse(
-            f"{len(missing)} of {len(criteria)} criteria have no verdict: {', '.join(missing)}"
-        )
+        raise InvalidResponse(f"{len(missing)} of {len(criteria)} criteria have no verdict: {', '.join(missing)}")
     return {key: found[key] for key in criteria}

@@ -94,8 +94,16 @@ def campaign_pairs(*, campaign: Campaign, limit: int | None = None) -> list[Pair
     pairs = (
         Pair.objects.filter(campaign=campaign)
         .select_related("topic", "article_a__system", "article_b__system")
-        .defer("article_a__raw_markdown", "article_a__display_markdown", "article_a__html", "article_a__toc",
-               "article_b__raw_markdown", "article_b__display_markdown", "article_b__html", "article_b__toc")
+        .defer(
+            "article_a__raw_markdown",
+            "article_a__display_markdown",
+            "article_a__html",
+            "article_a__toc",
+            "article_b__raw_markdown",
+            "article_b__display_markdown",
+            "article_b__html",
+            "article_b__toc",
+        )
         .order_by("order", "id")
     )
     return list(pairs[:limit] if limit is not None else pairs)
@@ -116,10 +124,7 @@ def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int
                     units.append(UnitPlan(pair, category, criteria, None, a_first))
     article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
     texts = dict(Article.objects.filter(pk__in=article_ids).values_list("pk", "display_markdown"))
-    stored = {
-        (u.pair_id, u.category_id, u.criterion_id, u.a_first): u
-        for u in JudgeUnit.objects.filter(judge=judge, pair__in=pairs)
-    }
+    stored = {(u.pair_id, u.category_id, u.criterion_id, u.a_first): u for u in JudgeUnit.objects.filter(judge=judge, pair__in=pairs)}
     return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
 
 
@@ -132,15 +137,16 @@ class CostEstimate:
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: Decimal = Decimal(0)
-    batch_cost_usd: Decimal = Decimal(0)  # the same requests through the Batch API (`run_judges --batch`)
+    cost_usd: Decimal | None = Decimal(0)  # None: unknown (the judge has no prices)
+    batch_cost_usd: Decimal | None = Decimal(0)  # the same requests through the Batch API (`run_judges --batch`)
 
 
 def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> CostEstimate:
     """What a run would ask and spend: every pending request built, nothing sent or written.
 
     Requests the cache would answer cost nothing and are counted apart. The cost is
-    given twice: at the synchronous prices and at the batch prices (`batch_prices`).
+    given twice: at the synchronous prices and at the batch prices (`batch_prices`);
+    None, unknown, for a judge without prices.
     """
     plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed)
     pending = plan.pending()
@@ -164,8 +170,10 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
         estimate.requests += 1
         estimate.prompt_tokens += prompt
         estimate.completion_tokens += completion
-        estimate.cost_usd += token_cost(judge=judge, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion)
-        estimate.batch_cost_usd += token_cost(judge=batch, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion)
+        estimate.cost_usd += token_cost(judge=judge, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion) or 0
+        estimate.batch_cost_usd += token_cost(judge=batch, prompt_tokens=prompt, cached_tokens=0, completion_tokens=completion) or 0
+    if not judge.costs_known:
+        estimate.cost_usd = estimate.batch_cost_usd = None
     return estimate
 
 
@@ -176,40 +184,48 @@ def judge_list() -> QuerySet[Judge]:
     return Judge.objects.annotate(run_count=Count("runs"))
 
 
-def campaign_list() -> QuerySet[Campaign]:
-    return Campaign.objects.select_related("criterion_set").annotate(
-        pair_count=Count("pairs", distinct=True),
-        run_count=Count("judge_runs", distinct=True),
-    )
+def with_run_count(campaigns: QuerySet[Campaign]) -> QuerySet[Campaign]:
+    """`campaigns` (annotate's `campaign_list`), each with its number of judge runs as `run_count`.
+
+    A subquery, not a join: joined to the list's pairs and assignments, runs would multiply its rows."""
+    runs = JudgeRun.objects.filter(campaign=OuterRef("pk")).order_by().values("campaign").annotate(n=Count("id")).values("n")
+    return campaigns.annotate(run_count=Coalesce(Subquery(runs), 0))
 
 
 def campaign_runs(*, campaign: Campaign) -> list[JudgeRun]:
     """The campaign's runs, newest first, each with `sent_calls` / `sent_usd`: its calls written ahead
     and not completed (in flight while it runs; possibly billed once it is over) and their reserved
-    worst case. Subqueries on the (run, status) index: the page polls this while runs go on, and a
-    join would read every call of every run."""
+    worst case, None when unknown (a judge without prices). Subqueries on the (run, status) index:
+    the page polls this while runs go on, and a join would read every call of every run."""
     sent = JudgeCall.objects.filter(run=OuterRef("pk"), status=JudgeCall.Status.SENT).order_by().values("run")
-    return list(
+    runs = list(
         JudgeRun.objects.filter(campaign=campaign)
         .select_related("judge")
         .prefetch_related("batches")
         .annotate(
             sent_calls=Coalesce(Subquery(sent.annotate(n=Count("id")).values("n")), 0),
+            sent_priced=Coalesce(Subquery(sent.annotate(n=Count("reserved_usd")).values("n")), 0),
             sent_usd=Coalesce(Subquery(sent.annotate(usd=Sum("reserved_usd")).values("usd")), Decimal(0), output_field=DecimalField()),
         )
         .order_by("-created_at", "-id")
     )
+    for run in runs:
+        if run.sent_priced < run.sent_calls:
+            run.sent_usd = None  # some worst case is unknown: so is their sum
+    return runs
 
 
-def unanswered_calls(*, judge: Judge, campaign: Campaign) -> tuple[int, Decimal]:
-    """(calls written ahead and never completed, their reserved worst case) of a judge on a campaign,
-    over all its runs: requests in flight when a process was killed, which the provider may have billed.
-    Lines of batches still at the provider are not counted: their answers are awaited, not lost."""
+def unanswered_calls(*, judge: Judge, campaign: Campaign) -> tuple[int, Decimal | None]:
+    """(calls written ahead and never completed, their reserved worst case or None when unknown) of a
+    judge on a campaign, over all its runs: requests in flight when a process was killed, which the
+    provider may have billed. Lines of batches still at the provider are not counted: their answers
+    are awaited, not lost."""
     sent = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, status=JudgeCall.Status.SENT).exclude(
         batch__status__in=[JudgeBatch.Status.SUBMITTED, JudgeBatch.Status.ENDED]
     )
-    totals = sent.aggregate(n=Count("id"), usd=Sum("reserved_usd"))
-    return totals["n"] or 0, totals["usd"] or Decimal(0)
+    totals = sent.aggregate(n=Count("id"), priced=Count("reserved_usd"), usd=Sum("reserved_usd"))
+    usd = (totals["usd"] or Decimal(0)) if totals["priced"] == totals["n"] else None
+    return totals["n"] or 0, usd
 
 
 def runs_active(runs: list[JudgeRun]) -> bool:
@@ -220,7 +236,8 @@ def campaign_judge_summary(*, campaign: Campaign, runs: list[JudgeRun]) -> list[
     """Per judge: units done and in error on this campaign, over all its runs, and what its calls cost,
     summed from `runs` (`campaign_runs`): `recorded_usd` (each run's cost is the sum of its completed
     calls) and `possibly_billed_usd` over `possibly_billed` calls (written ahead, never completed:
-    their runs were killed, or are still running, with them in flight)."""
+    their runs were killed, or are still running, with them in flight); a sum is None, unknown,
+    when any of its terms is (a judge without prices)."""
     rows = list(
         JudgeUnit.objects.filter(pair__campaign=campaign)
         .values("judge__name")
@@ -233,7 +250,17 @@ def campaign_judge_summary(*, campaign: Campaign, runs: list[JudgeRun]) -> list[
     )
     for row in rows:
         mine = [run for run in runs if run.judge.name == row["judge__name"]]
-        row["recorded_usd"] = sum((Decimal(run.cost_usd) for run in mine), Decimal(0))
-        row["possibly_billed_usd"] = sum((Decimal(run.sent_usd) for run in mine), Decimal(0))
+        row["recorded_usd"] = _known_sum(run.cost_usd for run in mine)
+        row["possibly_billed_usd"] = _known_sum(run.sent_usd for run in mine if run.sent_calls)
         row["possibly_billed"] = sum(run.sent_calls for run in mine)
     return rows
+
+
+def _known_sum(values) -> Decimal | None:
+    """The sum, or None (unknown) when any term is."""
+    total = Decimal(0)
+    for value in values:
+        if value is None:
+            return None
+        total += Decimal(value)
+    return total

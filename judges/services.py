@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotate.models import Campaign
 from annotate.vocabulary import name_problem
-from judges.endpoints import api_key_env_refusal, base_url_refusal
+from judges.endpoints import api_key_env_refusal, base_url_refusal, configured_endpoint, endpoint_names, endpoint_refusal
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun
 from judges.tasks import judge_run_task
@@ -34,8 +34,9 @@ def judge_create(
     model: str = "",
     base_url: str = "",
     api_key_env: str = "",
-    input_price: Decimal | float | str = 0,
-    output_price: Decimal | float | str = 0,
+    endpoint: str = "",
+    input_price: Decimal | float | str | None = None,
+    output_price: Decimal | float | str | None = None,
     cached_input_price: Decimal | float | str | None = None,
     temperature: float = 0.0,
     max_tokens: int = 4096,
@@ -48,17 +49,60 @@ def judge_create(
     batch_input_price: Decimal | float | str | None = None,
     batch_output_price: Decimal | float | str | None = None,
     update: bool = False,
+    by=None,
 ) -> tuple[Judge, bool]:
     """Creates a judge, or updates it with `update`; returns (judge, created).
 
     The API key itself is never taken: only the name of the environment variable
     that holds it, checked to look like a variable name so a pasted key is refused.
-    `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no limit);
-    the batch prices left None are half the synchronous ones. An update sets every
+    `endpoint` names one of the endpoints configured on the server (JUDGE_ENDPOINTS), which gives
+    the base URL and the key variable; `by` is the user saving the judge (None: a command on the
+    server), and only a superuser may type a base URL and a key variable instead
+    (`judges.endpoints`). Prices left None are unknown, and so are the judge's costs; give both
+    or neither. `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no
+    limit); the batch prices left None are half the synchronous ones. An update sets every
     field, so a limit or a price not given again is cleared.
     """
+    judge = judge_build(
+        name=name, kind=kind, model=model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
+        input_price=input_price, output_price=output_price, cached_input_price=cached_input_price,
+        temperature=temperature, max_tokens=max_tokens, per_criterion=per_criterion, structured_output=structured_output,
+        timeout_seconds=timeout_seconds, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
+        batch_input_price=batch_input_price, batch_output_price=batch_output_price, update=update, by=by,
+    )  # fmt: skip
+    values = {f.name: getattr(judge, f.name) for f in Judge._meta.concrete_fields if f.name not in ("id", "name", "created_at")}
+    return Judge.objects.update_or_create(name=judge.name, defaults=values)
+
+
+def judge_build(
+    *,
+    name: str,
+    kind: str = Judge.Kind.LLM,
+    model: str = "",
+    base_url: str = "",
+    api_key_env: str = "",
+    endpoint: str = "",
+    input_price: Decimal | float | str | None = None,
+    output_price: Decimal | float | str | None = None,
+    cached_input_price: Decimal | float | str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 4096,
+    per_criterion: bool = False,
+    structured_output: bool = True,
+    timeout_seconds: float | None = None,
+    max_attempts: int | None = None,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    batch_input_price: Decimal | float | str | None = None,
+    batch_output_price: Decimal | float | str | None = None,
+    update: bool = False,
+    by=None,
+) -> Judge:
+    """The judge `judge_create` would save, checked and unsaved (the arguments are `judge_create`'s);
+    a ValidationError lists every problem. "Test connection" checks one without saving it."""
     errors: list[str] = []
     name = name.strip()
+    base_url, api_key_env = base_url.strip(), api_key_env.strip()
     if problem := name_problem(name, what="judge name"):
         errors.append(f"The {problem}.")
     if kind not in Judge.Kind.values:
@@ -66,19 +110,41 @@ def judge_create(
     if kind == Judge.Kind.LLM:
         if not model.strip():
             errors.append("An LLM judge needs a model.")
-        if not re.match(r"https?://", base_url.strip()):
-            errors.append("An LLM judge needs a base URL starting with http:// or https://.")
-        elif refusal := base_url_refusal(base_url.strip()):
+        if endpoint.strip():
+            chosen = configured_endpoint(endpoint.strip())
+            if chosen is None:
+                errors.append(
+                    f"No endpoint named '{endpoint.strip()}' is configured (JUDGE_ENDPOINTS: {', '.join(endpoint_names()) or 'none'})."
+                )
+            elif (base_url and base_url.rstrip("/") != chosen["base_url"]) or (api_key_env and api_key_env != chosen["api_key_env"]):
+                errors.append("Give an endpoint, or a base URL and a key variable, not both.")
+            else:
+                base_url, api_key_env = chosen["base_url"], chosen["api_key_env"]
+        if not re.match(r"https?://", base_url):
+            errors.append("An LLM judge needs a base URL starting with http:// or https:// (or one of the configured endpoints).")
+        elif refusal := base_url_refusal(base_url):
             errors.append(refusal)
-        if refusal := api_key_env_refusal(api_key_env.strip()):
+        if refusal := api_key_env_refusal(api_key_env):
             errors.append(refusal)
+        elif refusal := endpoint_refusal(may_type=by is None or by.is_superuser, base_url=base_url, api_key_env=api_key_env):
+            errors.append(refusal)
+        if (input_price is None) != (output_price is None):
+            errors.append(
+                "Give both the input and the output price (USD per million tokens), or neither: the judge's costs are then unknown."
+            )
+    else:
+        base_url = api_key_env = ""
+        input_price = output_price = cached_input_price = batch_input_price = batch_output_price = None  # offline: nothing to pay
     prices = {}
     given = (
-        ("input", input_price), ("output", output_price), ("cached input", cached_input_price),
-        ("batch input", batch_input_price), ("batch output", batch_output_price),
+        ("input", input_price),
+        ("output", output_price),
+        ("cached input", cached_input_price),
+        ("batch input", batch_input_price),
+        ("batch output", batch_output_price),
     )
     for label, value in given:
-        if value is None:
+        if value is None or value == "":
             prices[label] = None
             continue
         try:
@@ -105,11 +171,12 @@ def judge_create(
         errors.append(f"A judge named '{name}' already exists; pass --update (or tick 'update') to change it.")
     if errors:
         raise ValidationError(errors)
+    judge = existing or Judge(name=name)
     values = {
         "kind": kind,
         "model": model.strip(),
-        "base_url": base_url.strip(),
-        "api_key_env": api_key_env.strip(),
+        "base_url": base_url,
+        "api_key_env": api_key_env,
         "input_price": prices["input"],
         "output_price": prices["output"],
         "cached_input_price": prices["cached input"],
@@ -126,8 +193,9 @@ def judge_create(
         values["timeout_seconds"] = timeout_seconds
     if max_attempts is not None:
         values["max_attempts"] = max_attempts
-    judge, created = Judge.objects.update_or_create(name=name, defaults=values)
-    return judge, created
+    for field, value in values.items():
+        setattr(judge, field, value)
+    return judge
 
 
 # --- runs ---------------------------------------------------------------------------
@@ -158,11 +226,18 @@ def judge_run_create(
         errors.append("The budget cannot be negative.")
     if limit is not None and limit < 1:
         errors.append("The pair limit must be at least 1.")
+    unpriced = judge.kind == Judge.Kind.LLM and not judge.costs_known
+    if budget_usd is not None and unpriced:
+        errors.append(
+            f"'{judge.name}' has no prices, so what its calls cost is unknown and no budget can be kept: "
+            "give it an input and an output price (add_judge --update), or run it without a budget."
+        )
     if errors:
         raise ValidationError(errors)
     return JudgeRun.objects.create(
-        campaign=campaign, judge=judge, swap=swap, concurrency=concurrency, budget_usd=budget_usd, limit=limit, seed=seed, batch=batch
-    )
+        campaign=campaign, judge=judge, swap=swap, concurrency=concurrency, budget_usd=budget_usd, limit=limit, seed=seed, batch=batch,
+        cost_usd=None if unpriced else Decimal(0),  # unknown from the start: never shown as $0
+    )  # fmt: skip
 
 
 def judge_run_start(*, campaign: Campaign, judge: Judge, **options) -> JudgeRun:

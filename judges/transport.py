@@ -27,9 +27,17 @@ reserved by the attempts in flight; if it does not fit, the unit's `Outcome`
 says so and the run stops.
 
 Every attempt is written ahead: its `JudgeCall` row exists (status "sent", with
-the worst case reserved) before the request leaves. The engine writes the first
-attempt's row when it hands the job to the workers; a later attempt (a retry)
-asks the engine for its row through `ahead` and waits until it is written. Each
+the worst case reserved) before the request leaves, and no sooner. The worker
+that is about to send it asks the engine for the row (`RowWriter.sent`) once the
+job is its own and any wait for the pacer is over, and waits until it is written;
+so after a kill, the rows left "sent" (possibly billed) are the requests that were
+on the network, at most one per worker, each at its own worst case. An attempt
+that never connected (refused, an unresolvable host, the outbound policy of
+`judges.outbound`), or that the endpoint answered with an error status, has its
+row dropped at once (`RowWriter.release`): it cannot have been billed, so it is
+never possibly billed. Until some attempt of the
+run connects, `UNREACHABLE_ATTEMPTS` such failures fail the run ("could not
+connect"); a refusal by the outbound policy fails it at the first. Each
 request carries an `X-Client-Request-Id` (stored with the row); the provider's
 `x-request-id` header and the completion's `id` are stored with the answer, so
 that spend can be reconciled with the provider's logs.
@@ -47,22 +55,39 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+import httpcore2
+import httpx2
 import openai
 
+from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
 from judges.protocol import InvalidResponse, JudgeRequest, estimate_prompt_tokens, parse_verdicts, read_completion
 
-if TYPE_CHECKING:
-    from judges.models import Judge
-    from judges.selectors import UnitPlan
+
+class JudgeConfig(Protocol):
+    """What this module reads of a judge (`judges.models.Judge`): its endpoint, model, limits and prices.
+    A protocol, not the model, so that this module stays free of Django."""
+
+    base_url: str
+    model: str
+    temperature: float
+    max_tokens: int
+    max_attempts: int
+    timeout_seconds: float
+    input_price: Decimal | None
+    cached_input_price: Decimal | None
+    output_price: Decimal | None
+    rpm: int | None
+    tpm: int | None
+
 
 RETRY_BASE_SECONDS = 0.5
 RETRY_CAP_SECONDS = 30.0
@@ -75,6 +100,9 @@ FATAL_STATUSES = frozenset({401, 403, 404})
 PROMPT_ESTIMATE_MARGIN = Decimal("1.25")
 BATCH_SECONDS = 0.05
 MAX_STORED_RESPONSE = 200_000
+# Attempts of a run that may fail to connect, none having connected, before the run fails as
+# unreachable (README "Judges fail loudly").
+UNREACHABLE_ATTEMPTS = 8
 SCHEMA_WORDS = re.compile(r"response_format|json_schema|schema|structured|guided", re.IGNORECASE)
 
 
@@ -86,22 +114,22 @@ class CallSettings:
     temperature: float
     max_tokens: int
     max_attempts: int
-    input_price: Decimal
+    input_price: Decimal | None  # None: unknown, and so is every cost (`cost`, `worst_case`)
     cached_input_price: Decimal | None
-    output_price: Decimal
+    output_price: Decimal | None
     secret: str
     pacer: Pacer | None = None  # shared by the run's workers; None: no rpm/tpm limit
 
     @classmethod
-    def of(cls, judge: Judge, secret: str) -> CallSettings:
+    def of(cls, judge: JudgeConfig, secret: str) -> CallSettings:
         return cls(
             model=judge.model,
             temperature=judge.temperature,
             max_tokens=judge.max_tokens,
             max_attempts=judge.max_attempts,
-            input_price=Decimal(judge.input_price),
+            input_price=None if judge.input_price is None else Decimal(judge.input_price),
             cached_input_price=None if judge.cached_input_price is None else Decimal(judge.cached_input_price),
-            output_price=Decimal(judge.output_price),
+            output_price=None if judge.output_price is None else Decimal(judge.output_price),
             secret=secret,
             pacer=pacer_for(judge.rpm, judge.tpm),
         )
@@ -111,10 +139,13 @@ class CallSettings:
         1,024 completion tokens (verdicts are short; the real usage corrects it afterwards)."""
         return estimate_prompt_tokens(request) + min(self.max_tokens, 1024)
 
-    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal:
+    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> Decimal | None:
         return token_cost(judge=self, prompt_tokens=prompt_tokens, cached_tokens=cached_tokens, completion_tokens=completion_tokens)
 
-    def worst_case(self, request: JudgeRequest) -> Decimal:
+    def worst_case(self, request: JudgeRequest) -> Decimal | None:
+        """What the request can cost at most; None without prices (a judge without prices takes no budget)."""
+        if self.input_price is None or self.output_price is None:
+            return None
         prompt = Decimal(estimate_prompt_tokens(request)) * PROMPT_ESTIMATE_MARGIN
         return (prompt * self.input_price + Decimal(self.max_tokens) * self.output_price) / Decimal(1_000_000)
 
@@ -131,17 +162,19 @@ class Ledger:
         self.reserved = Decimal(0)
         self._lock = threading.Lock()
 
-    def reserve(self, amount: Decimal) -> bool:
+    def reserve(self, amount: Decimal | None) -> bool:
+        """Holds `amount` (None, unknown, holds nothing: runs of judges without prices have no budget)."""
+        amount = amount or Decimal(0)
         with self._lock:
             if self.budget is not None and self.spent + self.reserved + amount > self.budget:
                 return False
             self.reserved += amount
             return True
 
-    def settle(self, reserved: Decimal, actual: Decimal) -> None:
+    def settle(self, reserved: Decimal | None, actual: Decimal | None) -> None:
         with self._lock:
-            self.reserved -= reserved
-            self.spent += actual
+            self.reserved -= reserved or Decimal(0)
+            self.spent += actual or Decimal(0)
 
 
 def new_client_request_id() -> str:
@@ -155,7 +188,7 @@ class Attempt:
     client_request_id: str = ""
     provider_request_id: str = ""
     response_id: str = ""
-    reserved_usd: Decimal = Decimal(0)
+    reserved_usd: Decimal | None = Decimal(0)
     batch_id: int | None = None
     from_cache: bool = False
     valid: bool = False
@@ -165,7 +198,7 @@ class Attempt:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: Decimal = Decimal(0)
+    cost_usd: Decimal | None = Decimal(0)  # None: billed, at no known price
     latency_ms: int = 0
 
 
@@ -184,28 +217,69 @@ class Outcome:
 
 @dataclass
 class Job:
-    plan: UnitPlan
+    plan: Any  # the engine's unit (`judges.selectors.UnitPlan`), handed back to it as it came
     unit_id: int
     request: JudgeRequest | None = None
     request_hash: str = ""
     plain_hash: str = ""  # the request's hash without its JSON schema ("" when it has none)
-    reserved: Decimal = Decimal(0)
-    first_request_id: str = ""  # the X-Client-Request-Id of attempt 1, whose row the engine wrote ahead
+    reserved: Decimal | None = None  # the worst case, once a worker took the job (None: unknown)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Ahead:
-    """A worker's request to the engine: write the "sent" row of this attempt, then set `written`."""
+    """A worker's request to the engine: write the "sent" row of this attempt, then set `written`;
+    `refused` instead when the run is ending (nothing more may leave)."""
 
     job: Job
     number: int
     request_hash: str
     client_request_id: str
-    reserved: Decimal
+    reserved: Decimal | None
+    written: threading.Event
+    refused: bool = False
+
+
+@dataclass(frozen=True)
+class Release:
+    """A worker's request to the engine: the attempt whose row was written ahead can have cost
+    nothing (it never connected, or the endpoint answered it with an error status), so its row
+    goes, then set `written`; the unit's outcome records the attempt when the unit ends."""
+
+    client_request_id: str
     written: threading.Event
 
 
-AheadWriter = Callable[[Job, int, str, str, Decimal], bool]  # False: the run is ending, send nothing more
+class RowWriter(Protocol):
+    """The engine's side of the write-ahead ledger, called from worker threads; both calls wait
+    until the row is written (or the run is ending)."""
+
+    def sent(self, job: Job, number: int, request_hash: str, client_request_id: str, reserved: Decimal) -> bool:
+        """Writes the attempt's "sent" row; False: the run is ending, send nothing more."""
+
+    def release(self, client_request_id: str) -> None:
+        """Drops the row of an attempt that can have cost nothing: it never connected, or was refused."""
+
+
+class Reach:
+    """Whether the endpoint can be reached at all, shared by a run's workers.
+
+    Until one attempt of the run connects, attempts that could not connect are counted; at
+    `UNREACHABLE_ATTEMPTS` the run fails at once ("could not connect") instead of each unit
+    backing off through its retries and ending in error."""
+
+    def __init__(self) -> None:
+        self.connected = False
+        self.failures = 0
+        self._lock = threading.Lock()
+
+    def connect_failed(self) -> bool:
+        """Counts a failure; True when the endpoint is now taken as unreachable."""
+        with self._lock:
+            self.failures += 1
+            return not self.connected and self.failures >= UNREACHABLE_ATTEMPTS
+
+    def reached(self) -> None:
+        self.connected = True
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -234,12 +308,24 @@ def _backoff(retry: int) -> float:
     return delay * (1 + random.random() * 0.1)
 
 
-def _http_error(exc: Exception) -> tuple[int | None, str]:
+def http_error(exc: Exception) -> tuple[int | None, str]:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code, f"HTTP {exc.status_code}: {exc.message}"
+    cause = exc.__cause__
     if isinstance(exc, openai.APITimeoutError):
+        if isinstance(cause, (httpx2.ConnectTimeout, httpcore2.ConnectTimeout)):
+            return None, "connection error: timed out while connecting"
         return None, "timeout: no answer in time"
-    return None, f"connection error: {exc}"
+    # The client's own message is only "Connection error."; the reason is in the exception it wraps.
+    return None, f"connection error: {cause or exc}"
+
+
+def never_connected(exc: Exception) -> bool:
+    """Whether the request failed before any connection existed (refused, unresolvable host, the
+    outbound policy, a connect timeout): then nothing of it reached the endpoint and it cannot be billed.
+    A failure on an open connection (reset, read timeout) may come after the request was sent."""
+    cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) else None
+    return isinstance(cause, (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout))
 
 
 class PlainJson:
@@ -287,13 +373,17 @@ def _unit_call(
     settings: CallSettings,
     ledger: Ledger,
     plain: PlainJson,
-    ahead: AheadWriter | None = None,
+    rows: RowWriter | None = None,
     halt: threading.Event | None = None,
+    reach: Reach | None = None,
 ) -> Outcome:
     """Sends one unit's request until it yields verdicts or the retries run out (worker thread).
 
-    Attempt 1 goes out under the row the engine wrote when it queued the job; every later
-    attempt first has `ahead` write its row (and waits for it)."""
+    Each attempt has `rows` write its "sent" row (and waits for it) just before it leaves, after
+    any wait for the pacer: a request still queued or paced is not on the network and can cost
+    nothing, so after a kill the rows left "sent" are at most one per worker. An attempt that
+    never connected, or was answered with an error status, has its row dropped again at once
+    (`RowWriter.release`)."""
     outcome = Outcome()
     request = job.request
     reserved = job.reserved
@@ -312,31 +402,51 @@ def _unit_call(
     http_retries = invalid = 0
     while True:
         number = len(outcome.attempts) + 1
-        client_id = job.first_request_id if number == 1 and job.first_request_id else new_client_request_id()
-        attempt = Attempt(number=number, request_hash=sent_hash, client_request_id=client_id, reserved_usd=job.reserved)
-        if number > 1 and ahead is not None and not ahead(job, number, sent_hash, client_id, job.reserved):
+        if number > 1 and halt is not None and halt.is_set():
             ledger.settle(reserved, Decimal(0))
-            return outcome  # the run is ending: this attempt is not sent and the unit stays pending
+            return outcome  # the run is ending (stopped, failed, out of budget): no retry; the unit stays pending
+        client_id = new_client_request_id()
+        attempt = Attempt(number=number, request_hash=sent_hash, client_request_id=client_id, reserved_usd=job.reserved)
         if settings.pacer is not None:
             outcome.paced_ms += round(settings.pacer.acquire(settings.paced_tokens(request), cancel=halt) * 1000)
             if halt is not None and halt.is_set():
                 ledger.settle(reserved, Decimal(0))
                 return outcome  # stopped while waiting for the pacer: not sent, the unit stays pending
+        if rows is not None and not rows.sent(job, number, sent_hash, client_id, job.reserved):
+            ledger.settle(reserved, Decimal(0))
+            return outcome  # the run is ending: this attempt is not sent and the unit stays pending
         outcome.attempts.append(attempt)
         started = time.monotonic()
         try:
             response = client.post(
-                "/chat/completions", body=arguments, cast_to=openai.APIResponse[bytes], options={"headers": {"X-Client-Request-Id": client_id}}
+                "/chat/completions",
+                body=arguments,
+                cast_to=openai.APIResponse[bytes],
+                options={"headers": {"X-Client-Request-Id": client_id}},
             )
             body = response.parse()
             attempt.provider_request_id = (response.headers.get("x-request-id") or "")[:200]
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             attempt.latency_ms = round((time.monotonic() - started) * 1000)
-            attempt.http_status, message = _http_error(exc)
+            attempt.http_status, message = http_error(exc)
             attempt.error = settings.scrub(message)
             status = attempt.http_status
             if isinstance(exc, openai.APIStatusError):
                 attempt.provider_request_id = (exc.request_id or "")[:200]
+            if rows is not None and (status is not None or never_connected(exc)):
+                # Refused with a status (not billed), or nothing reached the endpoint: no longer possibly billed.
+                # A worker thus holds at most its one request in flight as "sent", retries included.
+                rows.release(client_id)
+            if never_connected(exc):
+                attempt.reserved_usd = Decimal(0)  # nothing reached the endpoint: nothing can be billed
+                unreachable = reach is not None and reach.connect_failed()
+                if POLICY_PREFIX in attempt.error or unreachable:
+                    ledger.settle(reserved, Decimal(0))
+                    why = "" if POLICY_PREFIX in attempt.error else f" ({UNREACHABLE_ATTEMPTS} attempts, none connected)"
+                    outcome.fatal = f"Could not connect to the endpoint{why}: {attempt.error}"
+                    return outcome
+            elif reach is not None:
+                reach.reached()
             if status == 429:
                 outcome.rate_limited += 1
             if "response_format" in arguments and _refuses_schema(status, message):
@@ -346,7 +456,7 @@ def _unit_call(
                 continue  # unbilled: the same reservation covers the plain request
             if status is not None and status in FATAL_STATUSES:
                 ledger.settle(reserved, Decimal(0))
-                outcome.fatal = attempt.error
+                outcome.fatal = f"The endpoint refused the run: {attempt.error}"
                 return outcome
             if status is not None and status < 500 and status not in RETRYABLE_STATUSES:
                 ledger.settle(reserved, Decimal(0))
@@ -360,10 +470,15 @@ def _unit_call(
             delay = _backoff(http_retries)
             if isinstance(exc, openai.APIStatusError) and (after := _retry_after(exc)) is not None:
                 delay = min(max(delay, after), RETRY_AFTER_CAP_SECONDS)
-            time.sleep(delay)
+            if halt is not None:
+                halt.wait(delay)  # a run that is ending does not wait out the backoff
+            else:
+                time.sleep(delay)
             continue
         attempt.latency_ms = round((time.monotonic() - started) * 1000)
         attempt.http_status = 200
+        if reach is not None:
+            reach.reached()
         attempt.response_id = _response_id(body)
         completion = read_completion(body)
         attempt.prompt_tokens, attempt.cached_tokens = completion.prompt_tokens, completion.cached_tokens
@@ -404,7 +519,8 @@ def work_loop(
     settings: CallSettings,
     ledger: Ledger,
     plain: PlainJson,
-    ahead: AheadWriter | None = None,
+    rows: RowWriter | None = None,
+    reach: Reach | None = None,
 ) -> None:
     """One worker: takes the next request, reserves its worst case against the budget, sends it (worker thread)."""
     try:
@@ -413,14 +529,15 @@ def work_loop(
             if job is None:
                 return
             if halt.is_set():
-                answers.put((job, Outcome()))  # never sent: the engine drops its row written ahead
+                answers.put((job, Outcome()))  # never sent: the unit stays pending
                 return
-            job.reserved = job.reserved or settings.worst_case(job.request)
+            if job.reserved is None:
+                job.reserved = settings.worst_case(job.request)
             if not ledger.reserve(job.reserved):
                 answers.put((job, Outcome(budget=True)))
                 halt.set()
                 return
-            answers.put((job, _unit_call(job, client, settings, ledger, plain, ahead, halt)))
+            answers.put((job, _unit_call(job, client, settings, ledger, plain, rows, halt, reach)))
     except BaseException:
         halt.set()
         raise
@@ -428,49 +545,49 @@ def work_loop(
         answers.put(None)  # this loop is over
 
 
-def drain(answers: queue.Queue, *, timeout: float, outstanding: int, gather: float = BATCH_SECONDS) -> tuple[list, int]:
-    """The answers that came (waiting up to `timeout` for the first, then up to `gather`
-    for more, unless all `outstanding` requests are in) and how many worker loops ended
-    meanwhile. Fewer, larger batches leave the interpreter to the workers most of the time."""
+def take(answers: queue.Queue, *, timeout: float) -> tuple[list, int]:
+    """What the workers have put in `answers` (waiting up to `timeout` for the first item, then
+    taking whatever else is already there) and how many worker loops ended meanwhile."""
     try:
-        first = answers.get(timeout=timeout)
+        first = answers.get(timeout=timeout) if timeout > 0 else answers.get_nowait()
     except queue.Empty:
         return [], 0
-    batch, ended = ([], 1) if first is None else ([first], 0)
-    until = time.monotonic() + gather
-    while len(batch) < outstanding and (left := until - time.monotonic()) > 0:
+    pending = [first]
+    while True:
         try:
-            item = answers.get(timeout=left)
+            pending.append(answers.get_nowait())
         except queue.Empty:
             break
-        if item is None:
-            ended += 1
-        else:
-            batch.append(item)
-    return batch, ended
+    items = [item for item in pending if item is not None]
+    return items, len(pending) - len(items)
 
 
-_clients: dict[tuple[str, str, float, int], openai.OpenAI] = {}
+_clients: dict[tuple, openai.OpenAI] = {}
 _clients_lock = threading.Lock()
 MAX_CLIENTS = 16
 
 
-def openai_client(judge: Judge, secret: str, concurrency: int) -> openai.OpenAI:
-    """One client per endpoint, key, timeout and concurrency for the life of the process.
+def openai_client(judge: JudgeConfig, secret: str, concurrency: int, allowed: Iterable[Network] = ()) -> openai.OpenAI:
+    """One client per endpoint, key, timeout, concurrency and outbound exceptions for the life of the process.
 
-    A client is thread-safe and keeps its connections open; making one costs tens of
-    milliseconds (its TLS context), so a worker process running run after run, or a
-    command running several judges of one endpoint, reuses it. Keyed by concurrency
-    too, so that its pool holds as many connections as the run has threads: a pool
-    left larger by an earlier run made every request of a smaller one slower
-    (bench/judges.py, 32 after 64: 1.32-1.38x instead of 1.2x). Retries are the engine's.
+    Every client connects through `judges.outbound` (the addresses it may reach; `allowed` are the
+    exceptions, JUDGE_ALLOW_ADDRESSES). A client is thread-safe and keeps its connections open;
+    making one costs tens of milliseconds (its TLS context), so a worker process running run after
+    run, or a command running several judges of one endpoint, reuses it. Keyed by concurrency too,
+    so that its pool holds as many connections as the run has threads: a pool left larger by an
+    earlier run made every request of a smaller one slower (bench/judges.py, 32 after 64:
+    1.32-1.38x instead of 1.2x). Retries are the engine's.
     """
-    key = (judge.base_url, secret, float(judge.timeout_seconds), concurrency)
+    allowed = tuple(allowed)
+    key = (judge.base_url, secret, float(judge.timeout_seconds), concurrency, allowed)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
             if len(_clients) >= MAX_CLIENTS:
                 # Dropped, not closed: a run of this process may still be using it.
                 _clients.pop(next(iter(_clients)))
-            client = _clients[key] = openai.OpenAI(base_url=judge.base_url, api_key=secret, max_retries=0, timeout=judge.timeout_seconds)
+            client = _clients[key] = openai.OpenAI(
+                base_url=judge.base_url, api_key=secret, max_retries=0, timeout=judge.timeout_seconds,
+                http_client=guarded_http_client(allowed=allowed, timeout=judge.timeout_seconds),
+            )  # fmt: skip
         return client

@@ -45,9 +45,7 @@ def _results_topic(campaign: Campaign, title: str, campaign_topics: set[int]):
     return topics[0], ""
 
 
-def wlc_results_import(
-    *, campaign: Campaign, judge_name: str, system: str, files: list[tuple[str, object]]
-) -> ResultsImport:
+def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, files: list[tuple[str, object]]) -> ResultsImport:
     """Imports verdict files of the Wiki Live Challenge evaluation script as an imported judge's units.
 
     In that protocol the reference ("gt") is always Article 1, the system ("gen")
@@ -63,26 +61,16 @@ def wlc_results_import(
     else:
         judge = Judge.objects.filter(name=judge_name).first()
     if judge is not None and judge.kind != Judge.Kind.IMPORTED:
-        errors.append(
-            f"The judge '{judge_name}' is a {judge.get_kind_display()} judge; import into a new name."
-        )
-    reference = (
-        campaign.reference_system or System.objects.filter(is_reference=True).first()
-    )
+        errors.append(f"The judge '{judge_name}' is a {judge.get_kind_display()} judge; import into a new name.")
+    reference = campaign.reference_system or System.objects.filter(is_reference=True).first()
     if reference is None:
-        errors.append(
-            f"The campaign '{campaign.name}' has no reference system to stand for 'gt'."
-        )
+        errors.append(f"The campaign '{campaign.name}' has no reference system to stand for 'gt'.")
     if not System.objects.filter(key=system).exists():
         errors.append(f"Unknown system '{system}'.")
     if errors:
         raise ValidationError(errors)
-    criteria = {
-        c.key: c for c in campaign.criterion_set.criteria.select_related("category")
-    }
-    pairs = {
-        frozenset((p.article_a_id, p.article_b_id)): p for p in campaign.pairs.all()
-    }
+    criteria = {c.key: c for c in campaign.criterion_set.criteria.select_related("category")}
+    pairs = {frozenset((p.article_a_id, p.article_b_id)): p for p in campaign.pairs.all()}
     campaign_topics = {p.topic_id for p in pairs.values()}
 
     # (pair, a_first, category) -> [(criterion, side or None, reason)]
@@ -90,11 +78,7 @@ def wlc_results_import(
     new_pairs = []
     for name, data in files:
         report.files += 1
-        if (
-            not isinstance(data, dict)
-            or not isinstance(data.get("topic"), str)
-            or not isinstance(data.get("details"), dict)
-        ):
+        if not isinstance(data, dict) or not isinstance(data.get("topic"), str) or not isinstance(data.get("details"), dict):
             report.problems.append(
                 (
                     name,
@@ -115,10 +99,7 @@ def wlc_results_import(
             report.problems.append((name, problem))
             continue
         articles = {
-            a.system.key: a
-            for a in Article.objects.filter(
-                topic=topic, system__key__in=[reference.key, system]
-            ).select_related("system")
+            a.system.key: a for a in Article.objects.filter(topic=topic, system__key__in=[reference.key, system]).select_related("system")
         }
         missing = [key for key in (reference.key, system) if key not in articles]
         if missing:
@@ -139,9 +120,7 @@ def wlc_results_import(
         file_errors = 0
         for block in data["details"].values():
             if not isinstance(block, list):
-                report.problems.append(
-                    (name, "a category in 'details' is not a list of verdicts")
-                )
+                report.problems.append((name, "a category in 'details' is not a list of verdicts"))
                 continue
             for entry in block:
                 key = entry.get("criterion_id") if isinstance(entry, dict) else None
@@ -161,16 +140,12 @@ def wlc_results_import(
                     side = None
                     file_errors += 1
                 elif winner not in WLC_WINNERS:
-                    report.problems.append(
-                        (name, f"{key}: winner '{winner}' is not gt, gen or tie")
-                    )
+                    report.problems.append((name, f"{key}: winner '{winner}' is not gt, gen or tie"))
                     continue
                 else:
                     side = side_of(WLC_WINNERS[winner], a_is_gt)
                     report.ties_outside_policy += side == TIE and not campaign.allow_tie
-                wanted.setdefault(
-                    (frozenset((gt.id, gen.id)), a_is_gt, criterion.category_id), []
-                ).append((criterion, side, reason))
+                wanted.setdefault((frozenset((gt.id, gen.id)), a_is_gt, criterion.category_id), []).append((criterion, side, reason))
         if file_errors:
             report.notes.append(
                 (
@@ -181,9 +156,7 @@ def wlc_results_import(
 
     with transaction.atomic():
         if judge is None:
-            judge = imported_judge_create(
-                name=judge_name, model=f"imported:{judge_name}"
-            )
+            judge = imported_judge_create(name=judge_name, model=f"imported:{judge_name}")
             report.judge_created = True
         report.judge = judge
         if new_pairs:
@@ -198,19 +171,11 @@ def wlc_results_import(
         for (pair_key, a_first, category_id), rows in wanted.items():
             pair = pairs[pair_key]
             verdicts = {c.key: (c, side, reason) for c, side, reason in rows}
-            failed = [
-                f"{key}: {reason}"
-                for key, (_, side, reason) in verdicts.items()
-                if side is None
-            ]
+            failed = [f"{key}: {reason}" for key, (_, side, reason) in verdicts.items() if side is None]
             absent = sorted(expected[category_id] - set(verdicts))
             if absent:
                 failed.append(f"no verdict in the results file for {', '.join(absent)}")
-            fresh = [
-                (c.id, side, reason)
-                for c, side, reason in verdicts.values()
-                if side is not None
-            ]
+            fresh = [(c.id, side, reason) for c, side, reason in verdicts.values() if side is not None]
             outcome = imported_unit_save(
                 judge=judge,
                 pair=pair,

@@ -1,12 +1,18 @@
-// The annotation page: keyboard, synchronized scrolling, save status with retries, span marks.
+// The annotation page: keyboard, save status with retries, flushing on leave, synchronized scrolling.
 // Everything here is an enhancement: without JavaScript each criterion form posts on its own.
+// Marked passages live in marks.js.
 (function () {
   "use strict";
 
   const pending = new Set(); // forms whose last change is not yet confirmed by the server
+  const edits = new Map(); // form -> how many changes it has had (so a late reply confirms only what it sent)
+  const sending = new Map(); // form -> the edit count its request in flight carries
   const retries = new Map(); // form -> number of failed attempts
   const timers = new Map(); // form -> its scheduled retry
   const refused = new Set(); // forms the server refused (4xx): the same request would be refused again
+  const flushed = new Map(); // form -> the body last sent by flush(), so that leaving sends each change once
+  const denied = new Set(); // forms last answered 403: the server will not take them from this page as it is
+  const loggedOut = new Set(); // forms whose save was answered with the login page: the session ended
 
   function criteria() {
     return Array.from(document.querySelectorAll("form.criterion"));
@@ -14,13 +20,71 @@
 
   function currentCriterion() {
     const active = document.activeElement;
-    return active ? active.closest("form.criterion") : null;
+    return active && active.closest ? active.closest("form.criterion") : null;
   }
 
-  function focusCriterion(form) {
+  function panel() {
+    return document.getElementById("panel");
+  }
+
+  // --- what counts as done: the rule of annotate/answers.py, applied to what is typed ---------------
+  function complete(form) {
+    const choice = form.querySelector("input[type=radio]:checked");
+    if (!choice) return false;
+    const box = panel();
+    if (choice.value === "tie" && box && box.dataset.allowTie === "0") return false;
+    const rationale = form.querySelector("textarea[name=rationale]");
+    const min = box ? Number(box.dataset.minLength || 0) : 0;
+    return !rationale || rationale.value.trim().length >= min;
+  }
+
+  // Scrolls the criteria panel (never the whole page) so that `form` shows, below the sticky heading.
+  function reveal(form, block) {
+    const box = panel();
+    if (!box) return;
+    if (box.scrollHeight > box.clientHeight + 1 && getComputedStyle(box).overflowY !== "visible") {
+      const top = form.getBoundingClientRect().top - box.getBoundingClientRect().top;
+      const room = box.clientHeight - form.offsetHeight;
+      if (block === "center") {
+        box.scrollTop += top - Math.max(48, room / 2);
+      } else if (top < 48) {
+        box.scrollTop += top - 48;
+      } else if (top > room) {
+        box.scrollTop += top - room;
+      }
+    } else {
+      form.scrollIntoView({ block: block === "center" ? "center" : "nearest" });
+    }
+  }
+
+  function focusCriterion(form, block) {
     if (!form) return;
     form.focus({ preventScroll: true });
-    form.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    reveal(form, block);
+  }
+
+  // Puts the cursor where the criterion needs it: its rationale once a winner is chosen, else the criterion.
+  function land(form, block) {
+    if (!form) return;
+    const rationale = form.querySelector("textarea[name=rationale]");
+    if (rationale && form.querySelector("input[type=radio]:checked")) {
+      rationale.focus({ preventScroll: true });
+      rationale.setSelectionRange(rationale.value.length, rationale.value.length);
+      reveal(form, block);
+    } else {
+      focusCriterion(form, block);
+    }
+  }
+
+  // The first criterion after `here` (wrapping round) that is not done; past the last, the Submit button.
+  function nextOpen(here) {
+    const list = criteria();
+    const start = here ? list.indexOf(here) : -1;
+    for (let step = 1; step <= list.length; step += 1) {
+      const form = list[(start + step) % list.length];
+      if (form !== here && !complete(form)) return form;
+    }
+    return null;
   }
 
   function status(form, text, state) {
@@ -28,6 +92,11 @@
     if (!el) return;
     el.textContent = text;
     el.className = "save-status " + state;
+  }
+
+  function markState(form, state) {
+    form.classList.toggle("complete", state === "complete");
+    form.classList.toggle("partial", state === "partial");
   }
 
   // --- keyboard ---------------------------------------------------------------
@@ -54,6 +123,20 @@
       event.preventDefault();
       return;
     }
+    if (event.key === "n") {
+      const open = nextOpen(here);
+      if (open) {
+        land(open, "center");
+      } else {
+        const submit = document.querySelector("#submit-form button[type=submit]");
+        if (submit) {
+          submit.focus({ preventScroll: true });
+          submit.scrollIntoView({ block: "nearest" });
+        }
+      }
+      event.preventDefault();
+      return;
+    }
     const values = { "1": "1", "2": "2", t: "tie" };
     if (values[event.key] && here) {
       const radio = here.querySelector('input[type=radio][value="' + values[event.key] + '"]');
@@ -61,43 +144,77 @@
         radio.checked = true;
         radio.dispatchEvent(new Event("change", { bubbles: true }));
         event.preventDefault();
+        // Straight on to the why: the choice is saved, the cursor waits in the rationale.
+        const rationale = here.querySelector("textarea[name=rationale]");
+        if (rationale) {
+          rationale.focus({ preventScroll: true });
+          rationale.setSelectionRange(rationale.value.length, rationale.value.length);
+        }
       }
     }
   });
 
   // Clicking anywhere in a criterion makes it the current one for the keys.
   document.addEventListener("click", function (event) {
+    const jump = event.target.closest && event.target.closest("a[data-jump]");
+    if (jump) {
+      const target = document.getElementById(jump.dataset.jump);
+      if (target) {
+        event.preventDefault();
+        land(target, "center");
+      }
+      return;
+    }
     const form = event.target.closest && event.target.closest("form.criterion");
     if (form && !typing(event.target) && event.target.type !== "radio") form.focus({ preventScroll: true });
   });
 
   // --- saving -------------------------------------------------------------------
-  document.addEventListener("change", function (event) {
-    const form = event.target.closest && event.target.closest("form.criterion");
-    if (!form) return;
-    if (event.target.type === "radio") form.classList.add("answered");
+  function changed(form) {
+    edits.set(form, (edits.get(form) || 0) + 1);
     pending.add(form);
     refused.delete(form);
+  }
+
+  document.addEventListener("change", function (event) {
+    const form = event.target.closest && event.target.closest("form.criterion");
+    if (form) changed(form);
   });
   document.addEventListener("input", function (event) {
     const form = event.target.closest && event.target.closest("form.criterion");
     if (form) {
-      pending.add(form);
-      refused.delete(form);
+      changed(form);
       status(form, "Unsaved changes…", "pending");
     }
   });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     const form = event.detail.elt;
-    if (form.matches && form.matches("form.criterion")) status(form, "Saving…", "pending");
+    if (!form.matches || !form.matches("form.criterion")) return;
+    sending.set(form, edits.get(form) || 0);
+    status(form, "Saving…", "pending");
   });
 
-  // The server's reason for a refusal, as text: its plain-text body, or the text of an HTML error page.
+  // A session that ended answers a save with a redirect to the login page, which the browser follows:
+  // that page must not be swapped in as if it were the save's status.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    const form = event.target.closest && event.target.closest("form.criterion"); // the event comes from the swap's target
+    if (!form) return;
+    const box = panel();
+    const url = event.detail.xhr && event.detail.xhr.responseURL;
+    if (box && box.dataset.login && url && new URL(url).pathname === box.dataset.login) {
+      event.detail.shouldSwap = false;
+      loggedOut.add(form);
+    }
+  });
+
+  // The server's reason for a refusal, as text: its plain-text body, or the message of an HTML error page.
   function reason(xhr) {
     let text = xhr.responseText || "";
     if ((xhr.getResponseHeader("Content-Type") || "").indexOf("html") !== -1) {
-      text = new DOMParser().parseFromString(text, "text/html").body.textContent || "";
+      const doc = new DOMParser().parseFromString(text, "text/html");
+      const message = doc.querySelector("main p") || doc.querySelector("main") || doc.body;
+      text = message ? message.textContent || "" : "";
     }
     text = text.replace(/\s+/g, " ").trim();
     if (text.length > 300) text = text.slice(0, 300) + "…";
@@ -108,6 +225,8 @@
     const form = event.detail.elt;
     if (!form.matches || !form.matches("form.criterion")) return;
     const code = event.detail.xhr ? event.detail.xhr.status : 0;
+    const sent = sending.get(form);
+    sending.delete(form);
     clearTimeout(timers.get(form));
     timers.delete(form);
     if (code >= 400 && code < 500) {
@@ -115,41 +234,95 @@
       // field (nothing is swapped over it) and the form stays unsaved until the annotator changes it.
       retries.delete(form);
       if (code === 403) {
-        // Not refused for good: once logged in again, Submit sends it with the rest.
-        status(form, "Not saved: your session ended. Log in again in another tab, then press Save here.", "failed");
+        denied.add(form);
+        // The server says why (removed from the campaign, a session that ended). Not refused for
+        // good: after logging in again, Submit sends it with the rest.
+        status(form, "Not saved: " + reason(event.detail.xhr), "failed");
         return;
       }
       refused.add(form);
       if (code !== 422) status(form, "Not saved: " + reason(event.detail.xhr), "failed"); // a 422 swaps its own message in
       return;
     }
-    if (event.detail.successful) {
+    if (loggedOut.delete(form)) {
       retries.delete(form);
-      pending.delete(form);
+      denied.add(form);
+      status(form, "Not saved: you are logged out. Log in again in another tab, then press Submit here: it sends this change with the rest.", "failed");
       return;
     }
-    // No connection or a server error (5xx): the same request may well succeed later.
+    if (event.detail.successful) {
+      retries.delete(form);
+      denied.delete(form);
+      // Changes made while the request was on its way are still to be saved: their own save follows.
+      if ((edits.get(form) || 0) === sent) pending.delete(form);
+      const saved = form.querySelector(".save-status");
+      if (saved && saved.dataset.state !== undefined) markState(form, saved.dataset.state);
+      return;
+    }
+    // No reply, or a server error (5xx): the change may or may not have been stored (a reply can be
+    // lost after the commit). Sending the same answer again is safe: the server keeps the stored
+    // value and says "Saved", so the retry settles which it was.
     const attempt = (retries.get(form) || 0) + 1;
     retries.set(form, attempt);
-    const delay = Math.min(30, 2 ** attempt);
-    status(form, "Not saved (" + (code || "no connection") + "); retrying in " + delay + " s", "failed");
+    const delay = Math.min(30, 2 ** (attempt - 1));
+    status(form, "Not confirmed (" + (code || "no connection") + "); trying again in " + delay + " s", "failed");
     timers.set(form, setTimeout(function () {
       timers.delete(form);
       if (pending.has(form) && !refused.has(form)) htmx.trigger(form, "save-now");
     }, delay * 1000));
   });
 
-  window.addEventListener("beforeunload", function (event) {
-    if (pending.size) {
-      event.preventDefault();
-      event.returnValue = "";
-    }
-  });
-
   // Changes that may still reach the server: refused ones wait for the annotator instead.
   function unconfirmed() {
     return Array.from(pending).filter(function (f) { return !refused.has(f); });
   }
+
+  // --- leaving the page --------------------------------------------------------------
+  // A change made less than the save delay before the page is hidden or left would be lost with
+  // it: send it now, as a beacon (or a keepalive fetch) that outlives the page. `flush=1` asks the
+  // server for a bare 204; the CSRF token travels in the form's own field. Returns whether every
+  // unconfirmed change is on its way.
+  function flush() {
+    let all = true;
+    unconfirmed().forEach(function (form) {
+      const body = new FormData(form);
+      body.set("flush", "1");
+      const key = new URLSearchParams(body).toString();
+      if (flushed.get(form) === key) return;
+      const url = form.getAttribute("hx-post") || form.action;
+      let queued = false;
+      try {
+        queued = navigator.sendBeacon(url, body);
+      } catch (error) {
+        queued = false;
+      }
+      if (!queued && window.fetch) {
+        fetch(url, { method: "POST", body: body, keepalive: true, credentials: "same-origin" }).catch(function () {});
+        queued = true;
+      }
+      if (queued) flushed.set(form, key);
+      all = all && queued;
+    });
+    return all;
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") flush();
+  });
+  window.addEventListener("pagehide", flush);
+
+  window.addEventListener("beforeunload", function (event) {
+    if (!pending.size) return;
+    // What can be sent is sent; ask only when something may really be lost: refused changes,
+    // saves that are failing already, or no network.
+    const sent = flush();
+    const waiting = Array.from(pending);
+    const failing = waiting.some(function (f) { return retries.has(f) || refused.has(f) || denied.has(f); });
+    if (!sent || failing || !navigator.onLine) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
 
   // Submit only after every change has reached the server.
   document.addEventListener("submit", function (event) {
@@ -168,6 +341,21 @@
     })();
   });
 
+  // --- the rationale box grows with its text (where CSS field-sizing cannot do it) -----------------
+  function grow(textarea) {
+    textarea.style.height = "auto";
+    textarea.style.height = textarea.scrollHeight + 2 + "px";
+  }
+
+  if (!(window.CSS && CSS.supports && CSS.supports("field-sizing", "content"))) {
+    document.addEventListener("input", function (event) {
+      if (event.target.matches && event.target.matches("form.criterion textarea")) grow(event.target);
+    });
+    document.addEventListener("DOMContentLoaded", function () {
+      document.querySelectorAll("form.criterion textarea").forEach(grow);
+    });
+  }
+
   // --- synchronized scrolling -------------------------------------------------------
   let syncing = false;
   function syncFrom(source, target) {
@@ -181,51 +369,6 @@
     requestAnimationFrame(function () { syncing = false; });
   }
 
-  // --- span marks ---------------------------------------------------------------
-  function offsetsIn(article, range) {
-    const before = document.createRange();
-    before.selectNodeContents(article);
-    before.setEnd(range.startContainer, range.startOffset);
-    const start = before.toString().length;
-    const quote = range.toString();
-    return { start: start, end: start + quote.length, quote: quote };
-  }
-
-  function setUpSpans() {
-    const toolbar = document.getElementById("span-toolbar");
-    const urls = document.getElementById("urls");
-    if (!toolbar || !urls) return;
-    let selection = null;
-    document.addEventListener("mouseup", function (event) {
-      if (toolbar.contains(event.target)) return;
-      const sel = window.getSelection();
-      if (!sel || sel.isCollapsed || !sel.rangeCount) { toolbar.hidden = true; return; }
-      const range = sel.getRangeAt(0);
-      const article = range.commonAncestorContainer.nodeType === 1
-        ? range.commonAncestorContainer.closest("article.prose")
-        : range.commonAncestorContainer.parentElement.closest("article.prose");
-      if (!article || !range.toString().trim()) { toolbar.hidden = true; return; }
-      selection = Object.assign({ position: article.dataset.position }, offsetsIn(article, range));
-      const rect = range.getBoundingClientRect();
-      toolbar.style.top = (window.scrollY + rect.bottom + 6) + "px";
-      toolbar.style.left = (window.scrollX + rect.left) + "px";
-      toolbar.hidden = false;
-    });
-    toolbar.addEventListener("click", function (event) {
-      const button = event.target.closest("button[data-polarity]");
-      if (!button || !selection) return;
-      const comment = toolbar.querySelector("input[name=comment]");
-      htmx.ajax("POST", urls.dataset.spanAdd, {
-        target: "#spans",
-        swap: "outerHTML",
-        values: Object.assign({ polarity: button.dataset.polarity, comment: comment.value }, selection),
-      });
-      comment.value = "";
-      toolbar.hidden = true;
-      window.getSelection().removeAllRanges();
-    });
-  }
-
   document.addEventListener("DOMContentLoaded", function () {
     const left = document.getElementById("col-1");
     const right = document.getElementById("col-2");
@@ -233,6 +376,14 @@
       left.addEventListener("scroll", function () { syncFrom(left, right); }, { passive: true });
       right.addEventListener("scroll", function () { syncFrom(right, left); }, { passive: true });
     }
-    setUpSpans();
+    // Open where the work is: the criterion named in the address (a save without JavaScript comes
+    // back to it), else the first one not done yet.
+    const box = panel();
+    const named = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (named && named.matches("form.criterion")) {
+      land(named, "center");
+    } else if (box && box.dataset.firstOpen) {
+      land(document.getElementById(box.dataset.firstOpen), "center");
+    }
   });
 })();

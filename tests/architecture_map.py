@@ -19,6 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("annotate", "judges", "calibration")
+# Where a view's or a command's calls may land: the apps and the shared helpers below them.
+PACKAGES = (*APPS, "common")
 QUIET = ("models", "forms", "serializers", "decorators", "lookups", "converters", "storable", "parsers")
 BEGIN, END = "<!-- generated: urls -->", "<!-- end: urls -->"
 BEGIN_COMMANDS, END_COMMANDS = "<!-- generated: commands -->", "<!-- end: commands -->"
@@ -56,7 +58,7 @@ def _definition(tree: ast.Module, name: str) -> ast.AST | None:
 
 def _is_project(dotted: str) -> bool:
     parts = dotted.split(".")
-    return parts[0] in APPS and not any(part in QUIET for part in parts[1:-1])
+    return parts[0] in PACKAGES and not any(part in QUIET for part in parts[1:-1])
 
 
 def _resolve(dotted: str) -> str:

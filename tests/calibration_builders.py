@@ -9,16 +9,19 @@ in the second.
 
 from __future__ import annotations
 
-import pytest
-
 from decimal import Decimal
 
-from annotate.models import Assignment, Campaign, Criterion, Pair
+import pytest
+
+from annotate.models import Assignment, Campaign, Criterion, CriterionSet, Pair
 from annotate.services import articles_import, criterion_set_import
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit, label_save, position_from_winner
 from annotate.sources import ArticleRecord, Batch, CategoryRecord, CriterionRecord, RubricRecord, SystemRecord
+from calibration import metrics as M
+from calibration import selectors
+from calibration.metrics import LabelRow
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
 ATLAS, QUILL, WIKI = "atlas_agent", "quill_researcher", "wikipedia"
@@ -52,7 +55,9 @@ def tiny_articles(topics: tuple[str, ...] = ("Red Fox",)) -> None:
     }
     for title in topics:
         for system, words in ((WIKI, 120), (ATLAS, 60), (QUILL, 200)):
-            batch.articles.append(ArticleRecord(topic=title, system=system, markdown=f"# {title}\n\n{_body(words)}\n", source=f"{system}/{title}"))
+            batch.articles.append(
+                ArticleRecord(topic=title, system=system, markdown=f"# {title}\n\n{_body(words)}\n", source=f"{system}/{title}")
+            )
     summary = articles_import(batch=batch)
     assert not summary.problems, summary.problems
 
@@ -90,7 +95,13 @@ def label_pairs(campaign: Campaign, user, winners: dict, *, a_first: bool | dict
         assignment.refresh_from_db()
         for key, side in winners[assignment.pair].items():
             criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key=key)
-            label_save(assignment=assignment, criterion=criterion, user=user, position=position_from_winner(assignment, side), rationale=f"{user.username}: {REASON}")
+            label_save(
+                assignment=assignment,
+                criterion=criterion,
+                user=user,
+                position=position_from_winner(assignment, side),
+                rationale=f"{user.username}: {REASON}",
+            )
         if submit:
             assignment_submit(assignment=assignment, user=user)
         done.append(assignment)
@@ -118,15 +129,27 @@ def judge_rows(
         for category, items in categories.items():
             unit = JudgeUnit.objects.create(judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.DONE)
             call = JudgeCall.objects.create(
-                unit=unit, attempt=1, request_hash=f"{name}-{unit.pk}", valid=True, prompt_tokens=1000, completion_tokens=100,
-                cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms,
+                unit=unit,
+                attempt=1,
+                request_hash=f"{name}-{unit.pk}",
+                valid=True,
+                prompt_tokens=1000,
+                completion_tokens=100,
+                cost_usd=Decimal(cost_per_unit),
+                latency_ms=latency_ms,
             )
             for criterion, side in items:
-                JudgeVerdict.objects.create(unit=unit, call=call, criterion=criterion, winner=side, rationale=f"{name} says {side}: {REASON}")
+                JudgeVerdict.objects.create(
+                    unit=unit, call=call, criterion=criterion, winner=side, rationale=f"{name} says {side}: {REASON}"
+                )
     for pair, category_key, a_first in errors:
         category = next(c.category for c in criteria.values() if c.category.key == category_key)
-        unit = JudgeUnit.objects.create(judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.ERROR, error="invalid JSON")
-        JudgeCall.objects.create(unit=unit, attempt=1, request_hash=f"{name}-{unit.pk}", valid=False, cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms)
+        unit = JudgeUnit.objects.create(
+            judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.ERROR, error="invalid JSON"
+        )
+        JudgeCall.objects.create(
+            unit=unit, attempt=1, request_hash=f"{name}-{unit.pk}", valid=False, cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms
+        )
     return judge
 
 
@@ -142,32 +165,101 @@ def hand_dataset(alice, bob) -> Campaign:
     label_pairs(campaign, bob, {p1: by_criterion("a", "b", "b"), p2: by_criterion("a", "b", "a")}, a_first={p1: False, p2: True})
     # sharp: one order, agrees with alice everywhere; its neutral unit on p1 with B first failed.
     judge_rows(
-        campaign, "sharp", {(p1, True): by_criterion("a", "a", "b"), (p2, True): by_criterion("a", "b", "b")},
-        cost_per_unit="0.02", model="big-model", errors=[(p1, "neutral", False)],
+        campaign,
+        "sharp",
+        {(p1, True): by_criterion("a", "a", "b"), (p2, True): by_criterion("a", "b", "b")},
+        cost_per_unit="0.02",
+        model="big-model",
+        errors=[(p1, "neutral", False)],
     )
     # cheap: both orders, always picks A when A is shown first.
     judge_rows(
-        campaign, "cheap",
+        campaign,
+        "cheap",
         {
-            (p1, True): by_criterion("a", "a", "a"), (p2, True): by_criterion("a", "a", "a"),
-            (p1, False): by_criterion("a", "b", "a"), (p2, False): by_criterion("b", "a", "a"),
+            (p1, True): by_criterion("a", "a", "a"),
+            (p2, True): by_criterion("a", "a", "a"),
+            (p1, False): by_criterion("a", "b", "a"),
+            (p2, False): by_criterion("b", "a", "a"),
         },
-        cost_per_unit="0.001", model="small-model",
+        cost_per_unit="0.001",
+        model="small-model",
     )
     return campaign
+
+
+# --- reports from inputs built in memory (no database rows) ---------------------------------
+
+
+def offline_campaign() -> Campaign:
+    """An unsaved campaign: `report_from_inputs` reads only its name, rubric and reference."""
+    return Campaign(name="Offline", criterion_set=CriterionSet(key="arena", version=1), pair_mode=Campaign.PairMode.ALL)
+
+
+def summary(name: str, cost: float | None = 0.01) -> selectors.JudgeSummary:
+    return selectors.JudgeSummary(
+        name=name,
+        model=f"{name}-model",
+        kind="imported",
+        n_units=1,
+        errors=0,
+        n_calls=1,
+        n_invalid_calls=0,
+        cost_usd=cost,
+        prompt_tokens=0,
+        cached_tokens=0,
+        completion_tokens=0,
+        mean_latency_ms=None,
+    )
+
+
+def offline_inputs(rows: list[LabelRow], judges: list[selectors.JudgeSummary]) -> selectors.CalibrationInputs:
+    table = M.LabelTable.from_labels(rows)
+    return selectors.CalibrationInputs(
+        table=table, judges=judges, systems=sorted(table.vocab.systems), n_pairs=len(table.vocab.pairs), include_unsubmitted=False
+    )
 
 
 # --- the JSON contract (docs/calibration-report.md) ------------------------------------------
 
 TOP_KEYS = {
-    "schema": str, "version": int, "campaign": dict, "generated_at": str, "parameters": dict, "n_pairs": int,
-    "judges": list, "humans": dict, "comparisons": list, "pareto_frontier": list, "recommendation": str,
-    "recommended_judge": (str, type(None)), "bradley_terry": dict, "bradley_terry_meta": dict,
-    "bradley_terry_by_category": dict, "kendall_tau": dict, "win_rates": dict, "notes": list, "judge_pairs": list,
+    "schema": str,
+    "version": int,
+    "campaign": dict,
+    "generated_at": str,
+    "parameters": dict,
+    "n_pairs": int,
+    "judges": list,
+    "humans": dict,
+    "comparisons": list,
+    "pareto_frontier": list,
+    "recommendation": str,
+    "recommended_judge": (str, type(None)),
+    "bradley_terry": dict,
+    "bradley_terry_meta": dict,
+    "bradley_terry_by_category": dict,
+    "kendall_tau": dict,
+    "win_rates": dict,
+    "notes": list,
+    "judge_pairs": list,
     "prediction_powered": dict,
+    "tied_for_best": list,
+    "cost_unknown": list,
 }
 JUDGE_ESTIMATES = ("par", "par_majority", "par_no_ties", "cohen_kappa", "position_consistency", "first_position_rate", "prefers_longer")
-JUDGE_COUNTS = ("n_verdicts", "n_items_judged", "n_pairs_judged", "n_swapped_items", "n_items", "n_labels", "n_no_majority", "n_calls", "n_invalid_calls", "n_units", "errors")
+JUDGE_COUNTS = (
+    "n_verdicts",
+    "n_items_judged",
+    "n_pairs_judged",
+    "n_swapped_items",
+    "n_items",
+    "n_labels",
+    "n_no_majority",
+    "n_calls",
+    "n_invalid_calls",
+    "n_units",
+    "errors",
+)
 HUMAN_ESTIMATES = ("par_leave_one_out", "par_all_pairs", "krippendorff_alpha", "prefers_longer", "first_position_rate")
 NUMBER = (int, float)
 
@@ -186,17 +278,35 @@ def _check_ci(value, ci, where: str, *, contains: bool = True) -> None:
         assert lo - 1e-9 <= value <= hi + 1e-9, f"{where}: {value} outside its CI {ci}"
 
 
+def _check_pairs(value, ci, n_pairs, note, where: str) -> None:
+    """The pairs behind a figure, and the rule that withholds an interval below 10 of them."""
+    assert isinstance(n_pairs, int) and n_pairs >= 0, f"{where}: n_pairs {n_pairs!r}"
+    too_few = value is not None and n_pairs < 10
+    assert note == ("too few pairs for an interval" if too_few else None), f"{where}: ci_note {note!r} with {n_pairs} pairs"
+    if too_few:
+        assert ci is None, f"{where}: an interval from {n_pairs} pairs"
+
+
+def _pairs_or_n(n: int, n_pairs: int | None) -> int:
+    """What † counts: the pairs a figure rests on (the bootstrap's units), its n where none are counted."""
+    return n if n_pairs is None else n_pairs
+
+
 def _check_flat(section: dict, name: str, n_key: str, where: str) -> None:
     assert name in section and f"{name}_ci" in section and n_key in section, f"{where}: {name} is incomplete"
     assert isinstance(section[n_key], int) and section[n_key] >= 0
     _check_ci(section[name], section[f"{name}_ci"], f"{where}.{name}")
-    assert (name in section["small_n_figures"]) == (section[n_key] < 30), f"{where}: small_n flag of {name}"
+    _check_pairs(section[name], section[f"{name}_ci"], section[f"{name}_n_pairs"], section[f"{name}_ci_note"], f"{where}.{name}")
+    assert (name in section["small_n_figures"]) == (_pairs_or_n(section[n_key], section[f"{name}_n_pairs"]) < 30), (
+        f"{where}: small_n flag of {name}"
+    )
 
 
 def _check_nested(entry: dict, value_key: str, where: str, *, contains: bool = True) -> None:
-    assert set(entry) >= {value_key, "ci", "n", "small_n"}, f"{where}: keys {sorted(entry)}"
-    assert isinstance(entry["n"], int) and entry["small_n"] == (entry["n"] < 30)
+    assert set(entry) >= {value_key, "ci", "n", "small_n", "n_pairs", "ci_note"}, f"{where}: keys {sorted(entry)}"
+    assert isinstance(entry["n"], int) and entry["small_n"] == (_pairs_or_n(entry["n"], entry["n_pairs"]) < 30), f"{where}: small_n"
     _check_ci(entry[value_key], entry["ci"], where, contains=contains)
+    _check_pairs(entry[value_key], entry["ci"], entry["n_pairs"], entry["ci_note"], where)
 
 
 def assert_contract(report: dict) -> None:
@@ -210,8 +320,23 @@ def assert_contract(report: dict) -> None:
     assert report["schema"] == "pairwise-calibration-report" and report["version"] == 2
     assert set(report["campaign"]) >= {"id", "name", "criterion_set", "pair_mode", "systems", "categories"}
     assert set(report["parameters"]) >= {
-        "rounds", "seed", "reference", "anchor", "ensembles", "ensemble_tie_rule", "include_unsubmitted", "confidence_level", "small_n_threshold"
+        "rounds",
+        "seed",
+        "reference",
+        "anchor",
+        "ensembles",
+        "ensemble_tie_rule",
+        "include_unsubmitted",
+        "confidence_level",
+        "small_n_threshold",
+        "min_pairs_for_ci",
+        "interval_rule",
+        "tie_tolerance",
+        "swap_policy",
+        "unparsable",
+        "convention",
     }
+    assert report["parameters"]["swap_policy"] in ("tie", "half", "both") and report["parameters"]["unparsable"] in ("drop", "wrong")
     anchor = report["parameters"]["anchor"]
     assert anchor["kind"] in ("reference", "mean") and (anchor["system"] is None) == (anchor["kind"] == "mean")
     assert anchor["system"] == report["parameters"]["reference"] and isinstance(anchor["text"], str)
@@ -226,9 +351,14 @@ def assert_contract(report: dict) -> None:
             _check_flat(j, name, "n_labels" if name == "par" else f"{name}_n", where)
         for key in ("share_kept_no_ties", "cost_per_pair_usd", "cost_per_1000_verdicts_usd", "mean_latency_ms"):
             assert j[key] is None or isinstance(j[key], NUMBER), f"{where}.{key}"
-        assert isinstance(j["cost_usd"], NUMBER) and j["small_n"] == (j["n_items"] < 30)
-        assert isinstance(j["possibly_billed_usd"], NUMBER) and isinstance(j["n_possibly_billed_calls"], int)
-        assert (j["possibly_billed_usd"] > 0) <= (j["n_possibly_billed_calls"] > 0)
+        # A cost is null when unknown (imported verdicts, a judge without prices), never 0 for that.
+        assert (j["cost_usd"] is None or isinstance(j["cost_usd"], NUMBER)) and j["small_n"] == (j["n_items"] < 30)
+        assert (j["cost_usd"] is None) == (j["name"] in report["cost_unknown"]), f"{where}: cost unknown"
+        assert j["cost_usd"] is not None or j["cost_per_pair_usd"] is None
+        assert isinstance(j["n_unparsable"], int)
+        assert j["possibly_billed_usd"] is None or isinstance(j["possibly_billed_usd"], NUMBER)
+        assert isinstance(j["n_possibly_billed_calls"], int)
+        assert ((j["possibly_billed_usd"] or 0) > 0) <= (j["n_possibly_billed_calls"] > 0)
         assert set(j["tokens"]) == {"prompt", "cached", "completion"}
         for breakdown in ("by_category", "by_criterion"):
             for key, entry in j[breakdown].items():
@@ -241,12 +371,15 @@ def assert_contract(report: dict) -> None:
     for key, entry in h["by_category"].items():
         _check_nested(entry, "par_leave_one_out", f"humans.by_category.{key}")
     for c in report["comparisons"]:
-        assert set(c) >= {"a", "b", "difference", "ci", "significant", "n", "n_pairs"}
+        assert set(c) >= {"a", "b", "difference", "ci", "significant", "n", "n_pairs", "ci_note"}
         assert isinstance(c["significant"], bool) and isinstance(c["n"], int)
         _check_ci(c["difference"], c["ci"], f"comparison {c['a']}-{c['b']}")
+        _check_pairs(c["difference"], c["ci"], c["n_pairs"], c["ci_note"], f"comparison {c['a']}-{c['b']}")
+        assert not (c["significant"] and c["ci"] is None)
     names = {j["name"] for j in report["judges"]}
-    assert set(report["pareto_frontier"]) <= names
-    assert report["recommended_judge"] is None or report["recommended_judge"] in names
+    assert set(report["pareto_frontier"]) <= names - set(report["cost_unknown"])
+    assert report["recommended_judge"] is None or report["recommended_judge"] in report["tied_for_best"]
+    assert set(report["tied_for_best"]) <= names
     for rater, scores in report["bradley_terry"].items():
         for s in scores or []:
             _check_score(s, f"bradley_terry.{rater}.{s['system']}")
@@ -291,21 +424,41 @@ def _check_powered(section: dict, judges: set[str]) -> None:
             for method in ("ppi", "human", "judge"):
                 e = rates[method]
                 _check_ci(e["rate"], e["ci"], f"prediction_powered.{name}.{system}.{method}")
-                assert isinstance(e["n"], int) and isinstance(e["n_pairs"], int) and e["small_n"] == (e["n"] < 30)
+                assert isinstance(e["n"], int) and isinstance(e["n_pairs"], int) and e["small_n"] == (e["n_pairs"] < 30)
+                _check_pairs(e["rate"], e["ci"], e["n_pairs"], e["ci_note"], f"prediction_powered.{name}.{system}.{method}")
             assert 0 <= rates["lam"] <= 1
         if f["bradley_terry"] is not None:
             for s in f["bradley_terry"]["scores"]:
                 for method in ("ppi", "human", "judge"):
                     if s[method] is not None:
                         _check_ci(s[method]["score"], s[method]["ci"], f"prediction_powered.{name}.bt.{s['system']}.{method}")
+                        _check_pairs(
+                            s[method]["score"], s[method]["ci"], s[method]["n_pairs"], s[method]["ci_note"], f"ppi.{name}.bt.{s['system']}"
+                        )
                         assert len(s[method]["rank_set"]) == 2
             assert all(reason.startswith("not estimable: ") for reason in f["bradley_terry"]["left_out"].values())
 
 
 def _check_score(s: dict, where: str) -> None:
     """A Bradley–Terry score: a number with an ordered CI whose ends may be unbounded (null), or not estimable and why."""
-    assert set(s) >= {"system", "score", "ci", "n", "small_n", "estimable", "side", "reason", "wins", "losses"}, where
+    assert set(s) >= {
+        "system",
+        "score",
+        "ci",
+        "n",
+        "small_n",
+        "estimable",
+        "side",
+        "reason",
+        "wins",
+        "losses",
+        "n_pairs",
+        "ci_note",
+        "rank",
+    }, where
     assert s["wins"] + s["losses"] == pytest.approx(s["n"]), f"{where}: wins and losses do not add up to n"
+    assert s["rank"] is None or (isinstance(s["rank"], int) and s["rank"] >= 1), where
+    _check_pairs(s["score"], s["ci"], s["n_pairs"], s["ci_note"], where)
     if not s["estimable"]:
         assert s["score"] is None and s["ci"] is None and s["side"] in ("below", "above", "apart"), where
         assert s["reason"].startswith("not estimable: "), where

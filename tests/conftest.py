@@ -4,6 +4,8 @@
 - bob: a second annotator; alice must not see his work, nor he hers.
 - rachel: a researcher (staff); she runs campaigns and sees everything.
 - oscar: an outsider with an account but no role in any campaign.
+- susan: a superuser, the site's administrator; the only one who may point a judge at a base URL
+  and a key variable of her choosing (rachel picks among the endpoints configured on the server).
 
 Environment: PAIRWISE_SHARED names the directory holding the benchmark sample (wlc-sample/);
 it defaults to ../shared beside the repository. Tests that need the sample (``sample_path``)
@@ -21,6 +23,14 @@ FIXTURES = REPO / "fixtures"
 SHARED = Path(os.environ.get("PAIRWISE_SHARED") or REPO.parent / "shared")
 SAMPLE = SHARED / "wlc-sample"
 
+# The loopback LLM server (tests/llm_server.py) listens on 127.0.0.1, which the outbound policy
+# refuses unless allowed (judges/outbound.py): the tests allow it explicitly, through the
+# environment for the commands they run as subprocesses, and in `loopback_judges_allowed` for
+# this process (whose settings were read before this file).
+LOOPBACK_ALLOWED = {"JUDGE_ALLOW_ADDRESSES": "127.0.0.1", "JUDGE_BASE_URL_HOSTS": "api.openai.com,127.0.0.1"}
+for _name, _value in LOOPBACK_ALLOWED.items():
+    os.environ.setdefault(_name, _value)
+
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
@@ -36,6 +46,14 @@ def static_files_in_place(settings):
     settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
     settings.WHITENOISE_USE_FINDERS = True
     settings.WHITENOISE_AUTOREFRESH = True
+
+
+@pytest.fixture(autouse=True)
+def loopback_judges_allowed(settings):
+    import ipaddress
+
+    settings.JUDGE_ALLOW_ADDRESSES = [ipaddress.ip_network("127.0.0.1/32")]
+    settings.JUDGE_BASE_URL_HOSTS = ["api.openai.com", "127.0.0.1"]
 
 
 @pytest.fixture
@@ -56,6 +74,11 @@ def rachel(django_user_model):
 @pytest.fixture
 def oscar(django_user_model):
     return django_user_model.objects.create_user("oscar", password="oscar-password")
+
+
+@pytest.fixture
+def susan(django_user_model):
+    return django_user_model.objects.create_superuser("susan", password="susan-password")
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,11 @@ RUBRIC = {
             "name": "Well-written",
             "subcategories": [
                 {"id": "clear_concise", "name": "Clear", "criteria": [{"id": "ww_cc_1", "text": "Plain sentences."}]},
-                {"id": "words_to_watch", "name": "Words", "criteria": [{"id": "ww_wtw_1", "text": "No boasting.", "watch_class": "puffery"}]},
+                {
+                    "id": "words_to_watch",
+                    "name": "Words",
+                    "criteria": [{"id": "ww_wtw_1", "text": "No boasting.", "watch_class": "puffery"}],
+                },
             ],
         },
         {"id": "neutral", "name": "Neutral", "criteria": [{"id": "n_1", "text": "Fair to every side."}]},
@@ -62,14 +66,24 @@ def write_wlc(
     `topics` maps a reference file stem to its markdown; `systems` maps a
     system folder to {file stem: markdown}.
     """
-    topics = topics if topics is not None else {
-        "Red_Fox": article("Red Fox", "The red fox lives in many habitats."),
-        "Blue_Lake": article("Blue Lake", "Blue Lake is a cold lake."),
-    }
-    systems = systems if systems is not None else {
-        "agent_a": {"Red_Fox": article("Red Fox", "Foxes hunt at night [1].\n\n## References\n[1] https://example.org/fox"),
-                    "Blue_Lake": article("Blue Lake", "A lake (https://example.org/lake) that is blue.")},
-    }
+    topics = (
+        topics
+        if topics is not None
+        else {
+            "Red_Fox": article("Red Fox", "The red fox lives in many habitats."),
+            "Blue_Lake": article("Blue Lake", "Blue Lake is a cold lake."),
+        }
+    )
+    systems = (
+        systems
+        if systems is not None
+        else {
+            "agent_a": {
+                "Red_Fox": article("Red Fox", "Foxes hunt at night [1].\n\n## References\n[1] https://example.org/fox"),
+                "Blue_Lake": article("Blue Lake", "A lake (https://example.org/lake) that is blue."),
+            },
+        }
+    )
     bench = root / "data" / benchmark
     article_dir = bench / "wiki_data" / "cleaned_data" / "article"
     article_dir.mkdir(parents=True)

@@ -31,6 +31,9 @@ chat requests the server held at once, so tests count concurrency instead of tim
 
 ``refuse_schema = True`` makes it answer every request that carries a
 ``response_format`` with a 400 naming it, as endpoints without structured output do.
+``accepted_keys`` (a set; None: any key) makes it answer a chat request whose bearer token
+is not in it with a 401, and ``models`` (a set; None: any model) a request for another model
+with a 404 naming the model, as OpenAI does for a wrong key or an unknown model.
 
 Billing and ids, as a provider's usage export would show them: every response carries
 an ``x-request-id`` header (``req-fake-<n>``) and every completion an ``id``
@@ -87,7 +90,6 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-
 __all__ = ["FakeLLM", "FAULTS", "default_policy", "shared_server"]
 
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
@@ -140,6 +142,8 @@ class FakeLLM:
         self.policy = policy or default_policy
         self.cached_tokens = 0
         self.refuse_schema = False
+        self.accepted_keys: set[str] | None = None
+        self.models: set[str] | None = None
         self.requests: list[dict] = []
         self.authorizations: list[str] = []  # the Authorization header of each request, in order
         self.arrivals: list[float] = []  # time.monotonic() as each request arrived, in order
@@ -187,9 +191,7 @@ class FakeLLM:
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
         host, port = self._server.server_address[:2]
         self.base_url = f"http://{host}:{port}/v1"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm", daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -247,6 +249,8 @@ class FakeLLM:
         self.policy = policy or default_policy
         self.cached_tokens = 0
         self.refuse_schema = False
+        self.accepted_keys = None
+        self.models = None
 
     # -------------------------------------------------------------- answers
 
@@ -295,9 +299,7 @@ class FakeLLM:
 
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
-        user_message = next(
-            (_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), ""
-        )
+        user_message = next((_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), "")
         verdicts = [
             {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}
             for key in criterion_keys(user_message)
@@ -320,7 +322,12 @@ class FakeLLM:
             "prompt_tokens_details": {"cached_tokens": min(self.cached_tokens, prompt_tokens)},
         }
         if fault == "no_choices":
-            return {"id": f"chatcmpl-fake-{number}", "object": "chat.completion", "error": {"message": "the upstream model is overloaded"}, "usage": usage}
+            return {
+                "id": f"chatcmpl-fake-{number}",
+                "object": "chat.completion",
+                "error": {"message": "the upstream model is overloaded"},
+                "usage": usage,
+            }
         return {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
@@ -350,8 +357,13 @@ class FakeLLM:
     def _file_made(self, content: bytes, filename: str, purpose: str) -> dict:
         number = self._next_number()
         made = {
-            "id": f"file-fake-{number}", "object": "file", "bytes": len(content), "created_at": int(time.time()),
-            "filename": filename, "purpose": purpose, "status": "processed",
+            "id": f"file-fake-{number}",
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
         }
         with self._batch_lock:
             self._files[made["id"]] = {"object": made, "content": content}
@@ -387,10 +399,16 @@ class FakeLLM:
                 newest_first = newest_first[ids.index(after) + 1 :] if after in ids else []
             limit = int((query.get("limit") or ["20"])[0])
             page = newest_first[:limit]
-            handler._send(200, {
-                "object": "list", "data": page, "first_id": page[0]["id"] if page else None,
-                "last_id": page[-1]["id"] if page else None, "has_more": len(newest_first) > limit,
-            })
+            handler._send(
+                200,
+                {
+                    "object": "list",
+                    "data": page,
+                    "first_id": page[0]["id"] if page else None,
+                    "last_id": page[-1]["id"] if page else None,
+                    "has_more": len(newest_first) > limit,
+                },
+            )
         elif method == "GET" and kind == "batches" and len(rest) == 1:
             found = self._batch_advance(rest[0])
             if found is None:
@@ -445,11 +463,24 @@ class FakeLLM:
         number = self._next_number()
         now = int(time.time())
         batch = {
-            "id": f"batch_fake_{number}", "object": "batch", "endpoint": body["endpoint"], "errors": None,
-            "input_file_id": body["input_file_id"], "completion_window": "24h", "status": "validating",
-            "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": None,
-            "expires_at": now + 86_400, "completed_at": None, "expired_at": None, "cancelling_at": None, "cancelled_at": None,
-            "request_counts": {"total": 0, "completed": 0, "failed": 0}, "metadata": body.get("metadata"),
+            "id": f"batch_fake_{number}",
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "errors": None,
+            "input_file_id": body["input_file_id"],
+            "completion_window": "24h",
+            "status": "validating",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": now,
+            "in_progress_at": None,
+            "expires_at": now + 86_400,
+            "completed_at": None,
+            "expired_at": None,
+            "cancelling_at": None,
+            "cancelled_at": None,
+            "request_counts": {"total": 0, "completed": 0, "failed": 0},
+            "metadata": body.get("metadata"),
         }
         custom_ids = []
         for line in source["content"].splitlines():
@@ -537,8 +568,13 @@ class FakeLLM:
                 content = "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")
                 number = self._next_number()
                 made = {
-                    "id": f"file-fake-{number}", "object": "file", "bytes": len(content), "created_at": now,
-                    "filename": f"{batch['id']}_{kind[:-8]}.jsonl", "purpose": "batch_output", "status": "processed",
+                    "id": f"file-fake-{number}",
+                    "object": "file",
+                    "bytes": len(content),
+                    "created_at": now,
+                    "filename": f"{batch['id']}_{kind[:-8]}.jsonl",
+                    "purpose": "batch_output",
+                    "status": "processed",
                 }
                 self._files[made["id"]] = {"object": made, "content": content}
                 batch[kind] = made["id"]
@@ -608,6 +644,19 @@ class FakeLLM:
                 client_request_id = self.headers.get("X-Client-Request-Id", "")
                 number = self.number = fake._record(body, self.headers.get("Authorization", ""), client_request_id)
                 self.client_request_id = client_request_id
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                if fake.accepted_keys is not None and token not in fake.accepted_keys:
+                    self._error(
+                        401,
+                        f"Incorrect API key provided: {token[:3]}***. You can find your API key in your account.",
+                        "invalid_request_error",
+                    )
+                    return
+                if fake.models is not None and body.get("model") not in fake.models:
+                    self._error(
+                        404, f"The model `{body.get('model')}` does not exist or you do not have access to it.", "invalid_request_error"
+                    )
+                    return
                 wait = fake._over_the_limit()
                 if wait is not None:
                     self._error(429, "too many requests per minute", "rate_limit_error", {"Retry-After": str(max(1, math.ceil(wait)))})
@@ -660,3 +709,28 @@ def shared_server() -> FakeLLM:
             _shared = FakeLLM()
             _shared.start()
         return _shared
+
+
+def main() -> None:
+    """`python -m tests.llm_server [--port 8001] [--latency 0.2]`: serves until Ctrl-C, for trying judges by hand
+    (the demo's `loopback` endpoint is http://127.0.0.1:8001/v1)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible endpoint on 127.0.0.1 (any key, any model).")
+    parser.add_argument("--port", type=int, default=8001)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args()
+    server = FakeLLM(latency=args.latency)
+    server._server = _Server(("127.0.0.1", args.port), server._handler_class())
+    server.base_url = f"http://127.0.0.1:{args.port}/v1"
+    print(f"Serving a fake OpenAI-compatible endpoint at {server.base_url} (Ctrl-C stops it)", flush=True)
+    try:
+        server._server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -57,7 +57,17 @@ def test_it_writes_nothing_when_any_entry_is_bad(alice, django_user_model):
     before = usernames()
     with pytest.raises(ValidationError) as raised:
         accounts_create(
-            entries=["fine", "bad name", "carol@", "a,b@uni.edu,c", "Alice", "gus,other@uni.edu", "hal,gus@uni.edu", "ivy", "ivy,ivy@uni.edu"],
+            entries=[
+                "fine",
+                "bad name",
+                "carol@",
+                "a,b@uni.edu,c",
+                "Alice",
+                "gus,other@uni.edu",
+                "hal,gus@uni.edu",
+                "ivy",
+                "ivy,ivy@uni.edu",
+            ],
             base_url=BASE,
         )
     messages = raised.value.messages
@@ -196,16 +206,13 @@ def test_it_reports_a_missing_campaign_or_address(settings):
 
 
 def test_it_shows_the_page_to_staff_only(client, alice, rachel):
+    # Who may open the page at all: tests/test_access.py.
     url = reverse("accounts-new")
-    response = client.get(url)
-    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
     client.force_login(alice)
-    assert client.get(url).status_code == 403
     assert client.post(url, {"entries": "dora"}).status_code == 403
     client.force_login(rachel)
     page = client.get(url)
     assert page.status_code == 200 and b"New accounts" in page.content and b"3 days" in page.content
-    assert client.put(url).status_code == 405
     assert not User.objects.filter(username="dora").exists()
     assert reverse("accounts-new").encode() in client.get(reverse("campaign-list")).content  # the staff navigation
 

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotate.answers import shorten
 from annotate.models import Article, Assignment, Criterion, Label, LabelChange, System
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
@@ -31,7 +32,7 @@ def leaks(html: str) -> list[str]:
     for article in Article.objects.all():
         if article.source and article.source in html:
             found.append(article.source)
-    for hint in ("http://", "https://", "www.", "example.org", "href=\"/topics"):
+    for hint in ("http://", "https://", "www.", "example.org", 'href="/topics'):
         if hint in html:
             found.append(hint)
     return found
@@ -61,15 +62,29 @@ def test_it_keeps_every_annotator_facing_response_blind(client, alice, work, cam
         (200, client.post(label_url, {"position": "1", "rationale": "clearer prose"}, HTTP_HX_REQUEST="true")),
         (422, client.post(label_url, {"position": "tie"}, HTTP_HX_REQUEST="true")),  # a strict campaign: no ties
         (422, client.post(reverse("submit", args=[work.pk]))),  # 38 criteria still unanswered
-        (200, client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": "0", "end": "12", "quote": quote, "polarity": "1"}, HTTP_HX_REQUEST="true")),
-        (422, client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": "0", "end": "3", "quote": "zzz", "polarity": "1"}, HTTP_HX_REQUEST="true")),
+        (
+            200,
+            client.post(
+                reverse("span-add", args=[work.pk]),
+                {"position": "1", "start": "0", "end": "12", "quote": quote, "polarity": "1"},
+                HTTP_HX_REQUEST="true",
+            ),
+        ),
+        (
+            422,
+            client.post(
+                reverse("span-add", args=[work.pk]),
+                {"position": "1", "start": "0", "end": "3", "quote": "zzz", "polarity": "1"},
+                HTTP_HX_REQUEST="true",
+            ),
+        ),
         (200, page(client, work)),
     ]
     assert [response.status_code for _, response in responses] == [status for status, _ in responses]
     assert work.spans.get().quote == quote
     assert 'class="save-status saved"' in responses[1][1].content.decode()
     assert "does not allow ties" in responses[2][1].content.decode()
-    assert "Not submitted yet. Still missing (" in responses[3][1].content.decode()
+    assert "Not submitted yet. 38 questions still need an answer:" in responses[3][1].content.decode()
     assert quote in responses[4][1].content.decode() and quote in responses[6][1].content.decode()
     for _, response in responses:
         assert leaks(response.content.decode()) == []
@@ -81,7 +96,7 @@ def test_it_puts_the_drawn_article_on_the_left(client, alice, work):
         Assignment.objects.filter(pk=work.pk).update(a_first=a_first)
         html = page(client, work).content.decode()
         left = work.pair.article_a if a_first else work.pair.article_b
-        first_words = left.html[left.html.index("<p>") + 3:][:60]
+        first_words = left.html[left.html.index("<p>") + 3 :][:60]
         assert html.index(first_words) < html.index('class="column-label">Article 2<')
 
 
@@ -95,22 +110,15 @@ def test_it_forbids_other_peoples_work(client, bob, rachel, oscar, work):
     assert not Label.objects.exists()
 
 
-def test_it_sends_anonymous_visitors_to_log_in(client, work):
-    response = page(client, work)
-    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
-
-
-def test_it_refuses_a_get_on_a_save_url(client, alice, work):
-    client.force_login(alice)
-    assert client.get(reverse("label-save", args=[work.pk, "ww_cc_1"])).status_code == 405
-    assert client.get(reverse("submit", args=[work.pk])).status_code == 405
-
-
 def test_it_saves_one_criterion_by_htmx_and_maps_the_position(client, alice, work):
     client.force_login(alice)
     for a_first, position, winner in [(True, "1", "a"), (True, "2", "b"), (False, "1", "b"), (False, "2", "a")]:
         Assignment.objects.filter(pk=work.pk).update(a_first=a_first)
-        response = client.post(reverse("label-save", args=[work.pk, "ww_cc_1"]), {"position": position, "rationale": f"r {a_first} {position}"}, HTTP_HX_REQUEST="true")
+        response = client.post(
+            reverse("label-save", args=[work.pk, "ww_cc_1"]),
+            {"position": position, "rationale": f"r {a_first} {position}"},
+            HTTP_HX_REQUEST="true",
+        )
         assert response.status_code == 200
         assert b"Saved" in response.content
         assert b'id="progress" hx-swap-oob="true">1 / 39' in response.content
@@ -123,7 +131,7 @@ def test_it_saves_without_javascript_and_comes_back_to_the_criterion(client, ali
     assert response.status_code == 302
     assert response["Location"].endswith(f"/work/{work.pk}/#c-ww_ls_2")
     html = page(client, work).content.decode()
-    form = html[html.index('id="c-ww_ls_2"'):]
+    form = html[html.index('id="c-ww_ls_2"') :]
     form = form[: form.index("</form>")]
     assert 'value="2" checked' in form
     assert "a longer lead</textarea>" in form
@@ -157,10 +165,23 @@ def test_it_refuses_submit_in_strict_mode_with_exactly_what_is_missing(client, a
     response = client.post(reverse("submit", args=[work.pk]))
     assert response.status_code == 422
     html = response.content.decode()
-    assert "Still missing (3)" in html
-    assert "bc_2: write a rationale of at least 5 characters (2 so far)" in html
-    assert "n_3: choose a winner" in html
-    assert "n_3: write a rationale" in html
+    # One line per criterion, named by its text (shortened) and linking to it; no criterion ids.
+    gaps = re.findall(r'<li><a href="#(c-[\w-]+)" data-jump="\1">“([^”]+)”</a>: ([^<]+)</li>', html)
+    bc_2, n_3 = (Criterion.objects.get(criterion_set=work.pair.campaign.criterion_set, key=key) for key in ("bc_2", "n_3"))
+    assert gaps == [
+        ("c-bc_2", shorten(bc_2.text), "write a rationale of at least 5 characters (2 so far)"),
+        ("c-n_3", shorten(n_3.text), "choose a winner; write a rationale of at least 5 characters (0 so far)"),
+    ]
+    assert "Not submitted yet. 2 questions still need an answer:" in html
+    assert "bc_2:" not in html and "n_3:" not in html
+    # ...and again next to each criterion.
+    form = html[html.index('id="c-n_3"') :]
+    form = form[: form.index("</form>")]
+    assert (
+        '<p class="criterion-problem" role="alert">Missing: choose a winner; write a rationale of at least 5 characters (0 so far).</p>'
+        in form
+    )
+    assert html.count('class="criterion-problem"') == 2
     work.refresh_from_db()
     assert work.status == Assignment.Status.ACTIVE
 
@@ -208,13 +229,21 @@ def test_it_stores_span_feedback_by_offsets_into_the_displayed_text(client, alic
     left = work.pair.article_a if work.a_first else work.pair.article_b
     text = plain_text(left.html)
     start = text.index(" ") + 1
-    quote = text[start:start + 20]
-    response = client.post(reverse("span-add", args=[work.pk]), {"position": "1", "start": start, "end": start + 20, "quote": quote, "polarity": "-1", "comment": "vague"}, HTTP_HX_REQUEST="true")
+    quote = text[start : start + 20]
+    response = client.post(
+        reverse("span-add", args=[work.pk]),
+        {"position": "1", "start": start, "end": start + 20, "quote": quote, "polarity": "-1", "comment": "vague"},
+        HTTP_HX_REQUEST="true",
+    )
     assert response.status_code == 200
     span = work.spans.get()
     assert (span.article, span.start, span.end, span.quote, span.polarity, span.comment) == (left, start, start + 20, quote, -1, "vague")
     assert "vague" in response.content.decode()
-    wrong = client.post(reverse("span-add", args=[work.pk]), {"position": "2", "start": start, "end": start + 20, "quote": "not there", "polarity": "1"}, HTTP_HX_REQUEST="true")
+    wrong = client.post(
+        reverse("span-add", args=[work.pk]),
+        {"position": "2", "start": start, "end": start + 20, "quote": "not there", "polarity": "1"},
+        HTTP_HX_REQUEST="true",
+    )
     assert wrong.status_code == 422
     assert work.spans.count() == 1
 
@@ -231,9 +260,25 @@ def test_it_renders_the_page_in_constant_queries(client, alice, catalogue, campa
     from annotate.services import criterion_set_import
     from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
 
-    small_set, _ = criterion_set_import(rubric=RubricRecord("tiny", "Tiny", "", [CategoryRecord("c", "C", "", [CriterionRecord("x1", "One"), CriterionRecord("x2", "Two")])]))
+    small_set, _ = criterion_set_import(
+        rubric=RubricRecord(
+            "tiny", "Tiny", "", [CategoryRecord("c", "C", "", [CriterionRecord("x1", "One"), CriterionRecord("x2", "Two")])]
+        )
+    )
     small = campaign_create(name="Small", criterion_set=small_set, systems=["wikipedia", "quill_researcher"], topics=1, annotators=[alice])
     assignment = assignment_claim_next(campaign=small, user=alice)
     page(client, assignment)
     with django_assert_num_queries(6):
         page(client, assignment)
+
+
+def test_it_says_not_submitted_when_a_closed_campaign_refuses_the_submission(client, alice, work):
+    from annotate.services.campaigns import campaign_set_open
+
+    campaign_set_open(campaign=work.pair.campaign, is_open=False)
+    client.force_login(alice)
+    response = client.post(reverse("submit", args=[work.pk]))
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "<p>Not submitted:</p>" in html and "This campaign is closed" in html
+    assert 'class="criterion-problem"' not in html  # nothing to fill in: no list of missing answers

@@ -10,7 +10,6 @@ from rest_framework.test import APIClient
 from annotate.models import Assignment, Campaign, CriterionSet, Label, System
 from annotate.services import criterion_set_import
 from annotate.services.campaigns import campaign_create, campaign_set_open
-from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_missing
 from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
 
@@ -58,26 +57,6 @@ def fill_every_criterion(client: APIClient, assignment_id: int, position: str = 
 # --- who may call what ------------------------------------------------------------------
 
 
-def test_it_refuses_anonymous_callers(api_campaign, alice):
-    anonymous = APIClient()
-    assignment_id = assignment_claim_next(campaign=api_campaign, user=alice).pk
-    calls = [
-        ("get", reverse("api:campaign-list")),
-        ("get", reverse("api:campaign-detail", args=[api_campaign.pk])),
-        ("post", reverse("api:campaign-claim", args=[api_campaign.pk])),
-        ("get", reverse("api:campaign-labels", args=[api_campaign.pk])),
-        ("get", reverse("api:assignment-list")),
-        ("get", reverse("api:assignment-detail", args=[assignment_id])),
-        ("put", label_url(assignment_id, "ww_cc_1")),
-        ("put", reverse("api:overall-save", args=[assignment_id])),
-        ("post", reverse("api:assignment-submit", args=[assignment_id])),
-    ]
-    for method, url in calls:
-        response = getattr(anonymous, method)(url)
-        assert response.status_code in (401, 403), (method, url, response.status_code)
-    assert not Assignment.objects.exclude(pk=assignment_id).exists()
-
-
 def test_it_accepts_a_token_and_refuses_a_wrong_one(api_campaign, alice):
     token = Token.objects.create(user=alice)
     client = APIClient()
@@ -90,7 +69,8 @@ def test_it_accepts_a_token_and_refuses_a_wrong_one(api_campaign, alice):
 
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
     response = client.get(reverse("api:campaign-list"))
-    assert response.status_code in (401, 403)
+    # 403, not 401: session authentication comes first, and it sends no WWW-Authenticate challenge.
+    assert response.status_code == 403
     assert response.json() == {"detail": "Invalid token."}
 
 
@@ -163,11 +143,9 @@ def test_it_counts_each_annotators_assignments_once(api_campaign, alice, rachel)
     assert progress["annotators"][0]["submitted"] == 1
 
 
-def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel, oscar):
+def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel):
     url = reverse("api:campaign-labels", args=[api_campaign.pk])
-    for user in (alice, bob, oscar):
-        assert client_for(user).get(url).status_code == 403
-    assert APIClient().get(url).status_code in (401, 403)
+    assert client_for(bob).get(url).status_code == 403  # an annotator of the campaign too (the rest: tests/test_access.py)
 
     client = client_for(alice)
     assignment_id = claim(client, api_campaign)["id"]
@@ -183,8 +161,19 @@ def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel, o
     left, right = (a, b) if assignment.a_first else (b, a)
     first = rows[0]
     assert set(first) == {
-        "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
-        "winner_system", "rationale", "started_at", "saved_at", "annotator_removed",
+        "campaign",
+        "topic",
+        "criterion",
+        "rater_kind",
+        "rater",
+        "left_system",
+        "right_system",
+        "winner_system",
+        "rationale",
+        "started_at",
+        "saved_at",
+        "annotator_removed",
+        "neutral_emphasis",
     }
     assert (first["campaign"], first["rater_kind"], first["rater"]) == ("API campaign", "human", "alice")
     assert first["started_at"].endswith("Z") and first["rationale"] == REASON
@@ -384,25 +373,6 @@ def _ids(value) -> set[int]:
     if isinstance(value, list):
         return {i for item in value for i in _ids(item)}
     return set()
-
-
-def test_it_answers_405_for_wrong_methods(api_campaign, alice, rachel):
-    client = client_for(alice)
-    assignment_id = claim(client, api_campaign)["id"]
-    wrong = [
-        ("post", reverse("api:campaign-list")),
-        ("delete", reverse("api:campaign-detail", args=[api_campaign.pk])),
-        ("get", reverse("api:campaign-claim", args=[api_campaign.pk])),
-        ("post", reverse("api:assignment-list")),
-        ("post", reverse("api:assignment-detail", args=[assignment_id])),
-        ("get", label_url(assignment_id, "ww_cc_1")),
-        ("delete", label_url(assignment_id, "ww_cc_1")),
-        ("get", reverse("api:overall-save", args=[assignment_id])),
-        ("get", reverse("api:assignment-submit", args=[assignment_id])),
-    ]
-    for method, url in wrong:
-        assert getattr(client, method)(url).status_code == 405, (method, url)
-    assert client_for(rachel).post(reverse("api:campaign-labels", args=[api_campaign.pk])).status_code == 405
 
 
 def _tiny_rubric() -> CriterionSet:

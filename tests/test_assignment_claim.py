@@ -38,7 +38,9 @@ def test_it_stops_at_overlap_distinct_annotators(catalogue, django_user_model):
 
 def test_it_returns_an_untouched_claim_to_the_pool(catalogue, django_user_model):
     first, second, third = (django_user_model.objects.create_user(n) for n in ("u1", "u2", "u3"))
-    campaign = campaign_create(name="Timeout", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1, overlap=2, claim_timeout_minutes=30)
+    campaign = campaign_create(
+        name="Timeout", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1, overlap=2, claim_timeout_minutes=30
+    )
     now = timezone.now()
     stale = assignment_claim_next(campaign=campaign, user=first, now=now)
     assignment_claim_next(campaign=campaign, user=second, now=now)
@@ -62,7 +64,9 @@ def test_it_gives_nothing_from_a_closed_campaign(campaign, alice):
 
 
 def test_it_draws_both_orders(catalogue, django_user_model):
-    campaign = campaign_create(name="Orders", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], pair_mode="all", overlap=5)
+    campaign = campaign_create(
+        name="Orders", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], pair_mode="all", overlap=5
+    )
     orders = []
     for i in range(5):
         user = django_user_model.objects.create_user(f"o{i}")
@@ -79,7 +83,9 @@ def test_it_resumes_an_expired_claim_with_its_work_when_the_annotator_comes_back
     from annotate.rendering import plain_text
     from annotate.services.labelling import label_save, span_add
 
-    campaign = campaign_create(name="Come back", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=2, overlap=1, claim_timeout_minutes=30)
+    campaign = campaign_create(
+        name="Come back", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=2, overlap=1, claim_timeout_minutes=30
+    )
     now = timezone.now()
     work = assignment_claim_next(campaign=campaign, user=alice, now=now)
     criterion = Criterion.objects.filter(criterion_set=catalogue).order_by("order").first()
@@ -96,4 +102,6 @@ def test_it_resumes_an_expired_claim_with_its_work_when_the_annotator_comes_back
     assert Label.objects.get(assignment=back).rationale == "clearer lead"
     assert back.spans.get().comment == "vague"
     assert Assignment.objects.filter(annotator=alice).count() == 1
-    assert list(LabelChange.objects.filter(assignment=back, field="status").values_list("old_value", "new_value")) == [("expired", "active")]
+    assert list(LabelChange.objects.filter(assignment=back, field="status").values_list("old_value", "new_value")) == [
+        ("expired", "active")
+    ]

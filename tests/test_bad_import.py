@@ -143,11 +143,14 @@ def test_it_reports_an_unstorable_criteria_file(tmp_path, content, message):
 
 
 def test_it_skips_label_rows_with_nul_in_csv(demo_campaign, tmp_path):
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(),
-        label_row(criterion="ww_cc_2", rationale="A NUL \x00 inside."),
-        label_row(criterion="ww_cc_3", topic="Marrow\x00River"),
-    ])
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(),
+            label_row(criterion="ww_cc_2", rationale="A NUL \x00 inside."),
+            label_row(criterion="ww_cc_3", topic="Marrow\x00River"),
+        ],
+    )
 
     refused = import_labels(path)
     assert refused.code == 1
@@ -182,7 +185,9 @@ def test_it_refuses_a_labels_file_that_is_not_utf8_as_a_whole(demo_campaign, tmp
     """A file in another encoding is wrong throughout; importing its ASCII rows alone would hide that."""
     path = tmp_path / "labels.csv"
     write_csv(path, [label_row()])
-    path.write_bytes(path.read_bytes() + "Demo campaign,Marrow River,ww_cc_2,human,ext_rater,lone \ud800".encode("utf-8", "surrogatepass") + b"\n")
+    path.write_bytes(
+        path.read_bytes() + "Demo campaign,Marrow River,ww_cc_2,human,ext_rater,lone \ud800".encode("utf-8", "surrogatepass") + b"\n"
+    )
     result = import_labels(path, "--skip-bad")
     assert result.code == 1
     assert f"{path}: is not valid UTF-8 (bad byte at offset" in result.err

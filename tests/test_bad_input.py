@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from annotate.models import Campaign, Criterion, Label, LabelChange, Span, System
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import label_save
-from annotate.storable import MAX_JSON_DEPTH, form_problem, json_problem, text_problem
+from common.storable import MAX_JSON_DEPTH, form_problem, json_problem, text_problem
 
 KEY = "ww_cc_1"
 GOOD = "The first article is clearer."
@@ -225,14 +225,25 @@ def test_it_answers_404_for_huge_ids_in_urls(client, api, alice, rachel, work):
     assert client.get(f"/work/{'9' * 18}/").status_code == 403
     assert api.get(f"/api/campaigns/{'9' * 18}/").status_code == 404
     client.force_login(rachel)
-    for url in (f"/campaigns/{HUGE}/", f"/topics/{HUGE}/", f"/judges/campaign/{HUGE}/", f"/calibration/campaign/{HUGE}/", f"/api/campaigns/{HUGE}/calibration/"):
+    for url in (
+        f"/campaigns/{HUGE}/",
+        f"/topics/{HUGE}/",
+        f"/judges/campaign/{HUGE}/",
+        f"/calibration/campaign/{HUGE}/",
+        f"/api/campaigns/{HUGE}/calibration/",
+    ):
         assert client.get(url).status_code == 404, url
     assert client.get(f"/campaigns/{campaign.pk}/").status_code == 200
 
 
 def test_it_matches_no_url_for_an_id_of_19_digits():
     assert resolve(f"/work/{'9' * 18}/").kwargs == {"assignment_id": 10**18 - 1}
-    for url in (f"/work/{'1' * 19}/", f"/api/assignments/{'1' * 19}/", f"/calibration/campaign/{'1' * 19}/", f"/judges/campaign/{'1' * 19}/"):
+    for url in (
+        f"/work/{'1' * 19}/",
+        f"/api/assignments/{'1' * 19}/",
+        f"/calibration/campaign/{'1' * 19}/",
+        f"/judges/campaign/{'1' * 19}/",
+    ):
         with pytest.raises(Resolver404):
             resolve(url)
 
@@ -263,9 +274,18 @@ def test_it_refuses_a_huge_number_in_a_staff_form(client, rachel, catalogue, ali
     """Whatever the form's own bounds, the database's range never turns into a 500."""
     client.force_login(rachel)
     systems = System.objects.filter(key__in=["wikipedia", "quill_researcher"])
-    response = client.post(reverse("campaign-new"), {
-        "name": "Forever", "criterion_set": catalogue.pk, "systems": [s.pk for s in systems], "overlap": "1",
-        "pair_mode": "reference", "rationale_min_length": "10", "annotators": [alice.pk], "claim_timeout_minutes": str(10**30),
-    })
+    response = client.post(
+        reverse("campaign-new"),
+        {
+            "name": "Forever",
+            "criterion_set": catalogue.pk,
+            "systems": [s.pk for s in systems],
+            "overlap": "1",
+            "pair_mode": "reference",
+            "rationale_min_length": "10",
+            "annotators": [alice.pk],
+            "claim_timeout_minutes": str(10**30),
+        },
+    )
     assert 400 <= response.status_code < 500
     assert not Campaign.objects.filter(name="Forever").exists()

@@ -4,7 +4,9 @@ import random
 
 import pytest
 
-from annotate.blindness import FEATURE_KEYS, MIN_TOPICS, Sample, blindness_report, features_of, report_markdown
+from annotate.blindness import AS_WRITTEN, FEATURE_KEYS, MIN_TOPICS, NEUTRAL, Sample, blindness_report, features_of, launch_warning
+from annotate.blindness_features import EMPHASIS_KEYS
+from annotate.blindness_format import report_markdown
 
 # Invented filler, varied enough that articles differ in length and sentence shape.
 WORDS = "river town bridge council harbour museum station valley market school tower garden chapel road mill".split()
@@ -62,16 +64,49 @@ def test_it_measures_tables_bullets_bold_and_sentences():
         "| c |\n| --- |\n| 3 |\n"
     )
     features = features_of(text)
-    assert features["tables"] == 2
+    words = len(text.split())
+    assert features["tables_per_1k"] == pytest.approx(1000 * 2 / words)
+    # A new bullet character or a number starts a new list: three lists.
+    assert features["lists_per_1k"] == pytest.approx(1000 * 3 / words)
     # Body lines: one prose line and four list items; table rows and headings are left out.
     assert features["bullet_share"] == pytest.approx(4 / 5)
-    assert features["bold_per_1k"] == pytest.approx(1000 * 1 / len(text.split()))
+    assert features["bold_per_1k"] == pytest.approx(1000 * 1 / words)
     assert features["sentence_words"] == pytest.approx((5 + 3) / 2)
+
+
+def test_it_measures_paragraphs_as_the_page_shows_them():
+    # One paragraph a line, as the benchmark's reference files are written: three paragraphs, not one.
+    text = "# T\n\n" + "word " * 10 + "\n" + "word " * 40 + "\n" + "word " * 25 + "\n\n- a list item is not a paragraph " + "x " * 90 + "\n"
+    features = features_of(text)
+    assert features["paragraph_median"] == 25
+    assert features["paragraph_longest"] == 40
+
+
+def test_it_counts_bold_and_italic_runs_and_none_with_neutral_emphasis():
+    text = "# T\n\nThe **mill** and the __barn__ burned; *twice* said _the_ <i>Gazette</i>, in <b>1901</b>.\n"
+    words = len(text.split())
+    features = features_of(text)
+    assert features["bold_per_1k"] == pytest.approx(1000 * 3 / words)
+    assert features["italic_per_1k"] == pytest.approx(1000 * 3 / words)
+    neutral = features_of(text, neutral_emphasis=True)
+    assert neutral["bold_per_1k"] == neutral["italic_per_1k"] == 0
+    assert {k: v for k, v in neutral.items() if k not in EMPHASIS_KEYS} == {k: v for k, v in features.items() if k not in EMPHASIS_KEYS}
+
+
+def test_it_counts_a_nested_list_as_part_of_its_list_and_finds_the_deepest_heading():
+    text = "# T\n\n## A\n\n- one\n  - inner\n- two\n\n#### Deep\n\n1. x\n"
+    features = features_of(text)
+    assert features["lists_per_1k"] == pytest.approx(1000 * 2 / len(text.split()))
+    assert features["heading_depth"] == 4
+    assert features_of("# Title only\n\nText.\n")["heading_depth"] == 1
 
 
 def test_it_returns_every_feature_for_an_empty_text():
     features = features_of("")
-    assert set(features) == set(FEATURE_KEYS) and all(value == 0 for value in features.values())
+    assert set(features) == set(FEATURE_KEYS)
+    # No section heading: the title's level, 1. Everything else is zero.
+    assert features["heading_depth"] == 1
+    assert all(value == 0 for key, value in features.items() if key != "heading_depth")
 
 
 def test_it_guesses_the_reference_when_only_the_generated_side_numbers_its_headings():
@@ -126,3 +161,59 @@ def test_it_reports_an_empty_campaign_without_failing():
     report = blindness_report([])
     assert report.guessability.text == "no articles" and report.systems == []
     assert "no articles" in report_markdown(report)
+
+
+def _bold_reference_campaign(*, topics: int, seed: int) -> list[Sample]:
+    """As on the demo: only the reference bolds its subject in the first sentence."""
+    rng = random.Random(seed)
+    samples = []
+    for t in range(topics):
+        title = f"Topic {t}"
+        reference = _article(rng, title).replace(f"# {title}\n\n", f"# {title}\n\nThe **{title}** is a place. ", 1)
+        generated = _article(rng, title).replace(f"# {title}\n\n", f"# {title}\n\nThe {title} is a place. ", 1)
+        samples.append(Sample(topic=title, system="wikipedia", is_reference=True, markdown=reference))
+        samples.append(Sample(topic=title, system="agent", is_reference=False, markdown=generated))
+    return samples
+
+
+def test_it_reports_guessability_with_and_without_neutral_emphasis():
+    samples = _bold_reference_campaign(topics=30, seed=6)
+    written = blindness_report(samples)
+    assert not written.neutral_emphasis
+    assert written.guessability_by_emphasis[AS_WRITTEN] is written.guessability
+    assert written.guessability.accuracy >= 0.95 and written.guessability.low >= 0.85
+    assert written.separation[0].key == "bold_per_1k"
+    # Bold shown as plain text: nothing is left to tell them apart.
+    assert written.guessability_by_emphasis[NEUTRAL].low < 0.5
+    neutral = blindness_report(samples, neutral_emphasis=True)
+    assert neutral.neutral_emphasis
+    assert neutral.guessability_by_emphasis[NEUTRAL] is neutral.guessability
+    assert neutral.guessability.accuracy == written.guessability_by_emphasis[NEUTRAL].accuracy
+    assert neutral.guessability_by_emphasis[AS_WRITTEN].accuracy == written.guessability.accuracy
+    assert all(row.means["bold_per_1k"] == 0 for row in neutral.systems)
+    data = neutral.as_dict()
+    assert data["neutral_emphasis"] is True and set(data["guessability_by_emphasis"]) == {AS_WRITTEN, NEUTRAL}
+    assert "text" in data["guessability_by_emphasis"][AS_WRITTEN]
+    markdown = report_markdown(neutral)
+    assert "With neutral emphasis (bold and italic as plain text) (what this campaign shows):" in markdown
+    assert "With emphasis as written:" in markdown
+
+
+def test_it_gives_every_feature_its_effect_per_system():
+    report = blindness_report(_campaign(topics=20, seed=1, numbered_generated=True))
+    agent = next(row for row in report.systems if row.key == "agent")
+    assert set(agent.effects) == set(FEATURE_KEYS)
+    # No reference numbers its headings, every agent article does: the reference scores lower every time.
+    assert agent.effects["numbered_headings"] == 0.0
+    assert next(row for row in report.systems if row.key == "wikipedia").effects == {}
+    assert "| Numbered headings |  | 0.00 |" in report_markdown(report)
+
+
+def test_it_warns_before_launch_naming_the_leading_features():
+    warning = launch_warning(blindness_report(_bold_reference_campaign(topics=30, seed=6)))
+    assert warning.startswith("Annotators could tell the reference by its looks: guessability ")
+    assert "Leading features: Bold per 1,000 words (higher in the reference, AUC 1.00)" in warning
+    assert "With neutral emphasis: " in warning
+    # Near chance, or no figure at all: nothing to warn about.
+    assert launch_warning(blindness_report(_campaign(topics=40, seed=2, numbered_generated=False))) == ""
+    assert launch_warning(blindness_report(_campaign(topics=MIN_TOPICS - 1, seed=5, numbered_generated=True))) == ""

@@ -75,27 +75,6 @@ def _url(campaign) -> str:
     return reverse("campaign-blindness", args=[campaign.pk])
 
 
-def test_it_sends_anonymous_visitors_to_log_in(client, campaign):
-    response = client.get(_url(campaign))
-    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
-
-
-@pytest.mark.parametrize("who", ["alice", "oscar"])
-def test_it_refuses_annotators_and_outsiders(client, campaign, oscar, who, request):
-    client.force_login(request.getfixturevalue(who))
-    assert client.get(_url(campaign)).status_code == 403
-
-
-def test_it_refuses_post(client, rachel, campaign):
-    client.force_login(rachel)
-    assert client.post(_url(campaign)).status_code == 405
-
-
-def test_it_is_404_for_a_missing_campaign(client, rachel, db):
-    client.force_login(rachel)
-    assert client.get(reverse("campaign-blindness", args=[999999])).status_code == 404
-
-
 def test_it_shows_the_audit_to_researchers(client, rachel, campaign):
     client.force_login(rachel)
     response = client.get(_url(campaign))
@@ -122,3 +101,68 @@ def test_it_keeps_its_queries_bounded(client, rachel, catalogue, campaign, djang
         assert client.get(_url(campaign)).status_code == 200
     with django_assert_num_queries(4):
         assert client.get(_url(small)).status_code == 200
+
+
+def test_it_shows_the_effects_and_both_ways_of_showing_emphasis_on_the_page(client, rachel, campaign):
+    client.force_login(rachel)
+    html = client.get(_url(campaign)).content.decode()
+    assert "Per-system effect of each feature" in html
+    assert "With emphasis as written (what this campaign shows): 100%" in html
+    assert "With neutral emphasis (bold and italic as plain text): " in html
+    for label in (
+        "Longest paragraph",
+        "Median paragraph",
+        "Italic per 1,000 words",
+        "Lists per 1,000 words",
+        "Tables per 1,000 words",
+        "Heading depth",
+    ):
+        assert label in html
+
+
+def test_it_warns_on_the_campaign_page_before_launch_only(client, rachel, alice, campaign):
+    from annotate.services.claims import assignment_claim_next
+
+    client.force_login(rachel)
+    page = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+    # The demo's reference alone bolds its subject: 100% as written, a lower bound far above 60%.
+    assert "Annotators could tell the reference by its looks: guessability 100% (95% CI 100%–100%)" in page
+    assert "Leading features: Bold per 1,000 words (higher in the reference, AUC 1.00), Words (higher in the reference, AUC 1.00)" in page
+    assert 'class="warning blindness-warning"' in page
+    assignment_claim_next(campaign=campaign, user=alice)
+    assert "blindness-warning" not in client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+
+
+def test_it_does_not_warn_when_the_looks_give_little_away(client, rachel, catalogue):
+    # One topic: no figure, so nothing to warn about.
+    tiny = campaign_create(name="One topic", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1)
+    client.force_login(rachel)
+    assert "blindness-warning" not in client.get(reverse("campaign-detail", args=[tiny.pk])).content.decode()
+
+
+def test_it_names_the_presentation_features_on_the_sample(sample_path):
+    from tests.helpers import run
+
+    assert run("import_wlc", str(sample_path), "--quiet-progress").code == 0
+    systems = "wikipedia,deep_researcher,doubao,gemini_3_pro,langchain_w_gpt5,qwen,tongyi"
+    assert run("create_campaign", "--name", "Sample", "--criteria", "wiki_writing_criteria", "--systems", systems).code == 0
+    out = _run("--campaign", "Sample")
+    assert "n = 140 articles on 20 topics" in out
+    for label in (
+        "Median paragraph (mean)",
+        "Longest paragraph (mean)",
+        "Bold per 1,000 words (mean)",
+        "Italic per 1,000 words (mean)",
+        "Lists per 1,000 words (mean)",
+        "Tables per 1,000 words (mean)",
+        "Heading depth (mean)",
+    ):
+        assert f"| {label} |" in out
+    assert "With neutral emphasis (bold and italic as plain text): " in out
+    data = json.loads(_run("--campaign", "Sample", "--format", "json"))
+    reference = next(row for row in data["systems"] if row["key"] == "wikipedia")
+    # Paragraphs as written: the reference's longest paragraph is about 200 words, not about 480.
+    assert 150 <= reference["means"]["paragraph_longest"] <= 260
+    for row in data["systems"]:
+        if not row["is_reference"]:
+            assert set(row["effects"]) == set(data["systems"][0]["means"])

@@ -106,15 +106,14 @@ def answer(page, key: str, previous: str | None, *, position: str, rationale: st
     form = page.locator(f"#{form_id}")
     textarea = form.locator("textarea[name=rationale]")
     if keyboard:
-        # From the previous criterion (or from nothing on a fresh page) `j` moves here.
-        if previous is not None and active_id(page) != f"c-{previous}":
-            page.locator(f"#c-{previous}").focus()
-        page.keyboard.press("j")
+        # The page opens on the first unanswered criterion; from the previous one `n` moves here.
+        if active_id(page) != form_id:
+            if previous is not None and active_id(page) != f"c-{previous}":
+                page.locator(f"#c-{previous}").focus()
+            page.keyboard.press("n")
         assert active_id(page) == form_id
+        # Choosing puts the cursor in the rationale.
         page.keyboard.press(position)
-        # Tab reaches the checked radio, then the text box.
-        page.keyboard.press("Tab")
-        page.keyboard.press("Tab")
         assert page.evaluate("() => document.activeElement.name") == "rationale"
     else:
         form.locator(f"input[name=position][value='{position}']").click()
@@ -155,12 +154,15 @@ def label_the_whole_pair(page, assignment: Assignment, *, seed: int) -> dict[str
             page.reload()
             assert_page_shows(page, answers)
             assert page.locator("#progress").inner_text() == "20 / 39"
-            assert page.locator("form.criterion.answered").count() == 20
+            assert page.locator("form.criterion.complete").count() == 20
+            assert active_id(page) == f"c-{keys[20]}"  # a reload lands on the first unanswered criterion
     assert page.locator("#progress").inner_text() == "39 / 39"
     return answers
 
 
-@pytest.mark.parametrize(("username", "a_first", "seed"), [("annotator1", True, 1), ("annotator2", False, 2)], ids=["a-on-left", "b-on-left"])
+@pytest.mark.parametrize(
+    ("username", "a_first", "seed"), [("annotator1", True, 1), ("annotator2", False, 2)], ids=["a-on-left", "b-on-left"]
+)
 def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_systems(page, live_demo, username, a_first, seed):
     log_in(page, username, f"demo-{username}")
     assignment = start_next_pair(page)
@@ -215,7 +217,8 @@ def test_it_retries_a_failed_save(page, live_demo):
     form.locator("input[name=position][value='1']").click()
     status = form.locator(".save-status")
     page.wait_for_function("() => window.__inflight === 0")
-    assert status.inner_text() == "Not saved (500); retrying in 2 s"
+    # A 500 may come after the commit: the page cannot know, so it says "not confirmed" and sends it again.
+    assert status.inner_text() == "Not confirmed (500); trying again in 1 s"
     assert not Label.objects.filter(assignment=assignment).exists()
 
     wait_saved(page, f"c-{key}")
@@ -229,14 +232,18 @@ def test_it_stops_retrying_a_refused_save_and_keeps_the_text(page, live_demo):
     assignment = start_next_pair(page)
     key = Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order").values_list("key", flat=True)[0]
     posts = []
-    page.on("request", lambda request: posts.append(request.url) if request.method == "POST" and f"/criteria/{key}/" in request.url else None)
+    page.on(
+        "request", lambda request: posts.append(request.url) if request.method == "POST" and f"/criteria/{key}/" in request.url else None
+    )
     form = page.locator(f"#c-{key}")
     textarea = form.locator("textarea[name=rationale]")
     status = form.locator(".save-status")
 
     # A NUL cannot be typed on a keyboard; pasted text can hold one.
     textarea.evaluate("t => { t.value = 'Clearer \\u0000 prose.'; t.dispatchEvent(new Event('input', { bubbles: true })); }")
-    page.wait_for_function("() => window.__inflight === 0 && document.querySelector('#c-%s .save-status').textContent.startsWith('Not saved')" % key)
+    page.wait_for_function(
+        "() => window.__inflight === 0 && document.querySelector('#c-%s .save-status').textContent.startsWith('Not saved')" % key
+    )
     assert status.inner_text().startswith("Not saved: The field 'rationale' contains a NUL character (U+0000)")
     assert "failed" in (status.get_attribute("class") or "")
     assert len(posts) == 1

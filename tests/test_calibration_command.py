@@ -32,23 +32,55 @@ def test_it_writes_every_format(calibration_campaign, tmp_path):
 
 def test_it_writes_to_standard_output_with_the_options(calibration_campaign):
     result = run(
-        "calibration_report", "--campaign", calibration_campaign.name, "--out", "-", "--rounds", "0", "--seed", "7",
-        "--reference", "atlas_agent", "--include-unsubmitted",
+        "calibration_report",
+        "--campaign",
+        calibration_campaign.name,
+        "--out",
+        "-",
+        "--rounds",
+        "0",
+        "--seed",
+        "7",
+        "--reference",
+        "atlas_agent",
+        "--include-unsubmitted",
     )
     assert result.code == 0, result.err
     report = json.loads(result.out)
     assert report["parameters"] == {
-        "rounds": 0, "seed": 7, "reference": "atlas_agent", "include_unsubmitted": True,
-        "confidence_level": 0.95, "small_n_threshold": 30, "bootstrap_unit": "pair",
-        "anchor": {"kind": "reference", "system": "atlas_agent", "score": 1000.0, "text": "atlas_agent = 1000; win rates are against atlas_agent"},
-        "ensembles": [], "ensemble_tie_rule": "no strict majority of the members: tie",
+        "rounds": 0,
+        "seed": 7,
+        "reference": "atlas_agent",
+        "include_unsubmitted": True,
+        "confidence_level": 0.95,
+        "small_n_threshold": 30,
+        "bootstrap_unit": "pair",
+        "anchor": {
+            "kind": "reference",
+            "system": "atlas_agent",
+            "score": 1000.0,
+            "text": "atlas_agent = 1000; win rates are against atlas_agent",
+            "systems": ["atlas_agent"],
+        },
+        "ensembles": [],
+        "ensemble_tie_rule": "no strict majority of the members: tie",
+        "neutral_emphasis": False,
+        "min_pairs_for_ci": 10,
+        "interval_rule": "an estimate resting on fewer than 10 pairs has no interval: too few pairs for an interval",
+        "tie_tolerance": 1e-06,
+        "swap_policy": "tie",
+        "unparsable": "drop",
+        "convention": "an item judged in both orders counts once: the verdict both orders agree on, else a tie; "
+        "verdicts the judge failed to give (units left in error) are left out",
     }
 
 
 def test_it_replaces_an_existing_file_whole(calibration_campaign, tmp_path):
     out = tmp_path / "report.md"
     out.write_text("old report", encoding="utf-8")
-    assert run("calibration_report", "--campaign", calibration_campaign.name, "--format", "md", "--out", str(out), "--rounds", "0").code == 0
+    assert (
+        run("calibration_report", "--campaign", calibration_campaign.name, "--format", "md", "--out", str(out), "--rounds", "0").code == 0
+    )
     assert out.read_text(encoding="utf-8").startswith("# Calibration report: Calib")
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
 

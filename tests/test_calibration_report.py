@@ -70,7 +70,11 @@ def test_it_computes_biases_and_costs_by_hand(hand):
     _, report = hand
     sharp, cheap = judge(report, "sharp"), judge(report, "cheap")
     # cheap changes its verdict with the order on p1 c2 and p2 c1: 4 of 6 swapped items are consistent.
-    assert (cheap["position_consistency"], cheap["position_consistency_n"], cheap["n_swapped_items"]) == (pytest.approx(4 / 6, abs=1e-6), 6, 6)
+    assert (cheap["position_consistency"], cheap["position_consistency_n"], cheap["n_swapped_items"]) == (
+        pytest.approx(4 / 6, abs=1e-6),
+        6,
+        6,
+    )
     # A first: 6 of 6 pick the first; B first: 2 of 6 pick B.
     assert (cheap["first_position_rate"], cheap["first_position_rate_n"]) == (pytest.approx(8 / 12, abs=1e-6), 12)
     assert sharp["position_consistency"] is None and sharp["position_consistency_ci"] is None and sharp["position_consistency_n"] == 0
@@ -105,11 +109,12 @@ def test_it_compares_judges_and_recommends_one(hand):
     [comparison] = report["comparisons"]
     assert (comparison["a"], comparison["b"], comparison["n"], comparison["n_pairs"]) == ("sharp", "cheap", 12, 2)
     assert comparison["difference"] == pytest.approx(7 / 12, abs=1e-6)
-    # Per pair, sharp is ahead by 3/6 and 4/6: every resample is positive.
-    assert comparison["significant"] and comparison["ci"][0] > 0
+    # Two pairs are too few for an interval: none is shown, so the difference cannot be called significant.
+    assert comparison["ci"] is None and comparison["ci_note"] == "too few pairs for an interval" and not comparison["significant"]
     assert report["pareto_frontier"] == ["cheap", "sharp"]
-    assert report["recommended_judge"] == "sharp"
+    assert report["recommended_judge"] == "sharp" and report["tied_for_best"] == ["sharp"]
     assert report["recommendation"].startswith("Use sharp") and "USD per judged pair" in report["recommendation"]
+    assert "could not be compared with it (cheap: no paired comparison on 10 pairs or more)" in report["recommendation"]
 
 
 def test_it_ranks_systems_for_the_humans_and_each_judge(hand):

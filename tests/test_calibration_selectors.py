@@ -29,12 +29,20 @@ def test_it_maps_winners_first_and_longer_systems_for_both_orders(alice, bob):
     s1, s2 = str(p1.pk), str(p2.pk)
     # Longer article: wikipedia (120 words) beats atlas_agent (60); quill_researcher (200) beats wikipedia.
     assert rows(table, "human:alice") == {
-        (s1, "c1", WIKI, WIKI, WIKI), (s1, "c2", ATLAS, WIKI, WIKI), (s1, "c3", WIKI, WIKI, WIKI),
-        (s2, "c1", QUILL, QUILL, QUILL), (s2, "c2", WIKI, QUILL, QUILL), (s2, "c3", QUILL, QUILL, QUILL),
+        (s1, "c1", WIKI, WIKI, WIKI),
+        (s1, "c2", ATLAS, WIKI, WIKI),
+        (s1, "c3", WIKI, WIKI, WIKI),
+        (s2, "c1", QUILL, QUILL, QUILL),
+        (s2, "c2", WIKI, QUILL, QUILL),
+        (s2, "c3", QUILL, QUILL, QUILL),
     }
     assert rows(table, "j") == {
-        (s1, "c1", WIKI, WIKI, WIKI), (s1, "c2", "tie", WIKI, WIKI), (s1, "c3", ATLAS, WIKI, WIKI),
-        (s2, "c1", QUILL, QUILL, QUILL), (s2, "c2", WIKI, QUILL, QUILL), (s2, "c3", "tie", QUILL, QUILL),
+        (s1, "c1", WIKI, WIKI, WIKI),
+        (s1, "c2", "tie", WIKI, WIKI),
+        (s1, "c3", ATLAS, WIKI, WIKI),
+        (s2, "c1", QUILL, QUILL, QUILL),
+        (s2, "c2", WIKI, QUILL, QUILL),
+        (s2, "c3", "tie", QUILL, QUILL),
     }
     kinds = dict(zip(table.vocab.raters, table.vocab.rater_kinds))
     assert kinds == {"human:alice": "human", "j": "judge"}
@@ -50,7 +58,9 @@ def test_it_counts_submitted_work_unless_asked_for_everything(alice, bob):
     # Bob decides one criterion of his first pair and does not submit.
     assignment = assignment_claim_next(campaign=campaign, user=bob)
     criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key="c1")
-    label_save(assignment=assignment, criterion=criterion, user=bob, position=position_from_winner(assignment, "b"), rationale="not sure yet")
+    label_save(
+        assignment=assignment, criterion=criterion, user=bob, position=position_from_winner(assignment, "b"), rationale="not sure yet"
+    )
     assert len(selectors.calibration_table(campaign=campaign)) == 6
     everything = selectors.calibration_table(campaign=campaign, include_unsubmitted=True)
     assert len(everything) == 7 and "human:bob" in everything.vocab.raters

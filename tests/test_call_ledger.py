@@ -28,7 +28,12 @@ USD = Decimal("0.00000001")
 def provider_bill(answered: list[dict], judge: Judge) -> Decimal:
     """What the loopback server's log of answered calls costs at the judge's prices."""
     return sum(
-        (token_cost(judge=judge, prompt_tokens=a["prompt_tokens"], cached_tokens=a["cached_tokens"], completion_tokens=a["completion_tokens"]) for a in answered),
+        (
+            token_cost(
+                judge=judge, prompt_tokens=a["prompt_tokens"], cached_tokens=a["cached_tokens"], completion_tokens=a["completion_tokens"]
+            )
+            for a in answered
+        ),
         Decimal(0),
     )
 
@@ -100,16 +105,20 @@ def test_it_counts_calls_in_flight_at_a_kill_as_possibly_billed_and_resumes_with
     llm_server.latency = 0.3
     command = [sys.executable, "manage.py", "run_judges", "--campaign", "Pilot", "--judge", "gpt-4.1-mini", "--concurrency", "6"]
 
-    kill_after_units(command, env, "gpt-4.1-mini", 6)
+    # Past the first round of requests, so that more jobs than workers have been queued.
+    kill_after_units(command, env, "gpt-4.1-mini", 12)
     time.sleep(2 * llm_server.latency)  # the server finishes (and bills) the requests it was holding
 
     done_at_kill = {unit for (unit,) in rows(url, "select id from judges_judgeunit where status = 'done'")}
-    assert 6 <= len(done_at_kill) < 24
+    assert 12 <= len(done_at_kill) < 24
     recorded = sum((Decimal(str(c)) for (c,) in rows(url, "select cost_usd from judges_judgecall where status = 'completed'")), Decimal(0))
     sent = rows(url, "select client_request_id, reserved_usd, unit_id from judges_judgecall where status = 'sent'")
     possibly = sum((Decimal(str(r)) for _, r, _ in sent), Decimal(0))
     billed = provider_bill(llm_server.answered, judge)
     assert sent, "some requests were in flight at the kill"
+    # Only requests handed to the network, at most one per worker: none of the jobs merely queued.
+    worst = max(Decimal(str(r)) for (r,) in rows(url, "select reserved_usd from judges_judgecall"))
+    assert len(sent) <= 6 and possibly <= 6 * worst
     # each call's cost is stored rounded to 1e-8 USD; the server's bill is summed unrounded
     rounding = USD * (len(llm_server.answered) + 1)
     assert recorded - rounding <= billed <= recorded + possibly + rounding
@@ -133,8 +142,12 @@ def test_it_counts_calls_in_flight_at_a_kill_as_possibly_billed_and_resumes_with
     bought_again = rows(url, f"select unit_id from judges_judgecall where client_request_id in ({','.join(repr(i) for i in new_ids)})")
     assert len(bought_again) == len(new_ids) == 24 - len(done_at_kill)
     assert not {unit for (unit,) in bought_again} & done_at_kill
-    # The killed run's unanswered calls stay on record, apart from the recorded cost.
+    # The killed run's unanswered calls stay on record, apart from the recorded cost, each at its own
+    # request's worst case: what the resumed run reserved for the same unit's request.
     assert rows(url, "select count(*) from judges_judgecall where status = 'sent'") == [(len(sent),)]
+    for _, reserved, unit in sent:
+        again = rows(url, f"select reserved_usd from judges_judgecall where unit_id = {int(unit)} and status = 'completed' and attempt = 1")
+        assert again and Decimal(str(again[-1][0])) == Decimal(str(reserved))
     report = subprocess.run(
         [sys.executable, "manage.py", "calibration_report", "--campaign", "Pilot", "--rounds", "0"], cwd=REPO, env=env,
         capture_output=True, text=True, timeout=120,
@@ -152,11 +165,13 @@ def test_it_shows_recorded_and_possibly_billed_costs_on_the_run_page(client, cam
         judge=llm_judge, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True
     )
     for attempt, reserved in ((1, "0.02"), (2, "0.03")):
-        JudgeCall.objects.create(unit=unit, run=run, attempt=attempt, status=JudgeCall.Status.SENT, reserved_usd=Decimal(reserved), request_hash="h")
+        JudgeCall.objects.create(
+            unit=unit, run=run, attempt=attempt, status=JudgeCall.Status.SENT, reserved_usd=Decimal(reserved), request_hash="h"
+        )
     client.force_login(rachel)
     html = client.get(reverse("judge-campaign", args=[campaign.pk])).content.decode()
     assert "+ up to 0.05000000 possibly billed (2 calls sent, no answer recorded)" in html
-    assert "<td class=\"num\">0.05000000 (2 calls)</td>" in html
+    assert '<td class="num">0.05000000 (2 calls)</td>' in html
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
     assert "+ up to 0.05000000 in flight" in client.get(reverse("judge-campaign", args=[campaign.pk])).content.decode()
 

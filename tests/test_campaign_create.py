@@ -16,7 +16,9 @@ def test_it_pairs_the_reference_with_each_other_system(campaign):
 
 
 def test_it_pairs_every_two_systems_on_request(catalogue):
-    campaign = campaign_create(name="All", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], pair_mode="all", topics=2)
+    campaign = campaign_create(
+        name="All", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], pair_mode="all", topics=2
+    )
     assert campaign.pairs.count() == 2 * 3
 
 
@@ -32,8 +34,21 @@ def test_it_refuses_bad_settings_with_every_reason(catalogue, alice):
 
 def test_it_creates_a_campaign_from_the_command_line(catalogue, alice, bob):
     result = run(
-        "create_campaign", "--name", "Cli", "--criteria", "wiki_writing", "--systems", "wikipedia,atlas_agent",
-        "--topics", "3", "--overlap", "2", "--allow-tie", "--annotators", "alice,bob", "--overall",
+        "create_campaign",
+        "--name",
+        "Cli",
+        "--criteria",
+        "wiki_writing",
+        "--systems",
+        "wikipedia,atlas_agent",
+        "--topics",
+        "3",
+        "--overlap",
+        "2",
+        "--allow-tie",
+        "--annotators",
+        "alice,bob",
+        "--overall",
     )
     assert result.code == 0, result.err
     assert "campaign 'Cli': 3 pairs, overlap 2 (6 assignments)" in result.out

@@ -89,13 +89,6 @@ def test_it_keeps_the_member_forms_from_everybody_but_staff(client, alice, oscar
     assert not can_annotate(campaign, oscar) and can_annotate(campaign, alice)
 
 
-def test_it_answers_405_to_a_get_on_the_forms(client, rachel, alice, campaign):
-    client.force_login(rachel)
-    assert client.get(add_url(campaign)).status_code == 405
-    assert client.get(remove_url(campaign, alice)).status_code == 405
-    assert client.post(members_url(campaign)).status_code == 405
-
-
 # --- adding --------------------------------------------------------------------------------
 
 

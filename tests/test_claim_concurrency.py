@@ -78,7 +78,9 @@ def test_it_gives_one_user_sending_four_claims_at_once_a_single_assignment(roomy
 def test_it_keeps_overlap_while_claimers_work_through_a_campaign(catalogue):
     User = get_user_model()
     users = [User.objects.create_user(f"racer{i}") for i in range(8)]
-    campaign = campaign_create(name="Race", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], topics=2, overlap=2)
+    campaign = campaign_create(
+        name="Race", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], topics=2, overlap=2
+    )
 
     def work_through(user):
         while (a := assignment_claim_next(campaign=campaign, user=user)) is not None:

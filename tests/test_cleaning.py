@@ -246,9 +246,7 @@ def test_it_keeps_a_bibliography_of_works_without_urls():
     assert strip_citations(f"{text}\n\n## References\n\n{REFS}") == text
 
 
-@pytest.mark.parametrize(
-    "heading", ["## Selected bibliography", "## Notes on research coverage and sources", "## Historical sources"]
-)
+@pytest.mark.parametrize("heading", ["## Selected bibliography", "## Notes on research coverage and sources", "## Historical sources"])
 def test_it_keeps_sections_whose_name_merely_mentions_sources(heading):
     text = f"{BODY}\n\n{heading}\n\nSome prose about it."
     assert strip_citations(text) == text

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 LOSSY = (
     "Otters live along the coast [1].\n\n"
-    "## Notes\n\nThis note describes in some detail how the otters were counted from small boats.\n\n"
+    "## Notes\n\nThis note describes in detail how the cited otters were counted from small boats.\n\n"
     "## References\n\n[1] https://example.org/otters\n"
 )
 
@@ -74,26 +74,6 @@ def url(topic, system="agent_a"):
     return f"/topics/{topic.pk}/removed/{system}/"
 
 
-def test_it_sends_anonymous_visitors_to_log_in(client, imported):
-    response = client.get(url(imported))
-    assert response.status_code == 302 and "/login" in response["Location"]
-
-
-def test_it_refuses_annotators(client, alice, imported):
-    client.force_login(alice)
-    assert client.get(url(imported)).status_code == 403
-
-
-def test_it_refuses_outsiders(client, oscar, imported):
-    client.force_login(oscar)
-    assert client.get(url(imported)).status_code == 403
-
-
-def test_it_allows_only_get(client, rachel, imported):
-    client.force_login(rachel)
-    assert client.post(url(imported)).status_code == 405
-
-
 def test_it_answers_404_for_a_system_without_an_article(client, rachel, imported):
     client.force_login(rachel)
     assert client.get(url(imported, "nobody")).status_code == 404
@@ -125,3 +105,20 @@ def test_it_reads_the_page_in_a_few_queries(client, rachel, imported, django_ass
     client.force_login(rachel)
     with django_assert_max_num_queries(6):
         assert client.get(url(imported)).status_code == 200
+
+
+def test_it_reports_a_table_kept_under_a_references_heading(tmp_path, client, rachel):
+    credits = (
+        "The opera opened in 2001.\n\n## 9. References and Data Sources\n\n"
+        "1. Berg, A. (2001). Opera now. https://example.org/berg\n\n"
+        "| Role | Name | Country |\n|---|---|---|\n| Conductor | Anna Berg | Sweden |\n"
+    )
+    systems = {"agent_a": {"Red_Fox": article("Red Fox", credits), "Blue_Lake": article("Blue Lake", "A lake.")}}
+    assert run("import_wlc", str(write_wlc(tmp_path, systems=systems)), "--quiet-progress").code == 0
+    data = json.loads(run("cleaning_report", "--format", "json").out)
+    fox = next(r for r in data["articles"] if r["system"] == "agent_a" and r["topic"] == "Red Fox")
+    assert fox["kept_reference_sections"] == ["9. References and Data Sources"] and fox["removed_sections"] == []
+    assert fox["flags"] == ["kept 11 words under the reference heading '9. References and Data Sources' (removed 4: its citation list)"]
+    client.force_login(rachel)
+    body = client.get(url(Topic.objects.get(title="Red Fox"))).content.decode()
+    assert "Kept under a reference heading" in body and "<td>9. References and Data Sources</td><td>11</td><td>4</td>" in body

@@ -112,8 +112,7 @@ def test_it_drops_source_commentary_after_the_references():
 
 def test_it_keeps_a_sources_heading_in_the_middle_of_the_article():
     text = (
-        "# River\n\nA river.\n\n## Sources of the river\n\nIts sources were verified by a survey in 1870.\n\n"
-        "## Course\n\nIt flows north."
+        "# River\n\nA river.\n\n## Sources of the river\n\nIts sources were verified by a survey in 1870.\n\n## Course\n\nIt flows north."
     )
     assert strip_citations(text) == text
 

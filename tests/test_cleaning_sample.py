@@ -14,7 +14,6 @@ import pytest
 from annotate.cleaning import clean_article, count_words
 
 
-
 def _articles(data: Path):
     wiki = sorted((data / "wiki_data" / "cleaned_data" / "article").glob("*.md"))
     systems = sorted((data / "test_data").glob("*/md_data/*.md"))
@@ -67,9 +66,9 @@ def test_it_leaves_no_citation_marker_in_any_sample_article(displayed):
         for name, rx in MARKERS.items():
             m = rx.search(shown)
             if m:
-                problems.append(f"{system}/{stem}: {name} in {shown[max(0, m.start() - 50):m.end() + 30]!r}")
+                problems.append(f"{system}/{stem}: {name} in {shown[max(0, m.start() - 50) : m.end() + 30]!r}")
         for m in REF_HEADING.finditer(shown):
-            if m.group(1).lower() == "bibliography" and "http" not in shown[m.end():]:
+            if m.group(1).lower() == "bibliography" and "http" not in shown[m.end() :]:
                 continue  # a list of works, not of sources
             problems.append(f"{system}/{stem}: reference heading {m.group(0).strip()!r}")
     assert not problems, "\n".join(problems)
@@ -133,8 +132,7 @@ def _trim_trailing_entries(text):
     """Drop a final run of lines that are only reference entries / URLs."""
     lines = text.rstrip().split("\n")
     while lines and (
-        not lines[-1].strip()
-        or re.fullmatch(r"\s*(?:[-*]\s*)?(?:\[\d+\]\s*\S.*|\d+\.\s.*https?:.*|<?https?:\S*>?)\s*", lines[-1])
+        not lines[-1].strip() or re.fullmatch(r"\s*(?:[-*]\s*)?(?:\[\d+\]\s*\S.*|\d+\.\s.*https?:.*|<?https?:\S*>?)\s*", lines[-1])
     ):
         lines.pop()
     return "\n".join(lines)
@@ -223,8 +221,8 @@ def test_it_loses_no_prose_words_in_any_sample_article(displayed):
             i = _first_difference(want, got)
             problems.append(
                 f"{system}/{stem}: {len(want)} raw prose words vs {len(got)} displayed; first difference "
-                f"at word {i}:\n    raw:       {' '.join(want[max(0, i - 8):i + 8])}\n"
-                f"    displayed: {' '.join(got[max(0, i - 8):i + 8])}"
+                f"at word {i}:\n    raw:       {' '.join(want[max(0, i - 8) : i + 8])}\n"
+                f"    displayed: {' '.join(got[max(0, i - 8) : i + 8])}"
             )
     summary = "\n".join(
         f"  {system:18s} raw {raw_n:7d} words, displayed {shown_n:7d} ({shown_n / raw_n:.1%})"

@@ -28,10 +28,29 @@ from tests.helpers import run
 # or another test's values must not leak into the subprocesses.
 SERVER_VARIABLES = {
     "DJANGO_ALLOW_ASYNC_UNSAFE",
-    "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE",
-    "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
-    "TRUST_PROXY_HEADERS", "DATABASE_URL", "CONN_MAX_AGE", "STATIC_ROOT", "LOG_LEVEL", "AXES_FAILURE_LIMIT",
-    "AXES_COOLOFF_MINUTES", "HOST", "PORT", "WEB_WORKERS", "WEB_THREADS", "FORWARDED_ALLOW_IPS",
+    "SECRET_KEY",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "SECURE_SSL_REDIRECT",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "TRUST_PROXY_HEADERS",
+    "DATABASE_URL",
+    "CONN_MAX_AGE",
+    "STATIC_ROOT",
+    "LOG_LEVEL",
+    "AXES_FAILURE_LIMIT",
+    "AXES_IP_FAILURE_LIMIT",
+    "AXES_COOLOFF_MINUTES",
+    "HOST",
+    "PORT",
+    "WEB_WORKERS",
+    "WEB_THREADS",
+    "FORWARDED_ALLOW_IPS",
 }
 # The values README "Deploy" documents for `check --deploy` (plus a fresh SECRET_KEY).
 DOCUMENTED = {
@@ -56,7 +75,11 @@ def environment(**values: str) -> dict[str, str]:
 def python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", "import django; django.setup()\n" + code],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -111,13 +134,29 @@ def test_it_keeps_local_defaults_without_https_or_proxy():
 
 
 def test_it_reads_the_server_values_and_keeps_postgresql_connections():
-    env = environment(**DOCUMENTED, SECRET_KEY="x", DATABASE_URL="postgres://pairwise@db.example.org:5432/pairwise",
-                      AXES_FAILURE_LIMIT="3", AXES_COOLOFF_MINUTES="60")
+    env = environment(
+        **DOCUMENTED,
+        SECRET_KEY="x",
+        DATABASE_URL="postgres://pairwise@db.example.org:5432/pairwise",
+        AXES_FAILURE_LIMIT="3",
+        AXES_COOLOFF_MINUTES="60",
+    )
     result = python(REPORT, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
-        "True", "True", "True", "31536000", "('HTTP_X_FORWARDED_PROTO',", "'https')", "True",
-        "['https://pairwise.example.org']", "60", "True", "3", "1:00:00", "True",
+        "True",
+        "True",
+        "True",
+        "31536000",
+        "('HTTP_X_FORWARDED_PROTO',",
+        "'https')",
+        "True",
+        "['https://pairwise.example.org']",
+        "60",
+        "True",
+        "3",
+        "1:00:00",
+        "True",
     ]
 
 
@@ -199,8 +238,13 @@ def site(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("served")
     database = workdir / "site.sqlite3"
     env = environment(
-        SECRET_KEY=secrets.token_urlsafe(50), DATABASE_URL=f"sqlite:///{database}", STATIC_ROOT=str(workdir / "static"),
-        HOST="127.0.0.1", PORT=str(free_port()), WEB_WORKERS="1", WEB_THREADS="2",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        DATABASE_URL=f"sqlite:///{database}",
+        STATIC_ROOT=str(workdir / "static"),
+        HOST="127.0.0.1",
+        PORT=str(free_port()),
+        WEB_WORKERS="1",
+        WEB_THREADS="2",
     )
     prepared = python(QUEUE_A_JUDGE_RUN, env)
     assert prepared.returncode == 0, prepared.stderr

@@ -40,10 +40,14 @@ def articles_file(tmp_path, systems=("wikipedia", PYTHIA, CEREBRAS)):
     rows = []
     for title, body in TOPICS.items():
         for n, system in enumerate(systems):
-            rows.append({
-                "topic": title, "system": system, "system_name": f"Model number {n}",
-                "markdown": article(title, f"{body} Version {n} of the text, written plainly.\n\nA second paragraph {n}."),
-            })
+            rows.append(
+                {
+                    "topic": title,
+                    "system": system,
+                    "system_name": f"Model number {n}",
+                    "markdown": article(title, f"{body} Version {n} of the text, written plainly.\n\nA second paragraph {n}."),
+                }
+            )
     return jsonl(tmp_path / "dotted.jsonl", rows)
 
 
@@ -58,7 +62,9 @@ def catalogue(tmp_path):
 
 @pytest.fixture
 def campaign(catalogue, alice):
-    result = run("create_campaign", "--name", "Dotted", "--criteria", "tiny", "--systems", f"wikipedia,{PYTHIA},{CEREBRAS}", "--annotators", "alice")
+    result = run(
+        "create_campaign", "--name", "Dotted", "--criteria", "tiny", "--systems", f"wikipedia,{PYTHIA},{CEREBRAS}", "--annotators", "alice"
+    )
     assert result.code == 0, result.err
     return Campaign.objects.get(name="Dotted")
 
@@ -141,7 +147,15 @@ def test_it_refuses_a_wiki_live_challenge_folder_named_outside_the_rule(tmp_path
 
 def test_it_creates_a_campaign_with_a_dotted_reference(catalogue):
     result = run(
-        "create_campaign", "--name", "Dotted reference", "--criteria", "tiny", "--systems", f"{PYTHIA},{CEREBRAS}", "--reference", PYTHIA,
+        "create_campaign",
+        "--name",
+        "Dotted reference",
+        "--criteria",
+        "tiny",
+        "--systems",
+        f"{PYTHIA},{CEREBRAS}",
+        "--reference",
+        PYTHIA,
     )
 
     assert result.code == 0, result.err
@@ -161,7 +175,7 @@ def test_it_serves_the_compare_and_removed_pages_of_a_dotted_system(client, rach
     assert compare.status_code == 200
     page = compare.content.decode()
     assert page.count('<section class="column">') == 2
-    columns = page[page.index('<section class="column">'):]
+    columns = page[page.index('<section class="column">') :]
     assert columns.index("Model number 1") < columns.index("Model number 2")  # left: PYTHIA, as asked
     assert f'href="{removed_url}"' in page and removed_url.endswith(f"/removed/{CEREBRAS}/")
     assert removed.status_code == 200 and "Model number 2" in removed.content.decode()
@@ -169,7 +183,19 @@ def test_it_serves_the_compare_and_removed_pages_of_a_dotted_system(client, rach
 
 
 def test_it_keeps_the_annotation_page_blind_to_dotted_system_keys(client, alice, catalogue):
-    result = run("create_campaign", "--name", "Blind", "--criteria", "tiny", "--systems", f"{PYTHIA},{CEREBRAS}", "--pairs", "all", "--annotators", "alice")
+    result = run(
+        "create_campaign",
+        "--name",
+        "Blind",
+        "--criteria",
+        "tiny",
+        "--systems",
+        f"{PYTHIA},{CEREBRAS}",
+        "--pairs",
+        "all",
+        "--annotators",
+        "alice",
+    )
     assert result.code == 0, result.err
     campaign = Campaign.objects.get(name="Blind")
     assignment = assignment_claim_next(campaign=campaign, user=alice)
@@ -258,10 +284,17 @@ def test_it_runs_a_dotted_judge_on_dotted_systems(campaign):
 def wlc_results(campaign, topic: str) -> dict:
     details: dict[str, list] = {}
     for index, criterion in enumerate(campaign.criterion_set.criteria.select_related("category").order_by("order")):
-        details.setdefault(criterion.category.name, []).append({
-            "criterion_id": criterion.key, "criterion_index": index, "criterion_text": criterion.text,
-            "category": criterion.category.name, "winner": "gen", "winner_code": 2, "reason": "Clearer.",
-        })
+        details.setdefault(criterion.category.name, []).append(
+            {
+                "criterion_id": criterion.key,
+                "criterion_index": index,
+                "criterion_text": criterion.text,
+                "category": criterion.category.name,
+                "winner": "gen",
+                "winner_code": 2,
+                "reason": "Clearer.",
+            }
+        )
     return {"topic": topic, "mode": "winrate", "details": details}
 
 
@@ -302,15 +335,24 @@ def labels_rows(judges=("gpt-4.1", "claude-3.5-sonnet")) -> list[dict]:
         for system in (PYTHIA, CEREBRAS):
             for criterion in CRITERIA:
                 common = {
-                    "campaign": "Dotted", "topic": topic, "criterion": criterion, "left_system": "wikipedia", "right_system": system,
-                    "started_at": "2025-03-01T09:00:00Z", "saved_at": "2025-03-01T09:05:00Z", "model": "", "error": "",
+                    "campaign": "Dotted",
+                    "topic": topic,
+                    "criterion": criterion,
+                    "left_system": "wikipedia",
+                    "right_system": system,
+                    "started_at": "2025-03-01T09:00:00Z",
+                    "saved_at": "2025-03-01T09:05:00Z",
+                    "model": "",
+                    "error": "",
                 }
                 for n, rater in enumerate(("ext1", "ext2")):
                     winner = system if (n + len(criterion)) % 2 else "wikipedia"
                     rows.append({**common, "rater_kind": "human", "rater": rater, "winner_system": winner, "rationale": "Reads better."})
                 for judge in judges:
                     winner = system if judge == "gpt-4.1" else "wikipedia"
-                    rows.append({**common, "rater_kind": "judge", "rater": judge, "winner_system": winner, "rationale": "Because.", "model": judge})
+                    rows.append(
+                        {**common, "rater_kind": "judge", "rater": judge, "winner_system": winner, "rationale": "Because.", "model": judge}
+                    )
     return rows
 
 
@@ -362,7 +404,10 @@ def test_it_shows_dotted_names_on_the_dashboard_and_filters_by_a_dotted_judge(cl
     assert all(PLAIN_ID.fullmatch(i) for i in re.findall(r'\bid="([^"]*)"', page))
     assert filtered.status_code == 200 and "(gpt-4.1 only)" in filtered.content.decode()
     assert "<td>gpt-4.1</td>" in runs
-    assert client.get(reverse("calibration-download", args=[campaign.pk, "csv"]))["Content-Disposition"] == 'attachment; filename="calibration-Dotted.csv"'
+    assert (
+        client.get(reverse("calibration-download", args=[campaign.pk, "csv"]))["Content-Disposition"]
+        == 'attachment; filename="calibration-Dotted.csv"'
+    )
 
 
 @pytest.mark.parametrize("name", [".hidden", "a..b", "name.", "a/b", "a b", "x" * 101])

@@ -31,7 +31,17 @@ def test_it_round_trips_through_import_articles(tmp_path, django_db_blocker):
     # Re-importing the export as its raw markdown must find every article unchanged.
     lines = []
     for row in map(json.loads, out.read_text(encoding="utf-8").splitlines()):
-        lines.append(json.dumps({"topic": row["topic"], "system": row["system"], "markdown": row["raw_markdown"], "reference": row["reference"], "category": row["category"]}))
+        lines.append(
+            json.dumps(
+                {
+                    "topic": row["topic"],
+                    "system": row["system"],
+                    "markdown": row["raw_markdown"],
+                    "reference": row["reference"],
+                    "category": row["category"],
+                }
+            )
+        )
     again = tmp_path / "again.jsonl"
     again.write_text("\n".join(lines), encoding="utf-8")
     result = run("import_articles", str(again), "--benchmark", "demo")

@@ -45,7 +45,9 @@ def claim(campaign: Campaign, username: str, *, a_first: bool, opened: bool = Tr
 
 def choose(assignment: Assignment, key: str, position: str, *, minute: int = 2, rationale: str = "The lead says it plainly.") -> None:
     criterion = assignment.pair.campaign.criterion_set.criteria.get(key=key)
-    label_save(assignment=assignment, criterion=criterion, user=assignment.annotator, position=position, rationale=rationale, now=at(minute))
+    label_save(
+        assignment=assignment, criterion=criterion, user=assignment.annotator, position=position, rationale=rationale, now=at(minute)
+    )
 
 
 def finish(assignment: Assignment, *, overall: str, minute: int = 10) -> None:
@@ -64,7 +66,14 @@ def mark(assignment: Assignment, position: str, start: int, length: int, polarit
     article = pair.article_a if (position == "1") == assignment.a_first else pair.article_b
     quote = plain_text(article.html)[start : start + length]
     return span_add(
-        assignment=assignment, position=position, start=start, end=start + length, quote=quote, polarity=polarity, comment=comment, now=at(minute)
+        assignment=assignment,
+        position=position,
+        start=start,
+        end=start + length,
+        quote=quote,
+        polarity=polarity,
+        comment=comment,
+        now=at(minute),
     )
 
 
@@ -108,8 +117,19 @@ def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo_
     assert rows["annotator1", "ww_cc_1"]["winner_system"] == "wikipedia"
     assert rows["annotator2", "ww_cc_1"]["winner_system"] != "wikipedia"
     assert list(read_csv(out)[0]) == [
-        "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
-        "winner_system", "rationale", "started_at", "saved_at", "annotator_removed",
+        "campaign",
+        "topic",
+        "criterion",
+        "rater_kind",
+        "rater",
+        "left_system",
+        "right_system",
+        "winner_system",
+        "rationale",
+        "started_at",
+        "saved_at",
+        "annotator_removed",
+        "neutral_emphasis",
     ]
     assert "4 label rows written" in result.out
 
@@ -183,7 +203,7 @@ def test_it_writes_header_only_files_for_a_campaign_without_labels(demo_campaign
     assert out.read_text(encoding="utf-8").startswith("campaign,topic,criterion,rater_kind,rater,")
     assert read_csv(out) == read_csv(tmp_path / "empty.overall.csv") == read_csv(tmp_path / "empty.spans.csv") == []
     assert (tmp_path / "empty.spans.csv").read_text(encoding="utf-8").strip() == (
-        "campaign,topic,rater,left_system,right_system,system,start,end,quote,polarity,comment,created_at"
+        "campaign,topic,rater,left_system,right_system,system,start,end,quote,polarity,comment,created_at,neutral_emphasis"
     )
     assert "0 label rows written" in result.out
 
@@ -226,7 +246,8 @@ def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo_camp
     jsonl = tmp_path / "labels.jsonl"
     run("export_labels", "--campaign", "Demo campaign", "--out", str(jsonl))
     assert {(r["rater"], r["annotator_removed"]) for r in map(json.loads, jsonl.read_text(encoding="utf-8").splitlines())} == {
-        ("annotator1", False), ("annotator2", True),
+        ("annotator1", False),
+        ("annotator2", True),
     }
     # Read back with or without the column: the flag is the campaign's, never imported.
     assert "labels: 0 new, 0 updated, 4 unchanged" in run("import_labels", "--campaign", "Demo campaign", str(out)).out
@@ -252,6 +273,9 @@ def test_it_refuses_an_output_folder_that_does_not_exist(demo_campaign, tmp_path
 
 
 def test_it_refuses_a_file_name_that_does_not_match_the_format(demo_campaign, tmp_path):
-    assert "must end in .jsonl" in run("export_labels", "--campaign", "Demo campaign", "--format", "jsonl", "--out", str(tmp_path / "x.csv")).err
+    assert (
+        "must end in .jsonl"
+        in run("export_labels", "--campaign", "Demo campaign", "--format", "jsonl", "--out", str(tmp_path / "x.csv")).err
+    )
     assert "must end in .csv or .jsonl" in run("export_labels", "--campaign", "Demo campaign", "--out", str(tmp_path / "x.txt")).err
     assert list(tmp_path.iterdir()) == []

@@ -1,11 +1,11 @@
-"""annotate.files: writes that readers see whole or not at all."""
+"""common.files: writes that readers see whole or not at all."""
 
 import os
 import stat
 
 import pytest
 
-from annotate.files import atomic_files, write_atomically
+from common.files import atomic_files, write_atomically
 
 
 def test_it_writes_a_file_readable_like_any_other(tmp_path):

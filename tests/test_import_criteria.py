@@ -46,7 +46,10 @@ def test_it_keeps_old_versions_when_the_text_changes(tmp_path):
     "data, message",
     [
         ({"categories": [{"id": "a", "criteria": [{"id": "x", "text": "1"}, {"id": "x", "text": "2"}]}]}, "duplicate criterion id 'x'"),
-        ({"categories": [{"id": "a", "criteria": [{"id": "x", "text": "1"}]}, {"id": "a", "criteria": [{"id": "y", "text": "1"}]}]}, "duplicate category id 'a'"),
+        (
+            {"categories": [{"id": "a", "criteria": [{"id": "x", "text": "1"}]}, {"id": "a", "criteria": [{"id": "y", "text": "1"}]}]},
+            "duplicate category id 'a'",
+        ),
         ({"categories": [{"id": "a", "criteria": [{"id": "x", "text": ""}]}]}, "criterion 'x' has no text"),
         ({"categories": []}, "is not a criteria file"),
         ([1, 2], "is not a criteria file"),

@@ -40,7 +40,9 @@ def overall_row(**changes) -> dict:
 def span_row(**changes) -> dict:
     text = plain_text(Article.objects.get(topic__title="Marrow River", system__key="atlas_agent").html)
     row = {key: value for key, value in label_row().items() if key in SPAN_COLUMNS}
-    row.update(system="atlas_agent", start="0", end="6", quote=text[0:6], polarity="down", comment="Vague.", created_at="2025-03-01T09:03:00Z")
+    row.update(
+        system="atlas_agent", start="0", end="6", quote=text[0:6], polarity="down", comment="Vague.", created_at="2025-03-01T09:03:00Z"
+    )
     return {**row, **changes}
 
 
@@ -62,10 +64,13 @@ def import_labels(path, *args):
 
 
 def test_it_imports_rows_for_an_external_rater(demo_campaign, tmp_path):
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(),
-        label_row(criterion="ww_cc_2", winner_system="wikipedia", saved_at="2025-03-01T09:07:30.5Z"),
-    ])
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(),
+            label_row(criterion="ww_cc_2", winner_system="wikipedia", saved_at="2025-03-01T09:07:30.5Z"),
+        ],
+    )
 
     result = import_labels(path)
 
@@ -73,7 +78,11 @@ def test_it_imports_rows_for_an_external_rater(demo_campaign, tmp_path):
     rater = User.objects.get(username="ext_rater")
     assert not rater.is_active and not rater.has_usable_password()
     assignment = Assignment.objects.get(annotator=rater)
-    assert (assignment.pair.campaign, assignment.pair.topic.title, assignment.pair.article_b.system.key) == (demo_campaign, "Marrow River", "atlas_agent")
+    assert (assignment.pair.campaign, assignment.pair.topic.title, assignment.pair.article_b.system.key) == (
+        demo_campaign,
+        "Marrow River",
+        "atlas_agent",
+    )
     assert assignment.a_first and assignment.status == Assignment.Status.SUBMITTED
     assert assignment.first_opened_at.isoformat() == "2025-03-01T09:00:00+00:00"
     assert assignment.submitted_at.isoformat() == "2025-03-01T09:07:30.500000+00:00"
@@ -86,10 +95,13 @@ def test_it_imports_rows_for_an_external_rater(demo_campaign, tmp_path):
 
 
 def test_it_maps_the_winner_to_the_pair_side_for_both_orders(demo_campaign, tmp_path):
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(rater="left_a"),
-        label_row(rater="left_b", left_system="atlas_agent", right_system="wikipedia"),
-    ])
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(rater="left_a"),
+            label_row(rater="left_b", left_system="atlas_agent", right_system="wikipedia"),
+        ],
+    )
 
     assert import_labels(path).code == 0
     a_first = Assignment.objects.get(annotator__username="left_a")
@@ -122,7 +134,11 @@ def test_it_changes_nothing_when_the_same_files_come_again(demo_campaign, tmp_pa
     assert "spans: 0 new, 1 unchanged" in again.out
     assert "assignments: 0 new, 0 updated, 1 unchanged" in again.out
     assert "unchanged: everything in the file(s) was already stored" in again.out
-    assert (LabelChange.objects.count(), list(Label.objects.values_list("saved_at", flat=True)), list(Assignment.objects.values())) == before
+    assert (
+        LabelChange.objects.count(),
+        list(Label.objects.values_list("saved_at", flat=True)),
+        list(Assignment.objects.values()),
+    ) == before
     assert Span.objects.count() == 1
 
 
@@ -130,7 +146,9 @@ def test_it_updates_a_label_that_changed_and_records_the_change(demo_campaign, t
     path = tmp_path / "labels.csv"
     import_labels(write_csv(path, [label_row(), label_row(criterion="ww_cc_2")]))
 
-    result = import_labels(write_csv(path, [label_row(winner_system="wikipedia", saved_at="2025-03-02T10:00:00Z"), label_row(criterion="ww_cc_2")]))
+    result = import_labels(
+        write_csv(path, [label_row(winner_system="wikipedia", saved_at="2025-03-02T10:00:00Z"), label_row(criterion="ww_cc_2")])
+    )
 
     assert result.code == 0, result.err
     assert "labels: 0 new, 1 updated, 1 unchanged" in result.out
@@ -171,7 +189,9 @@ BAD_ROWS = [
 @pytest.mark.parametrize("changes, message", BAD_ROWS, ids=[m.split(" ")[0] + str(i) for i, (_, m) in enumerate(BAD_ROWS)])
 def test_it_reports_a_bad_row_by_line_and_imports_nothing(demo_campaign, tmp_path, changes, message):
     System.objects.create(key="lonely_agent", name="Lonely agent")
-    path = write_csv(tmp_path / "labels.csv", [label_row(), label_row(**{"criterion": "ww_cc_2", **changes}), label_row(criterion="ww_cc_3")])
+    path = write_csv(
+        tmp_path / "labels.csv", [label_row(), label_row(**{"criterion": "ww_cc_2", **changes}), label_row(criterion="ww_cc_3")]
+    )
 
     result = import_labels(path)
 
@@ -184,10 +204,13 @@ def test_it_reports_a_bad_row_by_line_and_imports_nothing(demo_campaign, tmp_pat
 
 
 def test_it_counts_physical_lines_when_a_rationale_spans_several(demo_campaign, tmp_path):
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(rationale="First line,\nsecond line,\r\nthird line."),
-        label_row(criterion="ww_cc_2", topic="Atlantis"),
-    ])
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(rationale="First line,\nsecond line,\r\nthird line."),
+            label_row(criterion="ww_cc_2", topic="Atlantis"),
+        ],
+    )
 
     result = import_labels(path)
 
@@ -195,11 +218,14 @@ def test_it_counts_physical_lines_when_a_rationale_spans_several(demo_campaign, 
 
 
 def test_it_reads_json_lines_and_numbers_them(demo_campaign, tmp_path):
-    path = write_jsonl(tmp_path / "labels.jsonl", [
-        label_row(),
-        None,
-        label_row(criterion="ww_cc_2", winner_system="tie"),
-    ])
+    path = write_jsonl(
+        tmp_path / "labels.jsonl",
+        [
+            label_row(),
+            None,
+            label_row(criterion="ww_cc_2", winner_system="tie"),
+        ],
+    )
     with path.open("a", encoding="utf-8") as handle:
         handle.write("[1, 2]\n{broken\n" + json.dumps({"campaign": "Demo campaign"}) + "\n")
 
@@ -219,12 +245,15 @@ def test_it_reads_json_lines_and_numbers_them(demo_campaign, tmp_path):
 
 
 def test_it_imports_the_good_rows_with_skip_bad(demo_campaign, tmp_path):
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(),
-        label_row(criterion="ww_cc_2", winner_system="tie"),
-        label_row(criterion="ww_cc_3"),
-        label_row(criterion="ww_cc_1", rater="other_rater", topic="Atlantis"),
-    ])
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(),
+            label_row(criterion="ww_cc_2", winner_system="tie"),
+            label_row(criterion="ww_cc_3"),
+            label_row(criterion="ww_cc_1", rater="other_rater", topic="Atlantis"),
+        ],
+    )
 
     result = import_labels(path, "--skip-bad")
 
@@ -238,13 +267,13 @@ def test_it_imports_the_good_rows_with_skip_bad(demo_campaign, tmp_path):
 
 
 def test_it_refuses_a_file_missing_columns(demo_campaign, tmp_path):
-    columns = [c for c in LABEL_COLUMNS if c not in ("winner_system", "saved_at")]
+    columns = [c for c in LABEL_COLUMNS if c not in ("winner_system", "topic")]
     path = write_csv(tmp_path / "labels.csv", [{c: v for c, v in label_row().items() if c in columns}], columns)
 
     result = import_labels(path)
 
     assert result.code == 1
-    assert f"{path}: missing column(s) winner_system, saved_at; nothing was imported" in result.err
+    assert f"{path}: missing column(s) topic, winner_system; nothing was imported" in result.err
     assert Label.objects.count() == 0
 
 
@@ -287,16 +316,23 @@ def test_it_creates_a_pair_the_campaign_lacks(demo_campaign, tmp_path):
 
 
 def test_it_imports_overall_answers_and_spans_beside_the_labels(demo_campaign, tmp_path):
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(rater="r1"),
-        label_row(rater="r2", left_system="atlas_agent", right_system="wikipedia"),
-        label_row(rater="r3"),
-    ])
-    write_csv(tmp_path / "labels.overall.csv", [
-        overall_row(rater="r1"),
-        overall_row(rater="r2", left_system="atlas_agent", right_system="wikipedia"),
-        overall_row(rater="r3", overall="both_bad"),
-    ], OVERALL_COLUMNS)
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(rater="r1"),
+            label_row(rater="r2", left_system="atlas_agent", right_system="wikipedia"),
+            label_row(rater="r3"),
+        ],
+    )
+    write_csv(
+        tmp_path / "labels.overall.csv",
+        [
+            overall_row(rater="r1"),
+            overall_row(rater="r2", left_system="atlas_agent", right_system="wikipedia"),
+            overall_row(rater="r3", overall="both_bad"),
+        ],
+        OVERALL_COLUMNS,
+    )
     write_csv(tmp_path / "labels.spans.csv", [span_row(rater="r1"), span_row(rater="r1", polarity="up", comment="")], SPAN_COLUMNS)
 
     result = import_labels(path)
@@ -371,9 +407,12 @@ def test_it_keeps_a_stored_overall_answer_on_the_same_article_when_the_order_fli
     assignment = claim(demo_campaign, "annotator1", a_first=True)
     finish(assignment, overall="2")
     left, right = assignment.pair.article_a.system.key, assignment.pair.article_b.system.key
-    path = write_csv(tmp_path / "labels.csv", [
-        label_row(rater="annotator1", topic=assignment.pair.topic.title, left_system=right, right_system=left, winner_system=left),
-    ])
+    path = write_csv(
+        tmp_path / "labels.csv",
+        [
+            label_row(rater="annotator1", topic=assignment.pair.topic.title, left_system=right, right_system=left, winner_system=left),
+        ],
+    )
 
     result = import_labels(path)
 
@@ -406,7 +445,7 @@ def exported(path):
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path, fmt):
     first = claim(demo_campaign, "annotator1", a_first=True)
-    mark(first, "2", 0, 12, -1, comment="Puffery, \"quoted\".")
+    mark(first, "2", 0, 12, -1, comment='Puffery, "quoted".')
     finish(first, overall="2")
     second = claim(demo_campaign, "annotator2", a_first=False)
     mark(second, "1", 5, 20, 1)
@@ -417,8 +456,12 @@ def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path,
     source = tmp_path / f"x.{fmt}"
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
     copy = campaign_create(
-        name="Copy", criterion_set=demo_campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"],
-        overlap=2, ask_overall=True, benchmark="demo",
+        name="Copy",
+        criterion_set=demo_campaign.criterion_set,
+        systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        overlap=2,
+        ask_overall=True,
+        benchmark="demo",
     )
     for path in (source, tmp_path / f"x.overall.{fmt}", tmp_path / f"x.spans.{fmt}"):
         rename_campaign(path, "Copy")
@@ -441,10 +484,14 @@ def test_it_checks_overall_answers_against_a_stored_assignment(demo_campaign, tm
     left, right = assignment.pair.article_b.system.key, assignment.pair.article_a.system.key
     path = write_csv(tmp_path / "labels.csv", [])
     base = {"rater": "annotator1", "topic": assignment.pair.topic.title}
-    overall = write_csv(tmp_path / "labels.overall.csv", [
-        overall_row(**base, left_system=left, right_system=right, overall=right),
-        overall_row(**base, left_system=right, right_system=left, overall=right),
-    ], OVERALL_COLUMNS)
+    overall = write_csv(
+        tmp_path / "labels.overall.csv",
+        [
+            overall_row(**base, left_system=left, right_system=right, overall=right),
+            overall_row(**base, left_system=right, right_system=left, overall=right),
+        ],
+        OVERALL_COLUMNS,
+    )
 
     result = import_labels(path)
 

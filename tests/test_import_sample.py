@@ -11,7 +11,10 @@ pytestmark = pytest.mark.django_db
 
 # A "Bibliography" listing the subject's own works is content and stays (a cited one has URLs, caught above).
 # Bracketed years such as "[2009] ACHPR 102" are legal citations quoted as prose, so 1-3 digits only.
-LEFTOVER = re.compile(r"\[\d{1,3}(?:[,–-]\s*\d{1,3})*\]|\[\^\d+\]|【|<sup>|https?:|https?www|www\.|\]\(|^#+\s*\**(references|sources|works cited|citations|notes|external links|further reading)\**:?\**\s*$", re.I | re.M)
+LEFTOVER = re.compile(
+    r"\[\d{1,3}(?:[,–-]\s*\d{1,3})*\]|\[\^\d+\]|【|<sup>|https?:|https?www|www\.|\]\(|^#+\s*\**(references|sources|works cited|citations|notes|external links|further reading)\**:?\**\s*$",
+    re.I | re.M,
+)
 
 
 def test_it_imports_the_whole_sample_once(sample_path):
@@ -37,6 +40,6 @@ def test_it_leaves_no_citation_in_any_displayed_article(sample_path):
         for text in (article.display_markdown, article.html):
             match = LEFTOVER.search(text)
             if match:
-                leftovers.append(f"{article.topic}/{article.system}: {text[max(0, match.start() - 40):match.end() + 40]!r}")
+                leftovers.append(f"{article.topic}/{article.system}: {text[max(0, match.start() - 40) : match.end() + 40]!r}")
         assert "href" not in article.html and "src=" not in article.html
     assert not leftovers, "\n".join(leftovers[:20])

@@ -36,8 +36,15 @@ def quick_polls(settings, monkeypatch):
 
 def llm_judge(server, name="fake-gpt", **options):
     judge, _ = judge_create(
-        name=name, model="fake-judge", base_url=server.base_url, api_key_env=KEY_ENV,
-        input_price="2.50", cached_input_price="1.25", output_price="10", max_tokens=4000, **options,
+        name=name,
+        model="fake-judge",
+        base_url=server.base_url,
+        api_key_env=KEY_ENV,
+        input_price="2.50",
+        cached_input_price="1.25",
+        output_price="10",
+        max_tokens=4000,
+        **options,
     )
     return judge
 
@@ -61,7 +68,9 @@ def batch_bill(answered):
         (
             token_cost(
                 judge=type("Prices", (), {"input_price": BATCH_INPUT, "cached_input_price": BATCH_CACHED, "output_price": BATCH_OUTPUT}),
-                prompt_tokens=a["prompt_tokens"], cached_tokens=a["cached_tokens"], completion_tokens=a["completion_tokens"],
+                prompt_tokens=a["prompt_tokens"],
+                cached_tokens=a["cached_tokens"],
+                completion_tokens=a["completion_tokens"],
             )
             for a in answered
             if a.get("batch")
@@ -251,7 +260,9 @@ def test_it_runs_a_batch_from_the_command_with_its_figures(campaign, llm_server)
     fake, longer = JudgeRun.objects.get(judge__name="fake-gpt"), JudgeRun.objects.get(judge__name="longer")
     assert fake.batch and not longer.batch  # a baseline is judged offline whatever the flag
     assert (fake.status, fake.units_done) == (JudgeRun.Status.FINISHED, 6)
-    figures = f"Batch API: 6 calls answered through 1 batch(es), ${fake.cost_usd:.8f} at the batch prices; 0 batch(es) still at the provider"
+    figures = (
+        f"Batch API: 6 calls answered through 1 batch(es), ${fake.cost_usd:.8f} at the batch prices; 0 batch(es) still at the provider"
+    )
     assert figures in result.out
     assert "batch(es) at the provider (" in result.err  # progress while it waited
 
@@ -264,7 +275,9 @@ def test_it_starts_a_batch_run_from_the_web(client, campaign, rachel, llm_server
     assert page.status_code == 200 and 'name="batch"' in page.content.decode() and "Batch API (cheaper, slower)" in page.content.decode()
 
     refused = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": longer.pk, "concurrency": "1", "batch": "on"})
-    response = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": judge.pk, "concurrency": "1", "limit": "1", "batch": "on"})
+    response = client.post(
+        reverse("judge-run-start", args=[campaign.pk]), {"judge": judge.pk, "concurrency": "1", "limit": "1", "batch": "on"}
+    )
 
     assert refused.status_code == 422 and "only an LLM judge runs through the Batch API" in refused.content.decode()
     assert response.status_code == 302

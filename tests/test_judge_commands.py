@@ -24,13 +24,34 @@ SECRET = "sk-test-do-not-leak-55e1b0"
 
 def add_fake(server, *extra: str, name: str = "fake-gpt"):
     return run(
-        "add_judge", name, "--model", "fake-judge", "--base-url", server.base_url, "--api-key-env", KEY_ENV,
-        "--input-price", "2.5", "--output-price", "10", *extra,
+        "add_judge",
+        name,
+        "--model",
+        "fake-judge",
+        "--base-url",
+        server.base_url,
+        "--api-key-env",
+        KEY_ENV,
+        "--input-price",
+        "2.5",
+        "--output-price",
+        "10",
+        *extra,
     )
 
 
 def test_it_adds_a_judge_and_refuses_the_same_name_without_update(db, llm_server):
-    result = add_fake(llm_server, "--cached-input-price", "1.25", "--temperature", "0.2", "--max-tokens", "2000", "--per-criterion", "--no-structured-output")
+    result = add_fake(
+        llm_server,
+        "--cached-input-price",
+        "1.25",
+        "--temperature",
+        "0.2",
+        "--max-tokens",
+        "2000",
+        "--per-criterion",
+        "--no-structured-output",
+    )
 
     assert result.code == 0, result.err
     assert f"read from ${KEY_ENV} when a run starts" in result.out

@@ -22,8 +22,14 @@ CATEGORY_SIZES = {"well_written": 21, "broad_coverage": 8, "neutral": 10}
 def llm_judge(llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     judge, _ = judge_create(
-        name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV,
-        input_price="2.50", cached_input_price="1.25", output_price="10", max_tokens=4000,
+        name="fake-gpt",
+        model="fake-judge",
+        base_url=llm_server.base_url,
+        api_key_env=KEY_ENV,
+        input_price="2.50",
+        cached_input_price="1.25",
+        output_price="10",
+        max_tokens=4000,
     )
     return judge
 
@@ -120,7 +126,9 @@ def test_it_asks_for_plain_json_when_the_endpoint_refuses_the_schema(campaign, l
     assert {c.request_hash for c in valid} == set(CachedResponse.objects.values_list("request_hash", flat=True))
     assert not {c.request_hash for c in valid} & {c.request_hash for c in refused}
     # ... and answers the same questions later, for free, without a refused request first.
-    copy = campaign_create(name="Copy", criterion_set=campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
+    copy = campaign_create(
+        name="Copy", criterion_set=campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo"
+    )
     assert run_estimate(campaign=copy, judge=llm_judge, swap=True).cached == 12
     again = execute(copy, llm_judge, swap=True)
     assert again.units_done == 48
@@ -221,7 +229,9 @@ def test_it_answers_identical_requests_from_the_cache_for_free(campaign, llm_jud
     first = execute(campaign, llm_judge, swap=True)
     assert first.calls == 48 and first.cost_usd > 0
     # Another campaign on the same articles asks exactly the same questions.
-    copy = campaign_create(name="Copy", criterion_set=campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
+    copy = campaign_create(
+        name="Copy", criterion_set=campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo"
+    )
     llm_server.reset()
 
     second = execute(copy, llm_judge, swap=True)

@@ -21,7 +21,9 @@ KEY_ENV = "FAKE_JUDGE_API_KEY"
 def judged(demo_campaign, llm_server, monkeypatch):
     """The demo campaign judged by an LLM (both orders, one unit left in error) and by the length baseline."""
     monkeypatch.setenv(KEY_ENV, "sk-test-export-9d2e")
-    llm, _ = judge_create(name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, output_price="10")
+    llm, _ = judge_create(
+        name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, input_price="0", output_price="10"
+    )
     length, _ = judge_create(name="longer", kind="length")
     llm_server.script("truncated", "wrong_count", "not_json")
     for judge, swap in ((llm, True), (length, False)):
@@ -34,8 +36,10 @@ def judged(demo_campaign, llm_server, monkeypatch):
 def expected_rows(campaign) -> set[tuple]:
     """(topic, criterion, judge, left system, right system) for every criterion of every unit the judges finished."""
     wanted = set()
-    for unit in JudgeUnit.objects.filter(pair__campaign=campaign).exclude(status="pending").select_related(
-        "judge", "pair__topic", "pair__article_a__system", "pair__article_b__system"
+    for unit in (
+        JudgeUnit.objects.filter(pair__campaign=campaign)
+        .exclude(status="pending")
+        .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system")
     ):
         pair = unit.pair
         left, right = (pair.article_a, pair.article_b) if unit.a_first else (pair.article_b, pair.article_a)
@@ -69,13 +73,17 @@ def test_it_names_systems_and_positions_as_the_judge_saw_them(judged, tmp_path):
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
-    verdicts = {v.pk: v for v in JudgeVerdict.objects.select_related("call", "unit__pair__article_a__system", "unit__pair__article_b__system")}
+    verdicts = {
+        v.pk: v for v in JudgeVerdict.objects.select_related("call", "unit__pair__article_a__system", "unit__pair__article_b__system")
+    }
     for row in (r for r in rows if r["rater_kind"] == "judge" and r["winner_system"]):
         assert row["winner_system"] == (row["left_system"] if row["position"] == "1" else row["right_system"])
         if row["rater"] == "fake-gpt":
             call = JudgeCall.objects.get(pk=row["call_id"])
             assert call.valid and (row["prompt_tokens"], row["completion_tokens"], row["latency_ms"]) == (
-                call.prompt_tokens, call.completion_tokens, call.latency_ms
+                call.prompt_tokens,
+                call.completion_tokens,
+                call.latency_ms,
             )
             assert row["cost_usd"] == f"{call.cost_usd:.8f}" and row["model"] == "fake-judge"
         else:
@@ -87,21 +95,23 @@ def test_it_names_systems_and_positions_as_the_judge_saw_them(judged, tmp_path):
     assert abs(total - float(sum(JudgeCall.objects.filter(pk__in=per_call).values_list("cost_usd", flat=True)))) < 1e-9
 
 
-def test_it_keeps_the_twelve_columns_for_a_humans_only_export(demo_campaign, tmp_path):
+def test_it_keeps_the_thirteen_columns_for_a_humans_only_export(demo_campaign, tmp_path):
     choose(claim(demo_campaign, "annotator1", a_first=True), "ww_cc_1", "1")
     out = tmp_path / "labels.csv"
 
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
 
     with out.open(encoding="utf-8", newline="") as handle:
-        assert len(next(csv.reader(handle))) == 12  # no judge columns; the last is annotator_removed
+        assert len(next(csv.reader(handle))) == 13  # no judge columns; the last are annotator_removed, neutral_emphasis
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
     source = tmp_path / f"labels.{fmt}"
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
-    campaign_create(name="Copy", criterion_set=judged.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo")
+    campaign_create(
+        name="Copy", criterion_set=judged.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo"
+    )
     Judge.objects.filter(name="fake-gpt").update(name="fake-gpt-original")  # the copy's rows then create an imported judge
     text = source.read_text(encoding="utf-8").replace("Demo campaign", "Copy")
     source.write_text(text, encoding="utf-8")
@@ -116,12 +126,24 @@ def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
         "assignments: 1 new, 0 updated, 0 unchanged\n"
         "judge units (pair, order, category): 27 new, 0 updated, 0 unchanged; judges created: 1\n"
         "pairs created: 0; rater accounts created: 0\n"
+        "the calibration report is queued for the task worker (manage.py db_worker), so that the dashboard opens at once\n"
     )
     imported = Judge.objects.get(name="fake-gpt")
     assert (imported.kind, imported.model) == ("imported", "fake-judge")
     again = tmp_path / f"again.{fmt}"
     assert run("export_labels", "--campaign", "Copy", "--out", str(again)).code == 0
-    decided = {"topic", "criterion", "rater_kind", "rater", "left_system", "right_system", "winner_system", "rationale", "position", "error"}
+    decided = {
+        "topic",
+        "criterion",
+        "rater_kind",
+        "rater",
+        "left_system",
+        "right_system",
+        "winner_system",
+        "rationale",
+        "position",
+        "error",
+    }
 
     def judged_rows(path):
         rows = read_csv(path) if fmt == "csv" else [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

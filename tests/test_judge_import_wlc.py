@@ -21,10 +21,17 @@ def results(campaign, topic: str, winners: dict[str, str] | None = None, errors:
     for index, criterion in enumerate(campaign.criterion_set.criteria.select_related("category").order_by("order")):
         winner = "tie" if criterion.key in errors else winners.get(criterion.key, "gen")
         reason = f"Error: 429 Too Many Requests for {criterion.key}" if criterion.key in errors else f"Because of {criterion.key}."
-        details.setdefault(criterion.category.name, []).append({
-            "criterion_id": criterion.key, "criterion_index": index, "criterion_text": criterion.text,
-            "category": criterion.category.name, "winner": winner, "winner_code": WINNER_CODES[winner], "reason": reason,
-        })
+        details.setdefault(criterion.category.name, []).append(
+            {
+                "criterion_id": criterion.key,
+                "criterion_index": index,
+                "criterion_text": criterion.text,
+                "category": criterion.category.name,
+                "winner": winner,
+                "winner_code": WINNER_CODES[winner],
+                "reason": reason,
+            }
+        )
     for entry in extra or []:
         details.setdefault("Extra", []).append(entry)
     return {"topic": topic, "mode": "winrate", "allow_tie": True, "aggregate": {"gen_win_rate": 0.5}, "details": details}
@@ -75,7 +82,15 @@ def test_it_imports_api_failures_as_errors_never_as_ties(campaign, tmp_path):
 
 
 def test_it_reports_unknown_topics_and_criteria_by_file(campaign, tmp_path):
-    odd = {"criterion_id": "zz_9", "criterion_index": 99, "criterion_text": "?", "category": "Extra", "winner": "gen", "winner_code": 2, "reason": "?"}
+    odd = {
+        "criterion_id": "zz_9",
+        "criterion_index": 99,
+        "criterion_text": "?",
+        "category": "Extra",
+        "winner": "gen",
+        "winner_code": 2,
+        "reason": "?",
+    }
     good = write(tmp_path / "good.json", results(campaign, "Marrow River", extra=[odd]))
     unknown = write(tmp_path / "unknown.json", results(campaign, "Atlantis"))
     broken = tmp_path / "broken.json"

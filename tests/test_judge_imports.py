@@ -13,11 +13,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def unit_args(campaign):
     pair = campaign.pairs.order_by("order").first()
-    criteria = list(
-        campaign.criterion_set.criteria.filter(category__key="well_written").order_by(
-            "order"
-        )[:2]
-    )
+    criteria = list(campaign.criterion_set.criteria.filter(category__key="well_written").order_by("order")[:2])
     judge = imported_judge_create(name="elsewhere", model="imported:elsewhere")
     return {
         "judge": judge,
@@ -43,10 +39,7 @@ def test_it_stores_a_unit_once_and_counts_the_same_verdicts_as_unchanged(unit_ar
     verdicts = [(first.id, "a", "Clearer."), (second.id, "tie", "")]
 
     assert imported_unit_save(**args, verdicts=verdicts, errors=[]) == "new"
-    assert (
-        imported_unit_save(**args, verdicts=list(reversed(verdicts)), errors=[])
-        == "unchanged"
-    )
+    assert imported_unit_save(**args, verdicts=list(reversed(verdicts)), errors=[]) == "unchanged"
 
     unit = JudgeUnit.objects.get()
     assert (unit.status, unit.error) == (JudgeUnit.Status.DONE, "")
@@ -55,13 +48,9 @@ def test_it_stores_a_unit_once_and_counts_the_same_verdicts_as_unchanged(unit_ar
 
 def test_it_rewrites_a_unit_whose_verdicts_changed(unit_args):
     args, (first, second) = unit_args
-    imported_unit_save(
-        **args, verdicts=[(first.id, "a", ""), (second.id, "a", "")], errors=[]
-    )
+    imported_unit_save(**args, verdicts=[(first.id, "a", ""), (second.id, "a", "")], errors=[])
 
-    outcome = imported_unit_save(
-        **args, verdicts=[(first.id, "b", "Changed its mind.")], errors=[]
-    )
+    outcome = imported_unit_save(**args, verdicts=[(first.id, "b", "Changed its mind.")], errors=[])
 
     assert outcome == "updated"
     assert stored(JudgeUnit.objects.get()) == {(first.id, "b", "Changed its mind.")}
@@ -81,12 +70,7 @@ def test_it_puts_a_unit_with_errors_in_error_and_keeps_its_good_verdicts(unit_ar
     assert unit.status == JudgeUnit.Status.ERROR
     assert unit.error == "ww_cc_2: Error: 429\nww_cc_2: Error: 429"
     assert stored(unit) == {(first.id, "b", "")}
-    assert (
-        imported_unit_save(
-            **args, verdicts=[(first.id, "b", "")], errors=["ww_cc_2: Error: 429"]
-        )
-        == "updated"
-    )
+    assert imported_unit_save(**args, verdicts=[(first.id, "b", "")], errors=["ww_cc_2: Error: 429"]) == "updated"
 
 
 def test_it_keeps_per_criterion_units_apart(unit_args):
@@ -102,14 +86,10 @@ def test_it_keeps_per_criterion_units_apart(unit_args):
             == "new"
         )
 
-    assert sorted(JudgeUnit.objects.values_list("criterion_id", flat=True)) == sorted(
-        [first.id, second.id]
-    )
+    assert sorted(JudgeUnit.objects.values_list("criterion_id", flat=True)) == sorted([first.id, second.id])
 
 
-def test_it_stores_judge_rows_of_a_labels_file_per_criterion_for_a_criterion_mode_judge(
-    demo_campaign, tmp_path
-):
+def test_it_stores_judge_rows_of_a_labels_file_per_criterion_for_a_criterion_mode_judge(demo_campaign, tmp_path):
     judge = imported_judge_create(name="careful", model="m")
     Judge.objects.filter(pk=judge.pk).update(mode=Judge.Mode.CRITERION)
     judge_row = {
@@ -146,20 +126,9 @@ def test_it_stores_judge_rows_of_a_labels_file_per_criterion_for_a_criterion_mod
     first, again = import_labels(path), import_labels(path)
 
     assert first.code == 0, first.err
-    assert (
-        "judge units (pair, order, category): 3 new, 0 updated, 0 unchanged; judges created: 0"
-        in first.out
-    )
-    assert (
-        "judge units (pair, order, category): 0 new, 0 updated, 3 unchanged; judges created: 0"
-        in again.out
-    )
-    units = {
-        u.criterion.key: u
-        for u in JudgeUnit.objects.filter(judge=judge).select_related(
-            "criterion", "pair__article_a__system"
-        )
-    }
+    assert "judge units (pair, order, category): 3 new, 0 updated, 0 unchanged; judges created: 0" in first.out
+    assert "judge units (pair, order, category): 0 new, 0 updated, 3 unchanged; judges created: 0" in again.out
+    units = {u.criterion.key: u for u in JudgeUnit.objects.filter(judge=judge).select_related("criterion", "pair__article_a__system")}
     assert {key: (u.a_first, u.status, u.error) for key, u in units.items()} == {
         "ww_cc_1": (False, "done", ""),
         "ww_cc_2": (False, "done", ""),

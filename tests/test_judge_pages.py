@@ -20,35 +20,9 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture
 def fake_judge(llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test-pages-0c1d")
-    return judge_create(name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, output_price="10")[0]
-
-
-def pages(campaign, run=None):
-    urls = [("get", reverse("judge-list")), ("get", reverse("judge-campaign", args=[campaign.pk])), ("post", reverse("judge-run-start", args=[campaign.pk]))]
-    if run is not None:
-        urls.append(("post", reverse("judge-run-stop", args=[run.pk])))
-    return urls
-
-
-def test_it_sends_anonymous_visitors_to_the_login_page_and_refuses_annotators(client, campaign, alice, fake_judge):
-    run = judge_run_create(campaign=campaign, judge=fake_judge)
-    for method, url in pages(campaign, run):
-        response = getattr(client, method)(url)
-        assert response.status_code == 302 and response.url.startswith(reverse("login")), url
-    client.force_login(alice)
-    for method, url in pages(campaign, run):
-        assert getattr(client, method)(url).status_code == 403, url
-    assert JudgeRun.objects.get().status == JudgeRun.Status.QUEUED
-
-
-def test_it_refuses_the_wrong_method(client, campaign, rachel, fake_judge):
-    run = judge_run_create(campaign=campaign, judge=fake_judge)
-    client.force_login(rachel)
-
-    assert client.get(reverse("judge-run-start", args=[campaign.pk])).status_code == 405
-    assert client.get(reverse("judge-run-stop", args=[run.pk])).status_code == 405
-    assert client.post(reverse("judge-campaign", args=[campaign.pk])).status_code == 405
-    assert client.delete(reverse("judge-list")).status_code == 405
+    return judge_create(
+        name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV, input_price="0", output_price="10"
+    )[0]
 
 
 def test_it_lists_judges_and_campaigns(client, campaign, rachel, fake_judge, django_assert_max_num_queries):
@@ -64,11 +38,37 @@ def test_it_lists_judges_and_campaigns(client, campaign, rachel, fake_judge, dja
     assert reverse("judge-campaign", args=[campaign.pk]) in page
 
 
-def test_it_adds_a_judge_from_the_form(client, rachel, llm_server):
+def test_it_counts_each_campaigns_pairs_and_runs(client, campaign, catalogue, alice, rachel, fake_judge):
+    from annotate.models import Assignment
+    from annotate.services.campaigns import campaign_create
+    from annotate.services.claims import assignment_claim_next
+
+    other = campaign_create(name="Quiet", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], overlap=1, annotators=[alice])
+    judge_run_create(campaign=campaign, judge=fake_judge)
+    judge_run_create(campaign=campaign, judge=judge_create(name="longer", kind="length")[0])
+    # Claimed and submitted assignments must not multiply the runs (nor the pairs).
+    Assignment.objects.filter(pk=assignment_claim_next(campaign=campaign, user=alice).pk).update(status=Assignment.Status.SUBMITTED)
     client.force_login(rachel)
+
+    page = client.get(reverse("judge-list")).content.decode()
+
+    assert f'{campaign.name}</a></td><td>{campaign.criterion_set}</td><td class="num">8</td><td class="num">2</td>' in page
+    assert f'{other.name}</a></td><td>{other.criterion_set}</td><td class="num">4</td><td class="num">0</td>' in page
+
+
+def test_it_adds_a_judge_from_the_form(client, susan, llm_server):
+    client.force_login(susan)  # a superuser: she gives the base URL and the key variable herself
     form = {
-        "name": "web-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": "WEB_JUDGE_API_KEY",
-        "input_price": "0.4", "output_price": "1.6", "temperature": "0", "max_tokens": "3000", "structured_output": "on",
+        "name": "web-judge",
+        "kind": "llm",
+        "model": "fake-judge",
+        "base_url": llm_server.base_url,
+        "api_key_env": "WEB_JUDGE_API_KEY",
+        "input_price": "0.4",
+        "output_price": "1.6",
+        "temperature": "0",
+        "max_tokens": "3000",
+        "structured_output": "on",
     }
 
     response = client.post(reverse("judge-list"), form, follow=True)
@@ -109,7 +109,9 @@ def test_it_shows_runs_and_polls_only_while_one_is_active(client, campaign, rach
 def test_it_queues_a_run_and_a_worker_runs_it(client, campaign, rachel, fake_judge, llm_server, transactional_db):
     client.force_login(rachel)
 
-    response = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": fake_judge.pk, "concurrency": "4", "limit": "2", "seed": "3"})
+    response = client.post(
+        reverse("judge-run-start", args=[campaign.pk]), {"judge": fake_judge.pk, "concurrency": "4", "limit": "2", "seed": "3"}
+    )
 
     assert response.status_code == 302 and response.url == reverse("judge-campaign", args=[campaign.pk])
     run = JudgeRun.objects.get()

@@ -50,11 +50,18 @@ def test_it_refuses_a_variable_not_named_for_an_api_key_in_the_service(llm_serve
 
 
 @pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "PATH", "openai_api_key", "OPENAI_KEY"])
-def test_it_refuses_it_in_the_web_form_with_422(client, rachel, llm_server, name):
-    client.force_login(rachel)
+def test_it_refuses_it_in_the_web_form_with_422(client, susan, llm_server, name):
+    client.force_login(susan)  # only a superuser types a key variable at all
     form = {
-        "name": "web-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": name,
-        "input_price": "0", "output_price": "0", "temperature": "0", "max_tokens": "100",
+        "name": "web-judge",
+        "kind": "llm",
+        "model": "fake-judge",
+        "base_url": llm_server.base_url,
+        "api_key_env": name,
+        "input_price": "0",
+        "output_price": "0",
+        "temperature": "0",
+        "max_tokens": "100",
     }
 
     response = client.post(reverse("judge-list"), form)
@@ -146,8 +153,12 @@ def test_it_reports_the_refusal_through_run_judges(campaign, llm_server, monkeyp
 # --- base URL hosts -----------------------------------------------------------------------
 
 
-def test_it_allows_any_host_when_no_list_is_set(llm_server, settings):
+def test_it_allows_any_host_only_with_a_star(llm_server, settings):
     settings.JUDGE_BASE_URL_HOSTS = []
+    with pytest.raises(ValidationError, match="is not one of JUDGE_BASE_URL_HOSTS"):
+        create("OPENAI_API_KEY", "https://api.example.org/v1")
+
+    settings.JUDGE_BASE_URL_HOSTS = ["*"]
 
     assert create("OPENAI_API_KEY", "https://api.example.org/v1")[1]
 

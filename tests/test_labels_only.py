@@ -41,8 +41,16 @@ def battle_rows(topic: str, left: str, right: str, winner: str, *, rater: str = 
     human = {**common, "criterion": "ww_cc_1", "rater_kind": "human", "rater": rater, "winner_system": winner,
              "rationale": "", "saved_at": "2024-05-01T10:00:00Z"}  # fmt: skip
     judged = [
-        {**common, "criterion": key, "rater_kind": "judge", "rater": JUDGE, "winner_system": winner,
-         "rationale": "Clearer.", "saved_at": "", "model": "openai/gpt-4.1-mini"}  # fmt: skip
+        {
+            **common,
+            "criterion": key,
+            "rater_kind": "judge",
+            "rater": JUDGE,
+            "winner_system": winner,
+            "rationale": "Clearer.",
+            "saved_at": "",
+            "model": "openai/gpt-4.1-mini",
+        }  # fmt: skip
         for key in ("ww_cc_1", "ww_wtw_1")
     ]
     return [human, *judged]
@@ -267,7 +275,7 @@ def test_it_reads_json_lines_too(arena, tmp_path):
         ({"left_system": "two words"}, "system 'two words' must be"),
         ({"topic": "x" * 301}, "topic is longer than 300 characters (301)"),
         ({"topic": ""}, "topic is empty"),
-        ({"saved_at": ""}, "saved_at is empty"),
+        ({"saved_at": "soon"}, "saved_at: 'soon' is not an ISO 8601 time"),
     ],
 )
 def test_it_imports_nothing_when_a_row_is_bad(arena, tmp_path, change, message):

@@ -86,7 +86,11 @@ def test_the_default_policy_is_deterministic_and_depends_on_the_pair(llm_server)
     first = ask(llm_server).choices[0].message.content
     assert ask(llm_server).choices[0].message.content == first
     answers = {
-        json.dumps(parse_verdicts(ask(llm_server, make_request(article_1=f"Article number {n}.")).choices[0].message.content, criteria=KEYS, allow_tie=False))
+        json.dumps(
+            parse_verdicts(
+                ask(llm_server, make_request(article_1=f"Article number {n}.")).choices[0].message.content, criteria=KEYS, allow_tie=False
+            )
+        )
         for n in range(12)
     }
     assert len(answers) > 1
@@ -288,12 +292,18 @@ def batch_of(server, requests, metadata=None):
     """Uploads a JSONL file of chat requests (custom_id line-<n>) and makes a batch of it."""
     client = client_for(server)
     lines = [
-        {"custom_id": f"line-{n}", "method": "POST", "url": "/v1/chat/completions",
-         "body": {"model": "fake-judge", "messages": r.messages, "response_format": r.response_format, "max_tokens": 500}}
+        {
+            "custom_id": f"line-{n}",
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": {"model": "fake-judge", "messages": r.messages, "response_format": r.response_format, "max_tokens": 500},
+        }
         for n, r in enumerate(requests)
     ]
     upload = client.files.create(file=("requests.jsonl", "".join(json.dumps(line) + "\n" for line in lines).encode()), purpose="batch")
-    return client, client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h", metadata=metadata)
+    return client, client.batches.create(
+        input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h", metadata=metadata
+    )
 
 
 def lines_of(client, file_id):
@@ -361,7 +371,8 @@ def test_it_holds_expires_and_cancels_batches(llm_server):
     assert (expired.status, expired.request_counts.completed, expired.request_counts.failed) == ("expired", 1, 0)
     lines = lines_of(client, expired.error_file_id)
     assert [(line["custom_id"], line["response"], line["error"]["code"]) for line in lines] == [
-        ("line-1", None, "batch_expired"), ("line-2", None, "batch_expired")
+        ("line-1", None, "batch_expired"),
+        ("line-2", None, "batch_expired"),
     ]
     _, cancelled = batch_of(llm_server, [make_request()])
     assert client.batches.cancel(cancelled.id).status == "cancelling"

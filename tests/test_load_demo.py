@@ -31,7 +31,19 @@ def test_it_strips_every_citation_form_from_the_demo():
     run("load_demo")
     for article in Article.objects.all():
         shown = article.display_markdown + article.html
-        for marker in ["http", "www.", "example.org", "【", "<sup>", "[1]", "[^", "References", "Bibliography", "Further reading", "URL Source"]:
+        for marker in [
+            "http",
+            "www.",
+            "example.org",
+            "【",
+            "<sup>",
+            "[1]",
+            "[^",
+            "References",
+            "Bibliography",
+            "Further reading",
+            "URL Source",
+        ]:
             assert marker not in shown, (article, marker)
     quote = Article.objects.filter(raw_markdown__contains="[sic]").get()
     assert "[sic]" in quote.display_markdown

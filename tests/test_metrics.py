@@ -69,8 +69,9 @@ def assert_no_nan(result):
         assert math.isfinite(x), result
 
 
-def synthetic(n_pairs, n_crit=5, humans_per_item=1, p_agree=0.75, seed=0, clustered=False, systems=(W, S, G),
-              judge="judge-1", judge_seed=0):
+def synthetic(
+    n_pairs, n_crit=5, humans_per_item=1, p_agree=0.75, seed=0, clustered=False, systems=(W, S, G), judge="judge-1", judge_seed=0
+):
     """Random labels: humans (from ``seed``), and one judge agreeing with the first
     human with probability p_agree (per item, or per whole pair when clustered);
     the judge's draws come from a separate generator so the humans do not depend
@@ -111,8 +112,8 @@ def test_it_builds_a_columnar_table_in_canonical_order():
         ]
     )
     assert t.vocab.systems == (S, W)  # name-sorted: storm < wikipedia
-    assert list(t.sys_a) == [0, 0, 0] and list(t.sys_b) == [1, 1, 1]
-    # wikipedia (= sys_b) wins, tie, storm (= sys_a) wins
+    assert list(t.sys_lo) == [0, 0, 0] and list(t.sys_hi) == [1, 1, 1]
+    # wikipedia (= sys_hi) wins, tie, storm (= sys_lo) wins
     assert list(t.outcome) == [1, 2, 0]
     assert list(t.first) == [1, -1, 0] and list(t.longer) == [0, -1, -1]
     assert list(t.winner) == [1, 2, 0]  # tie code = number of systems
@@ -133,7 +134,7 @@ def test_it_builds_a_columnar_table_in_canonical_order():
         first_system=[W, None, S],
         longer_system=[S, None, None],
     )
-    for col in ("pair", "criterion", "rater", "sys_a", "sys_b", "outcome", "first", "longer"):
+    for col in ("pair", "criterion", "rater", "sys_lo", "sys_hi", "outcome", "first", "longer"):
         assert np.array_equal(getattr(t, col), getattr(t2, col))
 
 
@@ -493,8 +494,7 @@ def reliability_matrix(table: LabelTable) -> np.ndarray:
 
 def test_it_matches_the_krippendorff_package():
     got = M.human_ceiling(CEILING, rounds=0).alpha.value
-    want = krippendorff.alpha(reliability_data=reliability_matrix(LabelTable.from_labels(CEILING)),
-                              level_of_measurement="nominal")
+    want = krippendorff.alpha(reliability_data=reliability_matrix(LabelTable.from_labels(CEILING)), level_of_measurement="nominal")
     assert got == pytest.approx(want, abs=1e-6)
     for seed, per_item in [(0, 2), (1, 3), (2, 4)]:
         _, h = synthetic(120, n_crit=4, humans_per_item=per_item, seed=seed)
@@ -783,8 +783,7 @@ def diff(a, b, value, lo, hi, n=1000):
 
 
 def test_it_recommends_the_cheapest_judge_not_significantly_below_the_best():
-    judges = [M.JudgePoint("big", 10.0, 0.80, 1000), M.JudgePoint("mid", 2.0, 0.78, 1000),
-              M.JudgePoint("cheap", 0.5, 0.70, 1000)]
+    judges = [M.JudgePoint("big", 10.0, 0.80, 1000), M.JudgePoint("mid", 2.0, 0.78, 1000), M.JudgePoint("cheap", 0.5, 0.70, 1000)]
     diffs = [diff("big", "mid", 0.02, -0.01, 0.05), diff("big", "cheap", 0.10, 0.05, 0.15)]
     rec = M.recommend(judges, diffs)
     assert rec.judge == "mid" and rec.best == "big"
@@ -804,8 +803,7 @@ def test_it_recommends_from_real_paired_differences():
     a1, a2 = M.agreement(j1, h), M.agreement(j2, h)
     d = M.paired_difference(j1, j2, h)
     assert not d.significant
-    rec = M.recommend([M.JudgePoint("judge-1", 5, a1.par.value, a1.par.n),
-                       M.JudgePoint("judge-2", 1, a2.par.value, a2.par.n)], [d])
+    rec = M.recommend([M.JudgePoint("judge-1", 5, a1.par.value, a1.par.n), M.JudgePoint("judge-2", 1, a2.par.value, a2.par.n)], [d])
     assert rec.judge == "judge-2"
 
 
@@ -815,7 +813,8 @@ def test_it_serializes_without_nan_and_flags_small_n():
     assert r.par.n == 20 and r.par.small_n is True
     assert M.Estimate(0.5, 30).small_n is False
     d = r.as_dict()
-    assert d["par"]["small_n"] is True and set(d["par"]) == {"value", "n", "ci_low", "ci_high", "small_n"}
+    assert d["par"]["small_n"] is True and set(d["par"]) == {"value", "n", "ci_low", "ci_high", "n_pairs", "small_n"}
+    assert d["par"]["n_pairs"] == 10  # the pairs the bootstrap resamples
     assert_no_nan(r)
     assert_no_nan(M.bradley_terry(h, reference=W, rounds=100))
 

@@ -244,7 +244,7 @@ def endpoint_key(monkeypatch):
 
 
 def fake_judge(server, name: str, **options) -> Judge:
-    return judge_create(name=name, base_url=server.base_url, api_key_env=KEY_ENV, output_price="10", **options)[0]
+    return judge_create(name=name, base_url=server.base_url, api_key_env=KEY_ENV, input_price="0", output_price="10", **options)[0]
 
 
 @pytest.mark.django_db
@@ -308,8 +308,19 @@ def test_it_stops_a_paced_run_without_waiting_for_the_pacer(campaign, llm_server
 
 def add_judge(server, *extra: str):
     return run(
-        "add_judge", "limited", "--model", "fake-judge", "--base-url", server.base_url, "--api-key-env", KEY_ENV,
-        "--input-price", "2.5", "--output-price", "10", *extra,
+        "add_judge",
+        "limited",
+        "--model",
+        "fake-judge",
+        "--base-url",
+        server.base_url,
+        "--api-key-env",
+        KEY_ENV,
+        "--input-price",
+        "2.5",
+        "--output-price",
+        "10",
+        *extra,
     )
 
 
@@ -366,8 +377,17 @@ def test_it_refuses_bad_limits_and_batch_prices(llm_server, args, message):
 
 def judge_form(server, **fields) -> dict:
     return {
-        "name": "web-limited", "kind": "llm", "model": "fake-judge", "base_url": server.base_url, "api_key_env": "WEB_JUDGE_API_KEY",
-        "input_price": "0.4", "output_price": "1.6", "temperature": "0", "max_tokens": "3000", "structured_output": "on", **fields,
+        "name": "web-limited",
+        "kind": "llm",
+        "model": "fake-judge",
+        "base_url": server.base_url,
+        "api_key_env": "WEB_JUDGE_API_KEY",
+        "input_price": "0.4",
+        "output_price": "1.6",
+        "temperature": "0",
+        "max_tokens": "3000",
+        "structured_output": "on",
+        **fields,
     }
 
 
@@ -386,8 +406,8 @@ def test_it_offers_the_limits_and_batch_prices_on_the_judges_page(client, rachel
 
 
 @pytest.mark.django_db
-def test_it_adds_a_judge_with_limits_and_batch_prices_from_the_form(client, rachel, llm_server):
-    client.force_login(rachel)
+def test_it_adds_a_judge_with_limits_and_batch_prices_from_the_form(client, susan, llm_server):
+    client.force_login(susan)  # a superuser: she gives the base URL herself
 
     response = client.post(
         reverse("judge-list"), judge_form(llm_server, rpm="500", tpm="200000", batch_input_price="0.2", batch_output_price="0.8")
@@ -397,7 +417,9 @@ def test_it_adds_a_judge_with_limits_and_batch_prices_from_the_form(client, rach
     judge = Judge.objects.get(name="web-limited")
     assert (judge.rpm, judge.tpm, judge.batch_input_price, judge.batch_output_price) == (500, 200000, Decimal("0.2"), Decimal("0.8"))
 
-    cleared = client.post(reverse("judge-list"), judge_form(llm_server, rpm="", tpm="", batch_input_price="", batch_output_price="", update="on"))
+    cleared = client.post(
+        reverse("judge-list"), judge_form(llm_server, rpm="", tpm="", batch_input_price="", batch_output_price="", update="on")
+    )
     assert cleared.status_code == 302
     judge.refresh_from_db()
     assert (judge.rpm, judge.tpm, judge.batch_input_price, judge.batch_output_price) == (None, None, None, None)
@@ -414,8 +436,8 @@ def test_it_adds_a_judge_with_limits_and_batch_prices_from_the_form(client, rach
         ("rpm", "2147483648", "The rpm must be a whole number from 1 to 2147483647"),
     ],
 )
-def test_it_refuses_bad_limits_and_batch_prices_from_the_form(client, rachel, llm_server, field, value, message):
-    client.force_login(rachel)
+def test_it_refuses_bad_limits_and_batch_prices_from_the_form(client, susan, llm_server, field, value, message):
+    client.force_login(susan)
 
     response = client.post(reverse("judge-list"), judge_form(llm_server, **{field: value}))
 

@@ -23,8 +23,30 @@ MINI, LONGER = "gpt-4.1-mini", "longer"
 N_CRITERIA = len(CRITERIA)
 TOP = {"campaign", "n_pairs", "n_labelled_pairs", "target_halfwidth", "power", "confidence_level", "batch", "par",
        "leading_pair", "leading_pair_reason", "scores", "assumptions", "notes"}  # fmt: skip
-PAR_KEYS = {"judge", "par", "n_labels", "n_pairs", "halfwidth", "pairs_needed", "more_pairs", "halfwidth_after_batch", "reachable", "best_halfwidth"}
-SCORE_KEYS = {"judge", "reference", "worst_system", "halfwidth", "halfwidth_after_batch", "pairs_needed", "more_pairs", "reachable", "best_halfwidth", "systems"}
+PAR_KEYS = {
+    "judge",
+    "par",
+    "n_labels",
+    "n_pairs",
+    "halfwidth",
+    "pairs_needed",
+    "more_pairs",
+    "halfwidth_after_batch",
+    "reachable",
+    "best_halfwidth",
+}
+SCORE_KEYS = {
+    "judge",
+    "reference",
+    "worst_system",
+    "halfwidth",
+    "halfwidth_after_batch",
+    "pairs_needed",
+    "more_pairs",
+    "reachable",
+    "best_halfwidth",
+    "systems",
+}
 
 
 def _sides(rng, n: int = N_CRITERIA) -> list[str]:
@@ -39,7 +61,13 @@ def _label(campaign, user, truth: dict, pairs: int, rng, *, submit: bool = True)
         assert assignment is not None
         for key, side in truth[assignment.pair_id].items():
             said = side if rng.random() < 0.85 else _sides(rng, 1)[0]
-            label_save(assignment=assignment, criterion=criteria[key], user=user, position=position_from_winner(assignment, said), rationale="Clearer on this point.")
+            label_save(
+                assignment=assignment,
+                criterion=criteria[key],
+                user=user,
+                position=position_from_winner(assignment, said),
+                rationale="Clearer on this point.",
+            )
         if submit:
             assignment_submit(assignment=assignment, user=user)
 
@@ -52,6 +80,14 @@ def planned(alice, bob):
     campaign = hand_campaign([alice, bob], name="Plan", topics=TOPICS, allow_tie=True)
     rng = np.random.default_rng(3)
     pairs = list(Pair.objects.filter(campaign=campaign).order_by("id"))
+    # Work is handed out in the campaign's order, drawn at random: fixed here, so that both systems
+    # always get labelled pairs (a random order could leave one system with a single labelled pair):
+    topics = sorted({pair.topic_id for pair in pairs})
+    # A claim prefers a topic the annotator has not met, so each takes one pair a topic: the first of
+    # each topic alternates between the two agents.
+    by_topic = sorted(pairs, key=lambda pair: (topics.index(pair.topic_id), (pair.article_b.system_id + topics.index(pair.topic_id)) % 2))
+    for order, pair in enumerate(by_topic):
+        Pair.objects.filter(pk=pair.pk).update(order=order)
     truth = {p.id: by_criterion(*_sides(rng)) for p in pairs}
     _label(campaign, alice, truth, 7, rng)
     _label(campaign, bob, truth, 7, rng)
@@ -101,8 +137,14 @@ def test_it_writes_a_readable_table_per_section(planned):
     assert result.code == 0, result.err
     out = result.out
     labelled = plan_labels(campaign=planned)["n_labelled_pairs"]
-    assert out.startswith(f"Campaign 'Plan': 16 pairs, {labelled} with human labels. Target: 95% CI half-width 0.05, power 0.8, next batch 4 pairs.")
-    for heading in ("(a) Each judge's agreement with the humans (PAR)", "(b) Telling the two leading judges apart", "(c) Prediction-powered system scores (win rates against wikipedia)"):
+    assert out.startswith(
+        f"Campaign 'Plan': 16 pairs, {labelled} with human labels. Target: 95% CI half-width 0.05, power 0.8, next batch 4 pairs."
+    )
+    for heading in (
+        "(a) Each judge's agreement with the humans (PAR)",
+        "(b) Telling the two leading judges apart",
+        "(c) Prediction-powered system scores (win rates against wikipedia)",
+    ):
         assert heading in out
     assert out.count("\n  Assumes: ") == 3 and max(len(line) for line in out.splitlines() if "Assumes" in line) <= 110
     flat = " ".join(out.split())
@@ -111,7 +153,14 @@ def test_it_writes_a_readable_table_per_section(planned):
     rows = [line.split() for line in out.splitlines() if line.startswith(f"  {MINI} ") and " vs " not in line]
     assert len(rows) == 2  # one row in (a), one in (c)
     par, scores = plan_labels(campaign=planned, target_halfwidth=0.05, batch=4)["par"][0], plan_labels(campaign=planned)["scores"][0]
-    assert rows[0][:6] == [MINI, f"{par['par']:.3f}", str(par["n_labels"]), str(par["n_pairs"]), f"{par['halfwidth']:.3f}", f"{par['halfwidth_after_batch']:.3f}"]
+    assert rows[0][:6] == [
+        MINI,
+        f"{par['par']:.3f}",
+        str(par["n_labels"]),
+        str(par["n_pairs"]),
+        f"{par['halfwidth']:.3f}",
+        f"{par['halfwidth_after_batch']:.3f}",
+    ]
     assert rows[1][:2] == [MINI, scores["worst_system"]]
 
 
@@ -195,6 +244,8 @@ def test_it_says_why_the_leading_judges_cannot_be_told_apart(alice, bob):
     twins = plan_labels(campaign=campaign, judge="twin.v2")
     assert twins["leading_pair"] is None
     assert twins["leading_pair_reason"].startswith(f"{MINI} and twin.v2 agree with the humans equally often")  # a tie in PAR: by name
-    assert [n for n in twins["notes"] if "has judged 5" in n] == ["twin.v2 has judged 5 of the 6 pairs; the figures assume it will judge the pairs labelled next."]
+    assert [n for n in twins["notes"] if "has judged 5" in n] == [
+        "twin.v2 has judged 5 of the 6 pairs; the figures assume it will judge the pairs labelled next."
+    ]
     text = run("plan_labels", "--campaign", "Twins")
     assert text.code == 0 and "agree with the humans equally often on the items both judged (difference 0)" in text.out

@@ -57,7 +57,9 @@ def simulate(seed: int, *, n_pairs: int = 600, criteria: int = 10, annotators: i
     cols = {k: [] for k in ("pair", "criterion", "category", "rater", "rater_kind", "system_a", "system_b", "winner")}
 
     def add(i, k, rater, kind, wins, tie):
-        for key, value in zip(cols, (f"p{i:04d}", f"c{k:02d}", "all", rater, kind, REF, system[i], "tie" if tie else system[i] if wins else REF)):
+        for key, value in zip(
+            cols, (f"p{i:04d}", f"c{k:02d}", "all", rater, kind, REF, system[i], "tie" if tie else system[i] if wins else REF)
+        ):
             cols[key].append(value)
 
     for i in range(n_pairs):
@@ -160,7 +162,18 @@ def test_it_measures_the_difference_the_report_compares():
     worse = good.select(np.arange(len(good)))
     flipped = rng.random(len(worse)) < 0.2
     outcome = np.where(flipped, (worse.outcome + 1) % 3, worse.outcome)
-    rival = M.LabelTable(worse.vocab, worse.pair, worse.criterion, worse.category, worse.rater, worse.sys_a, worse.sys_b, outcome, worse.first, worse.longer)
+    rival = M.LabelTable(
+        worse.vocab,
+        worse.pair,
+        worse.criterion,
+        worse.category,
+        worse.rater,
+        worse.sys_lo,
+        worse.sys_hi,
+        outcome,
+        worse.first,
+        worse.longer,
+    )
     d = P.difference_moments(good, rival, humans)
     report = M.paired_difference(good, rival, humans, rounds=0)
     assert d.value == pytest.approx(report.difference.value, abs=1e-12) and d.n_pairs == report.n_pairs == 60
@@ -187,7 +200,7 @@ def test_it_gives_back_the_ppi_half_widths_at_the_labels_collected(seed):
         r = rates[m.system]
         g, u = m.n_pairs, m.n_unlabelled_pairs
         code = judge.vocab.systems.index(m.system)
-        assert (g, g + u) == (r.ppi.n_pairs, np.unique(judge.pair[(judge.sys_a == code) | (judge.sys_b == code)]).size)
+        assert (g, g + u) == (r.ppi.n_pairs, np.unique(judge.pair[(judge.sys_lo == code) | (judge.sys_hi == code)]).size)
         assert float(m.halfwidth(g, u, r.lam)) == pytest.approx(r.ppi.halfwidth, rel=1e-9)
         assert float(m.halfwidth(g, u, 0.0)) == pytest.approx(r.human.halfwidth, rel=1e-9)
         best = float(m.halfwidth(g, u))
@@ -260,6 +273,8 @@ def test_it_predicts_the_half_width_of_the_next_batch_within_20_percent():
         scores.append((planned.halfwidth_after_batch, widest_ppi(after, judge)))
     par, scores = np.array(par), np.array(scores)
     par_ratio, scores_ratio = par[:, 0].mean() / par[:, 1].mean(), scores[:, 0].mean() / scores[:, 1].mean()
-    print(f"predicted / obtained: PAR {par_ratio:.3f} {np.round(par[:, 0] / par[:, 1], 3)}; scores {scores_ratio:.3f} {np.round(scores[:, 0] / scores[:, 1], 3)}")
+    print(
+        f"predicted / obtained: PAR {par_ratio:.3f} {np.round(par[:, 0] / par[:, 1], 3)}; scores {scores_ratio:.3f} {np.round(scores[:, 0] / scores[:, 1], 3)}"
+    )
     assert abs(par_ratio - 1) <= 0.20 and abs(scores_ratio - 1) <= 0.20
     assert np.all(np.abs(par[:, 0] / par[:, 1] - 1) <= 0.30) and np.all(np.abs(scores[:, 0] / scores[:, 1] - 1) <= 0.30)

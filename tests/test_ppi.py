@@ -3,10 +3,23 @@ ppi_py, and their behaviour with useless and perfect judges. No database."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from calibration.metrics.ppi import Z95, bt_design, informative, ppi_logistic, ppi_mean, rank_sets, with_dropped
+from calibration.metrics.powered import Items, bt_scores, rate_intervals, win_rates, win_rates_left_out
+from calibration.metrics.ppi import (
+    Z95,
+    bt_design,
+    effective_votes,
+    informative,
+    ppi_logistic,
+    ppi_mean,
+    rank_sets,
+    wilson_interval,
+    with_dropped,
+)
 
 ppi_py = pytest.importorskip("ppi_py")  # a dev dependency (pyproject [dev]); absent only in a bare install
 
@@ -59,13 +72,16 @@ def test_it_equals_ppi_py_logistic_ci_on_bradley_terry_rows(lam, seed, n, N, acc
 
 
 def test_it_tunes_lam_as_ppi_py_does():
+    """Through ppi_py's public API: its CI with the weight it tunes itself equals its CI at our weight,
+    and a weight 0.01 away would show."""
     X, y, yhat, Xu, yu = _bt_sample(6, 300, 3000, 0.75)
     fit = ppi_logistic(X, y, yhat, Xu, yu)
-    # ppi_py picks the last lam from the statistics at the fit with the previous one
-    first = ppi_py.ppi_logistic_pointestimate(X, y, yhat, Xu, yu, lam=None)
-    stats = ppi_py.ppi._logistic_get_stats(first, X, y, yhat, Xu, yu, np.ones(len(y)), np.ones(len(yu)))
-    assert abs(fit.lam - ppi_py.ppi._calc_lam_glm(*stats, clip=True)) < TOL
     assert 0 < fit.lam < 1
+    tuned_lo, tuned_hi = ppi_py.ppi_logistic_ci(X, y, yhat, Xu, yu, alpha=0.05, lam=None)
+    ours_lo, ours_hi = ppi_py.ppi_logistic_ci(X, y, yhat, Xu, yu, alpha=0.05, lam=fit.lam)
+    assert np.max(np.abs(tuned_lo - ours_lo)) < TOL and np.max(np.abs(tuned_hi - ours_hi)) < TOL
+    off_lo, _ = ppi_py.ppi_logistic_ci(X, y, yhat, Xu, yu, alpha=0.05, lam=fit.lam + 0.01)
+    assert np.max(np.abs(off_lo - ours_lo)) > 100 * TOL
 
 
 def test_it_gives_a_useless_judge_no_credit():
@@ -197,10 +213,138 @@ def test_it_builds_rank_sets_from_the_pairwise_differences():
     sd = 1 / 4.5
     assert rank_sets([1.0, 0.0, -20, -40], np.diag([sd**2 / 2, sd**2 / 2, 0.0, 0.0]))[:2] == [(1, 1), (2, 2)]
     # ...but not when the two estimates are positively correlated the other way round: covariance matters
-    corr = np.array([[sd**2, -sd**2, 0, 0], [-sd**2, sd**2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], dtype=float)
+    corr = np.array([[sd**2, -(sd**2), 0, 0], [-(sd**2), sd**2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], dtype=float)
     assert rank_sets([1.0, 0.0, -20, -40], corr)[:2] == [(1, 2), (1, 2)]
     assert rank_sets([], np.zeros((0, 0))) == [] and rank_sets([3.0], [[1.0]]) == [(1, 1)]
 
 
 def test_it_uses_the_normal_quantile():
     assert Z95 == pytest.approx(1.959964, abs=1e-6)
+
+
+# --------------------------------------------------------------------------
+# degenerate inputs (issue 22) and win rates inside [0, 1] (issue 21)
+# --------------------------------------------------------------------------
+
+
+def test_it_equals_statsmodels_wilson_interval():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for count, votes in ((0, 1), (0, 7), (3, 7), (7, 7), (1, 40), (39, 40), (20, 40), (2.5, 9.0), (0.0, 12.75), (130.2, 161.7)):
+        lo, hi = proportion_confint(count, votes, alpha=0.05, method="wilson")
+        mine = wilson_interval(count / votes, votes)
+        assert mine == pytest.approx((lo, hi), abs=1e-12), (count, votes)
+    with pytest.raises(ValueError, match="positive number of votes"):
+        wilson_interval(0.5, 0)
+
+
+def test_it_counts_effective_votes():
+    assert effective_votes(0.3, math.sqrt(0.3 * 0.7 / 50), 50) == pytest.approx(50)  # binary votes: themselves
+    assert effective_votes(0.3, math.sqrt(0.3 * 0.7 / 25), 20) == pytest.approx(25)  # correlated: fewer
+    assert effective_votes(0.5, math.sqrt(0.15 / 50), 50) == pytest.approx(50 / 0.6)  # 40% ties: more
+    assert effective_votes(0.0, 0.0, 10) == 10 and effective_votes(0.5, 0.0, 10) == 10  # no spread: the pairs
+    assert effective_votes(1.0, 0.2, 0) == 1 and effective_votes(0.5, 10.0, 5) == 1  # never below 1
+
+
+def test_it_gives_binary_votes_the_textbook_wilson_interval():
+    """Humans only, one binary vote per pair: the human-only rate's CI is statsmodels' Wilson interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    y = np.array([1.0] * 3 + [0.0] * 14)
+    fit = ppi_mean(y, y, [], lam=0.0, clusters=np.arange(17))
+    ppi, human, judge = rate_intervals(fit, fit, fit)
+    assert human.ci == pytest.approx(proportion_confint(3, 17, method="wilson"), abs=1e-12)
+    assert ppi.ci == human.ci == judge.ci and human.value == pytest.approx(3 / 17)
+
+
+def test_it_keeps_a_corrected_rate_and_its_ci_inside_zero_one():
+    """A correction that takes the estimate below 0: the normal CI leaves [0, 1] (as the report's did,
+    e.g. [-0.012, 0.087]); the reported rate is 0 and its CI holds it inside [0, 1]."""
+    y = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    yhat = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+    yu = np.zeros(30)
+    fit = ppi_mean(y, yhat, yu, lam=1.0)
+    assert fit.estimate[0] < 0 and fit.ci()[0][0] < 0  # the unbounded estimator, as ppi_py's
+    human = ppi_mean(y, yhat, [], lam=0.0)
+    judge = ppi_mean(np.concatenate([yhat, yu]), np.concatenate([yhat, yu]), [], lam=0.0)
+    for interval in rate_intervals(fit, human, judge):
+        lo, hi = interval.ci
+        assert 0 <= lo <= interval.value <= hi <= 1
+    assert rate_intervals(fit, human, judge)[0].value == 0
+
+
+def test_it_covers_small_and_lopsided_rates_better_than_the_normal_ci():
+    """20 pairs, a true win rate of 0.1, a judge right 85% of the time on ten times as many pairs: the
+    normal CIs cover the rate in about 85% of samples, the report's Wilson CIs in about 95%."""
+    rng = np.random.default_rng(21)
+    wilson = normal = 0
+    reps, n, big_n, p = 600, 20, 200, 0.1
+    for _ in range(reps):
+        truth = (rng.random(n + big_n) < p).astype(float)
+        verdict = np.where(rng.random(n + big_n) < 0.85, truth, 1 - truth)
+        y, yhat, yu = truth[:n], verdict[:n], verdict[n:]
+        lam = None if informative(y, yhat) else 0.0
+        fit = ppi_mean(y, yhat, yu, lam=lam)
+        ppi, _, _ = rate_intervals(fit, ppi_mean(y, yhat, [], lam=0.0), ppi_mean(verdict, verdict, [], lam=0.0))
+        wilson += ppi.ci[0] <= p <= ppi.ci[1]
+        lo, hi = fit.ci()
+        normal += lo[0] <= p <= hi[0]
+    assert normal / reps < 0.9
+    assert wilson / reps >= 0.93
+
+
+def test_it_survives_judges_that_copy_or_contradict_the_humans():
+    """Correlation exactly +1 or -1 on three pairs (1 - r^2 = 0): the gate answers instead of dividing by 0."""
+    y = np.array([1.0, 0.0, 1.0])
+    assert not informative(y, 1 - y)
+    assert informative(y, y) and informative(np.array([1.0, 0.0, 1.0, 0.0]), np.array([1.0, 0.0, 1.0, 0.0]))
+    assert not informative(y, np.full(3, 0.5))  # a constant judge: no spread
+    assert not informative(np.full(3, 0.5), y)  # constant humans
+    assert not informative(y[:1], y[:1]) and not informative(y[:2], 1 - y[:2])  # too few pairs to test
+
+
+def _items(y, yhat, pairs, labelled, systems=("a", "b")) -> Items:
+    """Items of two systems, one item per pair unless `pairs` repeats; `y` NaN where unlabelled."""
+    y, yhat, pairs, labelled = (np.asarray(v) for v in (y, yhat, pairs, labelled))
+    zeros = np.zeros(len(yhat), dtype=np.int64)
+    return Items(
+        tuple(systems),
+        zeros,
+        zeros + 1,
+        pairs.astype(np.int64),
+        y.astype(float),
+        yhat.astype(float),
+        labelled.astype(bool),
+        ~labelled.astype(bool),
+    )
+
+
+@pytest.mark.parametrize(
+    "case, y, yhat",
+    [
+        ("contradicts", [1, 0, 1, 0, 0], [0, 1, 0, 1, 1]),
+        ("copies", [1, 0, 1, 0, 1], [1, 0, 1, 0, 1]),
+        ("humans all agree", [1, 1, 1, 1, 1], [1, 0, 1, 0, 1]),
+        ("judge constant", [1, 0, 1, 0, 1], [1, 1, 1, 1, 1]),
+        ("all ties", [0.5] * 5, [0.5] * 5),
+        ("one pair", [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]),
+    ],
+)
+def test_it_estimates_or_leaves_out_with_a_reason_on_degenerate_items(case, y, yhat):
+    """Three labelled pairs (one with two items: criteria), two judged only; every figure in bounds."""
+    pairs = [0, 1, 2, 3, 4] if case != "one pair" else [0, 0, 0, 3, 4]
+    labelled = [True, True, True, False, False]
+    y = [v if lab else np.nan for v, lab in zip(y, labelled)]
+    items = _items(y, yhat, pairs, labelled)
+    rates = win_rates(items, None)
+    left_out = win_rates_left_out(items, None)
+    assert set(rates) | set(left_out) == {"a", "b"} and not set(rates) & set(left_out)
+    if case == "one pair":
+        assert left_out["a"].startswith("not estimable: human labels on 1 of its pairs")
+    for rate in rates.values():
+        for interval in (rate.ppi, rate.human, rate.judge):
+            lo, hi = interval.ci
+            assert 0 <= lo <= interval.value <= hi <= 1 and lo < hi, (case, interval)
+        assert 0 <= rate.lam <= 1
+    scores = bt_scores(items, None)
+    assert scores.ppi is None or np.all(np.isfinite(scores.ppi.cov))

@@ -99,8 +99,12 @@ def test_the_criteria_come_after_the_articles():
 def test_the_template_never_says_where_an_article_comes_from():
     for allow_tie in (True, False):
         request = make_request(
-            topic="Lake", article_1="Text one.", article_2="Text two.", category="Style",
-            category_description="Plain.", allow_tie=allow_tie,
+            topic="Lake",
+            article_1="Text one.",
+            article_2="Text two.",
+            category="Style",
+            category_description="Plain.",
+            allow_tie=allow_tie,
         )
         text = " ".join(m["content"] for m in request.messages).lower()
         for word in ("reference", "wikipedia", "human", "generated", "machine", "written by"):
@@ -238,9 +242,23 @@ def test_it_recognises_the_criterion_by_key_or_position(item):
 @pytest.mark.parametrize(
     "winner, expected",
     [
-        (1, "1"), (2, "2"), ("1", "1"), ("2", "2"), (" 2 ", "2"),
-        ("Article 1", "1"), ("article 2", "2"), ("article_2", "2"), ("Article-1", "1"), ("ARTICLE2", "2"),
-        ("A", "1"), ("b", "2"), ("Article B", "2"), ("first", "1"), ("Second", "2"), ("1.", "1"), ("**2**", "2"),
+        (1, "1"),
+        (2, "2"),
+        ("1", "1"),
+        ("2", "2"),
+        (" 2 ", "2"),
+        ("Article 1", "1"),
+        ("article 2", "2"),
+        ("article_2", "2"),
+        ("Article-1", "1"),
+        ("ARTICLE2", "2"),
+        ("A", "1"),
+        ("b", "2"),
+        ("Article B", "2"),
+        ("first", "1"),
+        ("Second", "2"),
+        ("1.", "1"),
+        ("**2**", "2"),
     ],
 )
 def test_it_reads_the_winner_in_its_usual_spellings(winner, expected):
@@ -266,7 +284,13 @@ def test_it_reads_other_winner_and_reason_field_names():
 
 
 def test_a_missing_or_null_reason_is_empty():
-    content = json.dumps([{"criterion": "ww_cc_1", "winner": "1"}, {"criterion": "ww_cc_2", "winner": "2", "reason": None}, {"criterion": "ww_cc_3", "winner": "1", "reason": "  ok  "}])
+    content = json.dumps(
+        [
+            {"criterion": "ww_cc_1", "winner": "1"},
+            {"criterion": "ww_cc_2", "winner": "2", "reason": None},
+            {"criterion": "ww_cc_3", "winner": "1", "reason": "  ok  "},
+        ]
+    )
     assert parse(content) == {"ww_cc_1": ("1", ""), "ww_cc_2": ("2", ""), "ww_cc_3": ("1", "ok")}
 
 
@@ -345,9 +369,7 @@ def test_it_refuses_a_criterion_that_is_neither_key_nor_position(value):
         parse(content)
 
 
-@pytest.mark.parametrize(
-    "winner", [3, "3", 0, "Article 3", "C", "both", "neither", "", None, True, 1.5, "1 or 2", "the first one", ["1"]]
-)
+@pytest.mark.parametrize("winner", [3, "3", 0, "Article 3", "C", "both", "neither", "", None, True, 1.5, "1 or 2", "the first one", ["1"]])
 def test_it_refuses_a_winner_out_of_range(winner):
     content = json.dumps([{"criterion": "ww_cc_1", "winner": winner}] + [{"criterion": k, "winner": "1"} for k in KEYS[1:]])
     message = refused(content, allow_tie=True)
@@ -418,7 +440,9 @@ def test_a_message_role_is_part_of_the_hash():
     request = make_request()
     changed = JudgeRequest(
         messages=[{**request.messages[0], "role": "developer"}, request.messages[1]],
-        response_format=request.response_format, criteria=request.criteria, allow_tie=request.allow_tie,
+        response_format=request.response_format,
+        criteria=request.criteria,
+        allow_tie=request.allow_tie,
     )
     assert digest(request=changed) != digest(request=request)
 
@@ -440,8 +464,21 @@ def test_a_message_role_is_part_of_the_hash():
         {"request": make_request(structured=False)},
         {"request": make_request(article_1=ARTICLE_2, article_2=ARTICLE_1)},
     ],
-    ids=["model", "temperature", "max_tokens", "article_1", "article_2", "topic", "category", "description",
-         "criteria", "criterion_text", "allow_tie", "structured", "swapped"],
+    ids=[
+        "model",
+        "temperature",
+        "max_tokens",
+        "article_1",
+        "article_2",
+        "topic",
+        "category",
+        "description",
+        "criteria",
+        "criterion_text",
+        "allow_tie",
+        "structured",
+        "swapped",
+    ],
 )
 def test_the_hash_changes_with_every_input(overrides):
     assert digest(**overrides) != digest()
@@ -473,13 +510,19 @@ def test_the_completion_estimate_is_a_per_criterion_allowance():
 
 
 def reply(**fields):
-    body = {"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]}
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}],
+    }
     body.update(fields)
     return json.dumps(body).encode()
 
 
 def test_it_reads_the_text_and_the_billed_tokens():
-    completion = read_completion(reply(usage={"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1024}}))
+    completion = read_completion(
+        reply(usage={"prompt_tokens": 1200, "completion_tokens": 80, "prompt_tokens_details": {"cached_tokens": 1024}})
+    )
     assert (completion.content, completion.finish_reason, completion.problem) == ("{}", "stop", "")
     assert (completion.prompt_tokens, completion.cached_tokens, completion.completion_tokens) == (1200, 1024, 80)
 
@@ -519,7 +562,10 @@ def test_cached_tokens_never_exceed_the_prompt():
         (b"[1, 2]", "the reply is not a chat completion: '[1, 2]'"),
         (json.dumps({"error": {"message": "overloaded"}}).encode(), "the reply has no choices: overloaded"),
         (json.dumps({"choices": []}).encode(), "the reply has no choices"),
-        (reply(choices=[{"message": {"role": "assistant", "content": None, "refusal": "I cannot help."}}]), "the model refused: 'I cannot help.'"),
+        (
+            reply(choices=[{"message": {"role": "assistant", "content": None, "refusal": "I cannot help."}}]),
+            "the model refused: 'I cannot help.'",
+        ),
         (reply(choices=[{"message": {"role": "assistant", "content": ""}}]), "the reply has no text"),
     ],
     ids=["html", "bytes", "list", "error-object", "no-choices", "refusal", "empty"],

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from annotate.models import Article
-from annotate.rendering import KEPT_RAW_TAGS, render, render_html, plain_text
+from annotate.rendering import KEPT_RAW_TAGS, plain_text, render, render_html
 from tests.helpers import article, run, write_wlc
 
 # Prose that talks about markup, as articles on web technology or typography do.
@@ -74,7 +74,7 @@ def test_it_shows_a_tag_at_the_start_of_a_line_as_text_without_swallowing_the_re
     html = render_html(markdown)
     assert "<p>&lt;script&gt;</p>" in html
     assert '<h2 id="sec-2">Section</h2>' in html and "<em>words</em>" in html
-    assert "&lt;textarea&gt;\nend" in html
+    assert "<p>&lt;textarea&gt;</p>\n<p>end</p>" in html
 
 
 def test_it_escapes_hostile_markup_instead_of_running_it():

@@ -116,7 +116,10 @@ def test_it_gives_the_judge_against_judge_matrix(campaign):
     pairs = {(p["a"], p["b"]): p for p in report["judge_pairs"]}
     assert set(pairs) == {("cheap", "loyal"), ("cheap", "sharp"), ("loyal", "sharp")}
     # sharp a a b | a b b against cheap a tie a | tie a a: the same on c1 of pair 1 only
-    assert (pairs[("cheap", "sharp")]["agreement"]["value"], pairs[("cheap", "sharp")]["agreement"]["n"]) == (pytest.approx(1 / 6, abs=1e-6), 6)
+    assert (pairs[("cheap", "sharp")]["agreement"]["value"], pairs[("cheap", "sharp")]["agreement"]["n"]) == (
+        pytest.approx(1 / 6, abs=1e-6),
+        6,
+    )
     assert pairs[("loyal", "sharp")]["agreement"]["value"] == pytest.approx(3 / 6, abs=1e-6)
     md = render(report, "md")
     assert "## Judges against each other" in md and "0.167 (κ" in md
@@ -146,7 +149,11 @@ def test_it_evaluates_an_ensemble_judge_from_the_command_line(campaign, tmp_path
 
 @pytest.mark.parametrize(
     "value, message",
-    [("sharp,nobody", "ensemble member 'nobody' has no verdicts"), ("sharp", "at least two different judges"), ("sharp,sharp", "at least two")],
+    [
+        ("sharp,nobody", "ensemble member 'nobody' has no verdicts"),
+        ("sharp", "at least two different judges"),
+        ("sharp,sharp", "at least two"),
+    ],
 )
 def test_it_refuses_an_ensemble_it_cannot_build(campaign, value, message):
     result = run("calibration_report", "--campaign", campaign.name, "--rounds", "0", "--ensemble", value)

@@ -34,7 +34,9 @@ def dataset(seed: int = 3, n_battles: int = 200) -> tuple[list[dict], dict]:
             truth = left if rng.random() < p_left else right
             common = {"campaign": "ppi", "topic": topic, "left_system": left, "right_system": right, "criterion": criterion}
             if k < LABELLED:
-                rows.append({**common, "rater_kind": "human", "rater": "ann.one", "winner_system": truth, "saved_at": "2025-02-01T09:00:00Z"})
+                rows.append(
+                    {**common, "rater_kind": "human", "rater": "ann.one", "winner_system": truth, "saved_at": "2025-02-01T09:00:00Z"}
+                )
                 verdicts.setdefault("humans", {})[(k, criterion)] = (left, right, truth)
             for judge, copies in JUDGES.items():
                 winner = truth if rng.random() < copies else str(rng.choice([left, right]))
@@ -158,3 +160,26 @@ def test_it_says_why_a_judge_without_labelled_pairs_has_no_figures(tmp_path):
     assert f["win_rates"] == {} and f["bradley_terry"] is None
     assert f["note"] == "needs human labels on at least two pairs this judge judged"
     assert "gpt-4.1-mini: needs human labels" in render(json.loads(out.read_text(encoding="utf-8")), "md")
+
+
+def test_it_names_in_every_format_the_systems_left_without_a_win_rate(tmp_path):
+    criteria = tmp_path / "tiny.json"
+    criteria.write_text(json.dumps(RUBRIC), encoding="utf-8")
+    assert run("import_criteria", str(criteria)).code == 0
+    assert run("create_campaign", "--name", "ppi", "--criteria", "tiny", "--labels-only").code == 0
+    rows, _ = dataset(n_battles=60)
+    # Humans labelled three battles: a system in only one of them has no interval to give.
+    rows = [r for r in rows if r["rater_kind"] == "judge" or r["topic"].startswith(("Schlacht 0:", "Schlacht 1:", "Schlacht 2:"))]
+    assert run("import_labels", "--campaign", "ppi", str(write_csv(tmp_path / "votes.csv", rows, COLUMNS))).code == 0
+    out = tmp_path / "report.json"
+    assert run("calibration_report", "--campaign", "ppi", "--rounds", "0", "--out", str(out)).code == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    left_out = report["prediction_powered"]["judges"]["gpt-4.1-mini"]["win_rates_left_out"]
+    assert left_out, "the data should leave a system out"
+    for fmt in ("md", "html"):
+        text = render(report, fmt)
+        for system, reason in left_out.items():
+            assert reason.split(" … ")[0].split("(")[0].strip()[:40] in text, (fmt, system)
+    # The systems that keep a rate rest on fewer than 10 labelled pairs: no interval, and the note says why.
+    for rate in report["prediction_powered"]["judges"]["gpt-4.1-mini"]["win_rates"].values():
+        assert rate["ppi"]["ci"] is None and rate["ppi"]["ci_note"] == "too few pairs for an interval"

@@ -78,8 +78,13 @@ def test_it_gives_nobody_a_repeated_topic_while_another_topic_is_free(wide_catal
 def test_it_leaves_slots_empty_rather_than_repeat_when_repeats_are_forbidden(catalogue):
     people = annotators(3)
     campaign = campaign_create(
-        name="Strictly blind", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"],
-        topics=2, overlap=2, annotators=people, forbid_repeats=True,
+        name="Strictly blind",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        topics=2,
+        overlap=2,
+        annotators=people,
+        forbid_repeats=True,
     )
     design = campaign_design(campaign=campaign)
     assert (design.slots, design.forced_repeats) == (8, 2)
@@ -95,7 +100,12 @@ def test_it_leaves_slots_empty_rather_than_repeat_when_repeats_are_forbidden(cat
 def test_it_repeats_a_topic_only_once_every_topic_is_met(catalogue):
     people = annotators(3)
     campaign = campaign_create(
-        name="Crowded", criterion_set=catalogue, systems=["wikipedia", "atlas_agent", "quill_researcher"], topics=2, overlap=2, annotators=people
+        name="Crowded",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        topics=2,
+        overlap=2,
+        annotators=people,
     )
     met = {user.pk: set() for user in people}
     repeats, waiting = 0, list(people)
@@ -158,12 +168,38 @@ def test_it_counts_forced_repeats_per_topic():
 
 def test_it_warns_on_the_command_line_when_the_design_forces_repeats(catalogue, alice, bob):
     result = run(
-        "create_campaign", "--name", "Forced", "--criteria", "wiki_writing", "--systems", "wikipedia,atlas_agent,quill_researcher",
-        "--topics", "1", "--overlap", "2", "--annotators", "alice,bob",
+        "create_campaign",
+        "--name",
+        "Forced",
+        "--criteria",
+        "wiki_writing",
+        "--systems",
+        "wikipedia,atlas_agent,quill_researcher",
+        "--topics",
+        "1",
+        "--overlap",
+        "2",
+        "--annotators",
+        "alice,bob",
     )
     assert result.code == 0, result.err
     assert "warning: 2 pairs on 1 topics" in result.err and "2 assignment(s) will show an annotator a topic" in result.err
-    quiet = run("create_campaign", "--name", "Fine", "--criteria", "wiki_writing", "--systems", "wikipedia,atlas_agent", "--topics", "2", "--overlap", "2", "--annotators", "alice,bob", "--no-repeats")
+    quiet = run(
+        "create_campaign",
+        "--name",
+        "Fine",
+        "--criteria",
+        "wiki_writing",
+        "--systems",
+        "wikipedia,atlas_agent",
+        "--topics",
+        "2",
+        "--overlap",
+        "2",
+        "--annotators",
+        "alice,bob",
+        "--no-repeats",
+    )
     assert quiet.code == 0 and "warning" not in quiet.err
     assert Campaign.objects.get(name="Fine").forbid_repeats
 

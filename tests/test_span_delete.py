@@ -60,12 +60,3 @@ def test_it_refuses_someone_elses_span(client, campaign, alice, bob, rachel, osc
     assert response.status_code == 422
     assert "No such passage." in response.content.decode()
     assert Span.objects.count() == 2
-
-
-def test_it_sends_anonymous_visitors_to_log_in_and_refuses_get(client, campaign, alice):
-    span = marked(campaign, alice, "alices mark")
-    response = client.post(delete_url(span))
-    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
-    client.force_login(alice)
-    assert client.get(delete_url(span)).status_code == 405
-    assert Span.objects.count() == 1

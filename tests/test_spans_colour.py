@@ -15,7 +15,7 @@ from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page, start
 
 pytestmark = pytest.mark.django_db
 
-ITEM = re.compile(r'<li class="(span-[a-z]+)">\s*<span class="polarity">(.)</span>')
+ITEM = re.compile(r'<li class="(span-[a-z]+)"[^>]*>\s*<span class="polarity">(.)</span>')
 
 
 @pytest.fixture

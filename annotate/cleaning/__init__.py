@@ -56,6 +56,20 @@ strip_citations: rules and judgement calls
   with bibliographic cues (ISBN, DOI, ``pp. 4``, ``(1990).``, Retrieved). Trade-offs:
   a section mixing a prose paragraph with a list of works goes whole; a list of
   plain unmarked entries with one 30-word annotated entry would stay.
+* A reference section removes its citation list only (``sections.content_kept``):
+  tables and paragraphs of prose under the heading are content and stay, with the
+  heading above them, so a credits table (role, name, country) under
+  ``## 9. References and Data Sources`` is shown. What goes: list items and
+  everything up to the blank line after them, ``[N]`` entries, lines with a URL,
+  code, a table whose header names sources, links or access dates (Source, Ref.,
+  URL, Publisher, Accessed, ...), and paragraph lines that are a citation (ISBN,
+  ``pp. 4``, ``Surname, Given ... 1990``, ``(1990)`` with a quoted or italic
+  title), talk about the sources (sources, references, citations, cited,
+  "listed below", or the source-commentary words below) or under 8 words (a label
+  such as ``Infobox-style basics:``). Sub-headings stay only above kept content.
+  An agent's section dropped as source commentary goes whole. The removal audit
+  reports each kept section (``removal.KeptReferenceSection``). Trade-off: an
+  unmarked citation with none of those cues and 8+ words stays.
 * Source commentary (agents only, ``is_reference=False``): a section goes when its
   heading is about sourcing (source(s), sourcing, verification, methodology,
   citation(s), research notes/coverage/workflow/methods, "how this article was
@@ -151,9 +165,7 @@ __all__ = ["clean_article", "count_words", "normalize_article", "strip_citations
 
 def clean_article(markdown: str, title: str, *, is_reference: bool = False) -> str:
     """The displayed article: citations stripped, then normalized."""
-    return normalize_article(
-        strip_citations(markdown, is_reference=is_reference), title
-    )
+    return normalize_article(strip_citations(markdown, is_reference=is_reference), title)
 
 
 _ALNUM_RE = re.compile(r"[^\W_]")
@@ -164,6 +176,4 @@ def count_words(text: str) -> int:
     digit. Markdown syntax and punctuation (``# * | - > ` _`` …) never make a word
     on their own, so ``**bold**``, ``well-known`` and ``3.5%`` count once while
     ``|``, ``---``, ``>``, ``-`` and ``—`` count zero."""
-    return sum(
-        1 for token in text.split() if token.isalnum() or _ALNUM_RE.search(token)
-    )
+    return sum(1 for token in text.split() if token.isalnum() or _ALNUM_RE.search(token))

@@ -16,17 +16,11 @@ import re
 from annotate.cleaning.protect import MARK
 
 _URL_BODY = r"(?:[^\s()<>]|\([^\s()<>]*\))*"
-_IMAGE_RE = re.compile(
-    r"!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\](?:\((?:[^()\n]|\([^()\n]*\))*\)|\[[^\[\]\n]*\])"
-)
+_IMAGE_RE = re.compile(r"!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\](?:\((?:[^()\n]|\([^()\n]*\))*\)|\[[^\[\]\n]*\])")
 _NUM_LABEL_RE = re.compile(r"\s*\^?\d{1,3}(?:[ \t]*[,–—-][ \t]*\d{1,3})*\s*")
-_LINK_RE = re.compile(
-    r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((?:[^()\n]|\([^()\n]*\))*\)"
-)
+_LINK_RE = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 _AUTOLINK_RE = re.compile(r"<(?:https?:|www\.|ftp:|mailto:)[^>\s]*>")
-_PAREN_URL_RE = re.compile(
-    rf"\([ \t]*(?:https?:|www\.){_URL_BODY}(?:[ \t]*[,;][ \t]*(?:https?:|www\.){_URL_BODY})*[ \t]*\)"
-)
+_PAREN_URL_RE = re.compile(rf"\([ \t]*(?:https?:|www\.){_URL_BODY}(?:[ \t]*[,;][ \t]*(?:https?:|www\.){_URL_BODY})*[ \t]*\)")
 # Two passes, each starting with a literal, scan much faster than one alternation.
 _BARE_URL_RE = re.compile(r"https?(?::/*|/+|(?=www\.))[^\s<>\"\[\]`]*")
 _WWW_RE = re.compile(r"www\.[^\s<>\"\[\]`]+")
@@ -101,9 +95,7 @@ _MARK_AFTER_OPENER_RE = re.compile(r"([(\[])\x01[ \t]*")
 # A mark goes with the space before it when closing punctuation, a space or the end
 # of the line follows ("word [1]." "word [1] next"); any other mark goes alone
 # ("word[1] next"). The pattern starts with a literal, so the scan is fast.
-_SPACE_MARK_RE = re.compile(
-    r" \x01(?=[ \t\n.,;:!?)\]}”’»…]|$|[*_]{1,3}(?:[\s.,;:!?)]|$))"
-)
+_SPACE_MARK_RE = re.compile(r" \x01(?=[ \t\n.,;:!?)\]}”’»…]|$|[*_]{1,3}(?:[\s.,;:!?)]|$))")
 # "it.[3]It was": a mark between a sentence end and a capital letter becomes a space.
 # The pattern starts with the mark itself (fast to find); _unglue looks behind it.
 # Not "\x01+": that loses the fast scan.
@@ -112,9 +104,7 @@ _GLUED_MARK_RE = re.compile(r"\x01\x01*(?=[A-ZÀ-ÖØ-Þ])")
 
 def _unglue(m: re.Match) -> str:
     before = m.string[max(0, m.start() - 2) : m.start()]
-    if before[-1:] in (".", "!", "?") or (
-        before[-1:] in ('"', "'", "”", "’", ")") and before[:1] in (".", "!", "?")
-    ):
+    if before[-1:] in (".", "!", "?") or (before[-1:] in ('"', "'", "”", "’", ")") and before[:1] in (".", "!", "?")):
         return " "
     return m.group(0)
 

@@ -93,9 +93,7 @@ def normalize_article(markdown: str, title: str) -> str:
     drop_head = None
     if heads:
         first = heads[0]
-        if first[0] == first_content and (
-            first[1] == 1 or _title_key(first[2]) == title_key
-        ):
+        if first[0] == first_content and (first[1] == 1 or _title_key(first[2]) == title_key):
             drop_head = 0
         else:
             for k, head in enumerate(heads):

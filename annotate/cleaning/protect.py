@@ -47,11 +47,7 @@ def split_lines(text: str, stash: list[str]) -> list[str]:
             j = i + 1
             while j < n:
                 s = lines[j].lstrip(" ")
-                if (
-                    len(lines[j]) - len(s) <= 3
-                    and s.startswith(char * size)
-                    and not s.rstrip(" \t").strip(char)
-                ):
+                if len(lines[j]) - len(s) <= 3 and s.startswith(char * size) and not s.rstrip(" \t").strip(char):
                     break
                 j += 1
             stash.append("\n".join(lines[i : j + 1]))
@@ -81,12 +77,6 @@ def prepare(markdown: str) -> str:
     if "\r" in markdown:
         markdown = markdown.replace("\r\n", "\n").replace("\r", "\n")
     # Only the characters used as internal placeholders need to go.
-    if (
-        "\x00" in markdown
-        or "\x01" in markdown
-        or "\x02" in markdown
-        or "\x03" in markdown
-        or "\x04" in markdown
-    ):
+    if "\x00" in markdown or "\x01" in markdown or "\x02" in markdown or "\x03" in markdown or "\x04" in markdown:
         markdown = _CTRL_RE.sub("", markdown)
     return markdown

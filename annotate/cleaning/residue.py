@@ -31,9 +31,7 @@ def _is_caption_only(text: str) -> bool:
     but note numbers, punctuation or emphasis. A bare ``Sources`` needs a colon, a
     number or emphasis to count: alone it may be a word of a list."""
     m = _CAPTION_RE.fullmatch(text.strip())
-    return bool(m) and bool(
-        m.group("emph") or m.group("colon") or any(c.isdigit() for c in m.group("rest"))
-    )
+    return bool(m) and bool(m.group("emph") or m.group("colon") or any(c.isdigit() for c in m.group("rest")))
 
 
 def drop_caption_residue(text: str) -> str:
@@ -51,13 +49,7 @@ def drop_caption_residue(text: str) -> str:
         line = padded[start:end]
         body = line.lstrip(" \t>")
         if body[:1] == "|":
-            filled = [
-                c
-                for c in (
-                    c.strip() for c in CELL_SPLIT_RE.split(body.strip().strip("|"))
-                )
-                if c
-            ]
+            filled = [c for c in (c.strip() for c in CELL_SPLIT_RE.split(body.strip().strip("|"))) if c]
             after = padded.find("\n", end + 1)
             is_header = after > 0 and ALIGN_ROW_RE.fullmatch(padded, end + 1, after)
             if len(filled) != 1 or is_header or not _is_caption_only(filled[0]):

@@ -3,8 +3,9 @@
 The line-level half of ``strip_citations`` (the package docstring has the rules
 and their trade-offs): fetch metadata, footnote and link definitions and
 ``[N] … URL`` entries anywhere (``scan``); reference sections under any kind of
-heading, prose ``Sources`` sections kept, agents' source commentary
-(``drop_sections``); a trailing block of reference entries (``drop_trailing_entries``).
+heading, prose ``Sources`` sections kept, tables and prose paragraphs kept from
+the rest (``content_kept``), agents' source commentary (``drop_sections``); a
+trailing block of reference entries (``drop_trailing_entries``).
 Works on the right-stripped lines of ``protect.split_lines``.
 """
 
@@ -12,12 +13,10 @@ from __future__ import annotations
 
 import re
 
-from annotate.markdown_lines import FETCH_METADATA_LABELS, SETEXT_RE, atx
+from annotate.markdown_lines import ALIGN_ROW_RE, CELL_SPLIT_RE, FETCH_METADATA_LABELS, SETEXT_RE, atx
 
 # Pseudo-headings (level 7): a line that is only bold/italic text, or "Label:".
-_EMPH_LINE_RE = re.compile(
-    r"[ ]{0,3}(\*{1,3}|_{1,3})([^*_\n][^\n]*?)(\*{1,3}|_{1,3})[ \t]*:?[ \t]*$"
-)
+_EMPH_LINE_RE = re.compile(r"[ ]{0,3}(\*{1,3}|_{1,3})([^*_\n][^\n]*?)(\*{1,3}|_{1,3})[ \t]*:?[ \t]*$")
 _LABEL_LINE_RE = re.compile(r"[ ]{0,3}([A-Z][^\n:|]{0,60}?):[ \t]*$")
 # Lines that cannot be a paragraph (nor a setext heading's text): list items,
 # quotes, table rows, ATX headings and stashed code. The removal audit classes
@@ -39,9 +38,7 @@ _REF_NAME = (
     r"external links?|further reading|links|bibliography|bibliographies)"
 )
 _REF_KEY_RE = re.compile(rf"{_REF_NAME}(?:\s*(?:,\s*and|,|and|&|/)\s*{_REF_NAME})*")
-_WEAK_REF_KEY_RE = re.compile(
-    r"bibliograph(?:y|ies)(?:\s*(?:,\s*and|,|and|&|/)\s*bibliograph(?:y|ies))*"
-)
+_WEAK_REF_KEY_RE = re.compile(r"bibliograph(?:y|ies)(?:\s*(?:,\s*and|,|and|&|/)\s*bibliograph(?:y|ies))*")
 _REF_HINT_RE = re.compile(r"(?i)refer|sourc|biblio|cit|note|link|read")
 KEY_NUMBERING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\.)\s+")
 _KEY_PAREN_TAIL_RE = re.compile(r"\s*\([^()]*\)$")
@@ -76,9 +73,7 @@ _META_TOP_RE = re.compile(rf"{FETCH_METADATA_LABELS}:")
 _META_ANYWHERE = ("URL Source:", "Markdown Content:")
 _FOOTNOTE_DEF_RE = re.compile(r"[ ]{0,3}\[\^[^\]\n]+\]:")
 _LINK_DEF_RE = re.compile(r"[ ]{0,3}\[([^\]\n]{1,200})\]:[ \t]*<?(?:https?:|www\.|/|#)")
-_REF_ENTRY_ANYWHERE_RE = re.compile(
-    r"[ ]*(?:[-*+][ \t]+)?\[\d{1,4}\][ \t]+[^\n]*(?:https?:|www\.)"
-)
+_REF_ENTRY_ANYWHERE_RE = re.compile(r"[ ]*(?:[-*+][ \t]+)?\[\d{1,4}\][ \t]+[^\n]*(?:https?:|www\.)")
 _TRAIL_ENTRY_RE = re.compile(
     r"[ \t]*(?:[-*+][ \t]+)?(?:"
     r"(?:\[\^?\d{1,4}\]:?|【\d{1,4}[^】\n]*】)[ \t]*\S[^\n]*"
@@ -132,11 +127,7 @@ def scan(lines: list[str], link_labels: set[str]) -> tuple[list[str], list[Headi
                 continue
             if _REF_ENTRY_ANYWHERE_RE.match(line):
                 continue
-        elif (
-            first in ("-", "*", "+")
-            and "[" in line[:8]
-            and _REF_ENTRY_ANYWHERE_RE.match(line)
-        ):
+        elif first in ("-", "*", "+") and "[" in line[:8] and _REF_ENTRY_ANYWHERE_RE.match(line):
             continue
         heading = None
         if first == "#":
@@ -198,14 +189,10 @@ _META_BODY_RE = re.compile(
     r"|fact-?check\w*|accessed|retrieved|cit(?:e|ed|es|ing|ations?))\b"
 )
 _ENTRY_LINE_RE = re.compile(r"[ \t]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|[|\[【^\x02])")
-_BIBLIO_CUE_RE = re.compile(
-    r"(?i)\bisbn\b|\bdoi\b|\bissn\b|\bretrieved\b|\barchived\b|\bpp?\.[ \t]*\d|\(\d{4}[a-z]?\)\."
-)
+_BIBLIO_CUE_RE = re.compile(r"(?i)\bisbn\b|\bdoi\b|\bissn\b|\bretrieved\b|\barchived\b|\bpp?\.[ \t]*\d|\(\d{4}[a-z]?\)\.")
 
 
-def _is_prose_body(
-    lines: list[str], start: int, end: int, heading_lines: set[int]
-) -> bool:
+def _is_prose_body(lines: list[str], start: int, end: int, heading_lines: set[int]) -> bool:
     """True when lines[start:end] (sub-headings aside) are prose paragraphs: no URL,
     no list item, table row or bracketed entry, at least one long paragraph, and at
     most a minority of lines that read like bibliography entries (ISBN, pp. 4, …)."""
@@ -225,26 +212,22 @@ def _is_prose_body(
     return long_prose and cues * 2 < content
 
 
-def drop_sections(
-    lines: list[str], headings: list[Heading], is_reference: bool = False
-) -> list[str]:
+def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool = False) -> list[str]:
     """Drop reference-type sections and source commentary (see the package docstring)."""
     kinds = [ref_kind(text) for _, _, _, text in headings]
     meta = (
         []
         if is_reference
         else [
-            level <= 6
-            and bool(_META_HINT_RE.search(text))
-            and bool(_META_HEAD_RE.search(_heading_key(text)))
+            level <= 6 and bool(_META_HINT_RE.search(text)) and bool(_META_HEAD_RE.search(_heading_key(text)))
             for _, _, level, text in headings
         ]
     )
     if not any(kinds) and not any(meta):
         return lines
-    heading_lines: set[int] | None = (
-        None  # built on first use: most articles never need it
-    )
+    # Sections dropped as a whole: source commentary, judged on its whole body.
+    whole = [False] * len(headings)
+    heading_lines: set[int] | None = None  # built on first use: most articles never need it
     # From the last heading up, so that "trailing" can be read off the later ones.
     for h in range(len(headings) - 1, -1, -1):
         kind = kinds[h]
@@ -263,14 +246,11 @@ def drop_sections(
             kind = 1 if (not body.strip() or _URLISH_RE.search(body)) else 0
         if kind == 1 and level <= 6 and heading_lines is None:
             heading_lines = {i + k for i, sz, _, _ in headings for k in range(sz)}
-        if (
-            kind == 1
-            and level <= 6
-            and _is_prose_body(lines, idx + size, end, heading_lines)
-        ):
+        if kind == 1 and level <= 6 and _is_prose_body(lines, idx + size, end, heading_lines):
             # "## Sources" over paragraphs on the primary accounts is content, unless
             # an agent wrote it about its own sourcing.
             kind = 1 if meta and _META_BODY_RE.search(body) else 0
+            whole[h] = bool(kind)
         elif (
             not kind
             and meta
@@ -281,6 +261,7 @@ def drop_sections(
             and (_META_BODY_RE.search(body) or _SELF_REF_RE.search(headings[h][3]))
         ):
             kind = 1  # "## Notes on sources and verification" at the end
+            whole[h] = True
         kinds[h] = kind
     ranges = []
     h = 0
@@ -301,18 +282,115 @@ def drop_sections(
                 if _is_long_prose(lines[j]):
                     end = j
                     break
-        ranges.append((idx, end))
+        inner = [hd for hd in headings if idx <= hd[0] < end]
+        keep = set() if whole[h] else content_kept(lines, idx, end, inner)
+        ranges.append((idx, end, keep))
         while h < len(headings) and headings[h][0] < end:
             h += 1
     if not ranges:
         return lines
     kept: list[str] = []
     pos = 0
-    for start, end in ranges:
+    for start, end, keep in ranges:
         kept.extend(lines[pos:start])
+        kept.extend(lines[i] for i in range(start, end) if i in keep)
         pos = end
     kept.extend(lines[pos:])
     return kept
+
+
+# ---------------------------------------------------------------- content under a reference heading
+
+# A table is a citation list when a header cell names sources, links or access dates.
+_CITATION_COLUMN_RE = re.compile(
+    r"(?:#|no\.?|sources?|source\(s\)|references?|refs?\.?|citations?|cite|url|urls|links?|"
+    r"publishers?|publication|accessed|access date|date accessed|retrieved|doi|isbn)"
+)
+# Prose about the sources themselves, under a reference heading: apparatus, not content.
+_SOURCE_WORDS_RE = re.compile(r"(?i)\b(?:sources?|references?|citations?|cited|bibliograph\w*|footnotes?|listed[ \t]+(?:below|above))\b")
+# A citation written as a paragraph: "Surname, Given (1990)", "Surname, G. 1990. Title".
+_CITATION_SHAPE_RE = re.compile(
+    r"[ \t]*[A-ZÀ-Þ][\w'’-]+,[ \t]+[A-ZÀ-Þ][^\n]*\b(?:1[5-9]|20)\d\d\b"
+    r"|[^\n]*\((?:1[5-9]|20)\d\d[a-z]?\)[^\n]*[\"“*_]"
+)
+CONTENT_PROSE_MIN_WORDS = 8
+
+
+def _is_content_prose(line: str) -> bool:
+    """A paragraph line under a reference heading that is content: a sentence of
+    some length, not an entry, not a citation, and not about the sources."""
+    return (
+        not NOT_PARAGRAPH_RE.match(line)
+        and line[:1] not in (" ", "\t")
+        and not _ENTRY_LINE_RE.match(line)
+        and "http" not in line
+        and "www." not in line
+        and len(line.split()) >= CONTENT_PROSE_MIN_WORDS
+        and not _BIBLIO_CUE_RE.search(line)
+        and not _CITATION_SHAPE_RE.match(line)
+        and not _SOURCE_WORDS_RE.search(line)
+        and not _META_BODY_RE.search(line)
+    )
+
+
+def _content_table(lines: list[str], start: int, end: int) -> int:
+    """The end of the table starting at ``lines[start]`` when it is content (a header
+    row over an alignment row, no header cell naming sources or links), else ``start``."""
+    if start + 1 >= end or not ALIGN_ROW_RE.fullmatch(lines[start + 1]):
+        return start
+    stop = start + 2
+    while stop < end and lines[stop].lstrip()[:1] == "|":
+        stop += 1
+    header = lines[start].strip()
+    cells = [" ".join(c.replace("*", " ").split()).lower().strip(" :") for c in CELL_SPLIT_RE.split(header.strip("|"))]
+    if any(_CITATION_COLUMN_RE.fullmatch(cell) for cell in cells):
+        return start
+    return stop
+
+
+def content_kept(lines: list[str], start: int, end: int, inner: list[Heading]) -> set[int]:
+    """Which lines of the reference section ``lines[start:end]`` are content and stay.
+
+    A reference heading removes citation lists only: tables (unless their header
+    names sources, links or access dates) and paragraphs of prose (``_is_content_prose``)
+    stay, with the headings above them (the section's own heading included) and
+    the blank lines around them. ``inner`` are the headings in the range, its own first.
+    """
+    keep: set[int] = set()
+    heading_at = {hd[0]: hd for hd in inner}
+    in_item = False  # inside a list item or entry: every line up to a blank line belongs to it
+    i = start
+    while i < end:
+        if i in heading_at:
+            i += heading_at[i][1]
+            in_item = False
+            continue
+        line = lines[i]
+        if not line:
+            in_item = False
+            i += 1
+            continue
+        if not in_item and line.lstrip()[:1] == "|":
+            stop = _content_table(lines, i, end)
+            if stop > i:
+                keep.update(range(i, stop))
+                i = stop
+                continue
+        in_item = in_item or bool(NOT_PARAGRAPH_RE.match(line) or _ENTRY_LINE_RE.match(line) or line[:1] in (" ", "\t"))
+        if not in_item and _is_content_prose(line):
+            keep.add(i)
+        i += 1
+    if not keep:
+        return keep
+    # Each heading with kept content in its part of the range (the section's own
+    # heading spans all of it), and the blank lines that separate the blocks.
+    content = sorted(keep)
+    for k, (at, size, level, _) in enumerate(inner):
+        stop = next((hd[0] for hd in inner[k + 1 :] if hd[2] <= level), end)
+        if any(at < j < stop for j in content):
+            keep.update(range(at, at + size))
+    keep.update(i for i in range(start, end) if not lines[i])
+    return keep
 
 
 def drop_trailing_entries(lines: list[str]) -> list[str]:

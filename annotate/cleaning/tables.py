@@ -52,8 +52,7 @@ def _tidy_table(rows: list[list[str]]) -> list[list[str]]:
     drop = {
         c
         for c, cell in enumerate(header)
-        if cell.strip(" \t*_:.").lower() in _SOURCE_COLUMNS
-        and all(not row[c].strip(" \t*_") for row in body)
+        if cell.strip(" \t*_:.").lower() in _SOURCE_COLUMNS and all(not row[c].strip(" \t*_") for row in body)
     }
     if drop and len(drop) < len(header):
         rows = [[cell for c, cell in enumerate(row) if c not in drop] for row in rows]
@@ -62,9 +61,7 @@ def _tidy_table(rows: list[list[str]]) -> list[list[str]]:
         doubled = [r for r, row in enumerate(body) if _DOUBLED_NAME_RE.match(row[c])]
         if len(doubled) >= 2:  # a lone "Walla Walla" is a name, not a flag
             for r in doubled:
-                body[r][c] = _DOUBLED_NAME_RE.sub(
-                    r"\g<lead>\g<name>", body[r][c], count=1
-                )
+                body[r][c] = _DOUBLED_NAME_RE.sub(r"\g<lead>\g<name>", body[r][c], count=1)
     return rows
 
 
@@ -86,27 +83,20 @@ def tidy_tables(text: str) -> str:
         head_start = padded.rfind("\n", 0, m.start()) + 1
         header = padded[head_start : m.start()]
         align_end = padded.index("\n", align_start)
-        if header.lstrip()[:1] != "|" or not ALIGN_ROW_RE.fullmatch(
-            padded, align_start, align_end
-        ):
+        if header.lstrip()[:1] != "|" or not ALIGN_ROW_RE.fullmatch(padded, align_start, align_end):
             continue
         end = align_end
         while end + 1 < len(padded) and _ROW_START_RE.match(padded, end + 1):
             end = padded.index("\n", end + 1)
         block = padded[head_start:end].split("\n")
-        if len(block) < 3 or not (
-            _SOURCE_COLUMN_HINT_RE.search(header)
-            or _DOUBLED_HINT_RE.search(padded, align_end, end)
-        ):
+        if len(block) < 3 or not (_SOURCE_COLUMN_HINT_RE.search(header) or _DOUBLED_HINT_RE.search(padded, align_end, end)):
             continue
         rows = [_split_row(line) for line in block]
         if not all(row is not None and len(row) == len(rows[0]) for row in rows):
             continue
         indent = header[: len(header) - len(header.lstrip())]
         pieces.append(padded[pos:head_start])
-        pieces.append(
-            "\n".join(indent + "|" + "|".join(row) + "|" for row in _tidy_table(rows))
-        )
+        pieces.append("\n".join(indent + "|" + "|".join(row) + "|" for row in _tidy_table(rows)))
         pos = end
     if not pieces:
         return text

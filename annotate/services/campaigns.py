@@ -12,10 +12,12 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotate import vocabulary
 from annotate.models import (
+    PLACEHOLDER_SOURCE,
     Article,
     Assignment,
     Campaign,
@@ -26,10 +28,12 @@ from annotate.models import (
     Topic,
 )
 from annotate.rendering import render_html
-from annotate.services.placeholders import PLACEHOLDER_SOURCE
+from annotate.services.placeholders import criterion_set_for_labels
 
 CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").default
 RATIONALE_MIN_LENGTH = Campaign._meta.get_field("rationale_min_length").default
+# The largest value a PositiveSmallIntegerField holds on every database Django supports.
+CALIBRATION_PAIRS_MAX = 32767
 
 
 def _name_problems(name: str) -> list[str]:
@@ -44,7 +48,7 @@ def _name_problems(name: str) -> list[str]:
 def campaign_create(
     *,
     name: str,
-    criterion_set: CriterionSet,
+    criterion_set: CriterionSet | None,
     systems: list[str] = (),
     topics: int | None = None,
     overlap: int = 1,
@@ -60,17 +64,24 @@ def campaign_create(
     benchmark: str | None = None,
     forbid_repeats: bool = False,
     labels_only: bool = False,
+    neutral_emphasis: bool = False,
+    calibration_pairs: int = 0,
 ) -> Campaign:
     """Creates a campaign and its pairs. `topics=None` takes every topic that has articles.
 
     The reference defaults to `vocabulary.REFERENCE_SYSTEM`. Articles without text
     (the placeholders of labels-only campaigns) are never paired.
 
+    `neutral_emphasis` shows bold and italic as plain text on both sides of
+    every pair (rendered so on the page; the stored articles are untouched).
+
     `labels_only` creates a campaign for imported verdicts without texts: no
     pairs (`import_labels` brings them, with the topics, systems and text-less
     articles they name), never offered to annotators, and no reference system
     unless `reference` names one. The options about annotators and choosing
-    articles are refused for it rather than silently ignored.
+    articles are refused for it rather than silently ignored. Without a
+    `criterion_set` it gets an empty rubric of its own, which its imports fill
+    with the criteria their rows name (`placeholders.criterion_set_for_labels`).
     """
     if labels_only:
         unused = [
@@ -84,6 +95,8 @@ def campaign_create(
                 ("claim timeout", claim_timeout_minutes != CLAIM_TIMEOUT_MINUTES),
                 ("benchmark", bool(benchmark)),
                 ("no repeats", forbid_repeats),
+                ("neutral emphasis", neutral_emphasis),
+                ("calibration set", calibration_pairs != 0),
                 ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
             )
             if given
@@ -104,6 +117,8 @@ def campaign_create(
     reference = reference or vocabulary.REFERENCE_SYSTEM
     name = name.strip()
     errors = _name_problems(name)
+    if criterion_set is None:
+        errors.append("Choose a criterion set (only a labels-only campaign can take its criteria from its labels).")
     if overlap < 1:
         errors.append("Overlap must be at least 1.")
     if annotators and overlap > len(annotators):
@@ -121,6 +136,7 @@ def campaign_create(
         errors.append(f"Pairs against the reference need the reference system '{reference}' among the systems.")
     if pair_mode not in Campaign.PairMode.values:
         errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
+    errors += _calibration_problems(calibration_pairs)
     if errors:
         raise ValidationError(errors)
 
@@ -153,6 +169,17 @@ def campaign_create(
             planned += [(topic, by_system[x], by_system[y]) for x, y in itertools.combinations(present, 2)]
     if not planned:
         raise ValidationError(["No topic has articles from two of the chosen systems: the campaign would have no pairs."])
+    if calibration_pairs > len(planned):
+        raise ValidationError(
+            [f"The calibration set ({calibration_pairs} pairs) cannot be larger than the campaign ({len(planned)} pairs)."]
+        )
+    if forbid_repeats and calibration_pairs > len(chosen_topics):
+        raise ValidationError(
+            [
+                f"Every member labels every calibration pair, so with repeats forbidden a calibration set of {calibration_pairs} pairs "
+                f"needs {calibration_pairs} topics; this campaign has {len(chosen_topics)}."
+            ]
+        )
 
     with transaction.atomic():
         campaign = Campaign.objects.create(
@@ -166,9 +193,12 @@ def campaign_create(
             rationale_min_length=rationale_min_length,
             ask_overall=ask_overall,
             instructions=instructions,
-            instructions_html=render_html(instructions) if instructions.strip() else "",
+            # Instructions are often written wrapped: their lines join as CommonMark says.
+            instructions_html=render_html(instructions, paragraph_per_line=False) if instructions.strip() else "",
             claim_timeout_minutes=claim_timeout_minutes,
             forbid_repeats=forbid_repeats,
+            neutral_emphasis=neutral_emphasis,
+            calibration_pairs=calibration_pairs,
         )
         if annotators:
             campaign.annotators.set(annotators)
@@ -177,14 +207,46 @@ def campaign_create(
         # know (such as the campaign's name) lets them recompute it.
         order = list(range(len(planned)))
         random.SystemRandom().shuffle(order)
+        order = _calibration_first(order, [topic.pk for topic, _, _ in planned], calibration_pairs)
         Pair.objects.bulk_create(
             [Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)]
         )
     return campaign
 
 
+def _calibration_problems(calibration_pairs: int) -> list[str]:
+    """What is wrong with a calibration set's size on its own (against the pairs: `campaign_create`)."""
+    if calibration_pairs < 0:
+        return [f"The calibration set is a number of pairs, 0 for none; not {calibration_pairs}."]
+    if calibration_pairs > CALIBRATION_PAIRS_MAX:
+        return [f"The calibration set can hold at most {CALIBRATION_PAIRS_MAX} pairs; {calibration_pairs} asked."]
+    return []
+
+
+def _calibration_first(order: list[int], topic_of: list[int], calibration_pairs: int) -> list[int]:
+    """The drawn order (a rank per planned pair), changed so that its first `calibration_pairs`
+    pairs are on different topics while there are topics left; the rest keep their drawn order."""
+    if not calibration_pairs:
+        return order
+    drawn = sorted(range(len(order)), key=order.__getitem__)
+    chosen: list[int] = []
+    topics: set[int] = set()
+    for i in drawn:
+        if len(chosen) < calibration_pairs and topic_of[i] not in topics:
+            chosen.append(i)
+            topics.add(topic_of[i])
+    # Fewer topics than calibration pairs: the set takes further pairs of its topics (repeats within it).
+    picked = set(chosen)
+    chosen += [i for i in drawn if i not in picked][: calibration_pairs - len(chosen)]
+    picked = set(chosen)
+    new_order = [0] * len(order)
+    for rank, i in enumerate(chosen + [i for i in drawn if i not in picked]):
+        new_order[i] = rank
+    return new_order
+
+
 def _labels_only_create(
-    *, name: str, criterion_set: CriterionSet, reference: str | None, pair_mode: str, allow_tie: bool, ask_overall: bool
+    *, name: str, criterion_set: CriterionSet | None, reference: str | None, pair_mode: str, allow_tie: bool, ask_overall: bool
 ) -> Campaign:
     """The labels-only campaign of `campaign_create`.
 
@@ -204,6 +266,8 @@ def _labels_only_create(
         reference_system = None
         if reference is not None:
             reference_system, _ = System.objects.get_or_create(key=reference, defaults={"name": reference})
+        if criterion_set is None:
+            criterion_set = criterion_set_for_labels(campaign_name=name)
         return Campaign.objects.create(
             name=name,
             criterion_set=criterion_set,
@@ -218,6 +282,24 @@ def _labels_only_create(
 def campaign_set_open(*, campaign: Campaign, is_open: bool) -> None:
     Campaign.objects.filter(pk=campaign.pk).update(is_open=is_open)
     campaign.is_open = is_open
+
+
+def campaign_set_neutral_emphasis(*, campaign: Campaign, neutral_emphasis: bool) -> None:
+    """Turns neutral emphasis on or off, before launch only: once a pair has been claimed,
+    annotators have seen the articles one way, and the campaign must say which."""
+    if campaign.labels_only:
+        raise ValidationError(["A labels-only campaign shows no articles: neutral emphasis does not apply to it."])
+    # One statement: the check and the change cannot be split by a claim that commits in between.
+    changed = (
+        Campaign.objects.filter(pk=campaign.pk)
+        .exclude(Exists(Assignment.objects.filter(pair__campaign_id=OuterRef("pk"))))
+        .update(neutral_emphasis=neutral_emphasis)
+    )
+    if not changed:
+        raise ValidationError(
+            ["Annotators have started: what they saw cannot change now. Create a new campaign to show emphasis another way."]
+        )
+    campaign.neutral_emphasis = neutral_emphasis
 
 
 # --- who may annotate ----------------------------------------------------------
@@ -268,6 +350,11 @@ def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: 
     would open the campaign to everybody. Their assignments in progress become
     REVOKED, with an audit row each, and free their slots for others; submitted
     assignments stay SUBMITTED, and every saved label stays.
+
+    Removal is final for every assignment of theirs in the campaign: from the
+    moment this returns, no save, passage or submission of theirs lands, on
+    submitted pairs either (`labelling` checks the removed list under the
+    assignment's lock), and they cannot open their pairs to read them.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -277,13 +364,16 @@ def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: 
         campaign.removed_annotators.add(user)
         if campaign.annotators.exclude(pk=user.pk).exists():
             campaign.annotators.remove(user)
-        # Saves lock the assignment row too: one under way lands before the
-        # revocation, and any later one finds the row REVOKED and is refused.
-        active = list(
+        # Saves lock the assignment row too. Every assignment of theirs is locked, submitted
+        # ones included: a save under way commits before the removal, and any later one reads
+        # the removed list under its own lock and is refused.
+        mine = list(
             Assignment.objects.select_for_update(of=("self",))
-            .filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
-            .values_list("pk", flat=True)
+            .filter(pair__campaign=campaign, annotator=user)
+            .order_by("pk")
+            .values_list("pk", "status")
         )
+        active = [pk for pk, status in mine if status == Assignment.Status.ACTIVE]
         Assignment.objects.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
         LabelChange.objects.bulk_create(
             [

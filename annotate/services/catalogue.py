@@ -94,9 +94,7 @@ def _systems_ensure(systems: dict[str, SystemRecord], summary: ImportSummary) ->
     for key, record in systems.items():
         if key in existing:
             continue
-        existing[key] = System.objects.create(
-            key=key, name=record.name, description=record.description, is_reference=record.is_reference
-        )
+        existing[key] = System.objects.create(key=key, name=record.name, description=record.description, is_reference=record.is_reference)
         summary.systems_created += 1
     return existing
 
@@ -156,14 +154,20 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
     seen: dict[tuple[str, str], str] = {}
     keep: list[int] = []
     # The readers check system keys already; this keeps any other caller to the same rule.
-    refused = {key: problem for key in {*batch.systems, *(r.system for r in batch.articles)} if (problem := name_problem(key, what="system"))}
+    refused = {
+        key: problem for key in {*batch.systems, *(r.system for r in batch.articles)} if (problem := name_problem(key, what="system"))
+    }
     for index, record in enumerate(batch.articles):
         if record.system in refused:
             summary.problems.append(Problem(record.source, f"{refused[record.system]}: skipped"))
             continue
         key = (topic_key(record.topic), record.system)
         if key in seen:
-            summary.problems.append(Problem(record.source, f"a second article for topic '{record.topic}' and system '{record.system}' (first: {seen[key]}): skipped"))
+            summary.problems.append(
+                Problem(
+                    record.source, f"a second article for topic '{record.topic}' and system '{record.system}' (first: {seen[key]}): skipped"
+                )
+            )
             continue
         seen[key] = record.source
         keep.append(index)
@@ -213,7 +217,10 @@ def articles_import(*, batch: Batch, replace: bool = False, prepared: list[Prepa
                 summary.articles_updated += 1
             else:
                 summary.problems.append(
-                    Problem(item.record.source, "differs from the stored article for this topic and system: stored version kept (use --replace to overwrite)")
+                    Problem(
+                        item.record.source,
+                        "differs from the stored article for this topic and system: stored version kept (use --replace to overwrite)",
+                    )
                 )
         Article.objects.bulk_create(new, batch_size=200)
         summary.articles_created += len(new)

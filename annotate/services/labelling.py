@@ -16,7 +16,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate import vocabulary
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Span
+from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, sentence
+from annotate.models import Assignment, Criterion, Label, LabelChange, Span
+from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -24,7 +26,7 @@ MAX_COMMENT = 2000
 
 def _editable(assignment: Assignment) -> None:
     if assignment.status == Assignment.Status.REVOKED:
-        raise PermissionDenied("You were removed from this campaign; your saved labels are kept, but this work is closed to you.")
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     if not assignment.pair.campaign.is_open:
         raise ValidationError(["This campaign is closed; its labels can no longer be changed."])
     if assignment.status == Assignment.Status.EXPIRED:
@@ -38,11 +40,23 @@ def _lock_for_change(assignment: Assignment, now: datetime) -> None:
     serialized: the last write wins and each change reaches the audit trail.
     The lock is taken by recording the activity (an UPDATE locks the row on
     both databases), which saves a save one round trip to the database.
+
+    Whether the annotator was removed from the campaign is read under the lock
+    too: `campaign_annotator_remove` locks every assignment of theirs, submitted
+    ones included, so a save under way commits before the removal does, and a
+    save that comes after finds them on the removed list.
     """
     if not Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now):
         raise PermissionDenied("This assignment no longer exists.")
-    assignment.status, assignment.overall = Assignment.objects.filter(pk=assignment.pk).values_list("status", "overall").get()
+    assignment.status, assignment.overall, removed = (
+        Assignment.objects.filter(pk=assignment.pk)
+        .annotate(removed=removed_from_campaign())
+        .values_list("status", "overall", "removed")
+        .get()
+    )
     assignment.last_activity_at = now
+    if removed:
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     _editable(assignment)
 
 
@@ -109,9 +123,13 @@ def label_save(
             return SaveResult(label, False)
         if assignment.status == Assignment.Status.SUBMITTED:
             # A submitted pair stays complete: an amendment may change an answer, never empty it.
-            problems = _criterion_missing(campaign, criterion.key, label)
+            # The annotator reads this next to the criterion, so it does not name the criterion.
+            problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
             if problems:
-                raise ValidationError(["This pair is submitted, so each answer must stay complete; the change was not saved."] + problems)
+                raise ValidationError(
+                    ["This pair is submitted, so each answer must stay complete; the change was not saved."]
+                    + [sentence(p) for p in problems]
+                )
         label.saved_at = now
         label.save()
         for change in changes:
@@ -135,7 +153,9 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         if value == assignment.overall:
             return
         if value == "" and assignment.status == Assignment.Status.SUBMITTED:
-            raise ValidationError(["This pair is submitted, so the overall answer must stay; choose another answer instead of clearing it."])
+            raise ValidationError(
+                ["This pair is submitted, so the overall answer must stay; choose another answer instead of clearing it."]
+            )
         LabelChange.objects.create(
             assignment=assignment, field="overall", old_value=assignment.overall, new_value=value, changed_by=user, changed_at=now
         )
@@ -144,30 +164,27 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         assignment.last_activity_at = now
 
 
-def _criterion_missing(campaign: Campaign, key: str, label: Label | None) -> list[str]:
-    """What one criterion's answer lacks under the campaign's rules."""
-    missing = []
-    winner = label.winner if label else ""
-    if not winner:
-        missing.append(f"{key}: choose a winner")
-    elif winner == Label.Winner.TIE and not campaign.allow_tie:
-        missing.append(f"{key}: ties are not allowed in this campaign")
-    if campaign.rationale_required:
-        length = len((label.rationale if label else "").strip())
-        if length < campaign.rationale_min_length:
-            missing.append(f"{key}: write a rationale of at least {campaign.rationale_min_length} characters ({length} so far)")
-    return missing
+class Incomplete(ValidationError):
+    """A submission refused because answers are missing; its messages are `assignment_missing`'s lines."""
+
+    body_key = "missing"  # the API answers {"missing": [...]} (common/api_errors.py)
 
 
 def assignment_missing(*, assignment: Assignment) -> list[str]:
-    """What still blocks submission, one line per problem, in rubric order."""
+    """What still blocks submission, one line per problem, in rubric order: "<criterion key>: <problem>".
+
+    The page shows the same problems by criterion text (`annotate.selectors.annotation_page`).
+    """
     campaign = assignment.pair.campaign
+    rules = Rules.of(campaign)
     labels = {label.criterion_id: label for label in assignment.labels.all()}
     missing = []
     for criterion in campaign.criterion_set.criteria.order_by("order"):
-        missing += _criterion_missing(campaign, criterion.key, labels.get(criterion.pk))
+        label = labels.get(criterion.pk)
+        problems = criterion_problems(rules, winner=label.winner if label else "", rationale=label.rationale if label else "")
+        missing += [f"{criterion.key}: {problem}" for problem in problems]
     if campaign.ask_overall and not assignment.overall:
-        missing.append("overall: choose which article is better overall")
+        missing.append(f"overall: {CHOOSE_OVERALL}")
     return missing
 
 
@@ -180,7 +197,7 @@ def assignment_submit(*, assignment: Assignment, user: User, now: datetime | Non
             return
         missing = assignment_missing(assignment=assignment)
         if missing:
-            raise ValidationError(missing)
+            raise Incomplete(missing)
         old = assignment.status
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = now
@@ -220,15 +237,17 @@ def span_add(
         raise ValidationError(["The selection is outside the article."])
     if text[start:end] != quote:
         raise ValidationError(["The selected text does not match the article at those offsets; select it again."])
-    span = Span.objects.create(
-        assignment=assignment, article=article, start=start, end=end, quote=quote, polarity=polarity, comment=comment, created_at=now
-    )
-    Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now)
-    return span
+    with transaction.atomic():
+        _lock_for_change(assignment, now)
+        return Span.objects.create(
+            assignment=assignment, article=article, start=start, end=end, quote=quote, polarity=polarity, comment=comment, created_at=now
+        )
 
 
-def span_delete(*, assignment: Assignment, span_id: int) -> None:
+def span_delete(*, assignment: Assignment, span_id: int, now: datetime | None = None) -> None:
     _editable(assignment)
-    deleted, _ = Span.objects.filter(assignment=assignment, pk=span_id).delete()
-    if not deleted:
-        raise ValidationError(["No such passage."])
+    with transaction.atomic():
+        _lock_for_change(assignment, now or timezone.now())
+        deleted, _ = Span.objects.filter(assignment=assignment, pk=span_id).delete()
+        if not deleted:
+            raise ValidationError(["No such passage."])

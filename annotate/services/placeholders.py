@@ -15,6 +15,10 @@ has been checked:
 
 Planned objects carry provisional, negative ids, so the import can tell them
 apart and pair them before they exist; `save` gives them their real ids.
+
+A labels-only campaign created without a rubric file gets an empty rubric of its
+own (`criterion_set_for_labels`); its imports add the criteria their rows name
+(`NewCriteria`), planned and saved the same way. No other rubric ever grows.
 """
 
 from __future__ import annotations
@@ -23,11 +27,11 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from annotate.models import Article, System, Topic
+from django.db.models import Max
+
+from annotate.models import LABELS_ONLY_PREFIX, PLACEHOLDER_SOURCE, Article, Category, Criterion, CriterionSet, System, Topic
 from annotate.services.catalogue import topic_slug
 
-LABELS_ONLY_PREFIX = "labels-only:"
-PLACEHOLDER_SOURCE = "no text: imported with labels"
 EMPTY_HASH = hashlib.sha256(b"").hexdigest()
 BENCHMARK_MAX_LENGTH = Topic._meta.get_field("benchmark").max_length
 TITLE_MAX_LENGTH = Topic._meta.get_field("title").max_length
@@ -139,3 +143,61 @@ class Placeholders:
             article.topic, article.system = article.topic, article.system
         Article.objects.bulk_create(articles, batch_size=2000)
         return PlaceholdersSaved(topics=len(topics), systems=len(systems), articles=len(articles))
+
+
+# --- criteria named by the labels ------------------------------------------------------------
+
+# The source of a rubric made for a labels-only campaign without a criteria file: its imports add
+# the criteria their rows name. No other rubric grows: a real one is versioned, never edited.
+CRITERIA_FROM_LABELS = "criteria named by imported labels"
+CATEGORY_KEY = "criteria"
+
+
+def criterion_set_for_labels(*, campaign_name: str) -> CriterionSet:
+    """A new, empty rubric for a labels-only campaign (`labels-<campaign slug>`, next version), which
+    its imports fill with the criteria their rows name. The caller holds the transaction."""
+    key = ("labels-" + topic_slug(campaign_name))[: CriterionSet._meta.get_field("key").max_length].rstrip("-")
+    latest = CriterionSet.objects.filter(key=key).order_by("-version").first()
+    return CriterionSet.objects.create(
+        key=key,
+        version=(latest.version + 1) if latest else 1,
+        name=f"Criteria of the labels of '{campaign_name}'"[:200],
+        description="Made for a labels-only campaign: each criterion was first named by a row of an imported labels file.",
+        content_hash=EMPTY_HASH,
+        source=CRITERIA_FROM_LABELS,
+    )
+
+
+def criteria_grow(criterion_set: CriterionSet) -> bool:
+    """Whether imports may add criteria to this rubric (one made by `criterion_set_for_labels`)."""
+    return criterion_set.source == CRITERIA_FROM_LABELS
+
+
+class NewCriteria:
+    """Criteria an import's rows name and its rubric lacks, planned row by row and saved at once
+    (only those a good row uses), in one category `criteria`, after the rubric's own."""
+
+    def __init__(self, criterion_set: CriterionSet) -> None:
+        self.criterion_set = criterion_set
+        self._next_id = 0
+
+    def criterion(self, key: str) -> Criterion:
+        """A planned criterion (check the key with `vocabulary.name_problem` first)."""
+        self._next_id -= 1
+        return Criterion(pk=self._next_id, criterion_set=self.criterion_set, key=key, text=key)
+
+    def save(self, criteria: Iterable[Criterion]) -> int:
+        """Saves the planned `criteria` (they get their real ids); returns how many. The caller holds the transaction."""
+        planned = list({c.pk: c for c in criteria if c.pk is not None and c.pk < 0}.values())
+        if not planned:
+            return 0
+        category, _ = Category.objects.get_or_create(
+            criterion_set=self.criterion_set, key=CATEGORY_KEY, defaults={"name": "Criteria", "order": 0}
+        )
+        order = (Criterion.objects.filter(criterion_set=self.criterion_set).aggregate(top=Max("order"))["top"] or -1) + 1
+        for i, criterion in enumerate(sorted(planned, key=lambda c: -c.pk)):
+            criterion.pk, criterion.category, criterion.order = None, category, order + i
+        Criterion.objects.bulk_create(planned)
+        keys = sorted(Criterion.objects.filter(criterion_set=self.criterion_set).values_list("key", flat=True))
+        CriterionSet.objects.filter(pk=self.criterion_set.pk).update(content_hash=hashlib.sha256("\n".join(keys).encode()).hexdigest())
+        return len(planned)

@@ -13,10 +13,13 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
   `cost_usd`, `latency_ms` with its `call_id`, so that sums are taken over
   distinct calls, and `position`, "1"/"2" as shown, "" for a tie). These columns
   are written only when the export holds judge rows (human rows leave them
-  empty), so a humans-only export keeps its twelve columns; files without them
+  empty), so a humans-only export keeps its thirteen columns; files without them
   are read as before. `annotator_removed` (after `saved_at`, true/false, empty
   for judges) flags labels whose rater was later removed from the campaign; the
   import ignores it, so files with or without it are read alike.
+  `neutral_emphasis` (after it, true/false, empty for judges) says whether the
+  campaign showed the annotators bold and italic as plain text; it is also the
+  last column of the overall and spans files, and the import ignores it too.
 * overall: one row per (pair, rater) that answered the overall question.
 * spans: one row per marked passage.
 * calls (export only, `<stem>.calls.<ext>`, written when the campaign's judges made
@@ -29,7 +32,19 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
 Article 2, and every verdict names a system (or `tie` / `both_bad`), never a
 position. Times are ISO 8601 in UTC with a trailing `Z`, microseconds kept, so a
 round trip gives back the same text. `started_at` is when the rater first opened
-the pair (when they claimed it if they never opened it).
+the pair (when they claimed it if they never opened it); imported work whose file
+gave no start, or no save time, gives them back empty, never made up.
+
+Files from elsewhere: only `topic`, `criterion`, `rater`, `left_system`,
+`right_system` and `winner_system` are required (`formats.LABEL_OPTIONAL` may be
+left out); a CSV may be separated by commas, semicolons, tabs or vertical bars
+(the header tells). `order_known` false marks a human row whose display order is
+unknown: `left_system`/`right_system` then only name the pair, the export writes
+the column back, and position figures leave the row out. A labels-only campaign
+whose rubric was made to grow (`placeholders.criterion_set_for_labels`) gets the
+criteria its rows name. Rater names must be in Unicode normal form NFKC, as
+usernames are stored: one that is not is reported on its lines, with the account
+it would merge into.
 
 Importing validates every row before writing anything, and writes in one
 transaction: with any bad row nothing is imported, unless `skip_bad`. Each
@@ -40,7 +55,7 @@ to a stored span counting as unchanged, so importing the same files twice
 changes nothing. Judges' rows become the units of imported judges
 (`judges.imports`).
 
-CSV cells are written through `annotate.spreadsheet.cell_safe`: text a
+CSV cells are written through `common.spreadsheet.cell_safe`: text a
 spreadsheet would run as a formula (starting with =, +, -, @, tab or CR) gets a
 leading `'`, which reading a CSV takes off again, so the round trip keeps the
 text exactly. JSON Lines keep the raw text.
@@ -66,9 +81,12 @@ from calibration.interchange.export import (
 )
 from calibration.interchange.formats import (
     CALL_COLUMNS,
+    DELIMITERS,
+    EMPHASIS_COLUMN,
     FORMATS,
     JUDGE_COLUMNS,
     LABEL_COLUMNS,
+    ORDER_COLUMN,
     OVERALL_COLUMNS,
     REMOVED_COLUMN,
     SPAN_COLUMNS,
@@ -84,6 +102,9 @@ from calibration.interchange.label_import import ImportReport, labels_import
 
 __all__ = [
     "CALL_COLUMNS",
+    "EMPHASIS_COLUMN",
+    "DELIMITERS",
+    "ORDER_COLUMN",
     "FORMATS",
     "JUDGE_COLUMNS",
     "LABEL_COLUMNS",

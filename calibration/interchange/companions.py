@@ -19,33 +19,23 @@ from calibration.interchange.targets import Context, Target
 DIGITS = re.compile(r"[0-9]{1,18}")
 
 
-def _order_matches(
-    context: Context, plans: dict, target: Target, errors: list[str], what: str
-) -> None:
+def _order_matches(context: Context, plans: dict, target: Target, errors: list[str], what: str) -> None:
     """Overall answers and spans belong to an assignment from the labels file or already stored."""
     plan = plans.get(target.key)
     if plan is not None:
         if plan.target.left != target.left:
-            errors.append(
-                f"left_system and right_system are swapped compared with the labels (labels file line {plan.line})"
-            )
+            errors.append(f"left_system and right_system are swapped compared with the labels (labels file line {plan.line})")
         return
     stored = context.stored(target)
     if stored is None:
-        errors.append(
-            f"no labels for this rater and pair, in the labels file or stored: {what} needs them"
-        )
+        errors.append(f"no labels for this rater and pair, in the labels file or stored: {what} needs them")
         return
     pair = context.pairs[target.pair_key]
     if (pair.article_a_id if stored.a_first else pair.article_b_id) != target.left.id:
-        errors.append(
-            "left_system and right_system are swapped compared with the stored assignment"
-        )
+        errors.append("left_system and right_system are swapped compared with the stored assignment")
 
 
-def overall_check(
-    context: Context, rows_file: RowsFile, plans: dict
-) -> tuple[dict, list[tuple[int, str]]]:
+def overall_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dict, list[tuple[int, str]]]:
     """The overall answers to store, by (pair, rater), and the file's problems as (line, message)."""
     wanted: dict[tuple, tuple[Target, str]] = {}
     seen: dict[tuple, int] = {}
@@ -64,9 +54,7 @@ def overall_check(
             BOTH_BAD: BOTH_BAD,
         }.get(value)
         if positional is None or value == "":
-            errors.append(
-                f"overall '{value}' must be left_system, right_system, {TIE} or {BOTH_BAD}"
-            )
+            errors.append(f"overall '{value}' must be left_system, right_system, {TIE} or {BOTH_BAD}")
         if target is not None:
             _order_matches(context, plans, target, errors, "an overall answer")
             if target.key in seen:
@@ -79,9 +67,7 @@ def overall_check(
     return wanted, bad
 
 
-def spans_check(
-    context: Context, rows_file: RowsFile, plans: dict
-) -> tuple[list, list[tuple[int, str]]]:
+def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[list, list[tuple[int, str]]]:
     """The spans to store, with their target, and the file's problems as (line, message)."""
     wanted: list[tuple[Target, Span]] = []
     seen: dict[tuple, int] = {}
@@ -96,9 +82,7 @@ def spans_check(
                 target.right.system.key: target.right,
             }.get(values["system"])
             if article is None:
-                errors.append(
-                    f"system '{values['system']}' is neither left_system nor right_system"
-                )
+                errors.append(f"system '{values['system']}' is neither left_system nor right_system")
             _order_matches(context, plans, target, errors, "a span")
         if context.campaign.labels_only:
             errors.append("this campaign is labels-only: its articles have no text to mark passages in")
@@ -111,13 +95,9 @@ def spans_check(
         if article is not None and start is not None:
             text = context.text(article)
             if not (start < end <= len(text)):
-                errors.append(
-                    f"offsets {start}..{end} are outside the article's text ({len(text)} characters)"
-                )
+                errors.append(f"offsets {start}..{end} are outside the article's text ({len(text)} characters)")
             elif text[start:end] != values["quote"]:
-                errors.append(
-                    f"quote does not match the article's text at {start}..{end}"
-                )
+                errors.append(f"quote does not match the article's text at {start}..{end}")
         polarity = POLARITIES.get(values["polarity"])
         if polarity is None:
             errors.append(f"polarity must be up or down, not '{values['polarity']}'")
@@ -185,16 +165,11 @@ def overall_write(
         assignment.overall = value
 
 
-def spans_write(
-    *, context: Context, wanted: list, assignments: dict, tally: dict[str, int]
-) -> None:
+def spans_write(*, context: Context, wanted: list, assignments: dict, tally: dict[str, int]) -> None:
     """Adds the spans not stored yet, counting them in `tally` (new, unchanged)."""
     if not wanted:
         return
-    owners = {
-        target.key: _assignment_for(context, target, assignments)
-        for target, _ in wanted
-    }
+    owners = {target.key: _assignment_for(context, target, assignments) for target, _ in wanted}
     stored = {
         (
             s.assignment_id,

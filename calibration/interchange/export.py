@@ -8,8 +8,10 @@ from __future__ import annotations
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
 from annotate.vocabulary import POSITIONS, TIE, position_of, side_of, system_of
 from calibration.interchange.formats import (
+    EMPHASIS_COLUMN,
     HUMAN,
     JUDGE,
+    ORDER_COLUMN,
     POLARITY_NAMES,
     REMOVED_COLUMN,
     iso,
@@ -23,11 +25,7 @@ _ASSIGNMENT_JOINS = (
 
 def _sides(assignment: Assignment) -> tuple[Article, Article]:
     pair = assignment.pair
-    return (
-        (pair.article_a, pair.article_b)
-        if assignment.a_first
-        else (pair.article_b, pair.article_a)
-    )
+    return (pair.article_a, pair.article_b) if assignment.a_first else (pair.article_b, pair.article_a)
 
 
 def _systems(assignment: Assignment) -> tuple[str, str]:
@@ -52,6 +50,8 @@ def _head(assignment: Assignment) -> dict:
         "rater": assignment.annotator.username,
         "left_system": left.system.key,
         "right_system": right.system.key,
+        # What the annotators saw: bold and italic as plain text, or as written.
+        EMPHASIS_COLUMN: assignment.pair.campaign.neutral_emphasis,
     }
 
 
@@ -60,15 +60,11 @@ def label_rows(campaign: Campaign) -> list[dict]:
     labels = (
         Label.objects.filter(assignment__pair__campaign=campaign)
         .exclude(winner="")
-        .select_related(
-            "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
-        )
+        .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
     rows = []
-    for label in sorted(
-        labels, key=lambda l: (_order(l.assignment), l.criterion.order, l.criterion.key)
-    ):
+    for label in sorted(labels, key=lambda label: (_order(label.assignment), label.criterion.order, label.criterion.key)):
         assignment = label.assignment
         head = _head(assignment)
         rows.append({
@@ -81,11 +77,19 @@ def label_rows(campaign: Campaign) -> list[dict]:
             "right_system": head["right_system"],
             "winner_system": system_of(label.winner, *_systems(assignment)),
             "rationale": label.rationale,
+            # Empty for imported work whose file gave no start: never made up from another time.
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at),
             "saved_at": iso(label.saved_at),
             REMOVED_COLUMN: assignment.annotator_id in removed,
+            EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
+            **({} if assignment.order_known else {ORDER_COLUMN: False}),
         })  # fmt: skip
     return rows + judge_label_rows(campaign)
+
+
+def _usd(value) -> str | None:
+    """A stored amount to 1e-8 USD; None (an empty cell) when unknown: the judge had no prices."""
+    return None if value is None else f"{value:.8f}"
 
 
 def _call_columns(call: JudgeCall | None) -> dict:
@@ -100,7 +104,7 @@ def _call_columns(call: JudgeCall | None) -> dict:
     return {
         "prompt_tokens": call.prompt_tokens,
         "completion_tokens": call.completion_tokens,
-        "cost_usd": f"{call.cost_usd:.8f}",
+        "cost_usd": _usd(call.cost_usd),
         "latency_ms": call.latency_ms,
         "call_id": call.id,
     }
@@ -111,17 +115,13 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
     units = list(
         JudgeUnit.objects.filter(pair__campaign=campaign)
         .exclude(status=JudgeUnit.Status.PENDING)
-        .select_related(
-            "judge", "pair__topic", "pair__article_a__system", "pair__article_b__system"
-        )
+        .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system")
     )
     verdicts: dict[int, dict[int, JudgeVerdict]] = {}
     for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
         verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
     last_calls: dict[int, JudgeCall] = {}
-    for call in JudgeCall.objects.filter(
-        unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]
-    ).order_by("id"):
+    for call in JudgeCall.objects.filter(unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]).order_by("id"):
         last_calls[call.unit_id] = call
     criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
     by_category: dict[int, list[Criterion]] = {}
@@ -144,11 +144,7 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
     for unit in sorted(units, key=order):
         pair = unit.pair
         systems = (pair.article_a.system.key, pair.article_b.system.key)
-        left, right = (
-            (pair.article_a, pair.article_b)
-            if unit.a_first
-            else (pair.article_b, pair.article_a)
-        )
+        left, right = (pair.article_a, pair.article_b) if unit.a_first else (pair.article_b, pair.article_a)
         head = {
             "campaign": campaign.name,
             "topic": pair.topic.title,
@@ -161,19 +157,11 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
             "model": unit.judge.model,
         }
         found = verdicts.get(unit.id, {})
-        for criterion in (
-            [by_id[unit.criterion_id]]
-            if unit.criterion_id
-            else by_category.get(unit.category_id, [])
-        ):
+        for criterion in [by_id[unit.criterion_id]] if unit.criterion_id else by_category.get(unit.category_id, []):
             verdict = found.get(criterion.id)
             if verdict is not None:
                 # The position the winner was shown at; a tie has none.
-                position = (
-                    ""
-                    if verdict.winner == TIE
-                    else position_of(verdict.winner, unit.a_first)
-                )
+                position = "" if verdict.winner == TIE else position_of(verdict.winner, unit.a_first)
                 rows.append({
                     **head, "criterion": criterion.key, "winner_system": system_of(verdict.winner, *systems),
                     "rationale": verdict.rationale, **_call_columns(verdict.call), "position": position, "error": "",
@@ -188,19 +176,13 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
 
 def overall_rows(campaign: Campaign) -> list[dict]:
     """Every overall answer, naming the winning system (or tie / both_bad)."""
-    assignments = (
-        Assignment.objects.filter(pair__campaign=campaign)
-        .exclude(overall="")
-        .select_related(*_ASSIGNMENT_JOINS)
-    )
+    assignments = Assignment.objects.filter(pair__campaign=campaign).exclude(overall="").select_related(*_ASSIGNMENT_JOINS)
     rows = []
     for assignment in sorted(assignments, key=_order):
         # Stored by the position the rater saw; tie and both_bad are kept as they are.
         overall = assignment.overall
         if overall in POSITIONS:
-            overall = system_of(
-                side_of(overall, assignment.a_first), *_systems(assignment)
-            )
+            overall = system_of(side_of(overall, assignment.a_first), *_systems(assignment))
         rows.append({**_head(assignment), "rater_kind": HUMAN, "overall": overall})
     return rows
 
@@ -277,8 +259,8 @@ def call_rows(campaign: Campaign) -> list[dict]:
                 "prompt_tokens": call.prompt_tokens,
                 "cached_tokens": call.cached_tokens,
                 "completion_tokens": call.completion_tokens,
-                "cost_usd": f"{call.cost_usd:.8f}",
-                "reserved_usd": f"{call.reserved_usd:.8f}",
+                "cost_usd": _usd(call.cost_usd),
+                "reserved_usd": _usd(call.reserved_usd),
                 "latency_ms": call.latency_ms,
                 "created_at": iso(call.created_at),
                 "error": call.error,

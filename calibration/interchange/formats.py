@@ -5,16 +5,17 @@ No database here: rows are plain dicts, read rows plain text with their line num
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from annotate.spreadsheet import cell_restore, cell_safe
-from annotate.storable import text_problem
+from common.spreadsheet import QUOTE, cell_restore, cell_safe
+from common.storable import text_problem
 
 LABEL_COLUMNS = (
     "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
@@ -22,6 +23,13 @@ LABEL_COLUMNS = (
 )  # fmt: skip
 # Written after LABEL_COLUMNS, never read: removing an annotator is the campaign's business, not a file's.
 REMOVED_COLUMN = "annotator_removed"
+# Written last on human rows of the labels, overall and spans files, never read: whether the
+# campaign showed bold and italic as plain text (its neutral emphasis option) to the annotators.
+# Empty on judges' rows: judges read the markdown.
+EMPHASIS_COLUMN = "neutral_emphasis"
+# "false" on a human row whose display order is unknown (its left/right_system then only name the
+# pair's systems); empty or "true" otherwise. Written only when some row says false.
+ORDER_COLUMN = "order_known"
 # Added after LABEL_COLUMNS when an export holds judge rows; read as empty when a file has none.
 JUDGE_COLUMNS = (
     "model",
@@ -84,9 +92,7 @@ def parse_time(value: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
-def time_field(
-    values: dict[str, str], name: str, errors: list[str], *, required: bool
-) -> datetime | None:
+def time_field(values: dict[str, str], name: str, errors: list[str], *, required: bool) -> datetime | None:
     """The row's time in column `name`, or None with the reason added to `errors`."""
     if not values[name]:
         if required:
@@ -130,17 +136,21 @@ def _csv_cell(value: object) -> object:
     return cell_safe(value)
 
 
-def rows_format(
-    rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]
-) -> Iterator[str]:
+def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> Iterator[str]:
     """The file's text in chunks: a header and one record per row (CSV), or one object per line.
 
-    Labels get `annotator_removed`, and the judge columns when any row is a judge's.
+    Labels get `annotator_removed`, `order_known` when a row's display order is unknown, `neutral_emphasis`,
+    and the judge columns when any row is a judge's; overall answers and spans get `neutral_emphasis`.
     """
     if columns == LABEL_COLUMNS:
         rows = list(rows)
         judges = any(row.get("rater_kind") == JUDGE for row in rows)
-        columns = columns + (REMOVED_COLUMN,) + (JUDGE_COLUMNS if judges else ())
+        unordered = any(row.get(ORDER_COLUMN) is False for row in rows)
+        columns = (
+            columns + (REMOVED_COLUMN,) + ((ORDER_COLUMN,) if unordered else ()) + (EMPHASIS_COLUMN,) + (JUDGE_COLUMNS if judges else ())
+        )
+    elif columns in (OVERALL_COLUMNS, SPAN_COLUMNS):
+        columns = columns + (EMPHASIS_COLUMN,)
     if fmt == "csv":
         buffer = io.StringIO()
         # The default "\r\n" terminator makes the writer quote any field holding \r or \n.
@@ -155,12 +165,18 @@ def rows_format(
         yield buffer.getvalue()
     else:
         for row in rows:
-            yield (
-                json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n"
-            )
+            yield (json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n")
 
 
 # --- reading -------------------------------------------------------------------
+
+# A labels file from elsewhere may leave these out; they are then read as empty (a missing
+# campaign: the one imported into; a missing rater_kind: human).
+LABEL_OPTIONAL = frozenset({"campaign", "rater_kind", "rationale", "started_at", "saved_at", ORDER_COLUMN, *JUDGE_COLUMNS})
+# Delimiters a CSV file may use; the header tells which (`delimiter_of`).
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
+# Read in blocks of this many bytes when checking a file's encoding.
+BLOCK = 1 << 20
 
 
 class LabelsFileError(Exception):
@@ -169,140 +185,205 @@ class LabelsFileError(Exception):
 
 @dataclass
 class RowsFile:
+    """A checked file: its problems by line, and its good rows, read again from the file at each pass.
+
+    Nothing but the problems is kept in memory, so a file of hundreds of thousands of rows costs
+    no more than its largest row. `distinct` holds the values met in the columns asked for.
+    """
+
     name: str
-    rows: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)
+    distinct: dict[str, set[str]] = field(default_factory=dict)
+    n_rows: int = 0
+    delimiter: str | None = None  # CSV only
+    _records: Callable[..., Iterator[tuple[int, dict[str, str] | None, str | None]]] | None = None
+
+    @property
+    def rows(self) -> Iterator[tuple[int, dict[str, str]]]:
+        """(line, values) of every good row, in file order."""
+        for line, values, problem in self._records():
+            if problem is None:
+                yield line, values
 
 
-def rows_read(path: Path, *, columns: tuple[str, ...]) -> RowsFile:
-    """Rows with their line numbers: physical lines for CSV (the header is line 1), lines for JSONL."""
+def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...] = ("topic", "rater")) -> RowsFile:
+    """Checks a file and returns it as a `RowsFile`: lines are physical lines for CSV (the header is
+    line 1), lines for JSON Lines. A CSV file may be separated by commas, semicolons, tabs or
+    vertical bars (told by its header). A labels file may leave out the columns of `LABEL_OPTIONAL`."""
     fmt = format_of(path)
     if fmt is None:
         raise LabelsFileError(f"{path}: the file name must end in .csv or .jsonl")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LabelsFileError(f"{path}: cannot be read ({exc.strerror})") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise LabelsFileError(
-            f"{path}: is not valid UTF-8 (bad byte at offset {exc.start})"
-        ) from None
-    if not text.strip():
-        raise LabelsFileError(f"{path}: is empty")
+    nul = _check_encoding(path)
     found = RowsFile(name=str(path))
-    # A labels file may hold the judge columns; any other file has none.
-    columns = columns + (JUDGE_COLUMNS if columns == LABEL_COLUMNS else ())
+    labels = columns == LABEL_COLUMNS
+    # A labels file may hold the judge columns and the order column; any other file has none.
+    columns = columns + ((ORDER_COLUMN, *JUDGE_COLUMNS) if labels else ())
+    optional = LABEL_OPTIONAL if labels else frozenset()
     if fmt == "csv":
-        _read_csv(text, columns, found)
+        found._records = _csv_records(path, columns, optional, found, check_text=nul)
     else:
-        _read_jsonl(text, columns, found)
-    _drop_unstorable(found)
+        found._records = _jsonl_records(path, columns, optional)
+    seen = {column: set() for column in distinct if column in columns}
+    # The first pass reads only what it needs: the rows' problems and the distinct values.
+    for line, values, problem in found._records(only=tuple(seen)):
+        if problem is not None:
+            found.problems.append((line, problem))
+            continue
+        found.n_rows += 1
+        for column, values_seen in seen.items():
+            values_seen.add(values[column])
+    found.distinct = seen
     return found
 
 
-def _drop_unstorable(found: RowsFile) -> None:
-    """Moves rows holding text no database stores (a NUL, or a lone surrogate from a JSON escape) to the problems."""
-    kept = []
-    for line, values in found.rows:
-        bad = next(
-            (
-                f"{column} {problem}"
-                for column, value in values.items()
-                if (problem := text_problem(value))
-            ),
-            None,
-        )
-        if bad:
-            found.problems.append((line, bad))
-        else:
-            kept.append((line, values))
-    found.rows = kept
+def _check_encoding(path: Path) -> bool:
+    """Raises LabelsFileError when the file cannot be read, is not UTF-8 or is empty; returns whether it holds a NUL byte."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, blank, nul = 0, True, False
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(BLOCK):
+                try:
+                    text = decoder.decode(block)
+                except UnicodeDecodeError as exc:
+                    held = len(exc.object) - len(block)  # bytes of an unfinished character kept from the block before
+                    raise LabelsFileError(f"{path}: is not valid UTF-8 (bad byte at offset {offset - held + exc.start})") from None
+                offset += len(block)
+                blank = blank and not text.lstrip("\ufeff").strip()
+                nul = nul or b"\x00" in block
+            try:
+                decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                raise LabelsFileError(f"{path}: is not valid UTF-8 (bad byte at offset {offset - 1})") from None
+    except OSError as exc:
+        raise LabelsFileError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if blank:
+        raise LabelsFileError(f"{path}: is empty")
+    return nul
 
 
 def _clean(column: str, value: str) -> str:
     return value if column in VERBATIM else value.strip()
 
 
-def _read_csv(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _unstorable(values: dict[str, str]) -> str | None:
+    """The first value holding text no database stores (a NUL, or a lone surrogate from a JSON escape), as a problem."""
+    return next((f"{column} {problem}" for column, value in values.items() if (problem := text_problem(value))), None)
+
+
+def delimiter_of(header_line: str, columns: tuple[str, ...]) -> tuple[str, str | None]:
+    """(the delimiter, None) that splits the header into the most expected columns, or (",", a message)
+    when none gives any, naming the character that seems to separate the header instead."""
+    best, best_found = ",", 0
+    for delimiter in DELIMITERS:
+        names = {h.strip() for h in next(csv.reader([header_line], delimiter=delimiter), [])}
+        found = len(names & set(columns))
+        if found > best_found:
+            best, best_found = delimiter, found
+    if best_found:
+        return best, None
+    punctuation = [c for c in header_line if not (c.isalnum() or c in "_ \"'\r\n\ufeff")]
+    if punctuation:
+        common = max(dict.fromkeys(punctuation), key=punctuation.count)
+        return ",", (
+            f"its header seems separated by {common!r}, which is not a delimiter this import reads "
+            f"(it reads {', '.join(f'{name} ({d!r})' for d, name in DELIMITERS.items())})"
+        )
+    return ",", None
+
+
+def _csv_records(path: Path, columns: tuple[str, ...], optional: frozenset, found: RowsFile, *, check_text: bool):
+    """Checks the header, then gives a function that yields (line, values, None) or (line, None, problem) per record."""
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        header_line = handle.readline()
+    delimiter, wrong = delimiter_of(header_line, columns)
+    found.delimiter = delimiter
+    header = [h.strip() for h in next(csv.reader([header_line], delimiter=delimiter), [])]
+    missing = [c for c in columns if c not in header and c not in optional]
+    if missing:
+        hint = f" ({wrong})" if wrong else ""
+        raise LabelsFileError(f"{found.name}: missing column(s) {', '.join(missing)}{hint}; nothing was imported")
+    repeated = sorted({h for h in header if header.count(h) > 1 and h in columns})
+    if repeated:
+        raise LabelsFileError(f"{found.name}: column(s) {', '.join(repeated)} appear more than once")
+    index = [(c, header.index(c)) for c in columns if c in header]
+    verbatim = [(c, i, c in VERBATIM) for c, i in index]
+    absent = {c: "" for c in columns if c not in header}
+    width = len(header)
+
+    def records(only: tuple[str, ...] | None = None):
+        """`only`: the columns wanted (the others are left out of the values)."""
+        wanted = verbatim if only is None else [(c, i, keep) for c, i, keep in verbatim if c in only]
+        blank = absent if only is None else {c: "" for c in only if c in absent}
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle, delimiter=delimiter)
+            try:
+                next(reader)
+                previous = reader.line_num
+                for record in reader:
+                    # A quoted field may span lines: a record starts on the line after the previous one ended.
+                    line, previous = previous + 1, reader.line_num
+                    if not any(value.strip() for value in record):
+                        continue
+                    if len(record) != width:
+                        yield line, None, f"has {len(record)} fields; the header has {width}"
+                        continue
+                    if check_text and (problem := _unstorable({c: record[i] for c, i in index})):
+                        yield line, None, problem
+                        continue
+                    values = dict(blank)
+                    for column, i, keep in wanted:
+                        value = record[i]
+                        if value[:1] == QUOTE:
+                            value = cell_restore(value)
+                        values[column] = value if keep else value.strip()
+                    yield line, values, None
+            except csv.Error as exc:
+                raise LabelsFileError(f"{found.name}:{reader.line_num}: not readable as CSV ({exc})") from None
+
+    return records
+
+
+def _jsonl_records(path: Path, columns: tuple[str, ...], optional: frozenset):
+    def records(only: tuple[str, ...] | None = None):
+        # Lines end at \n only: JSON text may hold a raw U+2028, which str.splitlines would break on.
+        with path.open(encoding="utf-8-sig", newline="\n") as handle:
+            for number, raw in enumerate(handle, 1):
+                if not raw.strip():
+                    continue
+                values, problem = _jsonl_values(raw, columns, optional)
+                yield number, values, problem
+
+    return records
+
+
+def _jsonl_values(raw: str, columns: tuple[str, ...], optional: frozenset) -> tuple[dict | None, str | None]:
     try:
-        header = [h.strip() for h in next(reader)]
-        missing = [c for c in columns if c not in header and c not in JUDGE_COLUMNS]
-        if missing:
-            raise LabelsFileError(
-                f"{found.name}: missing column(s) {', '.join(missing)}; nothing was imported"
-            )
-        repeated = sorted({h for h in header if header.count(h) > 1 and h in columns})
-        if repeated:
-            raise LabelsFileError(
-                f"{found.name}: column(s) {', '.join(repeated)} appear more than once"
-            )
-        index = {c: header.index(c) for c in columns if c in header}
-        absent = {c: "" for c in columns if c not in header}
-        previous = reader.line_num
-        for record in reader:
-            # A quoted field may span lines: a record starts on the line after the previous one ended.
-            line, previous = previous + 1, reader.line_num
-            if not any(value.strip() for value in record):
-                continue
-            if len(record) != len(header):
-                found.problems.append(
-                    (line, f"has {len(record)} fields; the header has {len(header)}")
-                )
-                continue
-            found.rows.append(
-                (
-                    line,
-                    {
-                        **absent,
-                        **{
-                            c: _clean(c, cell_restore(record[i]))
-                            for c, i in index.items()
-                        },
-                    },
-                )
-            )
-    except csv.Error as exc:
-        raise LabelsFileError(
-            f"{found.name}:{reader.line_num}: not readable as CSV ({exc})"
-        ) from None
-
-
-def _read_jsonl(text: str, columns: tuple[str, ...], found: RowsFile) -> None:
-    # Split on \n only: JSON text may hold a raw U+2028, which str.splitlines would break on.
-    for number, raw in enumerate(text.split("\n"), 1):
-        if not raw.strip():
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return None, f"is not valid JSON ({exc.msg})"
+    except RecursionError:
+        return None, "is not usable JSON (nested too deeply)"
+    except ValueError as exc:  # a number of thousands of digits
+        return None, f"is not usable JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, "is not a JSON object"
+    missing = [c for c in columns if c not in value and c not in optional]
+    if missing:
+        return None, f"missing field(s) {', '.join(missing)}"
+    values, wrong = {}, []
+    for column in columns:
+        item = value.get(column)
+        if item is None:
+            item = ""
+        if isinstance(item, bool) and column == ORDER_COLUMN:
+            item = "true" if item else "false"
+        if isinstance(item, bool) or not isinstance(item, (str, int)):
+            wrong.append(column)
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            found.problems.append((number, f"is not valid JSON ({exc.msg})"))
-            continue
-        except RecursionError:
-            found.problems.append((number, "is not usable JSON (nested too deeply)"))
-            continue
-        except ValueError as exc:  # a number of thousands of digits
-            found.problems.append((number, f"is not usable JSON ({exc})"))
-            continue
-        if not isinstance(value, dict):
-            found.problems.append((number, "is not a JSON object"))
-            continue
-        missing = [c for c in columns if c not in value and c not in JUDGE_COLUMNS]
-        if missing:
-            found.problems.append((number, f"missing field(s) {', '.join(missing)}"))
-            continue
-        values, wrong = {}, []
-        for column in columns:
-            item = value.get(column)
-            if item is None:
-                item = ""
-            if isinstance(item, bool) or not isinstance(item, (str, int)):
-                wrong.append(column)
-                continue
-            values[column] = _clean(column, str(item))
-        if wrong:
-            found.problems.append((number, f"field(s) {', '.join(wrong)} must be text"))
-            continue
-        found.rows.append((number, values))
+        values[column] = _clean(column, str(item))
+    if wrong:
+        return None, f"field(s) {', '.join(wrong)} must be text"
+    if problem := _unstorable(values):
+        return None, problem
+    return values, None

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from annotate.models import Criterion
 from annotate.vocabulary import side_for_system
-from calibration.interchange.formats import JUDGE, time_field
+from calibration.interchange.formats import JUDGE, ORDER_COLUMN, time_field
 from calibration.interchange.targets import (
     Context,
     Target,
@@ -60,17 +60,13 @@ def judge_row_check(
     """Adds the row to its plan in `plans`, or its problems to `bad` as (line, message)."""
     errors: list[str] = []
     target = context.resolve(values, errors, judges=True)
-    criterion = context.criteria.get(values["criterion"])
-    if criterion is None:
-        errors.append(
-            f"unknown criterion '{values['criterion']}' (not in {context.campaign.criterion_set})"
-        )
+    criterion = context.criterion(values["criterion"], errors)
+    if values.get(ORDER_COLUMN, "").lower() in ("false", "0", "no"):
+        errors.append(f"a judge row needs the order its judge was shown ({ORDER_COLUMN} false is for human rows)")
     winner, error = values["winner_system"], values["error"].strip()
     if winner == "":
         if not error:
-            errors.append(
-                "winner_system is empty and error is empty (a judge row has one or the other)"
-            )
+            errors.append("winner_system is empty and error is empty (a judge row has one or the other)")
     elif error:
         errors.append("a judge row has either a winner_system or an error, not both")
     verdict_check(context.campaign, values, errors, check_winner=not error)
@@ -79,9 +75,7 @@ def judge_row_check(
     if target is not None and criterion is not None:
         identity = (JUDGE, target.key, target.left.id, criterion.key)
         if identity in seen:
-            errors.append(
-                f"repeats line {seen[identity]} (same pair, order, criterion and judge)"
-            )
+            errors.append(f"repeats line {seen[identity]} (same pair, order, criterion and judge)")
     if errors:
         bad += [(line, message) for message in errors]
         return
@@ -90,28 +84,18 @@ def judge_row_check(
     a_first = target.left.id == article_a.id
     plan = plans.get((target.key, a_first))
     if plan is None:
-        plan = plans[target.key, a_first] = JudgePlan(
-            target=target, a_first=a_first, model=values["model"]
-        )
-    side = (
-        side_for_system(winner, article_a.system.key, article_b.system.key)
-        if winner
-        else None
-    )
+        plan = plans[target.key, a_first] = JudgePlan(target=target, a_first=a_first, model=values["model"])
+    side = side_for_system(winner, article_a.system.key, article_b.system.key) if winner else None
     plan.rows.append((criterion, side, values["rationale"], error))
 
 
-def judge_rows_write(
-    *, context: Context, plans: dict, now: datetime
-) -> JudgeRowsWritten:
+def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRowsWritten:
     """Each judge row becomes a verdict (or the error) of an imported unit; missing judges are created as imported."""
     written = JudgeRowsWritten()
     names = {plan.target.rater for plan in plans.values()}
     judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
     for name in sorted(names - set(judges)):
-        model = next(
-            (p.model for p in plans.values() if p.target.rater == name and p.model), ""
-        )
+        model = next((p.model for p in plans.values() if p.target.rater == name and p.model), "")
         judges[name] = imported_judge_create(name=name, model=model)
         written.judges_created += 1
     units: list[ImportedUnit] = []
@@ -122,9 +106,7 @@ def judge_rows_write(
         grouped: dict[tuple, list] = {}
         for criterion, side, rationale, error in plan.rows:
             one = criterion.id if judge.mode == Judge.Mode.CRITERION else None
-            grouped.setdefault((criterion.category_id, one), []).append(
-                (criterion, side, rationale, error)
-            )
+            grouped.setdefault((criterion.category_id, one), []).append((criterion, side, rationale, error))
         for (category_id, criterion_id), rows in grouped.items():
             units.append(
                 ImportedUnit(
@@ -133,14 +115,8 @@ def judge_rows_write(
                     category_id=category_id,
                     criterion_id=criterion_id,
                     a_first=plan.a_first,
-                    verdicts=[
-                        (c.id, side, rationale)
-                        for c, side, rationale, _ in rows
-                        if side is not None
-                    ],
-                    errors=list(
-                        dict.fromkeys(error for _, side, _, error in rows if side is None)
-                    ),
+                    verdicts=[(c.id, side, rationale) for c, side, rationale, _ in rows if side is not None],
+                    errors=list(dict.fromkeys(error for _, side, _, error in rows if side is None)),
                 )
             )
     for outcome in imported_units_save(units=units, now=now):

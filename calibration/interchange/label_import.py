@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.bulk import rows_insert
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
 from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
@@ -24,13 +25,14 @@ from calibration.interchange.companions import (
     spans_check,
     spans_write,
 )
-from calibration.interchange.formats import JUDGE, RowsFile, time_field
+from calibration.interchange.formats import JUDGE, ORDER_COLUMN, RowsFile, time_field
 from calibration.interchange.judge_rows import (
     JudgePlan,
     judge_row_check,
     judge_rows_write,
 )
 from calibration.interchange.targets import (
+    CHUNK,
     Context,
     Target,
     canonical,
@@ -38,6 +40,9 @@ from calibration.interchange.targets import (
     pairs_ensure,
     verdict_check,
 )
+
+# Rows per INSERT and objects held before writing them.
+BATCH = 2000
 
 
 def _tally() -> dict[str, int]:
@@ -57,6 +62,7 @@ class ImportReport:
     spans: dict[str, int] | None = None
     judges_created: int = 0
     judge_units: dict[str, int] | None = None
+    criteria_created: int = 0
     # What a labels-only campaign's import added to the catalogue (None for any other campaign).
     placeholders: PlaceholdersSaved | None = None
 
@@ -72,6 +78,7 @@ class ImportReport:
         placeholders = self.placeholders or PlaceholdersSaved()
         return bool(
             self.raters_created
+            or self.criteria_created
             or self.pairs_created
             or self.judges_created
             or placeholders.topics
@@ -91,18 +98,14 @@ class ImportReport:
             lines.append(tally("spans", self.spans))
         lines.append(tally("assignments", self.assignments))
         if self.judge_units is not None:
-            lines.append(
-                tally("judge units (pair, order, category)", self.judge_units)
-                + f"; judges created: {self.judges_created}"
-            )
-        lines.append(
-            f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}"
-        )
+            lines.append(tally("judge units (pair, order, category)", self.judge_units) + f"; judges created: {self.judges_created}")
+        lines.append(f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}")
+        if self.criteria_created:
+            lines.append(f"criteria created from the labels: {self.criteria_created}")
         if self.placeholders is not None:
             saved = self.placeholders
             lines.append(
-                f"labels only, no texts: {saved.topics} topics, {saved.systems} systems "
-                f"and {saved.articles} text-less articles created"
+                f"labels only, no texts: {saved.topics} topics, {saved.systems} systems and {saved.articles} text-less articles created"
             )
         if not self.changed:
             lines.append("unchanged: everything in the file(s) was already stored")
@@ -116,7 +119,9 @@ class _AssignmentRows:
     target: Target
     line: int
     started_at: datetime | None
-    labels: list[tuple[Criterion, str, str, datetime]] = field(default_factory=list)
+    order_known: bool = True
+    # (criterion, side, rationale, saved_at or None)
+    labels: list[tuple[Criterion, str, str, datetime | None]] = field(default_factory=list)
 
 
 def labels_import(
@@ -126,6 +131,7 @@ def labels_import(
     overall: RowsFile | None = None,
     spans: RowsFile | None = None,
     skip_bad: bool = False,
+    order_unknown: bool = False,
     now: datetime | None = None,
 ) -> ImportReport:
     """Checks every row of the three files, then writes them in one transaction.
@@ -134,12 +140,14 @@ def labels_import(
     cannot log in); each (pair, rater) becomes a submitted assignment. With a bad
     row nothing is written unless `skip_bad`, which writes the good rows. In a
     labels-only campaign the topics, systems and (text-less) articles the good
-    rows name are created too.
+    rows name are created too, and so are the criteria when its rubric was made
+    to grow from its labels. `order_unknown` takes human rows with an empty
+    `order_known` as of unknown display order.
     """
     now = now or timezone.now()
     report = ImportReport()
     context = Context(campaign, [f for f in (labels, overall, spans) if f is not None])
-    plans, judge_plans = _check_labels(context, labels, report)
+    plans, judge_plans = _check_labels(context, labels, report, order_unknown=order_unknown)
     if judge_plans:
         report.judge_units = _tally()
     wanted_overall, wanted_spans = {}, []
@@ -156,12 +164,16 @@ def labels_import(
     with transaction.atomic():
         if context.placeholders is not None:
             report.placeholders = Placeholders.save(
-                article
-                for target in _targets(plans, judge_plans, wanted_overall)
-                for article in (target.left, target.right)
+                article for target in _targets(plans, judge_plans, wanted_overall) for article in (target.left, target.right)
             )
             # Keyed again: the placeholders' provisional ids are now real ones.
             plans = {plan.target.key: plan for plan in plans.values()}
+        if context.new_criteria is not None:
+            report.criteria_created = context.new_criteria.save(
+                criterion
+                for rows in (*(plan.labels for plan in plans.values()), *(plan.rows for plan in judge_plans.values()))
+                for criterion, *_ in rows
+            )
         report.pairs_created += pairs_ensure(context, _targets(plans, judge_plans, {}))
         assignments = _write_assignments(context, plans, report, now)
         _write_labels(plans, assignments, report, now)
@@ -198,20 +210,24 @@ def _targets(plans: dict, judge_plans: dict, wanted_overall: dict):
 # --- checking ------------------------------------------------------------------
 
 
-def _record(
-    report: ImportReport, rows_file: RowsFile, bad: list[tuple[int, str]]
-) -> None:
+def _record(report: ImportReport, rows_file: RowsFile, bad: list[tuple[int, str]]) -> None:
     bad.sort(key=lambda item: item[0])
-    report.problems += [
-        Problem(f"{rows_file.name}:{line}", message) for line, message in bad
-    ]
+    report.problems += [Problem(f"{rows_file.name}:{line}", message) for line, message in bad]
     report.bad_rows += len({line for line, _ in bad})
 
 
-def _check_labels(
-    context: Context, rows_file: RowsFile, report: ImportReport
-) -> tuple[dict, dict]:
-    campaign = context.campaign
+def order_known_value(values: dict[str, str], errors: list[str]) -> bool:
+    """The row's `order_known` (empty: true)."""
+    raw = values.get(ORDER_COLUMN, "").lower()
+    if raw in ("", "true", "1", "yes"):
+        return True
+    if raw in ("false", "0", "no"):
+        return False
+    errors.append(f"{ORDER_COLUMN} must be true or false, not '{values[ORDER_COLUMN]}'")
+    return True
+
+
+def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *, order_unknown: bool = False) -> tuple[dict, dict]:
     plans: dict[tuple, _AssignmentRows] = {}
     judge_plans: dict[tuple, JudgePlan] = {}
     seen: dict[tuple, int] = {}
@@ -222,45 +238,30 @@ def _check_labels(
             continue
         errors: list[str] = []
         target = context.resolve(values, errors)
-        criterion = context.criteria.get(values["criterion"])
-        if criterion is None:
-            errors.append(
-                f"unknown criterion '{values['criterion']}' (not in {campaign.criterion_set})"
-            )
+        criterion = context.criterion(values["criterion"], errors)
         winner = values["winner_system"]
         if winner == "":
-            errors.append(
-                "winner_system is empty (leave out criteria without a verdict)"
-            )
-        verdict_check(campaign, values, errors)
-        saved_at = time_field(values, "saved_at", errors, required=True)
+            errors.append("winner_system is empty (leave out criteria without a verdict)")
+        verdict_check(context.campaign, values, errors)
+        saved_at = time_field(values, "saved_at", errors, required=False)
         started_at = time_field(values, "started_at", errors, required=False)
+        order_known = order_known_value(values, errors) and not (order_unknown and not values.get(ORDER_COLUMN))
         plan = plans.get(target.key) if target else None
-        if (
-            target is not None
-            and criterion is not None
-            and (target.key, criterion.key) in seen
-        ):
-            errors.append(
-                f"repeats line {seen[target.key, criterion.key]} (same pair, criterion and rater)"
-            )
+        if target is not None and criterion is not None and (target.key, criterion.key) in seen:
+            errors.append(f"repeats line {seen[target.key, criterion.key]} (same pair, criterion and rater)")
         if plan is not None:
             if plan.target.left != target.left:
-                errors.append(
-                    f"left_system and right_system are swapped compared with line {plan.line} (same pair and rater)"
-                )
+                errors.append(f"left_system and right_system are swapped compared with line {plan.line} (same pair and rater)")
             if values["started_at"] and plan.started_at != started_at:
-                errors.append(
-                    f"started_at differs from line {plan.line} (same pair and rater)"
-                )
+                errors.append(f"started_at differs from line {plan.line} (same pair and rater)")
+            if plan.order_known != order_known:
+                errors.append(f"{ORDER_COLUMN} differs from line {plan.line} (same pair and rater)")
         if errors:
             bad += [(line, message) for message in errors]
             continue
         seen[target.key, criterion.key] = line
         if plan is None:
-            plan = plans[target.key] = _AssignmentRows(
-                target=target, line=line, started_at=started_at
-            )
+            plan = plans[target.key] = _AssignmentRows(target=target, line=line, started_at=started_at, order_known=order_known)
         article_a, article_b = canonical(context, target)
         side = side_for_system(winner, article_a.system.key, article_b.system.key)
         plan.labels.append((criterion, side, values["rationale"], saved_at))
@@ -271,15 +272,14 @@ def _check_labels(
 # --- writing -------------------------------------------------------------------
 
 
-def _write_assignments(
-    context: Context, plans: dict, report: ImportReport, now: datetime
-) -> dict:
+def _write_assignments(context: Context, plans: dict, report: ImportReport, now: datetime) -> dict:
     raters = sorted({plan.target.rater for plan in plans.values()} - set(context.users))
     # As create_user(password=None, is_active=False) makes them, in bulk: inactive, no usable password.
-    users = [User(username=User.normalize_username(rater), is_active=False) for rater in raters]
+    # The names are in normal form already (the rows were checked): they are stored as written.
+    users = [User(username=rater, is_active=False) for rater in raters]
     for user in users:
         user.set_unusable_password()
-    User.objects.bulk_create(users, batch_size=2000)
+    User.objects.bulk_create(users, batch_size=BATCH)
     context.users.update(zip(raters, users))
     report.raters_created += len(users)
     assignments: dict[tuple, Assignment] = {}
@@ -290,18 +290,21 @@ def _write_assignments(
         pair, created = pair_ensure(context, target)
         report.pairs_created += created
         a_first = target.left.id == pair.article_a_id
-        last_saved = max(saved_at for *_, saved_at in plan.labels)
+        times = [saved_at for *_, saved_at in plan.labels if saved_at is not None]
+        last_saved = max(times) if times else None
         assignment = context.assignments.get((pair.id, user.id))
         if assignment is None:
+            # Times the file does not give stay empty (the export gives them back empty), except the
+            # last activity, which every assignment has: the last save, else the start, else now.
             assignment = Assignment(
                 pair=pair,
                 annotator=user,
                 a_first=a_first,
+                order_known=plan.order_known,
                 status=Assignment.Status.SUBMITTED,
-                claimed_at=plan.started_at
-                or min(saved_at for *_, saved_at in plan.labels),
+                claimed_at=plan.started_at,
                 first_opened_at=plan.started_at,
-                last_activity_at=last_saved,
+                last_activity_at=last_saved or plan.started_at or now,
                 submitted_at=last_saved,
             )
             new_assignments.append(assignment)
@@ -323,6 +326,9 @@ def _write_assignments(
                 # The overall answer is stored by position: keep it naming the same article.
                 assignment.overall = swapped(assignment.overall)
                 updated += ["a_first", "overall"]
+            if assignment.order_known != plan.order_known:
+                assignment.order_known = plan.order_known
+                updated.append("order_known")
             if assignment.status != Assignment.Status.SUBMITTED:
                 changes.append(
                     LabelChange(
@@ -336,16 +342,13 @@ def _write_assignments(
                 )
                 assignment.status = Assignment.Status.SUBMITTED
                 updated.append("status")
-            if (
-                plan.started_at is not None
-                and assignment.first_opened_at != plan.started_at
-            ):
+            if plan.started_at is not None and assignment.first_opened_at != plan.started_at:
                 assignment.first_opened_at = plan.started_at
                 updated.append("first_opened_at")
-            if assignment.submitted_at is None or assignment.submitted_at < last_saved:
+            if last_saved is not None and (assignment.submitted_at is None or assignment.submitted_at < last_saved):
                 assignment.submitted_at = last_saved
                 updated.append("submitted_at")
-            if assignment.last_activity_at < last_saved:
+            if last_saved is not None and assignment.last_activity_at < last_saved:
                 assignment.last_activity_at = last_saved
                 updated.append("last_activity_at")
             if updated:
@@ -355,63 +358,65 @@ def _write_assignments(
                 report.assignments["unchanged"] += 1
         assignments[key] = assignment
         context.assignments[pair.id, user.id] = assignment
-    Assignment.objects.bulk_create(new_assignments, batch_size=2000)
-    LabelChange.objects.bulk_create(changes, batch_size=2000)
+    Assignment.objects.bulk_create(new_assignments, batch_size=BATCH)
+    LabelChange.objects.bulk_create(changes, batch_size=BATCH)
     return assignments
 
 
-def _write_labels(
-    plans: dict, assignments: dict, report: ImportReport, now: datetime
-) -> None:
+LABEL_FIELDS = ("assignment", "criterion", "winner", "rationale", "created_at", "saved_at")
+CHANGE_FIELDS = ("assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at")
+
+
+class _Buffer:
+    """Rows or objects written in batches of BATCH, so that a big import never holds them all."""
+
+    def __init__(self, write) -> None:
+        self.write, self.items, self.total = write, [], 0
+
+    def add(self, item) -> None:
+        self.items.append(item)
+        if len(self.items) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            self.write(self.items)
+            self.total += len(self.items)
+            self.items = []
+
+
+def _write_labels(plans: dict, assignments: dict, report: ImportReport, now: datetime) -> None:
     ids = sorted(a.id for a in assignments.values() if a.id is not None)
+    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at).
     stored = {
-        (label.assignment_id, label.criterion_id): label
+        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at)
         # In slices: SQLite takes at most 32,766 values in one statement.
-        for start in range(0, len(ids), 5000)
-        for label in Label.objects.filter(assignment_id__in=ids[start : start + 5000])
+        for start in range(0, len(ids), CHUNK)
+        for label_id, assignment_id, criterion_id, winner, rationale, saved_at in Label.objects.filter(
+            assignment_id__in=ids[start : start + CHUNK]
+        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at")
     }
-    new, changed, changes = [], [], []
+    new = _Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
+    changed = _Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "rationale", "saved_at"]))
+    changes = _Buffer(lambda rows: rows_insert(LabelChange, CHANGE_FIELDS, rows))
     for key, plan in plans.items():
         assignment = assignments[key]
         for criterion, winner, rationale, saved_at in plan.labels:
-            label = stored.get((assignment.id, criterion.id))
-            if label is None:
-                label = Label(
-                    assignment=assignment,
-                    criterion=criterion,
-                    winner="",
-                    rationale="",
-                    created_at=saved_at,
-                    saved_at=saved_at,
-                )
-                new.append(label)
-            elif (label.winner, label.rationale, label.saved_at) == (
-                winner,
-                rationale,
-                saved_at,
-            ):
-                report.labels["unchanged"] += 1
-                continue
+            old = stored.get((assignment.id, criterion.id))
+            if old is None:
+                old_winner = old_rationale = ""
+                # Created when it was saved, or now if the file does not say when.
+                new.add((assignment.id, criterion.id, winner, rationale, saved_at or now, saved_at))
             else:
-                changed.append(label)
-            for name, value in (("winner", winner), ("rationale", rationale)):
-                old = getattr(label, name)
-                if old != value:
-                    changes.append(
-                        LabelChange(
-                            assignment=assignment,
-                            criterion=criterion,
-                            field=name,
-                            old_value=old,
-                            new_value=value,
-                            changed_by=assignment.annotator,
-                            changed_at=now,
-                        )
-                    )
-                    setattr(label, name, value)
-            label.saved_at = saved_at
-    Label.objects.bulk_create(new, batch_size=2000)
-    Label.objects.bulk_update(changed, ["winner", "rationale", "saved_at"], batch_size=2000)
-    LabelChange.objects.bulk_create(changes, batch_size=2000)
-    report.labels["new"] += len(new)
-    report.labels["updated"] += len(changed)
+                label_id, old_winner, old_rationale, old_saved = old
+                if (old_winner, old_rationale, old_saved) == (winner, rationale, saved_at):
+                    report.labels["unchanged"] += 1
+                    continue
+                changed.add(Label(id=label_id, winner=winner, rationale=rationale, saved_at=saved_at))
+            for name, before, after in (("winner", old_winner, winner), ("rationale", old_rationale, rationale)):
+                if before != after:
+                    changes.add((assignment.id, criterion.id, name, before, after, assignment.annotator_id, now))
+    for buffer in (new, changed, changes):
+        buffer.flush()
+    report.labels["new"] += new.total
+    report.labels["updated"] += changed.total

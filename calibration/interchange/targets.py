@@ -9,17 +9,20 @@ and saved by the import once every row has been checked.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 from django.db.models import Max
 
-from annotate.models import Article, Assignment, Campaign, Pair, System, Topic
+from annotate.models import Article, Assignment, Campaign, Criterion, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.labelling import MAX_RATIONALE
 from annotate.services.placeholders import (
+    NewCriteria,
     Placeholders,
+    criteria_grow,
     labels_only_benchmark,
     topic_title_problem,
 )
@@ -29,6 +32,8 @@ from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
 # Values per `IN (...)` list.
 CHUNK = 5000
+# What the import never reads of an article: its texts (a benchmark's can be tens of MB).
+TEXTS = ("raw_markdown", "display_markdown", "html", "toc")
 
 
 @dataclass(frozen=True)
@@ -54,14 +59,14 @@ class Context:
 
     def __init__(self, campaign: Campaign, files: list[RowsFile]) -> None:
         self.campaign = campaign
-        rows = [values for f in files for _, values in f.rows]
+        titles = {title for f in files for title in f.distinct.get("topic", ())}
+        raters = {rater for f in files for rater in f.distinct.get("rater", ())}
         self.criteria = {c.key: c for c in campaign.criterion_set.criteria.all()}
+        # Criteria the rows name and the rubric lacks: only for a rubric made to grow from the labels.
+        self.new_criteria = NewCriteria(campaign.criterion_set) if criteria_grow(campaign.criterion_set) else None
         self.systems = {s.key: s for s in System.objects.all()}
         self.pairs = {
-            frozenset((p.article_a_id, p.article_b_id)): p
-            for p in campaign.pairs.select_related(
-                "article_a__system", "article_b__system"
-            )
+            frozenset((p.article_a_id, p.article_b_id)): p for p in campaign.pairs.select_related("article_a__system", "article_b__system")
         }
         campaign_topics = {p.topic_id for p in self.pairs.values()}
         self.topics: dict[str, list[Topic]] = {}
@@ -76,7 +81,12 @@ class Context:
             self.placeholders = Placeholders(benchmark=benchmark, taken_slugs=[t.slug for t in topics])
             articles = Article.objects.filter(topic__benchmark=benchmark)
         else:
-            topics = Topic.objects.filter(title__in={r["topic"] for r in rows}).order_by("id")
+            ordered = sorted(titles)
+            topics = [
+                topic
+                for start in range(0, len(ordered), CHUNK)
+                for topic in Topic.objects.filter(title__in=ordered[start : start + CHUNK]).order_by("id")
+            ]
             articles = None
         for topic in topics:
             self.topics.setdefault(topic.title, []).append(topic)
@@ -84,14 +94,24 @@ class Context:
             inside = [t for t in topics if t.id in campaign_topics]
             self.topics[title] = inside or topics
         if articles is None:
-            articles = Article.objects.filter(topic__in=[t for ts in self.topics.values() for t in ts])
-        self.articles = {(a.topic_id, a.system.key): a for a in articles.select_related("system")}
-        raters = sorted({r["rater"] for r in rows})
+            ids = [t.id for ts in self.topics.values() for t in ts]
+            articles = [
+                article
+                for start in range(0, len(ids), CHUNK)
+                for article in Article.objects.filter(topic_id__in=ids[start : start + CHUNK]).select_related("system").defer(*TEXTS)
+            ]
+        else:
+            articles = articles.select_related("system").defer(*TEXTS)
+        self.articles = {(a.topic_id, a.system.key): a for a in articles}
+        # Raters as written, and as Django stores usernames (NFKC): a name that normalises to
+        # another one must be reported, not collide at insertion.
+        self.raters_in_files = raters
+        wanted = sorted(raters | {unicodedata.normalize("NFKC", r) for r in raters})
         user_ids = []
         self.users = {}
         # In slices: SQLite takes at most 32,766 values in one statement, and a crowd has more raters than that.
-        for start in range(0, len(raters), CHUNK):
-            for user in User.objects.filter(username__in=raters[start : start + CHUNK]):
+        for start in range(0, len(wanted), CHUNK):
+            for user in User.objects.filter(username__in=wanted[start : start + CHUNK]):
                 self.users[user.username] = user
                 user_ids.append(user.pk)
         self.assignments = {
@@ -102,6 +122,52 @@ class Context:
         self._texts: dict[int, str] = {}
         # The order of the next pair created (`pair_ensure`), read from the campaign when first needed.
         self.next_order: int | None = None
+        # Checks of names and values met many times: one answer each.
+        self._rater_problems: dict[tuple[str, str], list[str]] = {}
+
+    def criterion(self, key: str, errors: list[str]) -> Criterion | None:
+        """The criterion a row names: the rubric's, or (for a rubric grown from the labels) a planned one."""
+        criterion = self.criteria.get(key)
+        if criterion is not None:
+            return criterion
+        if self.new_criteria is None:
+            errors.append(f"unknown criterion '{key}' (not in {self.campaign.criterion_set})")
+            return None
+        if problem := name_problem(key, what="criterion"):
+            errors.append(problem)
+            return None
+        criterion = self.criteria[key] = self.new_criteria.criterion(key)
+        return criterion
+
+    def _rater_problem(self, kind: str, rater: str) -> list[str]:
+        found = self._rater_problems.get((kind, rater))
+        if found is not None:
+            return found
+        found = []
+        if kind == JUDGE:
+            if problem := name_problem(rater, what="judge name"):
+                found.append(problem)
+        elif kind != HUMAN:
+            found.append(f"rater_kind must be '{HUMAN}', not '{kind}' (or '{JUDGE}' for a judge's verdicts)")
+        elif not USERNAME.fullmatch(rater):
+            found.append(f"rater '{rater}' is not a valid username (letters, digits and @.+-_, at most 150)")
+        elif (normal := unicodedata.normalize("NFKC", rater)) != rater:
+            if normal in self.users:
+                whose = "an existing account's"
+            elif normal in self.raters_in_files:
+                whose = "another rater's of this import"
+            else:
+                whose = None
+            found.append(
+                f"rater '{rater}' is the username '{normal}' once normalised (Unicode NFKC, as accounts are stored), "
+                + (
+                    f"which is {whose}: the two would be one account; spell them alike or rename one"
+                    if whose
+                    else f"write it as '{normal}'"
+                )
+            )
+        self._rater_problems[kind, rater] = found
+        return found
 
     def text(self, article: Article) -> str:
         if article.id not in self._texts:
@@ -114,9 +180,7 @@ class Context:
             return None
         return self.assignments.get((pair.id, user.id))
 
-    def resolve(
-        self, values: dict[str, str], errors: list[str], *, judges: bool = False
-    ) -> Target | None:
+    def resolve(self, values: dict[str, str], errors: list[str], *, judges: bool = False) -> Target | None:
         """The rater and pair a row is about, checking the columns every file shares.
 
         Judge rows are accepted only where `judges` (the labels file): judges give no
@@ -124,25 +188,15 @@ class Context:
         """
         campaign = self.campaign
         before = len(errors)
-        if values["campaign"] != campaign.name:
+        # A file from elsewhere may have no campaign column: the rows are then the campaign's.
+        if values["campaign"] and values["campaign"] != campaign.name:
             errors.append(f"campaign is '{values['campaign']}', not '{campaign.name}'")
-        kind = values.get("rater_kind", HUMAN)
+        kind = values.get("rater_kind") or HUMAN
         rater = values["rater"]
         if kind == JUDGE and not judges:
-            errors.append(
-                "judge verdicts are not supported in overall and spans files (judges only give labels)"
-            )
-        elif kind == JUDGE:
-            if problem := name_problem(rater, what="judge name"):
-                errors.append(problem)
-        elif kind != HUMAN:
-            errors.append(
-                f"rater_kind must be '{HUMAN}', not '{kind}' (or '{JUDGE}' for a judge's verdicts)"
-            )
-        elif not USERNAME.fullmatch(rater):
-            errors.append(
-                f"rater '{rater}' is not a valid username (letters, digits and @.+-_, at most 150)"
-            )
+            errors.append("judge verdicts are not supported in overall and spans files (judges only give labels)")
+        else:
+            errors += self._rater_problem(kind, rater)
         topic = None
         candidates = self.topics.get(values["topic"], [])
         if not candidates and self.placeholders is not None:
@@ -154,9 +208,7 @@ class Context:
             if self.placeholders is None:
                 errors.append(f"unknown topic '{values['topic']}'")
         elif len(candidates) > 1:
-            errors.append(
-                f"topic '{values['topic']}' is ambiguous: {len(candidates)} benchmarks have a topic with that title"
-            )
+            errors.append(f"topic '{values['topic']}' is ambiguous: {len(candidates)} benchmarks have a topic with that title")
         else:
             topic = candidates[0]
         left_key, right_key = values["left_system"], values["right_system"]
@@ -194,9 +246,7 @@ class Context:
             and reference is not None
             and reference.key not in (left_key, right_key)
         ):
-            errors.append(
-                f"this campaign pairs '{reference.key}' with each system; '{left_key}' vs '{right_key}' is not such a pair"
-            )
+            errors.append(f"this campaign pairs '{reference.key}' with each system; '{left_key}' vs '{right_key}' is not such a pair")
             return None
         return target
 
@@ -224,9 +274,7 @@ def pairs_ensure(context: Context, targets: Iterable[Target]) -> int:
         if target.pair_key in context.pairs or target.pair_key in new:
             continue
         article_a, article_b = canonical(context, target)
-        new[target.pair_key] = Pair(
-            campaign=context.campaign, topic=target.topic, article_a=article_a, article_b=article_b
-        )
+        new[target.pair_key] = Pair(campaign=context.campaign, topic=target.topic, article_a=article_a, article_b=article_b)
     if not new:
         return 0
     if context.next_order is None:
@@ -245,9 +293,7 @@ def pair_ensure(context: Context, target: Target) -> tuple[Pair, bool]:
     if pair is not None:
         return pair, False
     if context.next_order is None:
-        context.next_order = (
-            context.campaign.pairs.aggregate(top=Max("order"))["top"] or 0
-        ) + 1
+        context.next_order = (context.campaign.pairs.aggregate(top=Max("order"))["top"] or 0) + 1
     article_a, article_b = canonical(context, target)
     pair = Pair.objects.create(
         campaign=context.campaign,

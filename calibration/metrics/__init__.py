@@ -31,8 +31,10 @@ One job per module; each imports only modules listed above it.
 * ``bootstrap``: :class:`Estimate` and the pair bootstrap (seeded draw counts).
 * ``agreement``: judge vs humans (PAR, majority, kappa), paired differences, human ceiling.
 * ``bias``: position bias, merging swapped runs, preference for the longer article.
-* ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau, win rates vs the reference or the field.
+* ``ranking``: Bradley-Terry and its bootstrap, Kendall's tau.
+* ``winrates``: win rates vs the reference or the field.
 * ``raters``: agreement among raters: Cohen's kappa of every two, Fleiss' kappa, each vs the others.
+* ``conventions``: how a judge's two orders and its failed verdicts count against the humans.
 * ``ensemble``: virtual ensemble judges (majority vote of several judges).
 * ``frontier``: cost vs PAR (Pareto frontier) and the recommendation.
 
@@ -42,15 +44,19 @@ Import from ``calibration.metrics``; the submodules are an implementation detail
 from __future__ import annotations
 
 from calibration.metrics._common import (
-    A_WINS,
-    B_WINS,
+    HI_WINS,
     KINDS,
+    LO_WINS,
+    MIN_PAIRS_FOR_CI,
     SMALL_N,
-    SYS_A,
-    SYS_B,
+    SYS_HI,
+    SYS_LO,
     TIE,
+    TIE_TOLERANCE,
     TIED,
+    TOO_FEW_PAIRS,
     UNKNOWN,
+    WRONG,
 )
 from calibration.metrics.agreement import (
     Agreement,
@@ -75,6 +81,16 @@ from calibration.metrics.bootstrap import (
     _draw_count_blocks,
     _draw_counts,
 )
+from calibration.metrics.conventions import (
+    DEFAULT_SWAP_POLICY,
+    DEFAULT_UNPARSABLE,
+    SWAP_POLICIES,
+    UNPARSABLE_POLICIES,
+    Votes,
+    check_convention,
+    convention_text,
+    judge_votes,
+)
 from calibration.metrics.ensemble import TIE_RULE, ensemble_verdicts
 from calibration.metrics.frontier import (
     JudgePoint,
@@ -88,15 +104,13 @@ from calibration.metrics.ranking import (
     BTResult,
     SystemScore,
     TauResult,
-    WinRates,
     _fit_choix,
     _fit_newton,
     _fit_rounds,
     bradley_terry,
     bradley_terry_by_category,
     kendall_tau,
-    win_rate_vs_field,
-    win_rate_vs_reference,
+    tie_levels,
 )
 from calibration.metrics.raters import (
     FleissKappa,
@@ -106,10 +120,23 @@ from calibration.metrics.raters import (
     rater_pairs,
     raters_vs_others,
 )
+from calibration.metrics.winrates import WinRates, win_rate_vs_field, win_rate_vs_reference
 
 __all__ = [
     "TIE",
     "SMALL_N",
+    "MIN_PAIRS_FOR_CI",
+    "TOO_FEW_PAIRS",
+    "TIE_TOLERANCE",
+    "WRONG",
+    "SWAP_POLICIES",
+    "UNPARSABLE_POLICIES",
+    "DEFAULT_SWAP_POLICY",
+    "DEFAULT_UNPARSABLE",
+    "Votes",
+    "judge_votes",
+    "check_convention",
+    "convention_text",
     "LabelRow",
     "Vocab",
     "LabelTable",
@@ -136,6 +163,7 @@ __all__ = [
     "bradley_terry",
     "bradley_terry_by_category",
     "kendall_tau",
+    "tie_levels",
     "win_rate_vs_reference",
     "win_rate_vs_field",
     "MEAN_ANCHOR",
@@ -154,8 +182,7 @@ __all__ = [
 # Also importable from here, as before the split (not part of the API): the codes, the BT prior,
 # and the internals the tests and bench/calibration.py reach for.
 _INTERNALS = (
-    KINDS, A_WINS, B_WINS, TIED, SYS_A, SYS_B, UNKNOWN,
+    KINDS, LO_WINS, HI_WINS, TIED, SYS_LO, SYS_HI, UNKNOWN,
     _CACHE_CELLS, _CHUNK_CELLS, _draw_counts, _draw_count_blocks,
     _fit_choix, _fit_newton, _fit_rounds,
 )  # fmt: skip
-

@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from calibration.metrics._common import OUTCOME_CATEGORIES, TIED, _f, _lookup
+from calibration.metrics._common import HI_WINS, LO_WINS, OUTCOME_CATEGORIES, TIED, WRONG, _f, _lookup
 from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, _align, as_table
 
@@ -56,8 +56,8 @@ def _single_rater_name(table: LabelTable, what: str) -> str:
     return names[0] if names else ""
 
 
-def _judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted item keys of a judge and its outcome per item (one verdict per item)."""
+def _judge_order(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted item keys of a judge and the row of each (one verdict per item)."""
     items = judge.item
     order = np.argsort(items, kind="stable")
     keys = items[order]
@@ -65,18 +65,37 @@ def _judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
         dup = keys[1:] == keys[:-1]
         if dup.any():
             raise ValueError(
-                f"the judge has several verdicts on {int(np.unique(keys[1:][dup]).size)} items; "
-                "merge swapped runs first (merge_swapped)"
+                f"the judge has several verdicts on {int(np.unique(keys[1:][dup]).size)} items; merge swapped runs first (merge_swapped)"
             )
+    return keys, order
+
+
+def _judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted item keys of a judge and its outcome per item (one verdict per item)."""
+    keys, order = _judge_order(judge)
     return keys, judge.outcome[order]
 
 
-def _matched(judge: LabelTable, humans: LabelTable):
-    """Human labels on items the judge labelled, with the judge's outcome."""
-    keys, j_out = _judge_index(judge)
+def _matched(judge: LabelTable, humans: LabelTable, share: np.ndarray | None = None):
+    """Human labels on items the judge labelled, with the judge's outcome (and its share row, when given)."""
+    keys, order = _judge_order(judge)
     found, pos = _lookup(keys, humans.item)
     h = humans.select(found)
-    return h, j_out[pos[found]]
+    rows = order[pos[found]]
+    return h, judge.outcome[rows], (None if share is None else share[rows])
+
+
+def _share_on(original: LabelTable, aligned: LabelTable, share: np.ndarray | None) -> np.ndarray | None:
+    """`share` (one row per row of `original`) for `aligned`, the same rows on another vocabulary: a
+    row whose two systems changed places in the canonical order has its first two columns (lo wins, hi wins) swapped too."""
+    if share is None or original.vocab == aligned.vocab:
+        return share
+    old = np.asarray(original.vocab.systems, dtype=object)[original.sys_lo]
+    new = np.asarray(aligned.vocab.systems, dtype=object)[aligned.sys_lo]
+    share = share.copy()
+    swapped = old != new
+    share[swapped, LO_WINS], share[swapped, HI_WINS] = share[swapped, HI_WINS], share[swapped, LO_WINS].copy()
+    return share
 
 
 def _item_counts(items: np.ndarray, outcome: np.ndarray):
@@ -128,17 +147,33 @@ def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
 
 
 def _kappa_estimate(
-    pair_codes: np.ndarray, codes_x: np.ndarray, codes_y: np.ndarray, n_categories: int, boot: _PairBootstrap
+    pair_codes: np.ndarray,
+    codes_x: np.ndarray,
+    codes_y: np.ndarray,
+    n_categories: int,
+    boot: _PairBootstrap,
+    share_x: np.ndarray | None = None,
 ) -> Estimate:
-    """Cohen's kappa of two aligned code vectors (one entry per item), CI from ``boot``."""
-    onehot_x = np.zeros((len(codes_x), n_categories))
-    onehot_x[np.arange(len(codes_x)), codes_x] = 1.0
+    """Cohen's kappa of two aligned code vectors (one entry per item), CI from ``boot``.
+
+    ``share_x`` (items x n_categories), when given, replaces ``codes_x``: rater x's verdict on an
+    item spread over the categories (half a verdict each way for a judge whose two orders count
+    separately; a category of its own for a wrong verdict).
+    """
+    if share_x is None:
+        onehot_x = np.zeros((len(codes_x), n_categories))
+        onehot_x[np.arange(len(codes_x)), codes_x] = 1.0
+        same = (codes_x == codes_y).astype(float)
+    else:
+        onehot_x = share_x[:, :n_categories]
+        same = share_x[np.arange(len(codes_y)), codes_y]
     onehot_y = np.zeros((len(codes_y), n_categories))
     onehot_y[np.arange(len(codes_y)), codes_y] = 1.0
-    stat = np.column_stack([(codes_x == codes_y).astype(float), np.ones(len(codes_x)), onehot_x, onehot_y])
+    stat = np.column_stack([same, np.ones(len(codes_y)), onehot_x, onehot_y])
     per_unit = boot.per_unit(pair_codes, stat)
     tot = per_unit.sum(axis=0)
     n = int(tot[1])
+    n_pairs = int((per_unit[:, 1] > 0).sum())
     split = 2 + n_categories
     point = _f(_kappa_value(tot[0], tot[1], tot[2:split], tot[split:]))
     ci = (None, None)
@@ -146,7 +181,7 @@ def _kappa_estimate(
         b = boot.resample(per_unit)
         lo, hi = _percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2:split], b[:, split:]))
         ci = (_f(lo), _f(hi))
-    return Estimate(point, n, *ci)
+    return Estimate(point, n, *ci, n_pairs)
 
 
 def agreement(
@@ -154,6 +189,7 @@ def agreement(
     human_labels: LabelTable | Iterable[LabelRow],
     rounds: int = 1000,
     seed: int = 0,
+    share: np.ndarray | None = None,
 ) -> Agreement:
     """Agreement of one judge (one verdict per item) with the humans.
 
@@ -161,33 +197,47 @@ def agreement(
     runs first with :func:`merge_swapped`).  ``human_labels`` are used as given
     (pass ``table.humans()``).  Only items present in both are used.  CIs: bootstrap over the pairs that
     have at least one matched item (all figures share the same draws).
+
+    ``share`` (one row per row of ``judge_labels``, columns lo wins, hi wins, tie, wrong; rows sum to
+    1) replaces the judge's outcomes when given: a human label then agrees with the judge by the
+    share of the judge's verdict on its answer (see :func:`conventions.judge_votes`). Without it,
+    each verdict is its outcome, whole.
     """
-    judge, humans = _align(judge_labels, human_labels)
+    original = as_table(judge_labels)
+    judge, humans = _align(original, human_labels)
+    share = _share_on(original, judge, share)
     name = _single_rater_name(judge, "judge_labels")
     v = judge.vocab
-    h, j_out = _matched(judge, humans)
+    h, j_out, sh = _matched(judge, humans, share)
     boot = _PairBootstrap(h.pair, rounds, seed)
     ones = np.ones(len(h))
-
-    # PAR: every human label once
-    agree = (h.outcome == j_out).astype(float)
-    par = boot.ratios(h.pair, agree, ones)[0]
-
-    # PAR without ties on either side
-    keep = (h.outcome != TIED) & (j_out != TIED)
-    par_nt = boot.ratios(h.pair, agree * keep, keep.astype(float))[0]
-    share_kept = float(keep.mean()) if len(h) else None
-
-    # majority of the humans per item
     keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
     has, maj = _strict_majority(counts)
     it_pair = h.pair[first_row]
-    it_judge = j_out[first_row]
-    agree_maj = (it_judge == maj) & has
-    par_maj = boot.ratios(it_pair, agree_maj.astype(float), has.astype(float))[0]
 
-    # Cohen's kappa on items with a majority, side categories (see OUTCOME_CATEGORIES)
-    kappa = _kappa_estimate(it_pair[has], it_judge[has], maj[has], OUTCOME_CATEGORIES, boot)
+    if sh is None:
+        # PAR: every human label once
+        agree = (h.outcome == j_out).astype(float)
+        # PAR without ties on either side
+        keep = (h.outcome != TIED) & (j_out != TIED)
+        par_nt = boot.ratios(h.pair, agree * keep, keep.astype(float))[0]
+        # the strict majority of the humans per item
+        it_judge = j_out[first_row]
+        agree_maj = ((it_judge == maj) & has).astype(float)
+        # Cohen's kappa on items with a majority, side categories (see OUTCOME_CATEGORIES)
+        kappa = _kappa_estimate(it_pair[has], it_judge[has], maj[has], OUTCOME_CATEGORIES, boot)
+    else:
+        agree = sh[np.arange(len(h)), h.outcome]
+        decided = (h.outcome != TIED).astype(float)
+        keep = (1.0 - sh[:, TIED]) * decided  # the part of the comparison in which the judge said no tie
+        par_nt = boot.ratios(h.pair, agree * decided, keep)[0]
+        it_share = sh[first_row]
+        agree_maj = it_share[np.arange(len(first_row)), maj] * has
+        categories = OUTCOME_CATEGORIES + 1 if sh[:, WRONG].any() else OUTCOME_CATEGORIES
+        kappa = _kappa_estimate(it_pair[has], maj[has], maj[has], categories, boot, share_x=it_share[has])
+    par = boot.ratios(h.pair, agree, ones)[0]
+    share_kept = float(keep.mean()) if len(h) else None
+    par_maj = boot.ratios(it_pair, agree_maj, has.astype(float))[0]
 
     # breakdowns
     n_cat, n_crit = len(v.categories), len(v.criteria)
@@ -236,17 +286,30 @@ def paired_difference(
     humans: LabelTable | Iterable[LabelRow],
     rounds: int = 1000,
     seed: int = 0,
+    share_a: np.ndarray | None = None,
+    share_b: np.ndarray | None = None,
 ) -> PairedDifference:
-    ja, jb, hu = _align(judge_a, judge_b, humans)
+    """``share_a`` / ``share_b``: as ``share`` in :func:`agreement`, for either judge."""
+    original_a, original_b = as_table(judge_a), as_table(judge_b)
+    ja, jb, hu = _align(original_a, original_b, humans)
+    share_a, share_b = _share_on(original_a, ja, share_a), _share_on(original_b, jb, share_b)
     name_a, name_b = _single_rater_name(ja, "judge_a"), _single_rater_name(jb, "judge_b")
-    keys_a, out_a = _judge_index(ja)
-    keys_b, out_b = _judge_index(jb)
+    keys_a, order_a = _judge_order(ja)
+    keys_b, order_b = _judge_order(jb)
     items = hu.item
     fa, pa = _lookup(keys_a, items)
     fb, pb = _lookup(keys_b, items)
     both = fa & fb
-    ag_a = (hu.outcome[both] == out_a[pa[both]]).astype(float)
-    ag_b = (hu.outcome[both] == out_b[pb[both]]).astype(float)
+    labels = hu.outcome[both]
+
+    def agrees(judge: LabelTable, order: np.ndarray, pos: np.ndarray, share: np.ndarray | None) -> np.ndarray:
+        rows = order[pos[both]]
+        if share is None:
+            return (labels == judge.outcome[rows]).astype(float)
+        return share[rows, labels]
+
+    ag_a = agrees(ja, order_a, pa, share_a)
+    ag_b = agrees(jb, order_b, pb, share_b)
     pairs = hu.pair[both]
     boot = _PairBootstrap(pairs, rounds, seed)
     diff = boot.ratios(pairs, ag_a - ag_b, np.ones(len(pairs)))[0]
@@ -337,7 +400,7 @@ def human_ceiling(human_labels: LabelTable | Iterable[LabelRow], rounds: int = 1
         a_ci = (_f(lo), _f(hi))
     else:
         a_ci = (None, None)
-    alpha = Estimate(a_point, int(multi.sum()), *a_ci)
+    alpha = Estimate(a_point, int(multi.sum()), *a_ci, int((n_pu[:, 0] > 0).sum()))
     return HumanCeiling(
         loo_par=loo,
         n_loo_excluded=int((~has).sum()),

@@ -18,8 +18,8 @@ from calibration.metrics.labels import LabelRow, LabelTable, as_table
 def _orders(table: LabelTable):
     """Per (rater, item) unit: the first verdict shown each way round.
 
-    Returns (unit keys, rater, item row index, outcome with sys_a first or -1,
-    outcome with sys_b first or -1).
+    Returns (unit keys, rater, item row index, outcome with sys_lo first or -1,
+    outcome with sys_hi first or -1).
     """
     known = table.first != UNKNOWN
     t = table.select(known)
@@ -32,9 +32,7 @@ def _orders(table: LabelTable):
     return t, rows.astype(np.int64), outs
 
 
-def position_consistency(
-    judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0
-) -> Estimate:
+def position_consistency(judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> Estimate:
     """Share of swapped items (one verdict with each system first) on which the
     judge gives the same verdict in both orders (tie/tie counts as the same)."""
     t, rows, outs = _orders(as_table(judge_labels))
@@ -44,9 +42,7 @@ def position_consistency(
     return _ratio(pairs[both], same[both].astype(float), np.ones(int(both.sum())), rounds, seed)
 
 
-def first_position_rate(
-    judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0
-) -> Estimate:
+def first_position_rate(judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> Estimate:
     """Share of non-tie verdicts (with known order) that pick the system shown
     first; 0.5 means no position preference."""
     t = as_table(judge_labels)
@@ -75,8 +71,8 @@ def merge_swapped(judge_labels: LabelTable | Iterable[LabelRow], require_both: b
         t.criterion[r],
         t.category[r],
         t.rater[r],
-        t.sys_a[r],
-        t.sys_b[r],
+        t.sys_lo[r],
+        t.sys_hi[r],
         merged[keep],
         np.full(len(r), UNKNOWN),
         t.longer[r],

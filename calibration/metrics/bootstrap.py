@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from calibration.metrics._common import SMALL_N, _f
+from calibration.metrics._common import MIN_PAIRS_FOR_CI, SMALL_N, _f
 
 # --------------------------------------------------------------------------
 # estimates and the pair bootstrap
@@ -18,22 +18,35 @@ from calibration.metrics._common import SMALL_N, _f
 
 @dataclass(frozen=True)
 class Estimate:
-    """A figure with its n and 95% bootstrap CI (None when undefined)."""
+    """A figure with its n, the pairs it rests on (the bootstrap's units) and its 95% bootstrap CI
+    (None when undefined)."""
 
     value: float | None
     n: int
     ci_low: float | None = None
     ci_high: float | None = None
+    n_pairs: int | None = None  # None: not counted
     small_n: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "small_n", self.n < SMALL_N)
+        # The bootstrap resamples pairs: what makes an estimate shaky is how few pairs it rests on.
+        object.__setattr__(self, "small_n", (self.n if self.n_pairs is None else self.n_pairs) < SMALL_N)
 
     @property
     def ci(self) -> tuple[float, float] | None:
         if self.ci_low is None or self.ci_high is None:
             return None
         return (self.ci_low, self.ci_high)
+
+    @property
+    def too_few_pairs(self) -> bool:
+        """A figure whose interval is withheld: it rests on fewer than MIN_PAIRS_FOR_CI pairs."""
+        return self.value is not None and self.n_pairs is not None and self.n_pairs < MIN_PAIRS_FOR_CI
+
+    @property
+    def shown_ci(self) -> tuple[float, float] | None:
+        """The CI as the report shows it: None when there are too few pairs for an interval."""
+        return None if self.too_few_pairs else self.ci
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -121,7 +134,6 @@ class _PairBootstrap:
     def n_units(self) -> int:
         return int(len(self.units))
 
-
     def unit_index(self, pair_codes: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.units, pair_codes)
 
@@ -158,6 +170,7 @@ class _PairBootstrap:
         num = self.per_unit(pair_codes, numer, group, n_groups)
         den = self.per_unit(pair_codes, denom, group, n_groups)
         num_t, den_t = num.sum(axis=0), den.sum(axis=0)
+        pairs_t = (den > 0).sum(axis=0)
         if self.rounds > 0:
             bn, bd = self.resample(num), self.resample(den)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -168,9 +181,9 @@ class _PairBootstrap:
         for g in range(n_groups):
             n = int(round(den_t[g]))
             if den_t[g] <= 0:
-                out.append(Estimate(None, 0))
+                out.append(Estimate(None, 0, n_pairs=0))
             else:
-                out.append(Estimate(float(num_t[g] / den_t[g]), n, _f(lo[g]), _f(hi[g])))
+                out.append(Estimate(float(num_t[g] / den_t[g]), n, _f(lo[g]), _f(hi[g]), int(pairs_t[g])))
         return out
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable
 
+from calibration.metrics._common import MIN_PAIRS_FOR_CI
 from calibration.metrics.agreement import PairedDifference
 from calibration.metrics.bootstrap import Estimate
 
@@ -16,7 +18,7 @@ from calibration.metrics.bootstrap import Estimate
 @dataclass(frozen=True)
 class JudgePoint:
     name: str
-    cost: float
+    cost: float | None  # None: unknown (a judge without prices)
     par: float
     n: int = 0
 
@@ -30,13 +32,12 @@ def _points(points) -> list[JudgePoint]:
 
 def pareto_frontier(points: Iterable[JudgePoint | tuple]) -> list[JudgePoint]:
     """Judges not dominated by another judge that is cheaper-or-equal and
-    higher-or-equal in PAR with at least one strict; sorted by cost."""
-    pts = _points(points)
+    higher-or-equal in PAR with at least one strict; sorted by cost. A judge whose
+    cost is unknown can be placed nowhere on the cost axis: it is left out."""
+    pts = [p for p in _points(points) if p.cost is not None]
     front = []
     for p in pts:
-        dominated = any(
-            q.cost <= p.cost and q.par >= p.par and (q.cost < p.cost or q.par > p.par) for q in pts if q is not p
-        )
+        dominated = any(q.cost <= p.cost and q.par >= p.par and (q.cost < p.cost or q.par > p.par) for q in pts if q is not p)
         if not dominated:
             front.append(p)
     return sorted(front, key=lambda p: (p.cost, -p.par, p.name))
@@ -44,10 +45,14 @@ def pareto_frontier(points: Iterable[JudgePoint | tuple]) -> list[JudgePoint]:
 
 @dataclass(frozen=True)
 class Recommendation:
-    judge: str
+    judge: str | None  # None when the judges tied for the best PAR cannot be told apart by cost
     best: str
     sentence: str
     difference: PairedDifference | None
+    tied: tuple[str, ...] = ()  # the best judge and every judge not significantly below it, best PAR first
+
+
+DETAILED = 5  # tied judges whose figures the sentence spells out; the rest are named only
 
 
 def _fmt_ci(est: Estimate) -> str:
@@ -56,23 +61,34 @@ def _fmt_ci(est: Estimate) -> str:
     return f"95% CI {est.ci_low:+.3f} to {est.ci_high:+.3f}"
 
 
-def recommend(judges: Iterable[JudgePoint | tuple], differences: Iterable[PairedDifference]) -> Recommendation:
-    """The cheapest judge whose PAR is not significantly below the best judge's.
+def _cost(p: JudgePoint) -> str:
+    return "cost unknown" if p.cost is None else f"cost {p.cost:g}"
 
-    "Not significantly below" = the paired-bootstrap CI of PAR(best) - PAR(judge)
-    reaches 0 or below.  Judges without a paired difference against the best
-    judge cannot be cleared and are skipped.
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def recommend(judges: Iterable[JudgePoint | tuple], differences: Iterable[PairedDifference]) -> Recommendation:
+    """Every judge statistically tied for the best PAR, and the cheapest of them when costs tell.
+
+    Tied for the best: the best judge, and every judge whose PAR is not significantly below it,
+    i.e. the paired-bootstrap CI of PAR(best) - PAR(judge) reaches 0 or below. A judge without a
+    paired difference against the best judge, or whose difference rests on fewer than
+    ``MIN_PAIRS_FOR_CI`` pairs, cannot be cleared and is not tied. Among the tied judges, the
+    recommended one is the cheapest, when every tied judge's cost is known and one is cheaper
+    than the others; otherwise none is singled out and the sentence says why.
     """
     pts = _points(judges)
     if not pts:
         raise ValueError("no judges to recommend from")
-    best = max(pts, key=lambda p: (p.par, -p.cost))
+    best = max(pts, key=lambda p: (p.par, -(math.inf if p.cost is None else p.cost)))
     diffs = list(differences)
 
     def against_best(name: str) -> tuple[Estimate, PairedDifference] | None:
         for d in diffs:
             est = d.difference
-            if est.value is None:
+            if est.value is None or d.n_pairs < MIN_PAIRS_FOR_CI:
                 continue
             if d.judge_a == best.name and d.judge_b == name:
                 return est, d
@@ -82,27 +98,49 @@ def recommend(judges: Iterable[JudgePoint | tuple], differences: Iterable[Paired
                     est.n,
                     None if est.ci_high is None else -est.ci_high,
                     None if est.ci_low is None else -est.ci_low,
+                    est.n_pairs,
                 )
                 return flipped, d
         return None
 
-    for p in sorted(pts, key=lambda q: (q.cost, -q.par, q.name)):
+    tied: list[tuple[JudgePoint, Estimate, PairedDifference]] = []
+    uncleared = []
+    for p in sorted(pts, key=lambda q: (-q.par, q.name)):
         if p.name == best.name:
-            break
-        found = against_best(p.name)
-        if found is None:
             continue
-        est, d = found
-        if est.ci_low is not None and est.ci_low <= 0:
-            sentence = (
-                f"Use {p.name} (cost {p.cost:g} vs {best.cost:g}): its PAR {p.par:.3f} (n={p.n:,}) is not "
-                f"significantly below the best judge {best.name}'s {best.par:.3f} (n={best.n:,}); "
-                f"difference {est.value:+.3f}, {_fmt_ci(est)}, paired bootstrap over {d.n_pairs:,} pairs "
-                f"(n={est.n:,} human labels)."
-            )
-            return Recommendation(p.name, best.name, sentence, d)
+        found = against_best(p.name)
+        if found is None or found[0].ci_low is None:
+            uncleared.append(p.name)
+        elif found[0].ci_low <= 0:
+            tied.append((p, *found))
+    lead = f"{best.name} has the best PAR {best.par:.3f} (n={best.n:,}, {_cost(best)})"
+    unknown = [p.name for p in [best] + [t[0] for t in tied] if p.cost is None]
+    if not tied:
+        rest = "every other judge is significantly below it" + (
+            f" or could not be compared with it ({_names(uncleared)}: no paired comparison on {MIN_PAIRS_FOR_CI} pairs or more)"
+            if uncleared
+            else ""
+        )
+        sentence = f"Use {best.name} ({_cost(best)}): it has the best PAR {best.par:.3f} (n={best.n:,}) and {rest}."
+        return Recommendation(best.name, best.name, sentence, None, (best.name,))
+    names = [best.name] + [t[0].name for t in tied]
+    details = "; ".join(
+        f"{p.name} {p.par:.3f} (n={p.n:,}, {_cost(p)}), difference {est.value:+.3f}, {_fmt_ci(est)} over {d.n_pairs:,} pairs"
+        for p, est, d in tied[:DETAILED]
+    ) + (f"; {len(tied) - DETAILED} more in the paired comparisons" if len(tied) > DETAILED else "")
     sentence = (
-        f"Use {best.name} (cost {best.cost:g}): it has the best PAR {best.par:.3f} (n={best.n:,}) and every "
-        f"cheaper judge is significantly below it or has no paired comparison."
+        f"{_names(names)} are statistically tied for the best PAR: {lead}, and the paired-bootstrap CI of its "
+        f"difference from each of the others includes 0 ({details})."
     )
-    return Recommendation(best.name, best.name, sentence, None)
+    if unknown:
+        sentence += f" Cost unknown for {_names(unknown)}: no single judge is recommended on cost."
+        return Recommendation(None, best.name, sentence, None, tuple(names))
+    cheapest = min(p.cost for p in [best] + [t[0] for t in tied])
+    at_cheapest = [n for n, p in zip(names, [best] + [t[0] for t in tied]) if p.cost == cheapest]
+    if len(at_cheapest) > 1:
+        sentence += f" {_names(at_cheapest)} cost the same ({cheapest:g}): no single judge is recommended on cost."
+        return Recommendation(None, best.name, sentence, None, tuple(names))
+    choice = at_cheapest[0]
+    difference = next((d for p, _, d in tied if p.name == choice), None)
+    sentence += f" The cheapest of them: use {choice} (cost {cheapest:g})."
+    return Recommendation(choice, best.name, sentence, difference, tuple(names))

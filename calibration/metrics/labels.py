@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from calibration.metrics._common import A_WINS, B_WINS, KINDS, SYS_A, SYS_B, TIE, TIED, UNKNOWN, _winner_codes
+from calibration.metrics._common import HI_WINS, KINDS, LO_WINS, SYS_HI, SYS_LO, TIE, TIED, UNKNOWN, _winner_codes
 
 # --------------------------------------------------------------------------
 # data model
@@ -48,7 +48,7 @@ class Vocab:
         return len(self.systems)
 
 
-_INT_COLUMNS = ("pair", "criterion", "category", "rater", "sys_a", "sys_b")
+_INT_COLUMNS = ("pair", "criterion", "category", "rater", "sys_lo", "sys_hi")
 _SMALL_COLUMNS = ("outcome", "first", "longer")
 _COLUMNS = _INT_COLUMNS + _SMALL_COLUMNS
 
@@ -57,10 +57,10 @@ _COLUMNS = _INT_COLUMNS + _SMALL_COLUMNS
 class LabelTable:
     """Columnar, integer-coded labels.
 
-    ``sys_a < sys_b`` is the canonical (name-sorted when built from names)
-    order of the pair's systems.  ``outcome`` is 0 when ``sys_a`` wins, 1 when
-    ``sys_b`` wins, 2 for a tie; ``first``/``longer`` are 0 (``sys_a``), 1
-    (``sys_b``) or -1 (unknown).  All tables passed together to a metric must
+    ``sys_lo < sys_hi`` is the canonical (name-sorted when built from names)
+    order of the pair's systems.  ``outcome`` is 0 when ``sys_lo`` wins, 1 when
+    ``sys_hi`` wins, 2 for a tie; ``first``/``longer`` are 0 (``sys_lo``), 1
+    (``sys_hi``) or -1 (unknown).  All tables passed together to a metric must
     share a vocabulary; they are re-encoded onto a common one when they do not.
     """
 
@@ -69,8 +69,8 @@ class LabelTable:
     criterion: np.ndarray
     category: np.ndarray
     rater: np.ndarray
-    sys_a: np.ndarray
-    sys_b: np.ndarray
+    sys_lo: np.ndarray
+    sys_hi: np.ndarray
     outcome: np.ndarray
     first: np.ndarray
     longer: np.ndarray
@@ -93,9 +93,9 @@ class LabelTable:
             self._check_range("criterion", len(self.vocab.criteria))
             self._check_range("category", len(self.vocab.categories))
             self._check_range("rater", len(self.vocab.raters))
-            self._check_range("sys_a", len(self.vocab.systems))
-            self._check_range("sys_b", len(self.vocab.systems))
-            if (self.sys_a == self.sys_b).any():
+            self._check_range("sys_lo", len(self.vocab.systems))
+            self._check_range("sys_hi", len(self.vocab.systems))
+            if (self.sys_lo == self.sys_hi).any():
                 raise ValueError("a pair must compare two different systems")
             if ((self.outcome < 0) | (self.outcome > 2)).any():
                 raise ValueError("outcome codes must be 0 (a), 1 (b) or 2 (tie)")
@@ -180,8 +180,8 @@ class LabelTable:
             raise ValueError("system names must be non-empty")
 
         outcome = np.full(n, -1, dtype=np.int8)
-        outcome[s_win == lo] = A_WINS
-        outcome[s_win == hi] = B_WINS
+        outcome[s_win == lo] = LO_WINS
+        outcome[s_win == hi] = HI_WINS
         outcome[s_win == TIE] = TIED
         if (outcome < 0).any():
             i = int(np.flatnonzero(outcome < 0)[0])
@@ -189,8 +189,8 @@ class LabelTable:
 
         def position(values: np.ndarray, what: str) -> np.ndarray:
             out = np.full(n, UNKNOWN, dtype=np.int8)
-            out[values == lo] = SYS_A
-            out[values == hi] = SYS_B
+            out[values == lo] = SYS_LO
+            out[values == hi] = SYS_HI
             bad = (out == UNKNOWN) & (values != "")
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
@@ -233,7 +233,7 @@ class LabelTable:
         if not len(self):
             return
         pa, pb = self.pair_systems()
-        if (pa[self.pair] != self.sys_a).any() or (pb[self.pair] != self.sys_b).any():
+        if (pa[self.pair] != self.sys_lo).any() or (pb[self.pair] != self.sys_hi).any():
             raise ValueError("a pair id must always compare the same two systems")
 
     @staticmethod
@@ -251,7 +251,7 @@ class LabelTable:
         out = []
         names = v.systems
         for i in range(len(self)):
-            a, b = names[self.sys_a[i]], names[self.sys_b[i]]
+            a, b = names[self.sys_lo[i]], names[self.sys_hi[i]]
             o = self.outcome[i]
             f, g = self.first[i], self.longer[i]
             out.append(
@@ -263,9 +263,9 @@ class LabelTable:
                     rater_kind=v.rater_kinds[self.rater[i]],
                     system_a=a,
                     system_b=b,
-                    winner=a if o == A_WINS else b if o == B_WINS else TIE,
-                    first_system=None if f == UNKNOWN else (a if f == SYS_A else b),
-                    longer_system=None if g == UNKNOWN else (a if g == SYS_A else b),
+                    winner=a if o == LO_WINS else b if o == HI_WINS else TIE,
+                    first_system=None if f == UNKNOWN else (a if f == SYS_LO else b),
+                    longer_system=None if g == UNKNOWN else (a if g == SYS_LO else b),
                 )
             )
         return out
@@ -308,14 +308,14 @@ class LabelTable:
     @property
     def winner(self) -> np.ndarray:
         """Winner as a global category: a system code, or ``vocab.tie_code``."""
-        return _winner_codes(self.outcome, self.sys_a, self.sys_b, self.vocab.tie_code)
+        return _winner_codes(self.outcome, self.sys_lo, self.sys_hi, self.vocab.tie_code)
 
     def pair_systems(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per pair code, its (sys_a, sys_b) codes (-1 for pairs not present)."""
+        """Per pair code, its (sys_lo, sys_hi) codes (-1 for pairs not present)."""
         pa = np.full(len(self.vocab.pairs), -1, dtype=np.int64)
         pb = np.full(len(self.vocab.pairs), -1, dtype=np.int64)
-        pa[self.pair] = self.sys_a
-        pb[self.pair] = self.sys_b
+        pa[self.pair] = self.sys_lo
+        pb[self.pair] = self.sys_hi
         return pa, pb
 
 
@@ -366,12 +366,12 @@ def _align(*tables: "LabelTable | Iterable[LabelRow]") -> tuple[LabelTable, ...]
         m_cat = remap(t.vocab.categories, vocab.categories)
         m_rater = remap(t.vocab.raters, vocab.raters)
         m_sys = remap(t.vocab.systems, vocab.systems)
-        a, b = m_sys[t.sys_a], m_sys[t.sys_b]
-        # keep the canonical order (sys_a < sys_b) in the new coding
+        a, b = m_sys[t.sys_lo], m_sys[t.sys_hi]
+        # keep the canonical order (sys_lo < sys_hi) in the new coding
         swap = a > b
         outcome = t.outcome.copy()
-        outcome[swap & (t.outcome == A_WINS)] = B_WINS
-        outcome[swap & (t.outcome == B_WINS)] = A_WINS
+        outcome[swap & (t.outcome == LO_WINS)] = HI_WINS
+        outcome[swap & (t.outcome == HI_WINS)] = LO_WINS
         first, longer = t.first.copy(), t.longer.copy()
         for arr in (first, longer):
             known = swap & (arr != UNKNOWN)

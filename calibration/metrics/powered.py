@@ -25,9 +25,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.metrics._common import A_WINS, TIED
+from calibration.metrics._common import LO_WINS, TIED
 from calibration.metrics.labels import LabelTable, _align
-from calibration.metrics.ppi import Z95, PPIFit, bt_design, informative, ppi_logistic, ppi_mean, rank_sets, with_dropped
+from calibration.metrics.ppi import (
+    Z95,
+    PPIFit,
+    bt_design,
+    effective_votes,
+    informative,
+    ppi_logistic,
+    ppi_mean,
+    rank_sets,
+    wilson_interval,
+    with_dropped,
+)
 
 PPI, HUMAN, JUDGE = "ppi", "human", "judge"
 METHODS = (PPI, HUMAN, JUDGE)
@@ -38,11 +49,11 @@ class Items:
     """Items of one judge, with human values where they exist (``NaN`` elsewhere)."""
 
     systems: tuple[str, ...]
-    sys_a: np.ndarray  # system codes, sys_a < sys_b
-    sys_b: np.ndarray
+    sys_lo: np.ndarray  # system codes, sys_lo < sys_hi
+    sys_hi: np.ndarray
     cluster: np.ndarray  # pair code
-    y: np.ndarray  # human share of wins of sys_a (NaN: no human label)
-    yhat: np.ndarray  # judge's share of wins of sys_a
+    y: np.ndarray  # human share of wins of sys_lo (NaN: no human label)
+    yhat: np.ndarray  # judge's share of wins of sys_lo
     labelled: np.ndarray  # bool: in the labelled set
     unlabelled: np.ndarray  # bool: in the unlabelled set
 
@@ -64,8 +75,8 @@ class Items:
 
 
 def _share_of_a(t: LabelTable) -> tuple[np.ndarray, np.ndarray]:
-    """(item keys, mean share of wins of sys_a) per item of ``t``."""
-    value = (t.outcome == A_WINS) + 0.5 * (t.outcome == TIED)
+    """(item keys, mean share of wins of sys_lo) per item of ``t``."""
+    value = (t.outcome == LO_WINS) + 0.5 * (t.outcome == TIED)
     keys, inverse = np.unique(t.item, return_inverse=True)
     total = np.bincount(inverse, weights=value, minlength=len(keys))
     count = np.bincount(inverse, minlength=len(keys))
@@ -78,7 +89,7 @@ def build_items(humans: LabelTable, judge: LabelTable) -> Items:
     humans, judge = _align(humans, judge)
     j_keys, yhat = _share_of_a(judge)
     _, first = np.unique(judge.item, return_index=True)
-    sys_a, sys_b, cluster = judge.sys_a[first].astype(np.int64), judge.sys_b[first].astype(np.int64), judge.pair[first].astype(np.int64)
+    sys_lo, sys_hi, cluster = judge.sys_lo[first].astype(np.int64), judge.sys_hi[first].astype(np.int64), judge.pair[first].astype(np.int64)
     y = np.full(len(j_keys), np.nan)
     if len(humans):
         h_keys, h_share = _share_of_a(humans)
@@ -91,7 +102,7 @@ def build_items(humans: LabelTable, judge: LabelTable) -> Items:
         human_pairs = np.zeros(0, dtype=np.int64)
     pair_labelled = np.isin(cluster, human_pairs)
     labelled = pair_labelled & ~np.isnan(y)
-    return Items(judge.vocab.systems, sys_a, sys_b, cluster, y, yhat, labelled, ~pair_labelled)
+    return Items(judge.vocab.systems, sys_lo, sys_hi, cluster, y, yhat, labelled, ~pair_labelled)
 
 
 # --------------------------------------------------------------------------
@@ -101,19 +112,24 @@ def build_items(humans: LabelTable, judge: LabelTable) -> Items:
 
 @dataclass(frozen=True)
 class Interval:
-    """One estimate with its standard error and 95% CI."""
+    """One estimate with its standard error and 95% CI: the normal one, value +- z se, unless
+    ``bounds`` gives another (a win rate's, inside [0, 1]: :func:`rate_interval`)."""
 
     value: float
     se: float
     n: int  # items it rests on (labelled items for ppi/human, judged items for judge)
     n_pairs: int
+    bounds: tuple[float, float] | None = None
 
     @property
     def ci(self) -> tuple[float, float]:
+        if self.bounds is not None:
+            return self.bounds
         return (self.value - Z95 * self.se, self.value + Z95 * self.se)
 
     @property
     def halfwidth(self) -> float:
+        """The normal half-width z se (what the planner predicts; a bounded CI approaches it as n grows)."""
         return Z95 * self.se
 
 
@@ -131,15 +147,33 @@ class PoweredRate:
     n_effective: float | None
 
 
-def _interval(fit: PPIFit, index: int = 0, n: int | None = None, n_pairs: int | None = None) -> Interval:
-    se = float(fit.se[index])
-    return Interval(float(fit.estimate[index]), se, fit.n if n is None else n, fit.n_clusters if n_pairs is None else n_pairs)
-
-
 def _effective(n: int, human_se: float, ppi_se: float) -> float | None:
     if not (ppi_se > 0 and math.isfinite(human_se)):
         return None
     return n * (human_se / ppi_se) ** 2
+
+
+def _rate_interval(fit: PPIFit, votes: float) -> Interval:
+    value = min(max(float(fit.estimate[0]), 0.0), 1.0)
+    return Interval(value, float(fit.se[0]), fit.n, fit.n_clusters, wilson_interval(value, votes))
+
+
+def rate_intervals(ppi: PPIFit, human: PPIFit, judge: PPIFit) -> tuple[Interval, Interval, Interval]:
+    """A win rate's three estimates with CIs inside [0, 1]: each estimate moved into [0, 1] (the
+    prediction-powered one can leave it) and a Wilson score interval with an effective number of
+    votes (:func:`.ppi.effective_votes`). Humans and judge: their own, p(1-p)/se^2. Prediction-powered:
+    the humans' times the variance ratio human/ppi (what the judge's verdicts add, as ``n_effective``),
+    a ratio of at most (labelled + unlabelled items) / labelled items (as if the judge's items were all
+    labelled); the humans' own when lam is 0. Binary votes, one per pair, get the textbook Wilson
+    interval; every CI holds its estimate and stays in [0, 1]."""
+    h_se, p_se = float(human.se[0]), float(ppi.se[0])
+    h_votes = effective_votes(float(human.estimate[0]), h_se, human.n_clusters)
+    j_votes = effective_votes(float(judge.estimate[0]), float(judge.se[0]), judge.n_clusters)
+    p_votes = h_votes
+    if ppi.lam != 0 and h_se > 0:
+        most = (ppi.n + ppi.N) / ppi.n
+        p_votes = max(h_votes * (min((h_se / p_se) ** 2, most) if p_se > 0 else most), 1.0)
+    return _rate_interval(ppi, p_votes), _rate_interval(human, h_votes), _rate_interval(judge, j_votes)
 
 
 def _rate(items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name: str, lam: float | None) -> PoweredRate | None:
@@ -152,21 +186,21 @@ def _rate(items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name:
     ppi = ppi_mean(y[lab], yhat[lab], yhat[unl], lam=lam, clusters=items.cluster[lab], clusters_unlabeled=items.cluster[unl])
     human = ppi_mean(y[lab], yhat[lab], [], lam=0.0, clusters=items.cluster[lab])
     judge = ppi_mean(yhat[judged], yhat[judged], [], lam=0.0, clusters=items.cluster[judged])
-    p, h = _interval(ppi), _interval(human)
-    return PoweredRate(name, p, h, _interval(judge), ppi.lam, _effective(h.n, h.se, p.se))
+    p, h, j = rate_intervals(ppi, human, judge)
+    return PoweredRate(name, p, h, j, ppi.lam, _effective(h.n, h.se, p.se))
 
 
 def system_rows(items: Items, reference: str | None):
     """Per system other than ``reference``: (name, its items -- against the reference, or all of
     them without one --, and the human and judge values from its side: its share of the win)."""
     ref = items.systems.index(reference) if reference is not None else None
-    for code in np.unique(np.concatenate([items.sys_a, items.sys_b])):
+    for code in np.unique(np.concatenate([items.sys_lo, items.sys_hi])):
         if code == ref:
             continue
-        is_a = items.sys_a == code
-        rows = is_a | (items.sys_b == code)
+        is_a = items.sys_lo == code
+        rows = is_a | (items.sys_hi == code)
         if ref is not None:
-            rows &= (items.sys_a == ref) | (items.sys_b == ref)
+            rows &= (items.sys_lo == ref) | (items.sys_hi == ref)
         yield items.systems[code], rows, np.where(is_a, items.y, 1 - items.y), np.where(is_a, items.yhat, 1 - items.yhat)
 
 
@@ -178,6 +212,18 @@ def win_rates(items: Items, reference: str | None, lam: float | None = None) -> 
         rate = _rate(items, rows, y, yhat, name, lam)
         if rate is not None:
             out[rate.system] = rate
+    return dict(sorted(out.items()))
+
+
+def win_rates_left_out(items: Items, reference: str | None) -> dict[str, str]:
+    """Why :func:`win_rates` leaves a system out: human labels on fewer than two of the pairs it
+    has in this judge's items (a CI needs the spread between pairs)."""
+    out = {}
+    for name, rows, _, _ in system_rows(items, reference):
+        pairs = int(np.unique(items.cluster[rows & items.labelled]).size)
+        if pairs < 2:
+            against = f"against {reference}" if reference is not None else "in its comparisons"
+            out[name] = f"not estimable: human labels on {pairs} of its pairs {against} that this judge judged (2 needed)"
     return dict(sorted(out.items()))
 
 
@@ -221,9 +267,9 @@ class PoweredScores:
         return _effective(self.human.n, self.human.interval(i).se, self.ppi.interval(i).se)
 
 
-def _wins_losses(sys_a, sys_b, value, k):
-    wins = np.bincount(sys_a, weights=value, minlength=k) + np.bincount(sys_b, weights=1 - value, minlength=k)
-    losses = np.bincount(sys_a, weights=1 - value, minlength=k) + np.bincount(sys_b, weights=value, minlength=k)
+def _wins_losses(sys_lo, sys_hi, value, k):
+    wins = np.bincount(sys_lo, weights=value, minlength=k) + np.bincount(sys_hi, weights=1 - value, minlength=k)
+    losses = np.bincount(sys_lo, weights=1 - value, minlength=k) + np.bincount(sys_hi, weights=value, minlength=k)
     return wins, losses
 
 
@@ -245,9 +291,9 @@ def bt_scores(
     same systems."""
     k = len(items.systems)
     lab, unl = items.labelled, items.unlabelled
-    present = np.unique(np.concatenate([items.sys_a, items.sys_b]))
-    hw, hl = _wins_losses(items.sys_a[lab], items.sys_b[lab], items.y[lab], k)
-    jw, jl = _wins_losses(items.sys_a, items.sys_b, items.yhat, k)
+    present = np.unique(np.concatenate([items.sys_lo, items.sys_hi]))
+    hw, hl = _wins_losses(items.sys_lo[lab], items.sys_hi[lab], items.y[lab], k)
+    jw, jl = _wins_losses(items.sys_lo, items.sys_hi, items.yhat, k)
     left_out: dict[str, str] = {}
     keep = []
     for code in present:
@@ -272,13 +318,13 @@ def bt_scores(
         return empty
     local = np.full(k, -1, dtype=np.int64)
     local[keep] = np.arange(len(keep))
-    rows = np.isin(items.sys_a, keep) & np.isin(items.sys_b, keep)
+    rows = np.isin(items.sys_lo, keep) & np.isin(items.sys_hi, keep)
     lab, unl = lab & rows, unl & rows
     if lab.sum() < 2 or np.unique(items.cluster[lab]).size < 2:
         return empty
     dropped = int(local[items.systems.index(reference)]) if reference is not None else 0
     anchors = None if reference is not None else np.arange(len(keep))
-    X = bt_design(local[items.sys_a[rows]], local[items.sys_b[rows]], len(keep), dropped)
+    X = bt_design(local[items.sys_lo[rows]], local[items.sys_hi[rows]], len(keep), dropped)
     lab_r, unl_r = lab[rows], unl[rows]
     y, yhat, cl = items.y[rows], items.yhat[rows], items.cluster[rows]
     factor = scale / math.log(base)

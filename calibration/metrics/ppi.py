@@ -146,7 +146,9 @@ def informative(y, yhat, clusters=None, level: float = 0.05) -> bool:
     denom = math.sqrt(float(sy @ sy) * float(sh @ sh))
     if denom <= 0:
         return False
-    r = min(float(sy @ sh) / denom, 1 - 1e-12)
+    # Clamped on both sides: at r = +1 or -1 exactly (a judge that copies or contradicts the humans on
+    # every pair, common with 3 or 4 pairs) 1 - r^2 is 0, and t is +-infinity in the limit.
+    r = min(max(float(sy @ sh) / denom, -1 + 1e-12), 1 - 1e-12)
     t = r * math.sqrt((g - 2) / (1 - r * r))
     return bool(t > stats.t.ppf(1 - level, g - 2))
 
@@ -320,14 +322,14 @@ def ppi_logistic(
     return PPIFit(theta, cov, float(lam), n, N, _n_clusters(n, clusters), _n_clusters(N, clusters_unlabeled))
 
 
-def bt_design(sys_a, sys_b, n_systems: int, dropped: int) -> np.ndarray:
+def bt_design(sys_lo, sys_hi, n_systems: int, dropped: int) -> np.ndarray:
     """Rows ``e_a - e_b`` over the systems, without the column of ``dropped`` (its strength is 0:
     Bradley-Terry strengths are only defined up to a constant)."""
-    sys_a, sys_b = np.asarray(sys_a, dtype=np.int64), np.asarray(sys_b, dtype=np.int64)
-    X = np.zeros((len(sys_a), n_systems))
-    rows = np.arange(len(sys_a))
-    X[rows, sys_a] = 1.0
-    X[rows, sys_b] = -1.0
+    sys_lo, sys_hi = np.asarray(sys_lo, dtype=np.int64), np.asarray(sys_hi, dtype=np.int64)
+    X = np.zeros((len(sys_lo), n_systems))
+    rows = np.arange(len(sys_lo))
+    X[rows, sys_lo] = 1.0
+    X[rows, sys_hi] = -1.0
     return np.delete(X, dropped, axis=1)
 
 
@@ -343,6 +345,38 @@ def with_dropped(fit: PPIFit, dropped: int, anchors: np.ndarray | None = None) -
         centre[:, anchors] -= 1.0 / len(anchors)
         expand = centre @ expand
     return expand @ fit.estimate, expand @ fit.cov @ expand.T
+
+
+# --------------------------------------------------------------------------
+# rates: intervals inside [0, 1]
+# --------------------------------------------------------------------------
+
+
+def wilson_interval(p: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``p`` from ``n`` (possibly fractional) binary votes:
+    the rates theta that the z-test with the variance at theta, theta(1 - theta)/n, does not reject.
+    It lies in [0, 1], holds ``p``, and is not a point at p = 0 or 1."""
+    p = min(max(float(p), 0.0), 1.0)
+    if not n > 0:
+        raise ValueError("a Wilson interval needs a positive number of votes")
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    # The exact ends are in [0, 1] and bracket p; clamp the rounding.
+    return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
+
+
+def effective_votes(p: float, se: float, n_clusters: int) -> float:
+    """How many independent binary votes would estimate the proportion ``p`` with this standard error:
+    p(1 - p)/se^2, the n of the design-effect form of the Wilson interval (survey statistics' for
+    proportions from clustered samples). Correlated items count as fewer votes; ties, whose spread is
+    smaller than a vote's, as more (they are real: not truncated at the items). ``n_clusters`` when
+    the values show no spread or p is 0 or 1: the data cannot tell their own variance then, and one
+    vote per cluster (pair) is the cautious choice, as the items of a cluster are correlated."""
+    p = float(p)
+    if se > 0 and 0 < p < 1:
+        return max(p * (1 - p) / se**2, 1.0)
+    return float(max(n_clusters, 1))
 
 
 # --------------------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""Ranking the systems: Bradley-Terry scores with their pair bootstrap, Kendall's tau between
-two rankings, and win rates against the reference system."""
+"""Ranking the systems: Bradley-Terry scores with their pair bootstrap, their ranks (scores within a
+tolerance tied), and Kendall's tau between two rankings."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Mapping
 
 import choix
@@ -14,9 +14,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from annotate.vocabulary import REFERENCE_SYSTEM
-
-from calibration.metrics._common import A_WINS, B_WINS, SMALL_N, TIED, _f
-from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
+from calibration.metrics._common import HI_WINS, LO_WINS, SMALL_N, TIE_TOLERANCE, TIED, _f
+from calibration.metrics.bootstrap import _PairBootstrap, _percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 # --------------------------------------------------------------------------
@@ -49,10 +48,12 @@ class SystemScore:
     estimable: bool = True
     side: str | None = None
     reason: str | None = None
+    n_pairs: int | None = None  # pairs comparing the system (the bootstrap's units)
+    rank: int | None = None  # 1 + the systems ranked above it (ties within TIE_TOLERANCE share one); None when apart
     small_n: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "small_n", self.n < SMALL_N)
+        object.__setattr__(self, "small_n", (self.n if self.n_pairs is None else self.n_pairs) < SMALL_N)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,21 @@ class BTResult:
     degenerate: bool
     rounds_degenerate: int
     anchor_systems: tuple[str, ...] = ()  # whose mean is ``anchor`` (the reference alone when there is one)
+    # The anchor systems this fit would choose alone (the estimable systems finite in every round that
+    # counts); a table of several raters anchors each on the systems all of them have here.
+    candidate_anchors: tuple[str, ...] = ()
+    fit: "_Fit | None" = field(default=None, repr=False, compare=False)
+
+    def recentred(self, systems: Iterable[str]) -> "BTResult":
+        """The same fit with the mean of ``systems`` (among ``candidate_anchors``) at ``anchor``."""
+        systems = sorted(set(systems))
+        if self.reference is not None or self.fit is None:
+            raise ValueError("only a fit anchored on its mean can be re-centred")
+        unknown = set(systems) - set(self.candidate_anchors)
+        if not systems or unknown:
+            raise ValueError(f"cannot anchor on {', '.join(sorted(unknown)) or 'no system'}: not finite in every round")
+        anchors = np.array([self.fit.names.index(name) for name in systems])
+        return replace(self, scores=_placed(self.fit, anchors), anchor_systems=tuple(systems))
 
     @property
     def anchor_kind(self) -> str:
@@ -200,13 +216,13 @@ def _fit_rounds(w: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
 def _bt_inputs(t: LabelTable):
     """Per-row win statistics over the systems present in ``t``."""
     v = t.vocab
-    present_codes = np.unique(np.concatenate([t.sys_a, t.sys_b]))
+    present_codes = np.unique(np.concatenate([t.sys_lo, t.sys_hi]))
     local = np.full(len(v.systems), -1, dtype=np.int64)
     local[present_codes] = np.arange(len(present_codes))
     s = len(present_codes)
-    a, b = local[t.sys_a], local[t.sys_b]
-    win_a = (t.outcome == A_WINS) + 0.5 * (t.outcome == TIED)
-    win_b = (t.outcome == B_WINS) + 0.5 * (t.outcome == TIED)
+    a, b = local[t.sys_lo], local[t.sys_hi]
+    win_a = (t.outcome == LO_WINS) + 0.5 * (t.outcome == TIED)
+    win_b = (t.outcome == HI_WINS) + 0.5 * (t.outcome == TIED)
     # one column per ordered system pair: (winner, loser) -> winner * s + loser
     col = np.concatenate([a * s + b, b * s + a])
     vals = np.concatenate([win_a, win_b])
@@ -317,7 +333,6 @@ def bradley_terry(
     anchors = np.array([pivot]) if ref is not None else idx
 
     rounds_deg = 0
-    lo = hi = np.full(s, np.nan)
     th_b = None
     if boot.rounds > 0:
         wb = boot.resample(per_unit).reshape(-1, s, s)
@@ -327,42 +342,121 @@ def bradley_terry(
         rounds_deg = int((~grp[:, idx]).any(axis=1).sum())
         if ref is None and len(th_b):
             anchors = idx[grp[:, idx].all(axis=0)]  # never out of the group, never absent: always finite
-    elo = k * (theta - theta[anchors].mean()) + anchor
-    if th_b is not None:
-        elo_b = k * (th_b - th_b[:, anchors].mean(axis=1)[:, None]) + anchor
-        lo, hi = _ends(elo_b)
-        # A system seen in one pair only: every round that has it has that same pair, and the
-        # zero-width interval would claim a certainty the data cannot give. No CI then.
-        _, first = np.unique(t.pair, return_index=True)  # a pair compares the same two systems in all its rows
-        pairs_of = np.bincount(local[t.sys_a[first]], minlength=s) + np.bincount(local[t.sys_b[first]], minlength=s)
-        lone = (pairs_of < 2) & (np.arange(s) != (ref if ref is not None else -1))
-        lo, hi = np.where(lone, np.nan, lo), np.where(lone, np.nan, hi)
-
-    n_sys = np.bincount(np.concatenate([t.sys_a, t.sys_b]), minlength=len(v.systems))
+    _, first = np.unique(t.pair, return_index=True)  # a pair compares the same two systems in all its rows
+    pairs_of = np.bincount(local[t.sys_lo[first]], minlength=s) + np.bincount(local[t.sys_hi[first]], minlength=s)
+    n_sys = np.bincount(np.concatenate([t.sys_lo, t.sys_hi]), minlength=len(v.systems))
     wins, losses = w.sum(axis=1), w.sum(axis=0)
     pivot_name = v.systems[codes[pivot]]
-    order = sorted(range(s), key=lambda i: (0 if in_group[i] else (1 if limit[i] > 0 else 2), -elo[i] if in_group[i] else 0, v.systems[codes[i]]))
-    scores = {}
-    for i in order:
-        name = v.systems[codes[i]]
-        ci_lo, ci_hi = (None, None) if np.isnan(lo[i]) or np.isnan(hi[i]) else (float(lo[i]), float(hi[i]))
-        if in_group[i]:
-            scores[name] = SystemScore(name, float(elo[i]), ci_lo, ci_hi, int(n_sys[codes[i]]), float(wins[i]), float(losses[i]))
-        else:
-            side = BELOW if limit[i] < 0 else ABOVE if limit[i] > 0 else APART
-            reason = _reason(float(wins[i]), float(losses[i]), side, pivot_name, ref is not None)
-            scores[name] = SystemScore(name, None, None, None, int(n_sys[codes[i]]), float(wins[i]), float(losses[i]), False, side, reason)
+    reasons = {}
+    for i in np.flatnonzero(~in_group):
+        side = BELOW if limit[i] < 0 else ABOVE if limit[i] > 0 else APART
+        reasons[int(i)] = (side, _reason(float(wins[i]), float(losses[i]), side, pivot_name, ref is not None))
+    fit = _Fit(
+        names=tuple(v.systems[c] for c in codes),
+        k=k,
+        anchor=float(anchor),
+        theta=theta,
+        rounds=th_b,
+        in_group=in_group,
+        # A system seen in one pair only: every round that has it has that same pair, and the
+        # zero-width interval would claim a certainty the data cannot give. No CI then.
+        lone=(pairs_of < 2) & (np.arange(s) != (ref if ref is not None else -1)),
+        n=n_sys[codes],
+        n_pairs=pairs_of,
+        wins=wins,
+        losses=losses,
+        reasons=reasons,
+    )
     return BTResult(
         reference=reference,
         anchor=float(anchor),
         scale=float(scale),
         base=float(base),
-        scores=scores,
+        scores=_placed(fit, anchors),
         n_comparisons=len(t),
         degenerate=bool((~in_group).any()),
         rounds_degenerate=rounds_deg,
-        anchor_systems=tuple(sorted(v.systems[codes[i]] for i in anchors)),
+        anchor_systems=tuple(sorted(fit.names[i] for i in anchors)),
+        candidate_anchors=tuple(sorted(fit.names[i] for i in anchors)),
+        fit=fit,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class _Fit:
+    """A Bradley-Terry fit before it is placed on the scale (kept so that it can be re-centred).
+
+    Per system (local index): ``theta``, the log-strength relative to the pivot (NaN outside its
+    group); ``rounds``, the same per bootstrap round that counts (-inf / +inf / NaN outside the
+    round's group), or None without a bootstrap.
+    """
+
+    names: tuple[str, ...]
+    k: float
+    anchor: float
+    theta: np.ndarray
+    rounds: np.ndarray | None
+    in_group: np.ndarray
+    lone: np.ndarray
+    n: np.ndarray
+    n_pairs: np.ndarray
+    wins: np.ndarray
+    losses: np.ndarray
+    reasons: dict[int, tuple[str, str]]
+
+
+def tie_levels(values: np.ndarray, tolerance: float = TIE_TOLERANCE) -> np.ndarray:
+    """An integer level per value, higher for a higher value, equal for values tied within
+    ``tolerance``: sorted values each closer than it to the next share a level (a chain of ties).
+    Equal infinities are tied; NaN is not allowed."""
+    values = np.asarray(values, dtype=float)
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    with np.errstate(invalid="ignore"):
+        gaps = np.diff(ordered)
+    new = np.where(np.isnan(gaps), False, gaps > tolerance)  # inf - inf is NaN: the same level
+    levels = np.empty(len(values), dtype=np.int64)
+    levels[order] = np.concatenate([[0], np.cumsum(new)])
+    return levels
+
+
+def _placed(fit: _Fit, anchors: np.ndarray) -> dict[str, SystemScore]:
+    """The scores of a fit whose anchor systems (local indices) average ``fit.anchor``, best first."""
+    s = len(fit.names)
+    elo = fit.k * (fit.theta - fit.theta[anchors].mean()) + fit.anchor
+    lo = hi = np.full(s, np.nan)
+    if fit.rounds is not None:
+        elo_b = fit.k * (fit.rounds - fit.rounds[:, anchors].mean(axis=1)[:, None]) + fit.anchor
+        lo, hi = _ends(elo_b)
+        lo, hi = np.where(fit.lone, np.nan, lo), np.where(fit.lone, np.nan, hi)
+    # Ranks and order come from the scores relative to the pivot, tied within the tolerance: the
+    # anchor moves every score alike and must not break a tie by floating-point noise.
+    ranking = np.where(fit.in_group, fit.k * fit.theta, 0.0)
+    for i, (side, _) in fit.reasons.items():
+        ranking[i] = -math.inf if side == BELOW else math.inf if side == ABOVE else math.nan
+    ranked = ~np.isnan(ranking)
+    levels = np.full(s, -1, dtype=np.int64)
+    levels[ranked] = tie_levels(ranking[ranked])
+    rank = {i: 1 + int((levels[ranked] > levels[i]).sum()) for i in np.flatnonzero(ranked)}
+
+    def place(i: int) -> tuple:
+        if fit.in_group[i]:
+            return (0, -levels[i], fit.names[i])
+        return (1 if fit.reasons[i][0] == ABOVE else 2, 0, fit.names[i])
+
+    scores = {}
+    for i in sorted(range(s), key=place):
+        name = fit.names[i]
+        counts = dict(n=int(fit.n[i]), wins=float(fit.wins[i]), losses=float(fit.losses[i]), n_pairs=int(fit.n_pairs[i]), rank=rank.get(i))
+        if fit.in_group[i]:
+            ci_lo, ci_hi = (None, None) if np.isnan(lo[i]) or np.isnan(hi[i]) else (float(lo[i]), float(hi[i]))
+            scores[name] = SystemScore(name, float(elo[i]), ci_lo, ci_hi, **counts)
+        else:
+            side, reason = fit.reasons[i]
+            scores[name] = SystemScore(name, None, None, None, **counts, estimable=False, side=side, reason=reason)
+    return scores
 
 
 def bradley_terry_by_category(labels, reference: str | None = REFERENCE_SYSTEM, **kwargs) -> dict[str, BTResult | None]:
@@ -386,74 +480,18 @@ class TauResult:
     systems: tuple[str, ...]
 
 
-def kendall_tau(scores_a: BTResult | Mapping[str, float], scores_b: BTResult | Mapping[str, float]) -> TauResult:
-    """Kendall's tau-b (scipy) between two score sets on their common systems."""
+def kendall_tau(
+    scores_a: BTResult | Mapping[str, float], scores_b: BTResult | Mapping[str, float], tolerance: float = TIE_TOLERANCE
+) -> TauResult:
+    """Kendall's tau-b (scipy) between two score sets on their common systems, scores within
+    ``tolerance`` of each other tied (:func:`tie_levels`) so that noise in the last bits of two
+    equal scores is no order."""
     a = scores_a.score_map() if isinstance(scores_a, BTResult) else dict(scores_a)
     b = scores_b.score_map() if isinstance(scores_b, BTResult) else dict(scores_b)
     common = tuple(sorted(k for k in a if k in b and a[k] is not None and b[k] is not None))
     if len(common) < 2:
         return TauResult(None, None, len(common), common)
-    res = stats.kendalltau([a[k] for k in common], [b[k] for k in common])
+    levels_a = tie_levels(np.array([a[k] for k in common]), tolerance)
+    levels_b = tie_levels(np.array([b[k] for k in common]), tolerance)
+    res = stats.kendalltau(levels_a, levels_b)
     return TauResult(_f(res.statistic), _f(res.pvalue), len(common), common)
-
-
-@dataclass(frozen=True)
-class WinRates:
-    """Each system's share of wins (tie = 1/2) against the reference, or, when ``reference`` is
-    None, against the field (every comparison it is in)."""
-
-    reference: str | None
-    overall: dict[str, Estimate]
-    by_category: dict[str, dict[str, Estimate]]
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def win_rate_vs_reference(
-    labels: LabelTable | Iterable[LabelRow], reference: str = REFERENCE_SYSTEM, rounds: int = 1000, seed: int = 0
-) -> WinRates:
-    t = as_table(labels)
-    v = t.vocab
-    if reference not in v.systems:
-        return WinRates(reference, {}, {})
-    ref = v.systems.index(reference)
-    m = (t.sys_a == ref) | (t.sys_b == ref)
-    t = t.select(m)
-    other = np.where(t.sys_a == ref, t.sys_b, t.sys_a)
-    other_wins = np.where(t.sys_a == ref, t.outcome == B_WINS, t.outcome == A_WINS)
-    score = other_wins + 0.5 * (t.outcome == TIED)
-    s = len(v.systems)
-    boot = _PairBootstrap(t.pair, rounds, seed)
-    ones = np.ones(len(t))
-    overall_est = boot.ratios(t.pair, score, ones, other, s)
-    present = np.unique(other)
-    overall = {v.systems[i]: overall_est[i] for i in present}
-    cat_est = boot.ratios(t.pair, score, ones, t.category.astype(np.int64) * s + other, len(v.categories) * s)
-    by_cat: dict[str, dict[str, Estimate]] = {}
-    for c in np.unique(t.category):
-        sys_here = np.unique(other[t.category == c])
-        by_cat[v.categories[c]] = {v.systems[i]: cat_est[c * s + i] for i in sys_here}
-    return WinRates(reference, overall, by_cat)
-
-
-def win_rate_vs_field(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> WinRates:
-    """Each system's share of wins (tie = 1/2) over all its comparisons, for benchmarks without
-    a reference. Every label counts once for each of its two systems."""
-    t = as_table(labels)
-    v = t.vocab
-    s = len(v.systems)
-    system = np.concatenate([t.sys_a, t.sys_b]).astype(np.int64)
-    half = 0.5 * (t.outcome == TIED)
-    score = np.concatenate([(t.outcome == A_WINS) + half, (t.outcome == B_WINS) + half])
-    pairs = np.concatenate([t.pair, t.pair])
-    category = np.concatenate([t.category, t.category]).astype(np.int64)
-    boot = _PairBootstrap(t.pair, rounds, seed)
-    ones = np.ones(len(score))
-    overall_est = boot.ratios(pairs, score, ones, system, s)
-    overall = {v.systems[i]: overall_est[i] for i in np.unique(system)}
-    cat_est = boot.ratios(pairs, score, ones, category * s + system, len(v.categories) * s)
-    by_cat: dict[str, dict[str, Estimate]] = {}
-    for c in np.unique(t.category):
-        by_cat[v.categories[c]] = {v.systems[i]: cat_est[c * s + i] for i in np.unique(system[category == c])}
-    return WinRates(None, overall, by_cat)

@@ -122,7 +122,7 @@ def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, se
     raters = counts.sum(axis=1)
     several = raters[raters >= 2]
     if not len(several):
-        return FleissKappa(Estimate(None, 0), None, int(len(keys)))
+        return FleissKappa(Estimate(None, 0, n_pairs=0), None, int(len(keys)))
     counts_of_m = np.bincount(several)
     m = int(np.flatnonzero(counts_of_m == counts_of_m.max()).max())  # a tie: the larger number of raters
     keep = raters == m
@@ -138,7 +138,7 @@ def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, se
         b = boot.resample(per_unit)
         lo, hi = _percentile_ci(_fleiss_value(b[:, 0], b[:, 1], b[:, 2:], m))
         ci = (_f(lo), _f(hi))
-    return FleissKappa(Estimate(point, int(tot[1]), *ci), m, int(len(keys) - keep.sum()))
+    return FleissKappa(Estimate(point, int(tot[1]), *ci, int((per_unit[:, 1] > 0).sum())), m, int(len(keys) - keep.sum()))
 
 
 def raters_vs_others(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> list[RaterVsOthers]:
@@ -158,7 +158,4 @@ def raters_vs_others(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000
         estimates.append((v.raters[r], boot.ratios(t.pair[m], same, np.ones(len(same)))[0]))
     values = [e.value for _, e in estimates if e.value is not None]
     median = float(np.median(values)) if values else None
-    return [
-        RaterVsOthers(name, e, median is not None and e.ci_high is not None and e.ci_high < median)
-        for name, e in estimates
-    ]
+    return [RaterVsOthers(name, e, median is not None and e.ci_high is not None and e.ci_high < median) for name, e in estimates]

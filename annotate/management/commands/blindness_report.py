@@ -2,9 +2,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.blindness import report_markdown
+from annotate.blindness_format import report_markdown
 from annotate.blindness_selectors import campaign_blindness
-from annotate.management.lookups import campaign_named
+from annotate.models import Campaign
+from common.lookups import named
 
 
 class Command(BaseCommand):
@@ -29,12 +30,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         if campaign.labels_only:
-            raise CommandError(
-                f"'{campaign.name}' is a labels-only campaign: its articles have no texts, "
-                "so there are no looks to audit."
-            )
+            raise CommandError(f"'{campaign.name}' is a labels-only campaign: its articles have no texts, so there are no looks to audit.")
         report = campaign_blindness(campaign=campaign, seed=options["seed"])
         if options["format"] == "json":
             self.stdout.write(

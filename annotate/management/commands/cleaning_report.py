@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.removal import PROSE_LOSS_LIMIT, SECTION_PROSE_MIN
 from annotate.selectors import cleaning_removals
-from annotate.spreadsheet import row_safe
+from common.spreadsheet import row_safe
 
 ARTICLE_COLUMNS = [
     "benchmark",
@@ -18,6 +18,7 @@ ARTICLE_COLUMNS = [
     "words_removed",
     "sections_removed",
     "removed_sections",
+    "kept_reference_sections",
     "prose_words",
     "prose_words_removed",
     "prose_lost_percent",
@@ -45,6 +46,7 @@ def _article_row(row) -> dict:
         "words_removed": removal.removed_words,
         "sections_removed": len(removal.removed_sections),
         "removed_sections": [s.heading for s in removal.removed_sections],
+        "kept_reference_sections": [s.heading for s in removal.kept_reference_sections],
         "prose_words": removal.prose_words,
         "prose_words_removed": removal.removed_prose_words,
         "prose_lost_percent": removal.prose_lost_percent,
@@ -68,9 +70,7 @@ def _system_rows(articles: list[dict]) -> list[dict]:
                 "words_removed": sum(r["words_removed"] for r in items),
                 "prose_words": prose,
                 "prose_words_removed": prose_removed,
-                "prose_lost_percent": round(100 * prose_removed / prose, 1)
-                if prose
-                else 0.0,
+                "prose_lost_percent": round(100 * prose_removed / prose, 1) if prose else 0.0,
                 "flagged": sum(1 for r in items if r["flags"]),
             }
         )
@@ -85,9 +85,7 @@ def _md_cell(value) -> str:
 
 def _md_table(columns: list[str], rows: list[dict]) -> list[str]:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += [
-        "| " + " | ".join(_md_cell(row[c]) for c in columns) + " |" for row in rows
-    ]
+    lines += ["| " + " | ".join(_md_cell(row[c]) for c in columns) + " |" for row in rows]
     return lines
 
 
@@ -99,19 +97,9 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["md", "csv", "json"], default="md")
 
     def handle(self, *args, **options):
-        articles = [
-            _article_row(row)
-            for row in cleaning_removals(benchmark=options["benchmark"])
-        ]
+        articles = [_article_row(row) for row in cleaning_removals(benchmark=options["benchmark"])]
         if not articles:
-            raise CommandError(
-                "no articles"
-                + (
-                    f" in benchmark {options['benchmark']!r}"
-                    if options["benchmark"]
-                    else ""
-                )
-            )
+            raise CommandError("no articles" + (f" in benchmark {options['benchmark']!r}" if options["benchmark"] else ""))
         systems = _system_rows(articles)
         fmt = options["format"]
         if fmt == "json":
@@ -123,15 +111,10 @@ class Command(BaseCommand):
                 )
             )
         elif fmt == "csv":
-            writer = csv.DictWriter(
-                self.stdout, fieldnames=ARTICLE_COLUMNS, lineterminator="\n"
-            )
+            writer = csv.DictWriter(self.stdout, fieldnames=ARTICLE_COLUMNS, lineterminator="\n")
             writer.writeheader()
             for row in articles:
-                flat = {
-                    k: "; ".join(v) if isinstance(v, list) else v
-                    for k, v in row.items()
-                }
+                flat = {k: "; ".join(v) if isinstance(v, list) else v for k, v in row.items()}
                 writer.writerow(row_safe(flat))
         else:
             self.stdout.write("\n".join(self._markdown(systems, articles)))
@@ -141,16 +124,14 @@ class Command(BaseCommand):
         lines = ["# What the cleaner removed", ""]
         lines.append(
             f"Prose words: words on paragraph lines (not headings, lists, tables, reference entries or URLs). "
-            f"Flagged: more than {PROSE_LOSS_LIMIT:.0%} of prose words lost, or a removed section holding "
-            f"{SECTION_PROSE_MIN}+ removed prose words."
+            f"Flagged: more than {PROSE_LOSS_LIMIT:.0%} of prose words lost, a removed section holding "
+            f"{SECTION_PROSE_MIN}+ removed prose words, or a section under a reference heading kept for its "
+            f"tables or prose while its citation list was removed."
         )
         lines += ["", "## Per system", ""] + _md_table(SYSTEM_COLUMNS, systems)
         lines += ["", f"## Flagged articles ({len(flagged)})", ""]
         if flagged:
-            lines += [
-                f"- {_md_cell(r['system'])} / {_md_cell(r['topic'])}: {_md_cell(r['flags'])}"
-                for r in flagged
-            ]
+            lines += [f"- {_md_cell(r['system'])} / {_md_cell(r['topic'])}: {_md_cell(r['flags'])}" for r in flagged]
         else:
             lines.append("None.")
         columns = [c for c in ARTICLE_COLUMNS if c not in ("benchmark", "flags")]

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.accounts import accounts_create, entries_from_text, link_lifetime
 from annotate.models import Campaign
+from common.lookups import named
 
 
 class Command(BaseCommand):
@@ -28,6 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("--reissue", action="store_true", help="also print new links for accounts that already exist")
 
     def handle(self, *args, **options):
+        if settings.SECRET_KEY_SOURCE == "none":
+            # Links are signed with the key: without the served site's own, they would never work there.
+            raise CommandError(
+                "SECRET_KEY is not set: create_accounts signs set-password links with it, and a link works only on a site "
+                "served with the same key. Set SECRET_KEY to the served site's key (make demo's is read from .demo-secret-key)."
+            )
         entries = list(options["entries"])
         if options["file"]:
             try:
@@ -38,9 +45,7 @@ class Command(BaseCommand):
             raise CommandError("Give usernames or e-mail addresses, or --file with one per line.")
         campaign = None
         if options["campaign"]:
-            campaign = Campaign.objects.filter(name=options["campaign"]).first()
-            if campaign is None:
-                raise CommandError(f"No campaign named '{options['campaign']}'.")
+            campaign = named(Campaign.objects, options["campaign"])
         try:
             accounts = accounts_create(
                 entries=entries,

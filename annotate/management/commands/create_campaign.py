@@ -28,7 +28,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
-        parser.add_argument("--criteria", required=True, help="criterion set key (latest version), or KEY:VERSION")
+        parser.add_argument(
+            "--criteria",
+            help="criterion set key (latest version), or KEY:VERSION; with --labels-only it may be left out: "
+            "the campaign then takes its criteria from the labels it imports",
+        )
         parser.add_argument(
             "--systems",
             help="comma-separated system keys, e.g. wikipedia,gemini_3_pro (required, except with --labels-only)",
@@ -52,6 +56,18 @@ class Command(BaseCommand):
             "--no-repeats", action="store_true", help="never give an annotator two pairs of one topic (slots may stay empty)"
         )
         parser.add_argument(
+            "--neutral-emphasis",
+            action="store_true",
+            help="show bold and italic as plain text on both sides (recorded on the campaign and in every export)",
+        )
+        parser.add_argument(
+            "--calibration-pairs",
+            type=int,
+            default=0,
+            metavar="N",
+            help="the first N pairs (on different topics) are labelled by every annotator before any other pair (default 0: none)",
+        )
+        parser.add_argument(
             "--labels-only",
             action="store_true",
             help="for imported verdicts without article texts: no pairs until import_labels, never offered "
@@ -59,15 +75,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        key, _, version = options["criteria"].partition(":")
-        if version:
-            from annotate.models import CriterionSet
-
-            criterion_set = CriterionSet.objects.filter(key=key, version=version).first() if version.isdigit() else None
+        criterion_set = None
+        if options["criteria"] is None:
+            if not options["labels_only"]:
+                raise CommandError("--criteria is required (except with --labels-only, whose labels may bring their criteria).")
         else:
-            criterion_set = criterion_set_latest(key=key)
-        if criterion_set is None:
-            raise CommandError(f"No criterion set '{options['criteria']}'. Import one with import_criteria or import_wlc.")
+            key, _, version = options["criteria"].partition(":")
+            if version:
+                from annotate.models import CriterionSet
+
+                criterion_set = CriterionSet.objects.filter(key=key, version=version).first() if version.isdigit() else None
+            else:
+                criterion_set = criterion_set_latest(key=key)
+            if criterion_set is None:
+                raise CommandError(f"No criterion set '{options['criteria']}'. Import one with import_criteria or import_wlc.")
         if options["systems"] is None and not options["labels_only"]:
             raise CommandError("--systems is required (except with --labels-only).")
         names = [n.strip() for n in options["annotators"].split(",") if n.strip()]
@@ -99,23 +120,37 @@ class Command(BaseCommand):
                 claim_timeout_minutes=options["claim_timeout"],
                 benchmark=options["benchmark"],
                 forbid_repeats=options["no_repeats"],
+                neutral_emphasis=options["neutral_emphasis"],
                 labels_only=options["labels_only"],
+                calibration_pairs=options["calibration_pairs"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         if campaign.labels_only:
             reference = campaign.reference_system.key if campaign.reference_system else "none"
+            criteria = (
+                f"criteria {campaign.criterion_set} ({campaign.criterion_set.criteria.count()} criteria)"
+                if criterion_set
+                else f"criteria from its labels (rubric {campaign.criterion_set}, empty until the first import)"
+            )
             self.stdout.write(
                 f"campaign '{campaign.name}': labels only (no texts, never offered to annotators), "
-                f"criteria {criterion_set} ({criterion_set.criteria.count()} criteria), reference system: {reference}; "
+                f"{criteria}, reference system: {reference}; "
                 f"import its labels with: manage.py import_labels --campaign {shlex.quote(campaign.name)} FILE"
             )
             return
         pairs = campaign.pairs.count()
-        self.stdout.write(
-            f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap} "
-            f"({pairs * campaign.overlap} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
+        design = campaign_design(campaign=campaign)
+        calibration = (
+            f", the first {campaign.calibration_pairs} for every one of the {design.annotators} annotator(s)"
+            if campaign.calibration_pairs
+            else ""
         )
-        warning = campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
+        self.stdout.write(
+            f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap}{calibration} "
+            f"({design.slots} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
+            + (", neutral emphasis" if campaign.neutral_emphasis else "")
+        )
+        warning = design.warning(forbid_repeats=campaign.forbid_repeats)
         if warning:
             self.stderr.write(f"warning: {warning}")

@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 
 from annotate.management.importing import ImportCommand
 from annotate.sources import SourceError, read_jsonl
-from annotate.storable import text_problem
+from common.storable import text_problem
 
 
 class Command(ImportCommand):

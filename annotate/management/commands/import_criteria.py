@@ -24,4 +24,6 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: not imported ({len(problems)} problem(s) listed above)")
         criterion_set, created = criterion_set_import(rubric=rubric)
         state = "new" if created else "unchanged"
-        self.stdout.write(f"criterion set: {criterion_set} ({state}), {rubric.criterion_count} criteria in {len(rubric.categories)} categories")
+        self.stdout.write(
+            f"criterion set: {criterion_set} ({state}), {rubric.criterion_count} criteria in {len(rubric.categories)} categories"
+        )

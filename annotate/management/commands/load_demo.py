@@ -24,6 +24,8 @@ ACCOUNTS = [
 
 
 DEMO_CAMPAIGN = "Demo campaign"
+# Both demo annotators label these first pairs before any other, so the human ceiling shows early.
+DEMO_CALIBRATION_PAIRS = 2
 INSTRUCTIONS = """Read both articles, then decide for every criterion which article does better.
 
 - Judge the writing only; the articles' sources are hidden on purpose.
@@ -62,9 +64,13 @@ class Command(BaseCommand):
                     instructions=INSTRUCTIONS,
                     annotators=list(User.objects.filter(username__in=["annotator1", "annotator2"])),
                     benchmark="demo",
+                    calibration_pairs=DEMO_CALIBRATION_PAIRS,
                 )
         self.stdout.write(f"criterion set {criterion_set}; " + "; ".join(summary.lines()))
-        self.stdout.write(f"Campaign '{DEMO_CAMPAIGN}' is ready for annotator1 and annotator2.")
+        self.stdout.write(
+            f"Campaign '{DEMO_CAMPAIGN}' is ready for annotator1 and annotator2; both label its "
+            f"{DEMO_CALIBRATION_PAIRS} calibration pairs first."
+        )
         self.stdout.write("Demo logins (username / password):")
         for username, password, staff in ACCOUNTS:
             role = "researcher (staff, admin)" if staff else "annotator"

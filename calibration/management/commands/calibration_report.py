@@ -2,10 +2,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.files import write_atomically
-from annotate.management.lookups import campaign_named
-from calibration.report import build_report, parse_ensembles
-from calibration.report_formats import FORMATS, render
+from annotate.models import Campaign
+from calibration import metrics as M
+from calibration.report import parse_ensembles, report_cached
+from calibration.report_formats import FORMATS, render, render_table_csv
+from calibration.report_tables import TABLE_KEYS
+from common.files import write_atomically
+from common.lookups import named
 
 
 class Command(BaseCommand):
@@ -35,27 +38,53 @@ class Command(BaseCommand):
             help="also evaluate the majority vote of these judges as a judge (repeatable), e.g. --ensemble gpt-4.1,claude-3.5-sonnet,qwen2.5-72b",
         )
         parser.add_argument("--include-unsubmitted", action="store_true", help="also count labels of assignments not submitted yet")
+        parser.add_argument(
+            "--swap-policy",
+            choices=M.SWAP_POLICIES,
+            default=M.DEFAULT_SWAP_POLICY,
+            help="how an item judged in both orders counts: tie (default: the verdict both orders agree on, else a tie), "
+            "half (each order half a verdict), both (right only when both orders agree with the human)",
+        )
+        parser.add_argument(
+            "--unparsable",
+            choices=M.UNPARSABLE_POLICIES,
+            default=M.DEFAULT_UNPARSABLE,
+            help="verdicts a judge failed to give (units left in error): drop (default) or count as wrong",
+        )
+        parser.add_argument(
+            "--table",
+            metavar="KEY",
+            help="with --format csv: one table of the report, every row (e.g. comparisons, criteria, bradley_terry), instead of the judges' CSV",
+        )
 
     def handle(self, *args, **options):
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         if options["rounds"] < 0:
             raise CommandError("--rounds must be 0 or more.")
         out = options["out"]
+        if options["table"] is not None and options["format"] != "csv":
+            raise CommandError("--table goes with --format csv.")
+        if options["table"] is not None and options["table"] not in TABLE_KEYS:
+            raise CommandError(f"unknown table '{options['table']}' (choose {', '.join(TABLE_KEYS)})")
         if out != "-" and not Path(out).parent.is_dir():
             raise CommandError(f"{Path(out).parent}: no such folder")
         try:
             ensembles = parse_ensembles(options["ensemble"])
-            report = build_report(
+            # Through the cache the web processes share: a report the dashboard or the task worker
+            # computed for the same data and parameters is not computed again (and one computed here serves them).
+            report = report_cached(
                 campaign,
                 rounds=options["rounds"],
                 seed=options["seed"],
                 reference=options["reference"],
                 include_unsubmitted=options["include_unsubmitted"],
                 ensembles=ensembles,
+                swap_policy=options["swap_policy"],
+                unparsable=options["unparsable"],
             )
+            text = render_table_csv(report, options["table"]) if options["table"] is not None else render(report, options["format"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        text = render(report, options["format"])
         if out == "-":
             self.stdout.write(text, ending="")
         else:
@@ -67,4 +96,3 @@ class Command(BaseCommand):
         )
         for note in report["notes"]:
             self.stderr.write(f"note: {note}")
-

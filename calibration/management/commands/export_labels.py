@@ -2,8 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.files import atomic_files
-from annotate.management.lookups import campaign_named
+from annotate.models import Campaign
 from calibration.interchange import (
     CALL_COLUMNS,
     FORMATS,
@@ -19,6 +18,8 @@ from calibration.interchange import (
     rows_format,
     span_rows,
 )
+from common.files import atomic_files
+from common.lookups import named
 
 
 class Command(BaseCommand):
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         if options["out"] == "-":
             fmt = options["format"] or "csv"
             rows = label_rows(campaign)
@@ -54,9 +55,7 @@ class Command(BaseCommand):
         fmt = format_of(target)
         if fmt is None or (options["format"] and options["format"] != fmt):
             wanted = options["format"] or "csv or .jsonl"
-            raise CommandError(
-                f"{target}: the file name must end in .{wanted} (import_labels reads the format from it)"
-            )
+            raise CommandError(f"{target}: the file name must end in .{wanted} (import_labels reads the format from it)")
         if not target.parent.is_dir():
             raise CommandError(f"{target.parent}: no such folder")
         overall_path, spans_path = companion_paths(target)

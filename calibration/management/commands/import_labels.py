@@ -3,9 +3,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
-from annotate.management.lookups import campaign_named
-from annotate.storable import text_problem
+from annotate.models import Campaign
 from calibration.interchange import (
+    DELIMITERS,
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
     SPAN_COLUMNS,
@@ -14,6 +14,9 @@ from calibration.interchange import (
     labels_import,
     rows_read,
 )
+from calibration.tasks import report_warm_task
+from common.lookups import named
+from common.storable import text_problem
 
 
 def _has_content(path: Path) -> bool:
@@ -35,6 +38,12 @@ class Command(BaseCommand):
             help="the campaign to import into (create it first with create_campaign)",
         )
         parser.add_argument(
+            "--order-unknown",
+            action="store_true",
+            help="the file does not say in which order its human raters saw the two systems: position figures "
+            "leave these labels out (a row's order_known column, when given, wins)",
+        )
+        parser.add_argument(
             "--skip-bad",
             action="store_true",
             help="import the good rows and report the bad ones (default: import nothing)",
@@ -43,22 +52,14 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if text_problem(options["campaign"]):
             raise CommandError("--campaign is not valid UTF-8 text")
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         path = options["file"]
         overall_path, spans_path = companion_paths(path)
         try:
             labels = rows_read(path, columns=LABEL_COLUMNS)
             # export_labels writes the companions even when they hold no row (an empty .jsonl).
-            overall = (
-                rows_read(overall_path, columns=OVERALL_COLUMNS)
-                if _has_content(overall_path)
-                else None
-            )
-            spans = (
-                rows_read(spans_path, columns=SPAN_COLUMNS)
-                if _has_content(spans_path)
-                else None
-            )
+            overall = rows_read(overall_path, columns=OVERALL_COLUMNS) if _has_content(overall_path) else None
+            spans = rows_read(spans_path, columns=SPAN_COLUMNS) if _has_content(spans_path) else None
         except LabelsFileError as exc:
             raise CommandError(str(exc)) from exc
         report = labels_import(
@@ -67,15 +68,22 @@ class Command(BaseCommand):
             overall=overall,
             spans=spans,
             skip_bad=options["skip_bad"],
+            order_unknown=options["order_unknown"],
         )
         for problem in report.problems:
             self.stderr.write(str(problem))
         if not report.imported:
-            raise CommandError(
-                f"{report.bad_rows} bad row(s) (listed above); nothing was imported"
-            )
+            raise CommandError(f"{report.bad_rows} bad row(s) (listed above); nothing was imported")
+        if labels.delimiter not in (None, ","):
+            self.stdout.write(f"read {path} as {DELIMITERS[labels.delimiter]}-separated")
         for line in report.lines():
             self.stdout.write(line)
+        if report.changed:
+            # The dashboard's report of this many labels takes a while: the task worker computes it now.
+            report_warm_task.enqueue(campaign.pk)
+            self.stdout.write(
+                "the calibration report is queued for the task worker (manage.py db_worker), so that the dashboard opens at once"
+            )
         if report.problems:
             raise CommandError(
                 f"{report.bad_rows} bad row(s) skipped (listed above); the rest was imported",

@@ -3,8 +3,9 @@ import textwrap
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.management.lookups import campaign_named
+from annotate.models import Campaign
 from calibration.planner import plan_labels
+from common.lookups import named
 
 
 def _num(x, digits: int = 3) -> str:
@@ -42,13 +43,24 @@ def render_text(plan: dict) -> str:
     ]
     header = ["judge", "PAR", "labels", "pairs", "half-width", f"after {b}", "pairs needed", "more"]
     rows = [
-        [e["judge"], _num(e["par"]), str(e["n_labels"]), str(e["n_pairs"]), _num(e["halfwidth"]), _num(e["halfwidth_after_batch"]), _needed(e, n), _int(e["more_pairs"])]
+        [
+            e["judge"],
+            _num(e["par"]),
+            str(e["n_labels"]),
+            str(e["n_pairs"]),
+            _num(e["halfwidth"]),
+            _num(e["halfwidth_after_batch"]),
+            _needed(e, n),
+            _int(e["more_pairs"]),
+        ]
         for e in plan["par"]
     ]
     lines += _table(header, rows) if rows else ["  no judge"]
     for e in plan["par"]:
         if e["reachable"] is False:
-            lines.append(f"  * {e['judge']}: more than the campaign's {n} pairs; labelling them all gives a half-width of {_num(e['best_halfwidth'])}.")
+            lines.append(
+                f"  * {e['judge']}: more than the campaign's {n} pairs; labelling them all gives a half-width of {_num(e['best_halfwidth'])}."
+            )
     lines += _assumes(plan["assumptions"]["par"]) + ["", "(b) Telling the two leading judges apart"]
     lead = plan["leading_pair"]
     if lead is None:
@@ -58,7 +70,8 @@ def render_text(plan: dict) -> str:
             f"  {lead['a']} vs {lead['b']}: PAR difference {_num(lead['difference'])} on {lead['n_pairs']} pairs; "
             f"power {_num(lead['power_now'], 2)} now, {_num(lead['power_after_batch'], 2)} after {b} more pairs; "
             f"{lead['pairs_needed']} pairs for power {plan['power']:g} ({lead['more_pairs']} more"
-            + ("" if lead["reachable"] else f", more than the campaign's {n} pairs") + ")."
+            + ("" if lead["reachable"] else f", more than the campaign's {n} pairs")
+            + ")."
         )
     lines += _assumes(plan["assumptions"]["leading_pair"])
     references = {e["reference"] for e in plan["scores"]}
@@ -72,7 +85,9 @@ def render_text(plan: dict) -> str:
     lines += _table(header, rows) if rows else ["  no judge"]
     for e in plan["scores"]:
         if e["reachable"] is False:
-            lines.append(f"  {e['judge']}: not reached within the campaign; every pair labelled gives a half-width of {_num(e['best_halfwidth'])}.")
+            lines.append(
+                f"  {e['judge']}: not reached within the campaign; every pair labelled gives a half-width of {_num(e['best_halfwidth'])}."
+            )
     lines += _assumes(plan["assumptions"]["scores"])
     if plan["notes"]:
         lines += ["", "Notes:"] + [f"- {note}" for note in plan["notes"]]
@@ -98,7 +113,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args, **options):
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         try:
             plan = plan_labels(
                 campaign=campaign,

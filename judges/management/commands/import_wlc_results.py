@@ -5,8 +5,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
-from annotate.management.lookups import campaign_named
+from annotate.models import Campaign
 from annotate.vocabulary import NAME_RULE
+from common.lookups import named
 from judges.wlc_results import wlc_results_import
 
 
@@ -26,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--system", required=True, help="the system key whose articles are 'gen'")
 
     def handle(self, *args, **options):
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         files, unreadable = [], []
         for path in options["files"]:
             try:

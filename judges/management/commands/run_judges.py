@@ -4,14 +4,18 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.management.lookups import campaign_named
 from annotate.models import Campaign
+from common.lookups import named
 from judges.batch import open_batches_summary
-from judges.models import Judge, JudgeBatch, JudgeCall, JudgeRun
-from judges.selectors import run_estimate
 from judges.engine import judge_run_execute
+from judges.models import Judge, JudgeBatch, JudgeCall, JudgeRun
+from judges.selectors import run_estimate, unanswered_calls
 from judges.services import judge_run_create
-from judges.selectors import unanswered_calls
+
+
+def usd(value: Decimal | None, places: int = 8) -> str:
+    """Dollars, or "cost unknown" (a judge without prices): never $0 for what is not known."""
+    return "cost unknown" if value is None else f"${value:.{places}f}"
 
 
 def money(value: str) -> Decimal:
@@ -51,7 +55,7 @@ class Progress:
         filled = round(width * finished / total)
         return (
             f"{self.name} [{'#' * filled}{'.' * (width - filled)}] {finished}/{run.units_total} units, "
-            f"{run.errors} errors, {run.prompt_tokens + run.completion_tokens:,} tokens, ${run.cost_usd:.4f}"
+            f"{run.errors} errors, {run.prompt_tokens + run.completion_tokens:,} tokens, {usd(run.cost_usd, 4)}"
             + (f"; {self.batches}" if self.batches else "")
         )
 
@@ -90,18 +94,23 @@ class Command(BaseCommand):
         parser.add_argument("--judge", required=True, action="append", help="judge name (repeat for several)")
         parser.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
         parser.add_argument("--budget-usd", type=money, help="stop before spending more than this, in USD")
-        parser.add_argument("--swap", action="store_true", help="judge both orders of every pair (default: one order drawn per pair and category)")
+        parser.add_argument(
+            "--swap", action="store_true", help="judge both orders of every pair (default: one order drawn per pair and category)"
+        )
         parser.add_argument("--limit", type=int, help="only the first N pairs of the campaign")
         parser.add_argument("--seed", type=int, default=0, help="draws the order shown to the judge (default 0)")
         parser.add_argument(
-            "--batch", action="store_true",
+            "--batch",
+            action="store_true",
             help="send LLM judges' units through the provider's Batch API (OpenAI, Azure and compatible): billed at the batch prices, "
             "answered within 24 h; a killed or stopped run resumes by polling its batches, never submitting them again",
         )
-        parser.add_argument("--dry-run", action="store_true", help="estimate tokens and cost (synchronous and batch); send and write nothing")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="estimate tokens and cost (synchronous and batch); send and write nothing"
+        )
 
     def handle(self, *args, **options):
-        campaign = campaign_named(options["campaign"])
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         if campaign.labels_only:
             # Before anything else, the dry run included: its estimates would be built on empty texts.
             raise CommandError(
@@ -129,7 +138,9 @@ class Command(BaseCommand):
             try:
                 # Baselines cost nothing and are judged offline: --batch is for the LLM judges named with them.
                 batch = options["batch"] and judge.kind == Judge.Kind.LLM
-                run = judge_run_create(campaign=campaign, judge=judge, concurrency=options["concurrency"], budget_usd=left, batch=batch, **plan)
+                run = judge_run_create(
+                    campaign=campaign, judge=judge, concurrency=options["concurrency"], budget_usd=left, batch=batch, **plan
+                )
             except ValidationError as exc:
                 raise CommandError(" ".join(exc.messages)) from exc
             progress = Progress(self.stderr, name)
@@ -137,56 +148,60 @@ class Command(BaseCommand):
                 run = judge_run_execute(run=run, progress=progress)
             finally:
                 progress.end()
-            spent += run.cost_usd
+            spent += run.cost_usd or 0  # a budget is refused to judges without prices
             self.summary(run)
             if run.status == JudgeRun.Status.FAILED:
-                failed.append(name)
+                failed.append(f"{name}: {run.message}")
         if budget is not None:
             self.stdout.write(f"total: ${spent:.8f} of the ${budget} budget")
         if failed:
-            raise CommandError(f"run(s) failed: {', '.join(failed)} (reason above)")
+            raise CommandError(f"run(s) failed: {' '.join(failed)}")
 
     def summary(self, run: JudgeRun) -> None:
         pending = run.units_total - run.units_done - run.errors
         from_cache = run.judge_calls.filter(from_cache=True).count()
+        cost = "cost unknown (the judge has no prices)" if run.cost_usd is None else f"cost ${run.cost_usd:.8f}"
         self.stdout.write(
             f"{run.judge.name}: {run.get_status_display().lower()} (run #{run.pk}) — {run.units_done}/{run.units_total} units done, "
             f"{run.errors} in error, {pending} pending; {run.calls} calls ({from_cache} from the cache); "
-            f"tokens: {run.prompt_tokens} prompt ({run.cached_tokens} cached), {run.completion_tokens} completion; cost ${run.cost_usd:.8f}"
+            f"tokens: {run.prompt_tokens} prompt ({run.cached_tokens} cached), {run.completion_tokens} completion; {cost}"
         )
         if run.batch:
             through = run.judge_calls.filter(batch__isnull=False, status=JudgeCall.Status.COMPLETED)
             batches = through.values("batch").distinct().count()
-            cost = sum(through.values_list("cost_usd", flat=True), Decimal(0))
+            costs = list(through.values_list("cost_usd", flat=True))
+            cost = None if None in costs else sum(costs, Decimal(0))
             waiting = JudgeBatch.objects.filter(judge=run.judge, run__campaign=run.campaign).exclude(status=JudgeBatch.Status.READ).count()
             self.stdout.write(
-                f"  Batch API: {through.count()} calls answered through {batches} batch(es), ${cost:.8f} at the batch prices; "
+                f"  Batch API: {through.count()} calls answered through {batches} batch(es), {usd(cost)} at the batch prices; "
                 f"{waiting} batch(es) still at the provider"
             )
         if run.message:
             self.stdout.write(f"  {run.message}")
         unanswered, reserved = unanswered_calls(judge=run.judge, campaign=run.campaign)
         if unanswered:
+            bound = f"up to ${reserved:.8f}" if reserved is not None else "at a cost unknown (the judge has no prices)"
             self.stdout.write(
                 f"  possibly billed: {unanswered} call{'s' if unanswered != 1 else ''} sent with no answer recorded "
-                f"(a run was killed with them in flight), up to ${reserved:.8f} on top of the recorded cost"
+                f"(a run was killed with them in flight), {bound} on top of the recorded cost"
             )
 
     def dry_run(self, campaign: Campaign, judges: list[Judge], plan: dict) -> None:
-        total = batch_total = Decimal(0)
+        total: Decimal | None = Decimal(0)
+        batch_total: Decimal | None = Decimal(0)
         for judge in judges:
             estimate = run_estimate(campaign=campaign, judge=judge, **plan)
-            total += estimate.cost_usd
-            batch_total += estimate.batch_cost_usd
+            total = None if total is None or estimate.cost_usd is None else total + estimate.cost_usd
+            batch_total = None if batch_total is None or estimate.batch_cost_usd is None else batch_total + estimate.batch_cost_usd
             if judge.kind != Judge.Kind.LLM:
                 self.stdout.write(f"{judge.name}: {estimate.units_pending} of {estimate.units_total} units to judge offline; cost $0")
                 continue
             self.stdout.write(
                 f"{judge.name}: {estimate.units_pending} of {estimate.units_total} units to judge, {estimate.requests} requests "
                 f"({estimate.cached} answered from the cache); estimated {estimate.prompt_tokens} prompt + "
-                f"{estimate.completion_tokens} completion tokens, ${estimate.cost_usd:.4f} synchronous, "
-                f"${estimate.batch_cost_usd:.4f} with --batch"
+                f"{estimate.completion_tokens} completion tokens, {usd(estimate.cost_usd, 4)} synchronous, "
+                f"{usd(estimate.batch_cost_usd, 4)} with --batch" + ("" if judge.costs_known else " (the judge has no prices)")
             )
         self.stdout.write(
-            f"estimated total: ${total:.4f} synchronous, ${batch_total:.4f} with --batch (dry run: nothing was sent or written)"
+            f"estimated total: {usd(total, 4)} synchronous, {usd(batch_total, 4)} with --batch (dry run: nothing was sent or written)"
         )

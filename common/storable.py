@@ -40,7 +40,7 @@ def first_unstorable(text: str) -> int | None:
 
 
 def text_problem(text: str, *, decoded: bool = False) -> str | None:
-    """"contains ..." for text holding an unstorable character, else None."""
+    """ "contains ..." for text holding an unstorable character, else None."""
     index = first_unstorable(text)
     if index is None:
         return None
@@ -58,7 +58,7 @@ def located_problem(text: str, *, decoded: bool = False) -> tuple[int, int, str]
 
 
 def bytes_problem(data: bytes) -> str | None:
-    """"contains ..." for bytes that are not storable UTF-8 text (NUL, invalid or surrogate sequences), else None."""
+    """ "contains ..." for bytes that are not storable UTF-8 text (NUL, invalid or surrogate sequences), else None."""
     if data.isascii():
         return text_problem(data.decode("ascii"))
     return text_problem(data.decode("utf-8", "surrogateescape"), decoded=True)

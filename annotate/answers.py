@@ -1,0 +1,73 @@
+"""When an answer to a criterion is complete, and how the page names a criterion in a short line.
+
+One rule for the submit check, the amendment check, the progress counter, the
+criterion's border and the keyboard's "next unanswered": a criterion is done when
+it has a winner (a tie only where the campaign allows ties) and, when the campaign
+requires a rationale, one of at least the minimum length once stripped of spaces.
+static/annotate.js applies the same rule to what is typed before it is saved.
+
+Pure: no Django, no database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotate.vocabulary import TIE
+
+CHOOSE_WINNER = "choose a winner"
+NO_TIES = "ties are not allowed in this campaign"
+CHOOSE_OVERALL = "choose which article is better overall"
+SHORT_TEXT = 70  # characters of a criterion's text in a list of what is missing
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a campaign asks of each criterion's answer."""
+
+    allow_tie: bool
+    rationale_min_length: int  # 0 when no rationale is required
+
+    @classmethod
+    def of(cls, campaign) -> Rules:
+        return cls(campaign.allow_tie, campaign.rationale_min_length if campaign.rationale_required else 0)
+
+
+def criterion_problems(rules: Rules, *, winner: str, rationale: str) -> list[str]:
+    """What one answer still lacks, as short phrases ("choose a winner", ...); empty when it is complete."""
+    problems = []
+    if not winner:
+        problems.append(CHOOSE_WINNER)
+    elif winner == TIE and not rules.allow_tie:
+        problems.append(NO_TIES)
+    if rules.rationale_min_length:
+        length = len(rationale.strip())
+        if length < rules.rationale_min_length:
+            problems.append(f"write a rationale of at least {rules.rationale_min_length} characters ({length} so far)")
+    return problems
+
+
+COMPLETE, PARTIAL = "complete", "partial"
+
+
+def answer_state(problems: list[str], *, winner: str) -> str:
+    """How a criterion's border shows it: COMPLETE, PARTIAL (a winner, but something lacks) or "" (no winner)."""
+    if not problems:
+        return COMPLETE
+    return PARTIAL if winner else ""
+
+
+def sentence(phrase: str) -> str:
+    """A phrase from `criterion_problems` as a sentence of its own."""
+    return phrase[:1].upper() + phrase[1:] + "."
+
+
+def shorten(text: str, limit: int = SHORT_TEXT) -> str:
+    """`text` on one line, cut at a word boundary to at most `limit` characters, with "…" when cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut and not text[limit - 1].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-–—") + "…"

@@ -1,0 +1,1 @@
+"""Small helpers every app may import; this package imports no app."""

@@ -1,0 +1,67 @@
+"""GET /: an annotator's campaigns with what they submitted and how many pairs are left for them."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import Criterion
+from annotate.services.campaigns import campaign_create
+from annotate.services.claims import assignment_claim_next
+from annotate.services.labelling import assignment_submit, label_save
+
+pytestmark = pytest.mark.django_db
+
+
+def left(client) -> dict[str, str]:
+    html = client.get(reverse("home")).content.decode()
+    return dict(re.findall(r"<h2>([^<]+)</h2>\s*<p>(.*?)</p>", html, re.S))
+
+
+def finish(assignment, user) -> None:
+    for criterion in Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set):
+        label_save(assignment=assignment, criterion=criterion, user=user, position="1", rationale="fine prose")
+    assignment_submit(assignment=assignment, user=user)
+
+
+def test_it_shows_the_pairs_left_for_each_annotator(client, campaign, alice, bob):
+    client.force_login(alice)
+    assert left(client) == {"Pilot": '0 pairs submitted. <strong class="pairs-left">8 pairs left for you.</strong>'}
+    work = assignment_claim_next(campaign=campaign, user=alice)
+    assert "8 pairs left for you." in left(client)["Pilot"]  # the pair in progress is one of them
+    finish(work, alice)
+    assert left(client)["Pilot"] == '1 pair submitted. <strong class="pairs-left">7 pairs left for you.</strong>'
+
+
+def test_it_leaves_out_pairs_others_filled(client, catalogue, alice, bob):
+    campaign = campaign_create(
+        name="Single",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent"],
+        overlap=1,
+        annotators=[alice, bob],
+        rationale_min_length=5,
+    )
+    client.force_login(alice)
+    assert "4 pairs left for you." in left(client)["Single"]
+    finish(assignment_claim_next(campaign=campaign, user=bob), bob)
+    assignment_claim_next(campaign=campaign, user=bob)  # bob holds another one in progress
+    assert "2 pairs left for you." in left(client)["Single"]
+    client.force_login(bob)
+    assert left(client)["Single"] == '1 pair submitted. <strong class="pairs-left">3 pairs left for you.</strong>'
+
+
+def test_it_counts_no_repeats_where_the_campaign_forbids_them(client, catalogue, alice, bob):
+    campaign = campaign_create(
+        name="No repeats",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        overlap=1,
+        annotators=[alice, bob],
+        forbid_repeats=True,
+        rationale_min_length=5,
+    )
+    client.force_login(alice)
+    assert "4 pairs left for you." in left(client)["No repeats"]  # 8 pairs, but one per topic
+    assignment_claim_next(campaign=campaign, user=alice)
+    assert "4 pairs left for you." in left(client)["No repeats"]  # the one in progress and one on each other topic
