@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotate.vocabulary import TIE
+from protocols.pairwise import TIE
 
 CHOOSE_WINNER = "choose a winner"
 NO_TIES = "ties are not allowed in this campaign"

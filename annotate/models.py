@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from annotate.vocabulary import NAME_MAX_LENGTH, name_problem
+from common.names import NAME_MAX_LENGTH, name_problem
 
 # The catalogue of a labels-only campaign (`annotate.services.placeholders`): its topics' benchmark
 # starts with this prefix, its articles have no text and this `source`. Pages, exports and campaign
@@ -11,7 +11,7 @@ PLACEHOLDER_SOURCE = "no text: imported with labels"
 
 
 def validate_name(value: str) -> None:
-    """The model-field form of `vocabulary.name_problem`: system keys and judge names."""
+    """The model-field form of `common.names.name_problem`: system keys and judge names."""
     problem = name_problem(value)
     if problem:
         raise ValidationError(problem, code="invalid_name")

@@ -19,7 +19,6 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from annotate import vocabulary
 from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, shorten
 from annotate.design import Design
 from annotate.models import (
@@ -36,6 +35,7 @@ from annotate.models import (
 )
 from annotate.removal import Removal, article_removal
 from annotate.rendering import emphasis_plain
+from protocols.pairwise import FIRST, POSITIONS, SECOND, SIDE_A, SIDE_B, position_of, side_of
 
 
 def article_export_rows(*, benchmark: str | None = None, campaign: Campaign | None = None) -> Iterator[dict]:
@@ -227,8 +227,8 @@ def annotation_page(*, assignment: Assignment) -> dict:
     pair = assignment.pair
     campaign = pair.campaign
     rules = Rules.of(campaign)
-    by_side = {vocabulary.SIDE_A: pair.article_a, vocabulary.SIDE_B: pair.article_b}
-    shown = {position: by_side[vocabulary.side_of(position, assignment.a_first)] for position in vocabulary.POSITIONS}
+    by_side = {SIDE_A: pair.article_a, SIDE_B: pair.article_b}
+    shown = {position: by_side[side_of(position, assignment.a_first)] for position in POSITIONS}
     labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
     blocks: dict[int, CategoryBlock] = {}
     gaps: list[Gap] = []
@@ -241,7 +241,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         row = CriterionRow(criterion)
         if label is not None:
             # An unanswered criterion has no winner, and so no position.
-            row.position = vocabulary.position_of(label.winner, assignment.a_first) if label.winner else ""
+            row.position = position_of(label.winner, assignment.a_first) if label.winner else ""
             row.rationale = label.rationale
             row.saved_at = label.saved_at
         winner = label.winner if label else ""
@@ -257,7 +257,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
     spans = [
         {
             "id": s.pk,
-            "position": vocabulary.FIRST if s.article_id == shown[vocabulary.FIRST].pk else vocabulary.SECOND,
+            "position": FIRST if s.article_id == shown[FIRST].pk else SECOND,
             "start": s.start,
             "end": s.end,
             "quote": s.quote,
@@ -271,7 +271,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
-        "columns": [_column(position, shown[position], neutral_emphasis=campaign.neutral_emphasis) for position in vocabulary.POSITIONS],
+        "columns": [_column(position, shown[position], neutral_emphasis=campaign.neutral_emphasis) for position in POSITIONS],
         "categories": list(blocks.values()),
         "done": done,
         "total": total,

@@ -14,11 +14,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotate.vocabulary import REFERENCE_SYSTEM, name_problem
+from common.names import REFERENCE_SYSTEM, name_problem
 from common.storable import first_unstorable, json_problem, located_problem, printable, text_problem
 
 # The lengths of the columns these land in (annotate.models); PostgreSQL refuses longer text.
-MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_NAME = 300, 200, 200  # a system key's rule is vocabulary.NAME_RULE
+MAX_TITLE, MAX_CATEGORY, MAX_SYSTEM_NAME = 300, 200, 200  # a system key's rule is common.names.NAME_RULE
 
 
 @dataclass(frozen=True)

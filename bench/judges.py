@@ -288,9 +288,9 @@ def bare_client_seconds(campaign, judge, level: int, pairs: int) -> float:
     reply read by `read_completion`) from `level` threads, nothing stored."""
     import openai
 
-    from judges.protocol import read_completion
     from judges.selectors import run_plan
     from judges.transport import new_client_request_id
+    from judges.wire import read_completion
 
     plan = run_plan(campaign=campaign, judge=judge, limit=pairs)
     requests = [plan.request(unit) for unit in plan.pending()]

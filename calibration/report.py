@@ -14,10 +14,10 @@ import numpy as np
 from django.conf import settings
 
 from annotate.models import Campaign
-from annotate.vocabulary import REFERENCE_SYSTEM
 from calibration import charts, report_cache, report_ppi, selectors
 from calibration import metrics as M
 from calibration import report_sections as sections
+from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
 VERSION = 2

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Pair
-from annotate.vocabulary import system_of
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
+from protocols.pairwise import system_of
 
-# Judge names never hold a colon (`vocabulary.NAME_RULE`), so this prefix keeps annotators and judges apart in one table.
+# Judge names never hold a colon (`common.names.NAME_RULE`), so this prefix keeps annotators and judges apart in one table.
 HUMAN_PREFIX = "human:"
 
 

@@ -26,7 +26,7 @@ import re
 from fractions import Fraction
 
 from annotate.cleaning import count_words as _count_words
-from annotate.vocabulary import FIRST, SECOND, TIE
+from protocols.pairwise import FIRST, SECOND, TIE
 
 __all__ = [
     "count_words",

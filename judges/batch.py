@@ -62,7 +62,6 @@ from django.db.models import Q
 
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices
-from judges.protocol import InvalidResponse, JudgeRequest, parse_verdicts, read_completion
 from judges.selectors import RunPlan, UnitPlan, campaign_categories
 from judges.transport import (
     FATAL_STATUSES,
@@ -76,6 +75,9 @@ from judges.transport import (
     Outcome,
     unreadable_reason,
 )
+from judges.wire import read_completion
+from protocols.base import InvalidResponse, JudgeRequest
+from protocols.pairwise import parse_verdicts
 
 ENDPOINT = "/v1/chat/completions"
 SUBMISSION_PREFIX = "sub-"

@@ -26,8 +26,8 @@ from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.models import Judge
 from judges.outbound import POLICY_PREFIX
 from judges.pricing import token_cost
-from judges.protocol import read_completion
 from judges.transport import SCHEMA_WORDS, http_error, never_connected, openai_client
+from judges.wire import read_completion
 
 CHECK_TIMEOUT_SECONDS = 30.0
 CHECK_MAX_TOKENS = 16

@@ -35,13 +35,11 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotate.vocabulary import side_of
 from judges import baselines
 from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
-from judges.protocol import InvalidResponse, parse_verdicts
 from judges.selectors import RunPlan, UnitPlan, run_plan
 from judges.transport import (
     BATCH_SECONDS,
@@ -59,6 +57,8 @@ from judges.transport import (
     work_loop,
 )
 from judges.workers import this_worker
+from protocols.base import InvalidResponse
+from protocols.pairwise import parse_verdicts, side_of
 
 logger = logging.getLogger(__name__)
 STATUS_POLL_SECONDS = 0.5

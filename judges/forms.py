@@ -1,7 +1,7 @@
 from django import forms
 from django.conf import settings
 
-from annotate.vocabulary import NAME_MAX_LENGTH, NAME_RULE, name_problem
+from common.names import NAME_MAX_LENGTH, NAME_RULE, name_problem
 from judges.models import Judge
 
 

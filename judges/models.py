@@ -3,7 +3,7 @@ from decimal import Decimal
 from django.db import models
 
 from annotate.models import Campaign, Category, Criterion, Pair, validate_name
-from annotate.vocabulary import NAME_MAX_LENGTH
+from common.names import NAME_MAX_LENGTH
 
 
 class Judge(models.Model):

@@ -18,14 +18,9 @@ from django.db.models.functions import Coalesce
 from annotate.models import Article, Campaign, Category, Criterion, Pair
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices, token_cost
-from judges.protocol import (
-    CriterionSpec,
-    JudgeRequest,
-    build_request,
-    estimate_completion_tokens,
-    estimate_prompt_tokens,
-    request_hashes,
-)
+from judges.wire import estimate_completion_tokens, estimate_prompt_tokens, request_hashes
+from protocols.base import CriterionSpec, JudgeRequest
+from protocols.pairwise import build_request
 
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from annotate.models import Campaign
-from annotate.vocabulary import name_problem
+from common.names import name_problem
 from judges.endpoints import api_key_env_refusal, base_url_refusal, configured_endpoint, endpoint_names, endpoint_refusal
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun

@@ -6,7 +6,7 @@ and take prepared requests (`Job`) from a queue; the engine (`judges.engine`)
 builds the requests and writes what comes back.
 
 Requests go through the official client's `post` with the chat-completions body
-as a plain dict, and `protocol.read_completion` reads the reply: the client still
+as a plain dict, and `wire.read_completion` reads the reply: the client still
 provides the base URL, auth, timeouts and its error classes, but its typed
 parameter and response models, which cost the worker threads as much interpreter
 time as the HTTP itself, are skipped (see bench/judges.py). An endpoint that
@@ -69,7 +69,9 @@ import openai
 from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
-from judges.protocol import InvalidResponse, JudgeRequest, estimate_prompt_tokens, parse_verdicts, read_completion
+from judges.wire import estimate_prompt_tokens, read_completion
+from protocols.base import InvalidResponse, JudgeRequest
+from protocols.pairwise import parse_verdicts
 
 
 class JudgeConfig(Protocol):

@@ -8,9 +8,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotate.models import Article, Campaign, Pair, System, Topic
-from annotate.vocabulary import FIRST, SECOND, TIE, name_problem, side_of
+from common.names import name_problem
 from judges.imports import imported_judge_create, imported_unit_save, unit_tally
 from judges.models import Judge
+from protocols.pairwise import FIRST, SECOND, TIE, side_of
 
 # The script's winners by the position they name: the reference ("gt") is always Article 1.
 WLC_WINNERS = {"gt": FIRST, "gen": SECOND, "tie": TIE}

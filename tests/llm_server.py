@@ -10,7 +10,7 @@ against a provider; only the model is fake.
         ...
 
 Answers: the criterion keys are read from the last block of ``- <key>: <text>``
-lines in the last user message (the form ``judges.protocol.build_request``
+lines in the last user message (the form ``protocols.pairwise.build_request``
 writes; articles come earlier, so a list item such as ``- born: 1950`` in an
 article does not count), and each gets ``policy(key, user_message)``, by default
 a hash of the key and the first 200 characters of the user message ("1" or "2",

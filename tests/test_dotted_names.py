@@ -1,6 +1,6 @@
 """Real model names, with dots and mixed case, as system keys and judge names on every path.
 
-The rule (`annotate.vocabulary.NAME_RULE`): letters, digits, '-', '_' and '.', 1 to 100
+The rule (`common.names.NAME_RULE`): letters, digits, '-', '_' and '.', 1 to 100
 characters, starting with a letter or digit, no '..', not ending in '.'.
 """
 
@@ -16,8 +16,8 @@ from django.utils.html import escape
 
 from annotate.models import Article, Campaign, System, Topic, validate_name
 from annotate.services.claims import assignment_claim_next
-from annotate.vocabulary import NAME_RULE, name_problem
 from calibration.interchange import LABEL_COLUMNS
+from common.names import NAME_RULE, name_problem
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 from tests.helpers import RUBRIC, article, run, write_wlc
 

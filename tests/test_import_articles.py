@@ -6,7 +6,7 @@ from django.db import IntegrityError
 from annotate.models import Article, System, Topic
 from annotate.services import articles_import
 from annotate.sources import ArticleRecord, Batch, SystemRecord
-from annotate.vocabulary import NAME_RULE
+from common.names import NAME_RULE
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from django.contrib.auth.models import User
 from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span, System
 from annotate.rendering import plain_text
 from annotate.services.campaigns import campaign_create
-from annotate.vocabulary import NAME_RULE
 from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
+from common.names import NAME_RULE
 from tests.helpers import run
 from tests.test_export_labels import choose, claim, finish, mark, read_csv
 

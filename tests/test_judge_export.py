@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotate.services.campaigns import campaign_create
-from annotate.vocabulary import NAME_RULE
+from common.names import NAME_RULE
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.helpers import run

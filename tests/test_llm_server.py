@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import openai
 import pytest
 
-from judges.protocol import CriterionSpec, InvalidResponse, build_request, parse_verdicts
+from protocols.base import CriterionSpec, InvalidResponse
+from protocols.pairwise import build_request, parse_verdicts
 from tests.llm_server import FakeLLM, criterion_keys
 
 CRITERIA = [CriterionSpec("nu_1", "Gives each view its due weight."), CriterionSpec("nu_2", "Avoids loaded words.")]

@@ -1,23 +1,20 @@
-"""judges.protocol: prompt building, answer parsing, hashing and estimates (no Django)."""
+"""The pairwise protocol's judge prompt and answer parsing (protocols.pairwise), and the wire format's hashing, estimates and reply reading (judges.wire); no Django."""
 
 import json
 import re
 
 import pytest
 
-from judges.protocol import (
+from judges.wire import (
     COMPLETION_OVERHEAD_TOKENS,
     COMPLETION_TOKENS_PER_CRITERION,
-    CriterionSpec,
-    InvalidResponse,
-    JudgeRequest,
-    build_request,
     estimate_completion_tokens,
     estimate_prompt_tokens,
-    parse_verdicts,
     read_completion,
     request_hashes,
 )
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
+from protocols.pairwise import build_request, parse_verdicts
 
 CRITERIA = [
     CriterionSpec("ww_cc_1", "The better article is easy to follow."),

@@ -16,8 +16,8 @@ from annotate.selectors import REMOVED_FROM_CAMPAIGN
 from annotate.services.campaigns import campaign_annotator_remove, campaign_create
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit, label_save, overall_save, span_add
-from annotate.vocabulary import FIRST, SIDE_A, side_of
 from calibration.interchange import REMOVED_COLUMN, label_rows, overall_rows, span_rows
+from protocols.pairwise import FIRST, SIDE_A, side_of
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 SYSTEMS = ["wikipedia", "atlas_agent", "quill_researcher"]

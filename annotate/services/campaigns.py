@@ -15,7 +15,6 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotate import vocabulary
 from annotate.models import (
     PLACEHOLDER_SOURCE,
     Article,
@@ -29,6 +28,7 @@ from annotate.models import (
 )
 from annotate.rendering import render_html
 from annotate.services.placeholders import criterion_set_for_labels
+from common.names import REFERENCE_SYSTEM, name_problem
 
 CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").default
 RATIONALE_MIN_LENGTH = Campaign._meta.get_field("rationale_min_length").default
@@ -69,7 +69,7 @@ def campaign_create(
 ) -> Campaign:
     """Creates a campaign and its pairs. `topics=None` takes every topic that has articles.
 
-    The reference defaults to `vocabulary.REFERENCE_SYSTEM`. Articles without text
+    The reference defaults to `common.names.REFERENCE_SYSTEM`. Articles without text
     (the placeholders of labels-only campaigns) are never paired.
 
     `neutral_emphasis` shows bold and italic as plain text on both sides of
@@ -114,7 +114,7 @@ def campaign_create(
             allow_tie=allow_tie,
             ask_overall=ask_overall,
         )
-    reference = reference or vocabulary.REFERENCE_SYSTEM
+    reference = reference or REFERENCE_SYSTEM
     name = name.strip()
     errors = _name_problems(name)
     if criterion_set is None:
@@ -258,7 +258,7 @@ def _labels_only_create(
     errors = _name_problems(name)
     if pair_mode not in Campaign.PairMode.values:
         errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
-    if reference is not None and (problem := vocabulary.name_problem(reference, what="reference system")):
+    if reference is not None and (problem := name_problem(reference, what="reference system")):
         errors.append(f"The {problem}.")
     if errors:
         raise ValidationError(errors)

@@ -13,7 +13,7 @@ from annotate.cleaning import clean_article, count_words
 from annotate.models import Article, Category, Criterion, CriterionSet, System, Topic
 from annotate.rendering import render, toc_from_html
 from annotate.sources import ArticleRecord, Batch, Problem, RubricRecord, SystemRecord
-from annotate.vocabulary import name_problem
+from common.names import name_problem
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Answering an assignment: saving each criterion's label, the overall answer and marked passages, and submitting.
 
 The annotator speaks of the articles by position ("1" shown first, "2" second);
-labels store the side ("a" or "b"). `annotate.vocabulary` converts between them
+labels store the side ("a" or "b"). `protocols.pairwise` converts between them
 with the assignment's `a_first` (A shown first).
 """
 
@@ -15,10 +15,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotate import vocabulary
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, sentence
 from annotate.models import Assignment, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
+from protocols.pairwise import POSITIONS, SIDE_A, TIE, position_of, side_of
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -64,14 +64,14 @@ def winner_from_position(assignment: Assignment, position: str) -> str:
     """The side to store for the position the annotator chose; "" (no answer) stays ""."""
     if position == "":
         return ""
-    return vocabulary.side_of(position, assignment.a_first)
+    return side_of(position, assignment.a_first)
 
 
 def position_from_winner(assignment: Assignment, winner: str) -> str:
     """The position to show for a stored side; "" (no answer) stays ""."""
     if winner == "":
         return ""
-    return vocabulary.position_of(winner, assignment.a_first)
+    return position_of(winner, assignment.a_first)
 
 
 @dataclass
@@ -95,9 +95,9 @@ def label_save(
     errors = []
     if criterion.criterion_set_id != campaign.criterion_set_id:
         errors.append("This criterion does not belong to the campaign's rubric.")
-    if position is not None and position not in (*vocabulary.POSITIONS, vocabulary.TIE, ""):
+    if position is not None and position not in (*POSITIONS, TIE, ""):
         errors.append("Choose Article 1, Article 2" + (" or Tie." if campaign.allow_tie else "."))
-    if position == vocabulary.TIE and not campaign.allow_tie:
+    if position == TIE and not campaign.allow_tie:
         errors.append("This campaign does not allow ties: choose Article 1 or Article 2.")
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
@@ -224,14 +224,14 @@ def span_add(
 
     now = now or timezone.now()
     _editable(assignment)
-    if position not in vocabulary.POSITIONS:
+    if position not in POSITIONS:
         raise ValidationError(["Say which article the passage is in (1 or 2)."])
     if polarity not in (1, -1):
         raise ValidationError(["Mark the passage up or down."])
     if len(comment) > MAX_COMMENT:
         raise ValidationError([f"A comment may be at most {MAX_COMMENT} characters."])
-    side = vocabulary.side_of(position, assignment.a_first)
-    article = assignment.pair.article_a if side == vocabulary.SIDE_A else assignment.pair.article_b
+    side = side_of(position, assignment.a_first)
+    article = assignment.pair.article_a if side == SIDE_A else assignment.pair.article_b
     text = plain_text(article.html)
     if not (0 <= start < end <= len(text)):
         raise ValidationError(["The selection is outside the article."])

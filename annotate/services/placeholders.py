@@ -97,7 +97,7 @@ class Placeholders:
         return self._provisional(Topic(benchmark=self.benchmark, title=title, slug=self._slug(title)))
 
     def system(self, key: str) -> System:
-        """A new system (check the key with `vocabulary.name_problem` first)."""
+        """A new system (check the key with `common.names.name_problem` first)."""
         return self._provisional(System(key=key, name=key))
 
     def article(self, topic: Topic, system: System) -> Article:
@@ -182,7 +182,7 @@ class NewCriteria:
         self._next_id = 0
 
     def criterion(self, key: str) -> Criterion:
-        """A planned criterion (check the key with `vocabulary.name_problem` first)."""
+        """A planned criterion (check the key with `common.names.name_problem` first)."""
         self._next_id -= 1
         return Criterion(pk=self._next_id, criterion_set=self.criterion_set, key=key, text=key)
 

@@ -11,9 +11,9 @@ from datetime import datetime
 
 from annotate.models import Assignment, LabelChange, Span
 from annotate.services.labelling import MAX_COMMENT
-from annotate.vocabulary import BOTH_BAD, FIRST, SECOND, TIE
 from calibration.interchange.formats import POLARITIES, RowsFile, time_field
 from calibration.interchange.targets import Context, Target
+from protocols.pairwise import BOTH_BAD, FIRST, SECOND, TIE
 
 # Offsets: 18 digits are far beyond any article, and int() of thousands of digits raises.
 DIGITS = re.compile(r"[0-9]{1,18}")

@@ -6,7 +6,6 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 from __future__ import annotations
 
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
-from annotate.vocabulary import POSITIONS, TIE, position_of, side_of, system_of
 from calibration.interchange.formats import (
     EMPHASIS_COLUMN,
     HUMAN,
@@ -17,6 +16,7 @@ from calibration.interchange.formats import (
     iso,
 )
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
+from protocols.pairwise import POSITIONS, TIE, position_of, side_of, system_of
 
 _ASSIGNMENT_JOINS = (
     "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",

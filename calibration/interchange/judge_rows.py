@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from annotate.models import Criterion
-from annotate.vocabulary import side_for_system
 from calibration.interchange.formats import JUDGE, ORDER_COLUMN, time_field
 from calibration.interchange.targets import (
     Context,
@@ -29,6 +28,7 @@ from judges.imports import (
     unit_tally,
 )
 from judges.models import Judge
+from protocols.pairwise import side_for_system
 
 
 @dataclass

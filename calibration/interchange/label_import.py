@@ -18,7 +18,6 @@ from annotate.bulk import rows_insert
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
 from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
-from annotate.vocabulary import side_for_system, swapped
 from calibration.interchange.companions import (
     overall_check,
     overall_write,
@@ -40,6 +39,8 @@ from calibration.interchange.targets import (
     pairs_ensure,
     verdict_check,
 )
+from protocols.pairwise import side_for_system
+from protocols.pairwise.words import swapped
 
 # Rows per INSERT and objects held before writing them.
 BATCH = 2000

@@ -26,8 +26,9 @@ from annotate.services.placeholders import (
     labels_only_benchmark,
     topic_title_problem,
 )
-from annotate.vocabulary import TIE, name_problem
 from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
+from common.names import name_problem
+from protocols.pairwise import TIE
 
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
 # Values per `IN (...)` list.

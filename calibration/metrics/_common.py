@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from annotate.vocabulary import TIE  # noqa: F401  (re-exported)
+from protocols.pairwise import TIE  # noqa: F401  (re-exported)
 
 SMALL_N = 30
 KINDS = ("human", "judge")

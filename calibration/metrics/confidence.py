@@ -14,7 +14,7 @@ How a verdict is located in a JSON reply such as
 1. The tokens are joined into the reply's text; each token's start offset is kept.
 2. The text is scanned as JSON (strings with their escapes, objects, arrays): a string followed
    by ``:`` is a key. In every object, the value of the key ``winner`` (also ``better``,
-   ``preferred``, ``choice``: the names ``judges.protocol`` reads) is the verdict, and the value
+   ``preferred``, ``choice``: the names ``protocols.pairwise`` reads) is the verdict, and the value
    of ``criterion`` (or ``key``, ``id``) names it. A ``"winner"`` inside a reason is inside a
    string and is never taken for a key.
 3. The verdict's *first character* (after the opening quote when the value is a string) is where

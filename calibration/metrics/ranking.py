@@ -13,10 +13,10 @@ from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from annotate.vocabulary import REFERENCE_SYSTEM
 from calibration.metrics._common import HI_WINS, LO_WINS, SMALL_N, TIE_TOLERANCE, TIED, _f
 from calibration.metrics.bootstrap import _PairBootstrap, _percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
+from common.names import REFERENCE_SYSTEM
 
 # --------------------------------------------------------------------------
 # Bradley-Terry

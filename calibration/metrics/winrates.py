@@ -8,10 +8,10 @@ from typing import Iterable
 
 import numpy as np
 
-from annotate.vocabulary import REFERENCE_SYSTEM
 from calibration.metrics._common import HI_WINS, LO_WINS, TIED
 from calibration.metrics.bootstrap import Estimate, _PairBootstrap
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
+from common.names import REFERENCE_SYSTEM
 
 
 @dataclass(frozen=True)

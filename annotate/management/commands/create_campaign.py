@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.selectors import campaign_design, criterion_set_latest
 from annotate.services.campaigns import campaign_create
-from annotate.vocabulary import REFERENCE_SYSTEM
+from common.names import REFERENCE_SYSTEM
 
 
 def topics_arg(value: str) -> int | None:

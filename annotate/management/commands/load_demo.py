@@ -9,7 +9,7 @@ from annotate.models import Campaign
 from annotate.services.campaigns import campaign_create
 from annotate.services.catalogue import articles_import, criterion_set_import
 from annotate.sources import read_jsonl, read_rubric
-from annotate.vocabulary import REFERENCE_SYSTEM
+from common.names import REFERENCE_SYSTEM
 
 FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 RUBRIC = FIXTURES / "criteria" / "wiki_writing.json"

@@ -3,7 +3,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.vocabulary import NAME_RULE
+from common.names import NAME_RULE
 from judges.check import judge_check
 from judges.models import Judge
 from judges.services import judge_build, judge_create

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
 from annotate.models import Campaign
-from annotate.vocabulary import NAME_RULE
 from common.lookups import named
+from common.names import NAME_RULE
 from judges.wlc_results import wlc_results_import
 
 

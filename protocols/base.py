@@ -1,0 +1,68 @@
+"""What every annotation protocol provides, and the judge request shape they share.
+
+A protocol is one module (or package) registered in `protocols.REGISTRY`. It says:
+
+- what an item is: ``ARTICLES`` (1 or 2 articles per item);
+- what an answer is, and how it is validated, stored and shown: ``answer_problems``
+  (what is wrong with an answer as the rater gave it), ``stored_answer`` and
+  ``shown_answer`` (as stored / as the rater sees it, given the order shown), and the
+  same for the item's overall answer (``OVERALL_CHOICES``, ``overall_problems``,
+  ``stored_overall``, ``shown_overall``);
+- how a judge is asked and how its reply is parsed: ``build_request`` and
+  ``parse_verdicts`` (raising :class:`InvalidResponse`);
+- which rows it hands to the metrics (``metric_outcome``: a stored answer as the
+  metrics' outcome) and which agreement statistics fit its answers
+  (``AGREEMENT_STATISTICS``).
+
+`tests/test_protocols.py` checks every registered protocol against ``REQUIRED``.
+Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The names a protocol module defines.
+REQUIRED = (
+    "NAME",
+    "ARTICLES",
+    "answer_problems",
+    "stored_answer",
+    "shown_answer",
+    "OVERALL_CHOICES",
+    "overall_problems",
+    "stored_overall",
+    "shown_overall",
+    "build_request",
+    "parse_verdicts",
+    "metric_outcome",
+    "AGREEMENT_STATISTICS",
+)
+
+
+@dataclass(frozen=True)
+class CriterionSpec:
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What a judge is sent: chat messages, an optional JSON schema, and what the reply must answer."""
+
+    messages: list[dict]
+    response_format: dict | None
+    criteria: tuple[str, ...]
+    allow_tie: bool
+
+
+class InvalidResponse(Exception):
+    """The judge's answer cannot be read as one verdict per asked criterion."""
+
+
+@dataclass(frozen=True)
+class AnswerRules:
+    """What a campaign asks of each criterion's answer, as a protocol's validation reads it."""
+
+    allow_tie: bool
+    rationale_max_length: int

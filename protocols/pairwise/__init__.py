@@ -1,0 +1,117 @@
+"""The pairwise protocol: two articles side by side, and which is better on each criterion.
+
+- An item is a pair of articles, A and B, one shown first (`a_first`).
+- An answer is a winner: stored by side ("a", "b" or "tie"), shown by position ("1",
+  "2" or "tie"), exported and handed to the metrics by system key. The overall
+  answer adds "both_bad" and is stored by side too.
+- A judge is asked with `build_request` and its reply read by `parse_verdicts`
+  (`protocols.pairwise.prompt`).
+- The metrics get one outcome per answer, the winning system or a tie
+  (`metric_outcome`); agreement is measured on those categories.
+
+Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from protocols.pairwise.prompt import build_request, parse_verdicts
+from protocols.pairwise.words import (
+    BOTH_BAD,
+    FIRST,
+    POSITIONS,
+    SECOND,
+    SIDE_A,
+    SIDE_B,
+    SIDES,
+    TIE,
+    position_of,
+    side_for_system,
+    side_of,
+    system_of,
+)
+
+__all__ = [
+    "NAME",
+    "ARTICLES",
+    "AGREEMENT_STATISTICS",
+    "OVERALL_CHOICES",
+    "answer_problems",
+    "stored_answer",
+    "shown_answer",
+    "overall_problems",
+    "stored_overall",
+    "shown_overall",
+    "build_request",
+    "parse_verdicts",
+    "metric_outcome",
+    "BOTH_BAD",
+    "FIRST",
+    "POSITIONS",
+    "SECOND",
+    "SIDE_A",
+    "SIDE_B",
+    "SIDES",
+    "TIE",
+    "position_of",
+    "side_for_system",
+    "side_of",
+    "system_of",
+]
+
+NAME = "pairwise"
+ARTICLES = 2
+# Agreement on categorical outcomes (the winner, or a tie), as the report computes it.
+AGREEMENT_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
+
+# The overall answer as the rater sees it: (shown value, label).
+OVERALL_CHOICES = ((FIRST, "Article 1"), (SECOND, "Article 2"), (TIE, "Tie"), (BOTH_BAD, "Both bad"))
+OVERALL_SHOWN = tuple(value for value, _ in OVERALL_CHOICES)
+OVERALL_STORED = (SIDE_A, SIDE_B, TIE, BOTH_BAD)
+
+
+def answer_problems(shown: str, *, allow_tie: bool) -> list[str]:
+    """What is wrong with a winner as the rater gave it by position ("" clears it), as sentences."""
+    if shown not in (*POSITIONS, TIE, ""):
+        return ["Choose Article 1, Article 2" + (" or Tie." if allow_tie else ".")]
+    if shown == TIE and not allow_tie:
+        return ["This campaign does not allow ties: choose Article 1 or Article 2."]
+    return []
+
+
+def stored_problems(side: str, *, allow_tie: bool) -> list[str]:
+    """What is wrong with a winner given by side (an imported answer), as short phrases."""
+    if side == TIE and not allow_tie:
+        return ["this campaign does not allow ties"]
+    return []
+
+
+def stored_answer(shown: str, *, a_first: bool) -> str:
+    """The side to store for the position the rater chose; "" (no answer) stays ""."""
+    return side_of(shown, a_first) if shown else ""
+
+
+def shown_answer(stored: str, *, a_first: bool) -> str:
+    """The position to show for a stored side; "" (no answer) stays ""."""
+    return position_of(stored, a_first) if stored else ""
+
+
+def overall_problems(shown: str) -> list[str]:
+    """What is wrong with an overall answer as the rater gave it ("" clears it)."""
+    if shown not in OVERALL_SHOWN and shown != "":
+        return ["Choose Article 1, Article 2, Tie or Both bad."]
+    return []
+
+
+def stored_overall(shown: str, *, a_first: bool) -> str:
+    """The overall answer to store (by side) for what the rater chose (by position)."""
+    return side_of(shown, a_first) if shown in POSITIONS else shown
+
+
+def shown_overall(stored: str, *, a_first: bool) -> str:
+    """The overall answer to show (by position) for what is stored (by side)."""
+    return position_of(stored, a_first) if stored in SIDES else stored
+
+
+def metric_outcome(stored: str, *, system_a: str, system_b: str) -> str:
+    """A stored winner as the metrics count it: the winning system's key, or TIE."""
+    return system_of(stored, system_a, system_b)
