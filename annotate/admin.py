@@ -80,7 +80,7 @@ class CampaignAdmin(admin.ModelAdmin):
     filter_horizontal = ["annotators"]
     # Pairs and the rubric are fixed at creation; use the campaign page or create_campaign.
     readonly_fields = [
-        "criterion_set", "reference_system", "pair_mode", "labels_only", "instructions_html", "created_at",
+        "protocol", "criterion_set", "reference_system", "pair_mode", "labels_only", "instructions_html", "created_at",
     ]  # fmt: skip
 
 

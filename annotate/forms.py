@@ -1,11 +1,18 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
+import protocols
 from annotate.models import Campaign, CriterionSet, System
 
 
 class CampaignForm(forms.Form):
     name = forms.CharField(max_length=200)
+    protocol = forms.ChoiceField(
+        choices=[(name, name) for name in protocols.NAMES],
+        initial=protocols.DEFAULT,
+        required=False,
+        help_text="What an item and an answer are.",
+    )
     criterion_set = forms.ModelChoiceField(queryset=CriterionSet.objects.order_by("key", "-version"), label="Criteria")
     systems = forms.ModelMultipleChoiceField(queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple)
     topics = forms.IntegerField(min_value=1, max_value=1_000_000, required=False, help_text="Leave empty for every topic.")
@@ -64,6 +71,7 @@ class CampaignForm(forms.Form):
             "forbid_repeats": data["forbid_repeats"],
             "neutral_emphasis": data["neutral_emphasis"],
             "calibration_pairs": data["calibration_pairs"] or 0,
+            "protocol": data["protocol"] or protocols.DEFAULT,
         }
 
 

@@ -1,6 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 
+import protocols
 from common.names import NAME_MAX_LENGTH, name_problem
 
 # The catalogue of a labels-only campaign (`annotate.services.placeholders`): its topics' benchmark
@@ -15,6 +16,13 @@ def validate_name(value: str) -> None:
     problem = name_problem(value)
     if problem:
         raise ValidationError(problem, code="invalid_name")
+
+
+def validate_protocol(value: str) -> None:
+    """A campaign's protocol is one of `protocols.NAMES`."""
+    problem = protocols.problem(value)
+    if problem:
+        raise ValidationError(problem, code="invalid_protocol")
 
 
 class Topic(models.Model):
@@ -143,6 +151,12 @@ class Campaign(models.Model):
         ALL = "all", "Every pair of systems"
 
     name = models.CharField(max_length=200, unique=True)
+    protocol = models.CharField(
+        max_length=40,
+        default=protocols.DEFAULT,
+        validators=[validate_protocol],
+        help_text="What an item and an answer are (protocols/): one of protocols.NAMES.",
+    )
     criterion_set = models.ForeignKey(CriterionSet, on_delete=models.PROTECT, related_name="campaigns")
     reference_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     pair_mode = models.CharField(max_length=20, choices=PairMode.choices, default=PairMode.REFERENCE)

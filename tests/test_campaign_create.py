@@ -64,6 +64,7 @@ def test_it_creates_a_campaign_from_the_command_line(catalogue, alice, bob):
         (["--topics", "many"], "--topics takes a number or 'all'"),
         (["--annotators", "alice,zed"], "Unknown annotator(s): zed"),
         (["--systems", "wikipedia"], "Choose at least two systems."),
+        (["--protocol", "rating"], "The protocol 'rating' is not one of: pairwise."),
     ],
 )
 def test_it_explains_what_is_wrong_on_the_command_line(catalogue, alice, args, message):
@@ -75,3 +76,25 @@ def test_it_explains_what_is_wrong_on_the_command_line(catalogue, alice, args, m
     assert result.code == 1
     assert message in result.err
     assert not Campaign.objects.filter(name="Bad").exists()
+
+
+def test_it_makes_every_campaign_pairwise_unless_told_otherwise(catalogue):
+    campaign = campaign_create(name="Default", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=1)
+    labels_only = campaign_create(name="Imported", criterion_set=None, labels_only=True)
+    assert (campaign.protocol, labels_only.protocol) == ("pairwise", "pairwise")
+
+
+@pytest.mark.parametrize("labels_only", [False, True])
+def test_it_refuses_a_protocol_that_does_not_exist(catalogue, labels_only):
+    systems = [] if labels_only else ["wikipedia", "atlas_agent"]
+    with pytest.raises(ValidationError) as caught:
+        campaign_create(name="Rated", criterion_set=catalogue, systems=systems, labels_only=labels_only, protocol="rating")
+    assert caught.value.messages == ["The protocol 'rating' is not one of: pairwise."]
+    assert Campaign.objects.count() == 0
+
+
+def test_it_refuses_a_stored_protocol_that_does_not_exist_on_full_clean(campaign):
+    campaign.protocol = "likert"
+    with pytest.raises(ValidationError) as caught:
+        campaign.full_clean()
+    assert caught.value.message_dict["protocol"] == ["protocol 'likert' is not one of: pairwise"]

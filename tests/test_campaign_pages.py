@@ -60,6 +60,20 @@ def test_it_shows_form_errors_and_creates_nothing(client, rachel, catalogue, ali
     assert not Campaign.objects.filter(name="Bad").exists()
 
 
+def test_it_refuses_an_unknown_protocol_from_the_web_form(client, rachel, catalogue):
+    client.force_login(rachel)
+    systems = System.objects.filter(key__in=["wikipedia", "quill_researcher"])
+    fields = {"name": "Rated", "criterion_set": catalogue.pk, "systems": [s.pk for s in systems], "overlap": "1"}
+    fields |= {"pair_mode": "reference", "rationale_min_length": "10", "claim_timeout_minutes": "60", "protocol": "rating"}
+    response = client.post(reverse("campaign-new"), fields)
+    assert response.status_code == 422
+    assert b"Select a valid choice. rating is not one of the available choices." in response.content
+    assert not Campaign.objects.filter(name="Rated").exists()
+    response = client.post(reverse("campaign-new"), fields | {"protocol": "pairwise"})
+    assert response.status_code == 302
+    assert Campaign.objects.get(name="Rated").protocol == "pairwise"
+
+
 def test_it_shows_progress_per_annotator_pair_and_criterion(client, rachel, alice, campaign, django_assert_max_num_queries):
     assignment_claim_next(campaign=campaign, user=alice)
     client.force_login(rachel)

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+import protocols
 from annotate.models import (
     PLACEHOLDER_SOURCE,
     Article,
@@ -66,6 +67,7 @@ def campaign_create(
     labels_only: bool = False,
     neutral_emphasis: bool = False,
     calibration_pairs: int = 0,
+    protocol: str = protocols.DEFAULT,
 ) -> Campaign:
     """Creates a campaign and its pairs. `topics=None` takes every topic that has articles.
 
@@ -82,7 +84,11 @@ def campaign_create(
     articles are refused for it rather than silently ignored. Without a
     `criterion_set` it gets an empty rubric of its own, which its imports fill
     with the criteria their rows name (`placeholders.criterion_set_for_labels`).
+
+    `protocol` is one of `protocols.NAMES`; today every campaign is pairwise.
     """
+    if problem := protocols.problem(protocol):
+        raise ValidationError([f"The {problem}."])
     if labels_only:
         unused = [
             option
@@ -113,6 +119,7 @@ def campaign_create(
             pair_mode=pair_mode,
             allow_tie=allow_tie,
             ask_overall=ask_overall,
+            protocol=protocol,
         )
     reference = reference or REFERENCE_SYSTEM
     name = name.strip()
@@ -184,6 +191,7 @@ def campaign_create(
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name,
+            protocol=protocol,
             criterion_set=criterion_set,
             reference_system=found.get(reference) or System.objects.filter(key=reference).first(),
             pair_mode=pair_mode,
@@ -246,7 +254,14 @@ def _calibration_first(order: list[int], topic_of: list[int], calibration_pairs:
 
 
 def _labels_only_create(
-    *, name: str, criterion_set: CriterionSet | None, reference: str | None, pair_mode: str, allow_tie: bool, ask_overall: bool
+    *,
+    name: str,
+    criterion_set: CriterionSet | None,
+    reference: str | None,
+    pair_mode: str,
+    allow_tie: bool,
+    ask_overall: bool,
+    protocol: str,
 ) -> Campaign:
     """The labels-only campaign of `campaign_create`.
 
@@ -270,6 +285,7 @@ def _labels_only_create(
             criterion_set = criterion_set_for_labels(campaign_name=name)
         return Campaign.objects.create(
             name=name,
+            protocol=protocol,
             criterion_set=criterion_set,
             reference_system=reference_system,
             pair_mode=pair_mode,

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+import protocols
 from annotate.selectors import campaign_design, criterion_set_latest
 from annotate.services.campaigns import campaign_create
 from common.names import REFERENCE_SYSTEM
@@ -28,6 +29,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
+        parser.add_argument("--protocol", default=protocols.DEFAULT, help=f"the annotation protocol, one of: {', '.join(protocols.NAMES)}")
         parser.add_argument(
             "--criteria",
             help="criterion set key (latest version), or KEY:VERSION; with --labels-only it may be left out: "
@@ -123,6 +125,7 @@ class Command(BaseCommand):
                 neutral_emphasis=options["neutral_emphasis"],
                 labels_only=options["labels_only"],
                 calibration_pairs=options["calibration_pairs"],
+                protocol=options["protocol"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
