@@ -217,7 +217,7 @@ def overall_save(request: Request, assignment_id: int) -> Response:
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
     labelling.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
-    return Response({"overall": assignment.overall})
+    return Response({"overall": labelling.overall_shown(assignment)})
 
 
 @extend_schema(

@@ -230,8 +230,9 @@ class Assignment(models.Model):
         REVOKED = "revoked", "Annotator removed from the campaign"
 
     class Overall(models.TextChoices):
-        LEFT = "1", "Article 1"
-        RIGHT = "2", "Article 2"
+        # By side, as labels are (protocols.pairwise): the page shows it by position.
+        A = "a", "Article A"
+        B = "b", "Article B"
         TIE = "tie", "Tie"
         BOTH_BAD = "both_bad", "Both bad"
 

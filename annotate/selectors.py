@@ -19,6 +19,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+import protocols
 from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, shorten
 from annotate.design import Design
 from annotate.models import (
@@ -226,6 +227,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
     """
     pair = assignment.pair
     campaign = pair.campaign
+    protocol = protocols.get(campaign.protocol)
     rules = Rules.of(campaign)
     by_side = {SIDE_A: pair.article_a, SIDE_B: pair.article_b}
     shown = {position: by_side[side_of(position, assignment.a_first)] for position in POSITIONS}
@@ -278,7 +280,8 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "gaps": gaps,
         "first_open": gaps[0].anchor if gaps else "",
         "spans": spans,
-        "overall_choices": Assignment.Overall.choices,
+        "overall_choices": protocol.OVERALL_CHOICES,
+        "overall": protocol.shown_overall(assignment.overall, a_first=assignment.a_first),
     }
 
 

@@ -150,8 +150,8 @@ class AssignmentPageSerializer(serializers.Serializer):
         return {"done": page["done"], "total": page["total"]}
 
     def get_overall(self, page: dict) -> str | None:
-        # Assignment.overall is stored by position already ("1", "2", "tie", "both_bad").
-        return page["assignment"].overall if page["campaign"].ask_overall else None
+        # Shown by position ("1", "2", "tie", "both_bad"), as the annotator chose it.
+        return page["overall"] if page["campaign"].ask_overall else None
 
 
 # --- researchers ------------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from annotate.models import Criterion, Label, LabelChange
+from annotate.services.labelling import overall_shown
 from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page, start_next_pair, wait_saved  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -70,7 +71,7 @@ def test_it_reports_saved_when_the_overall_answer_was_stored_but_its_reply_lost(
     page.locator("#overall input[name=overall][value='2']").click()
     page.wait_for_function("() => window.__inflight === 0")
     assignment.refresh_from_db()
-    assert assignment.overall == "2"
+    assert overall_shown(assignment) == "2"
 
     wait_saved(page, "overall")
     statuses = page.evaluate("() => window.__statuses")

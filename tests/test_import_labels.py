@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span, System
 from annotate.rendering import plain_text
 from annotate.services.campaigns import campaign_create
+from annotate.services.labelling import overall_shown
 from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from common.names import NAME_RULE
 from tests.helpers import run
@@ -339,7 +340,8 @@ def test_it_imports_overall_answers_and_spans_beside_the_labels(demo_campaign, t
 
     assert result.code == 0, result.err
     overall = dict(Assignment.objects.values_list("annotator__username", "overall"))
-    assert overall == {"r1": "2", "r2": "1", "r3": "both_bad"}
+    # atlas_agent, article B of the pair, whichever side it was shown on (second to r1, first to r2).
+    assert overall == {"r1": "b", "r2": "b", "r3": "both_bad"}
     assert "overall: 3 new, 0 updated, 0 unchanged" in result.out
     spans = Span.objects.filter(assignment__annotator__username="r1").order_by("polarity")
     assert [(s.article.system.key, s.start, s.end, s.polarity) for s in spans] == [("atlas_agent", 0, 6, -1), ("atlas_agent", 0, 6, 1)]
@@ -419,7 +421,8 @@ def test_it_keeps_a_stored_overall_answer_on_the_same_article_when_the_order_fli
     assert result.code == 0, result.err
     assignment.refresh_from_db()
     assert not assignment.a_first
-    assert assignment.overall == "1"  # still the non-reference article, now shown on the left
+    assert assignment.overall == "b"  # still the non-reference article, now shown on the left
+    assert overall_shown(assignment) == "1"
     assert assignment.labels.get(criterion__key="ww_cc_1").winner == Label.Winner.A
 
 
@@ -502,4 +505,4 @@ def test_it_checks_overall_answers_against_a_stored_assignment(demo_campaign, tm
     assert result.code == 0, result.err
     assert "overall: 0 new, 1 updated, 0 unchanged" in result.out
     assignment.refresh_from_db()
-    assert assignment.overall == "2"
+    assert assignment.overall == "a"  # the reference article, shown second

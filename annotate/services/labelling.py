@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+import protocols
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, sentence
 from annotate.models import Assignment, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
@@ -141,15 +142,24 @@ def label_save(
     return SaveResult(label, True)
 
 
+def overall_shown(assignment: Assignment) -> str:
+    """The overall answer as the annotator sees it (by position); "" when there is none."""
+    protocol = protocols.get(assignment.pair.campaign.protocol)
+    return protocol.shown_overall(assignment.overall, a_first=assignment.a_first)
+
+
 def overall_save(*, assignment: Assignment, user: User, value: str, now: datetime | None = None) -> None:
     now = now or timezone.now()
     _editable(assignment)
     if not assignment.pair.campaign.ask_overall:
         raise ValidationError(["This campaign does not ask for an overall preference."])
-    if value not in Assignment.Overall.values and value != "":
-        raise ValidationError(["Choose Article 1, Article 2, Tie or Both bad."])
+    protocol = protocols.get(assignment.pair.campaign.protocol)
+    if problems := protocol.overall_problems(value):
+        raise ValidationError(problems)
     with transaction.atomic():
         _lock_for_change(assignment, now)
+        # Stored by side, so that it names the same article whatever the order shown.
+        value = protocol.stored_overall(value, a_first=assignment.a_first)
         if value == assignment.overall:
             return
         if value == "" and assignment.status == Assignment.Status.SUBMITTED:

@@ -12,8 +12,8 @@ from datetime import datetime
 from annotate.models import Assignment, LabelChange, Span
 from annotate.services.labelling import MAX_COMMENT
 from calibration.interchange.formats import POLARITIES, RowsFile, time_field
-from calibration.interchange.targets import Context, Target
-from protocols.pairwise import BOTH_BAD, FIRST, SECOND, TIE
+from calibration.interchange.targets import Context, Target, canonical
+from protocols.pairwise import BOTH_BAD, TIE, side_for_system
 
 # Offsets: 18 digits are far beyond any article, and int() of thousands of digits raises.
 DIGITS = re.compile(r"[0-9]{1,18}")
@@ -46,14 +46,8 @@ def overall_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[d
         if not context.campaign.ask_overall:
             errors.append("this campaign does not ask for an overall preference")
         value = values["overall"]
-        # Stored by the position the rater saw.
-        positional = {
-            values["left_system"]: FIRST,
-            values["right_system"]: SECOND,
-            TIE: TIE,
-            BOTH_BAD: BOTH_BAD,
-        }.get(value)
-        if positional is None or value == "":
+        known = value in (values["left_system"], values["right_system"], TIE, BOTH_BAD)
+        if not known or value == "":
             errors.append(f"overall '{value}' must be left_system, right_system, {TIE} or {BOTH_BAD}")
         if target is not None:
             _order_matches(context, plans, target, errors, "an overall answer")
@@ -63,7 +57,10 @@ def overall_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[d
             bad += [(line, message) for message in errors]
             continue
         seen[target.key] = line
-        wanted[target.key] = (target, positional)
+        # Stored by side, as labels are: the same article whatever the order it was shown in.
+        article_a, article_b = canonical(context, target)
+        side = value if value in (TIE, BOTH_BAD) else side_for_system(value, article_a.system.key, article_b.system.key)
+        wanted[target.key] = (target, side)
     return wanted, bad
 
 
@@ -146,7 +143,7 @@ def overall_write(
     tally: dict[str, int],
     now: datetime,
 ) -> None:
-    """Stores the overall answers by position, counting them in `tally` (new, updated, unchanged)."""
+    """Stores the overall answers by side, counting them in `tally` (new, updated, unchanged)."""
     for target, value in wanted.values():
         assignment = _assignment_for(context, target, assignments)
         if assignment.overall == value:

@@ -16,7 +16,7 @@ from calibration.interchange.formats import (
     iso,
 )
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
-from protocols.pairwise import POSITIONS, TIE, position_of, side_of, system_of
+from protocols.pairwise import SIDES, TIE, position_of, system_of
 
 _ASSIGNMENT_JOINS = (
     "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",
@@ -179,10 +179,10 @@ def overall_rows(campaign: Campaign) -> list[dict]:
     assignments = Assignment.objects.filter(pair__campaign=campaign).exclude(overall="").select_related(*_ASSIGNMENT_JOINS)
     rows = []
     for assignment in sorted(assignments, key=_order):
-        # Stored by the position the rater saw; tie and both_bad are kept as they are.
+        # Stored by side; tie and both_bad are kept as they are.
         overall = assignment.overall
-        if overall in POSITIONS:
-            overall = system_of(side_of(overall, assignment.a_first), *_systems(assignment))
+        if overall in SIDES:
+            overall = system_of(overall, *_systems(assignment))
         rows.append({**_head(assignment), "rater_kind": HUMAN, "overall": overall})
     return rows
 

@@ -40,7 +40,6 @@ from calibration.interchange.targets import (
     verdict_check,
 )
 from protocols.pairwise import side_for_system
-from protocols.pairwise.words import swapped
 
 # Rows per INSERT and objects held before writing them.
 BATCH = 2000
@@ -324,9 +323,7 @@ def _write_assignments(context: Context, plans: dict, report: ImportReport, now:
             updated = []
             if assignment.a_first != a_first:
                 assignment.a_first = a_first
-                # The overall answer is stored by position: keep it naming the same article.
-                assignment.overall = swapped(assignment.overall)
-                updated += ["a_first", "overall"]
+                updated.append("a_first")
             if assignment.order_known != plan.order_known:
                 assignment.order_known = plan.order_known
                 updated.append("order_known")

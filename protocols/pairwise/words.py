@@ -50,8 +50,3 @@ def side_for_system(system: str, system_a: str, system_b: str) -> str:
     if system == system_b:
         return SIDE_B
     raise ValueError(f"{system!r} is neither {system_a!r} nor {system_b!r}")
-
-
-def swapped(position: str) -> str:
-    """The other position ("1" <-> "2"); anything else is returned as it is."""
-    return {FIRST: SECOND, SECOND: FIRST}.get(position, position)
