@@ -35,7 +35,7 @@ from annotate.serializers import (
     criterion_row,
     error_messages,
 )
-from annotate.services import claims, labelling
+from annotate.services import answers, claims, labelling
 
 
 class Pages(PageNumberPagination):
@@ -193,12 +193,12 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     body = LabelInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    result = labelling.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
+    result = answers.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
     label = result.label
     row = criterion_row(
         criterion=criterion,
         category_key=criterion.category.key,
-        position=labelling.position_from_winner(assignment, label.winner),
+        position=answers.position_from_winner(assignment, label.winner),
         rationale=label.rationale,
         saved_at=label.saved_at if label.pk else None,
     )
@@ -216,8 +216,8 @@ def overall_save(request: Request, assignment_id: int) -> Response:
     body = OverallInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    labelling.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
-    return Response({"overall": labelling.overall_shown(assignment)})
+    answers.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
+    return Response({"overall": answers.overall_shown(assignment)})
 
 
 @extend_schema(

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate import selectors
 from annotate.models import Campaign, Criterion, Topic
 from annotate.removal import removed_segments
-from annotate.services import campaigns, claims, labelling
+from annotate.services import answers, campaigns, claims, labelling
 from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
@@ -124,7 +124,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     criterion = get_object_or_404(Criterion, criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key)
     try:
-        result = labelling.label_save(
+        result = answers.label_save(
             assignment=assignment,
             criterion=criterion,
             user=request.user,
@@ -153,7 +153,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
 def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     try:
-        labelling.overall_save(assignment=assignment, user=request.user, value=request.POST.get("overall", ""))
+        answers.overall_save(assignment=assignment, user=request.user, value=request.POST.get("overall", ""))
     except ValidationError as exc:
         if request.htmx:
             return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)

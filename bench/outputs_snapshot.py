@@ -53,7 +53,8 @@ from django.utils import timezone
 from datetime import datetime, UTC, timedelta
 from annotate.models import Campaign
 from annotate.services.claims import assignment_claim_next, assignment_open
-from annotate.services.labelling import label_save, overall_save, assignment_submit
+from annotate.services.labelling import assignment_submit
+from annotate.services.answers import label_save, overall_save
 
 call_command("load_demo", stdout=io.StringIO())
 campaign = Campaign.objects.get(name="Demo campaign")

@@ -4,7 +4,8 @@ A protocol is one module (or package) registered in `protocols.REGISTRY`. It say
 
 - what an item is: ``ARTICLES`` (1 or 2 articles per item);
 - what an answer is, and how it is validated, stored and shown: ``answer_problems``
-  (what is wrong with an answer as the rater gave it), ``stored_answer`` and
+  (what is wrong with an answer as the rater gave it), ``outcome_problems`` (the same for an
+  answer given as exports give it, in an imported file), ``stored_answer`` and
   ``shown_answer`` (as stored / as the rater sees it, given the order shown), and the
   same for the item's overall answer (``OVERALL_CHOICES``, ``overall_problems``,
   ``stored_overall``, ``shown_overall``);
@@ -27,6 +28,7 @@ REQUIRED = (
     "NAME",
     "ARTICLES",
     "answer_problems",
+    "outcome_problems",
     "stored_answer",
     "shown_answer",
     "OVERALL_CHOICES",

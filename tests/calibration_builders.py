@@ -15,9 +15,10 @@ import pytest
 
 from annotate.models import Assignment, Campaign, Criterion, CriterionSet, Pair
 from annotate.services import articles_import, criterion_set_import
+from annotate.services.answers import label_save, position_from_winner
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save, position_from_winner
+from annotate.services.labelling import assignment_submit
 from annotate.sources import ArticleRecord, Batch, CategoryRecord, CriterionRecord, RubricRecord, SystemRecord
 from calibration import metrics as M
 from calibration import selectors

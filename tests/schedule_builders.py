@@ -9,8 +9,9 @@ from django.db import connections
 
 from annotate.models import Criterion
 from annotate.services import articles_import
+from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save
+from annotate.services.labelling import assignment_submit
 from annotate.sources import ArticleRecord, Batch, SystemRecord
 from tests.calibration_builders import tiny_rubric
 

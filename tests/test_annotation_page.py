@@ -6,9 +6,9 @@ from django.urls import reverse
 
 from annotate.answers import shorten
 from annotate.models import Article, Assignment, Criterion, Label, LabelChange, System
+from annotate.services.answers import label_save
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import label_save
 
 pytestmark = pytest.mark.django_db
 

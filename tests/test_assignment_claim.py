@@ -81,7 +81,8 @@ def test_it_draws_both_orders(catalogue, django_user_model):
 def test_it_resumes_an_expired_claim_with_its_work_when_the_annotator_comes_back(catalogue, alice):
     from annotate.models import Criterion, Label, LabelChange
     from annotate.rendering import plain_text
-    from annotate.services.labelling import label_save, span_add
+    from annotate.services.answers import label_save
+    from annotate.services.labelling import span_add
 
     campaign = campaign_create(
         name="Come back", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=2, overlap=1, claim_timeout_minutes=30

@@ -14,8 +14,8 @@ from django.urls import Resolver404, resolve, reverse
 from rest_framework.test import APIClient
 
 from annotate.models import Campaign, Criterion, Label, LabelChange, Span, System
+from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import label_save
 from common.storable import MAX_JSON_DEPTH, form_problem, json_problem, text_problem
 
 KEY = "ww_cc_1"

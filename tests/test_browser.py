@@ -17,7 +17,7 @@ from django.core.management import call_command
 from playwright.sync_api import sync_playwright  # a dev dependency: missing, the module fails to import
 
 from annotate.models import Assignment, Criterion, Label
-from annotate.services.labelling import overall_shown
+from annotate.services.answers import overall_shown
 from calibration.interchange import label_rows
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls made here are still synchronous.

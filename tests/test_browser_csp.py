@@ -15,8 +15,9 @@ import pytest
 from django.core.management import call_command
 
 from annotate.models import Campaign, Criterion, Topic
+from annotate.services.answers import label_save, overall_save
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save, overall_save
+from annotate.services.labelling import assignment_submit
 from calibration import charts
 from tests.test_browser import CHROMIUM, INFLIGHT_SCRIPT, TIMEOUT_MS, browser  # noqa: F401 (fixture)
 

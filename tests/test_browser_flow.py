@@ -18,7 +18,8 @@ from django.contrib.auth.models import User
 from annotate.answers import shorten
 from annotate.models import Assignment, Campaign, Criterion, Label, Span
 from annotate.rendering import plain_text
-from annotate.services.labelling import assignment_submit, label_save, overall_save, span_add
+from annotate.services.answers import label_save, overall_save
+from annotate.services.labelling import assignment_submit, span_add
 from tests.test_browser import (  # noqa: F401 (fixtures)
     CHROMIUM,
     INFLIGHT_SCRIPT,

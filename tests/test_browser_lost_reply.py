@@ -10,7 +10,7 @@ import re
 import pytest
 
 from annotate.models import Criterion, Label, LabelChange
-from annotate.services.labelling import overall_shown
+from annotate.services.answers import overall_shown
 from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page, start_next_pair, wait_saved  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")

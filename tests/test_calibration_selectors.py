@@ -5,8 +5,8 @@ from decimal import Decimal
 import pytest
 
 from annotate.models import Criterion
+from annotate.services.answers import label_save, position_from_winner
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import label_save, position_from_winner
 from calibration import selectors
 from calibration.metrics import LabelRow
 from judges.models import JudgeUnit

@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 
 from annotate.models import Assignment, Criterion, Label, LabelChange
 from annotate.selectors import can_annotate
+from annotate.services.answers import label_save
 from annotate.services.campaigns import (
     campaign_annotator_remove,
     campaign_annotators_add,
@@ -13,7 +14,6 @@ from annotate.services.campaigns import (
     campaign_set_open,
 )
 from annotate.services.claims import CAMPAIGN_CLOSED, assignment_claim_next
-from annotate.services.labelling import label_save
 
 pytestmark = pytest.mark.django_db
 

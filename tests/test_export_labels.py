@@ -8,13 +8,9 @@ from django.contrib.auth.models import User
 
 from annotate.models import Assignment, Campaign, Label
 from annotate.rendering import plain_text
+from annotate.services.answers import label_save, overall_save
 from annotate.services.claims import assignment_claim_next, assignment_open
-from annotate.services.labelling import (
-    assignment_submit,
-    label_save,
-    overall_save,
-    span_add,
-)
+from annotate.services.labelling import assignment_submit, span_add
 from calibration.interchange import label_rows
 from tests.helpers import run
 

@@ -6,9 +6,10 @@ import pytest
 from django.urls import reverse
 
 from annotate.models import Criterion
+from annotate.services.answers import label_save
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save
+from annotate.services.labelling import assignment_submit
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ from django.contrib.auth.models import User
 
 from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span, System
 from annotate.rendering import plain_text
+from annotate.services.answers import overall_shown
 from annotate.services.campaigns import campaign_create
-from annotate.services.labelling import overall_shown
 from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from common.names import NAME_RULE
 from tests.helpers import run

@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from annotate import selectors
 from annotate.models import Criterion
+from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import label_save
 
 pytestmark = pytest.mark.django_db
 

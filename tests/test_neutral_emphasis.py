@@ -9,9 +9,10 @@ from django.urls import reverse
 
 from annotate.models import Campaign, System
 from annotate.rendering import plain_text
+from annotate.services.answers import label_save, overall_save
 from annotate.services.campaigns import campaign_create, campaign_set_neutral_emphasis
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import label_save, overall_save, span_add
+from annotate.services.labelling import span_add
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db

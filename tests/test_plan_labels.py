@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from annotate.models import Assignment, Criterion, Pair
+from annotate.services.answers import label_save, position_from_winner
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save, position_from_winner
+from annotate.services.labelling import assignment_submit
 from calibration import metrics as M
 from calibration import selectors
 from calibration.metrics import planning

@@ -8,8 +8,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotate.models import Assignment, Criterion
+from annotate.services.answers import label_save, position_from_winner
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save, position_from_winner
+from annotate.services.labelling import assignment_submit
 from tests.calibration_builders import ATLAS, QUILL, by_criterion, hand_campaign, judge_rows, pair_of
 
 pytestmark = pytest.mark.django_db

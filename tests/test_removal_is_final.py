@@ -13,9 +13,10 @@ from rest_framework.test import APIClient
 from annotate.models import Assignment, Criterion, Label, LabelChange, Span
 from annotate.rendering import plain_text
 from annotate.selectors import REMOVED_FROM_CAMPAIGN
+from annotate.services.answers import label_save, overall_save
 from annotate.services.campaigns import campaign_annotator_remove, campaign_create
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import assignment_submit, label_save, overall_save, span_add
+from annotate.services.labelling import assignment_submit, span_add
 from calibration.interchange import REMOVED_COLUMN, label_rows, overall_rows, span_rows
 from protocols.pairwise import FIRST, SIDE_A, side_of
 

@@ -3,7 +3,9 @@
 - `catalogue`: importing topics, systems, articles and rubrics;
 - `campaigns`: creating a campaign, opening and closing it, adding and removing its annotators;
 - `claims`: handing out the next pair, expiring idle claims, opening an assignment;
-- `labelling`: saving labels, the overall answer and passages, and submitting;
+- `answers`: the answer service, the one path for every human answer (page, API and imports,
+  one by one or in bulk), checked by the campaign's protocol, with one audit trail;
+- `labelling`: what blocks submission, submitting, and marked passages;
 - `placeholders`: the topics, systems and text-less articles of labels-only
   campaigns, planned while their labels are checked and saved in bulk.
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from annotate.models import Assignment, LabelChange, Span
+from annotate.models import Assignment, Span
+from annotate.services.answers import imported_overall_problems, overall_import
 from annotate.services.labelling import MAX_COMMENT
 from calibration.interchange.formats import POLARITIES, RowsFile, time_field
 from calibration.interchange.targets import Context, Target, canonical
@@ -43,8 +44,7 @@ def overall_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[d
     for line, values in rows_file.rows:
         errors: list[str] = []
         target = context.resolve(values, errors)
-        if not context.campaign.ask_overall:
-            errors.append("this campaign does not ask for an overall preference")
+        errors += imported_overall_problems(campaign=context.campaign)
         value = values["overall"]
         known = value in (values["left_system"], values["right_system"], TIE, BOTH_BAD)
         if not known or value == "":
@@ -143,23 +143,9 @@ def overall_write(
     tally: dict[str, int],
     now: datetime,
 ) -> None:
-    """Stores the overall answers by side, counting them in `tally` (new, updated, unchanged)."""
-    for target, value in wanted.values():
-        assignment = _assignment_for(context, target, assignments)
-        if assignment.overall == value:
-            tally["unchanged"] += 1
-            continue
-        tally["new" if assignment.overall == "" else "updated"] += 1
-        LabelChange.objects.create(
-            assignment=assignment,
-            field="overall",
-            old_value=assignment.overall,
-            new_value=value,
-            changed_by=assignment.annotator,
-            changed_at=now,
-        )
-        Assignment.objects.filter(pk=assignment.pk).update(overall=value)
-        assignment.overall = value
+    """Stores the overall answers (by side) through the answer service, counting them in `tally` (new, updated, unchanged)."""
+    answers = [(_assignment_for(context, target, assignments), value) for target, value in wanted.values()]
+    overall_import(answers=answers, tally=tally, now=now)
 
 
 def spans_write(*, context: Context, wanted: list, assignments: dict, tally: dict[str, int]) -> None:

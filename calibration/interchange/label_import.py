@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.bulk import rows_insert
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
+from annotate.models import Campaign, Criterion
+from annotate.services.answers import ImportedWork, answers_import
 from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
 from calibration.interchange.companions import (
@@ -31,7 +31,6 @@ from calibration.interchange.judge_rows import (
     judge_rows_write,
 )
 from calibration.interchange.targets import (
-    CHUNK,
     Context,
     Target,
     canonical,
@@ -41,7 +40,7 @@ from calibration.interchange.targets import (
 )
 from protocols.pairwise import side_for_system
 
-# Rows per INSERT and objects held before writing them.
+# Accounts per INSERT.
 BATCH = 2000
 
 
@@ -175,8 +174,7 @@ def labels_import(
                 for criterion, *_ in rows
             )
         report.pairs_created += pairs_ensure(context, _targets(plans, judge_plans, {}))
-        assignments = _write_assignments(context, plans, report, now)
-        _write_labels(plans, assignments, report, now)
+        assignments = _write_answers(context, plans, report, now)
         if wanted_overall:
             overall_write(
                 context=context,
@@ -272,7 +270,8 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
 # --- writing -------------------------------------------------------------------
 
 
-def _write_assignments(context: Context, plans: dict, report: ImportReport, now: datetime) -> dict:
+def _write_answers(context: Context, plans: dict, report: ImportReport, now: datetime) -> dict:
+    """Creates the raters' accounts and the pairs, then hands the work to the answer service."""
     raters = sorted({plan.target.rater for plan in plans.values()} - set(context.users))
     # As create_user(password=None, is_active=False) makes them, in bulk: inactive, no usable password.
     # The names are in normal form already (the rows were checked): they are stored as written.
@@ -282,139 +281,27 @@ def _write_assignments(context: Context, plans: dict, report: ImportReport, now:
     User.objects.bulk_create(users, batch_size=BATCH)
     context.users.update(zip(raters, users))
     report.raters_created += len(users)
-    assignments: dict[tuple, Assignment] = {}
-    new_assignments: list[Assignment] = []
-    changes: list[LabelChange] = []
+    work = []
     for key, plan in plans.items():
         target, user = plan.target, context.users[plan.target.rater]
         pair, created = pair_ensure(context, target)
         report.pairs_created += created
-        a_first = target.left.id == pair.article_a_id
-        times = [saved_at for *_, saved_at in plan.labels if saved_at is not None]
-        last_saved = max(times) if times else None
-        assignment = context.assignments.get((pair.id, user.id))
-        if assignment is None:
-            # Times the file does not give stay empty (the export gives them back empty), except the
-            # last activity, which every assignment has: the last save, else the start, else now.
-            assignment = Assignment(
-                pair=pair,
-                annotator=user,
-                a_first=a_first,
+        work.append(
+            ImportedWork(
+                key=key,
+                pair_id=pair.id,
+                annotator_id=user.id,
+                a_first=target.left.id == pair.article_a_id,
                 order_known=plan.order_known,
-                status=Assignment.Status.SUBMITTED,
-                claimed_at=plan.started_at,
-                first_opened_at=plan.started_at,
-                last_activity_at=last_saved or plan.started_at or now,
-                submitted_at=last_saved,
+                started_at=plan.started_at,
+                stored=context.assignments.get((pair.id, user.id)),
+                labels=[(criterion.id, side, rationale, saved_at) for criterion, side, rationale, saved_at in plan.labels],
             )
-            new_assignments.append(assignment)
-            changes.append(
-                LabelChange(
-                    assignment=assignment,
-                    field="status",
-                    old_value="",
-                    new_value=assignment.status,
-                    changed_by=user,
-                    changed_at=now,
-                )
-            )
-            report.assignments["new"] += 1
-        else:
-            updated = []
-            if assignment.a_first != a_first:
-                assignment.a_first = a_first
-                updated.append("a_first")
-            if assignment.order_known != plan.order_known:
-                assignment.order_known = plan.order_known
-                updated.append("order_known")
-            if assignment.status != Assignment.Status.SUBMITTED:
-                changes.append(
-                    LabelChange(
-                        assignment=assignment,
-                        field="status",
-                        old_value=assignment.status,
-                        new_value=Assignment.Status.SUBMITTED,
-                        changed_by=user,
-                        changed_at=now,
-                    )
-                )
-                assignment.status = Assignment.Status.SUBMITTED
-                updated.append("status")
-            if plan.started_at is not None and assignment.first_opened_at != plan.started_at:
-                assignment.first_opened_at = plan.started_at
-                updated.append("first_opened_at")
-            if last_saved is not None and (assignment.submitted_at is None or assignment.submitted_at < last_saved):
-                assignment.submitted_at = last_saved
-                updated.append("submitted_at")
-            if last_saved is not None and assignment.last_activity_at < last_saved:
-                assignment.last_activity_at = last_saved
-                updated.append("last_activity_at")
-            if updated:
-                assignment.save(update_fields=updated)
-                report.assignments["updated"] += 1
-            else:
-                report.assignments["unchanged"] += 1
-        assignments[key] = assignment
-        context.assignments[pair.id, user.id] = assignment
-    Assignment.objects.bulk_create(new_assignments, batch_size=BATCH)
-    LabelChange.objects.bulk_create(changes, batch_size=BATCH)
-    return assignments
-
-
-LABEL_FIELDS = ("assignment", "criterion", "winner", "rationale", "created_at", "saved_at")
-CHANGE_FIELDS = ("assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at")
-
-
-class _Buffer:
-    """Rows or objects written in batches of BATCH, so that a big import never holds them all."""
-
-    def __init__(self, write) -> None:
-        self.write, self.items, self.total = write, [], 0
-
-    def add(self, item) -> None:
-        self.items.append(item)
-        if len(self.items) >= BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.items:
-            self.write(self.items)
-            self.total += len(self.items)
-            self.items = []
-
-
-def _write_labels(plans: dict, assignments: dict, report: ImportReport, now: datetime) -> None:
-    ids = sorted(a.id for a in assignments.values() if a.id is not None)
-    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at).
-    stored = {
-        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at)
-        # In slices: SQLite takes at most 32,766 values in one statement.
-        for start in range(0, len(ids), CHUNK)
-        for label_id, assignment_id, criterion_id, winner, rationale, saved_at in Label.objects.filter(
-            assignment_id__in=ids[start : start + CHUNK]
-        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at")
-    }
-    new = _Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
-    changed = _Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "rationale", "saved_at"]))
-    changes = _Buffer(lambda rows: rows_insert(LabelChange, CHANGE_FIELDS, rows))
-    for key, plan in plans.items():
-        assignment = assignments[key]
-        for criterion, winner, rationale, saved_at in plan.labels:
-            old = stored.get((assignment.id, criterion.id))
-            if old is None:
-                old_winner = old_rationale = ""
-                # Created when it was saved, or now if the file does not say when.
-                new.add((assignment.id, criterion.id, winner, rationale, saved_at or now, saved_at))
-            else:
-                label_id, old_winner, old_rationale, old_saved = old
-                if (old_winner, old_rationale, old_saved) == (winner, rationale, saved_at):
-                    report.labels["unchanged"] += 1
-                    continue
-                changed.add(Label(id=label_id, winner=winner, rationale=rationale, saved_at=saved_at))
-            for name, before, after in (("winner", old_winner, winner), ("rationale", old_rationale, rationale)):
-                if before != after:
-                    changes.add((assignment.id, criterion.id, name, before, after, assignment.annotator_id, now))
-    for buffer in (new, changed, changes):
-        buffer.flush()
-    report.labels["new"] += new.total
-    report.labels["updated"] += changed.total
+        )
+    imported = answers_import(work=work, now=now)
+    for what, counts in ((report.assignments, imported.assignment_tally), (report.labels, imported.label_tally)):
+        for name, n in counts.items():
+            what[name] += n
+    for assignment in imported.assignments.values():
+        context.assignments[assignment.pair_id, assignment.annotator_id] = assignment
+    return imported.assignments

@@ -18,7 +18,7 @@ from django.db.models import Max
 
 from annotate.models import Article, Assignment, Campaign, Criterion, Pair, System, Topic
 from annotate.rendering import plain_text
-from annotate.services.labelling import MAX_RATIONALE
+from annotate.services.answers import imported_answer_problems
 from annotate.services.placeholders import (
     NewCriteria,
     Placeholders,
@@ -312,10 +312,7 @@ def verdict_check(campaign: Campaign, values: dict[str, str], errors: list[str],
     """Problems of a row's winner (when it has one) and rationale, human or judge row alike:
     the winner is a system shown or a tie the campaign allows, and the rationale fits."""
     winner = values["winner_system"] if check_winner else ""
-    if winner == TIE:
-        if not campaign.allow_tie:
-            errors.append("this campaign does not allow ties")
-    elif winner and winner not in (values["left_system"], values["right_system"]):
+    if winner and winner != TIE and winner not in (values["left_system"], values["right_system"]):
         errors.append(f"winner_system '{winner}' is neither left_system, right_system nor tie")
-    if len(values["rationale"]) > MAX_RATIONALE:
-        errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
+    # The campaign's rules (ties, what a rationale may hold) are the answer service's.
+    errors += imported_answer_problems(campaign=campaign, outcome=winner, rationale=values["rationale"])

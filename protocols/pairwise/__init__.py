@@ -36,6 +36,7 @@ __all__ = [
     "AGREEMENT_STATISTICS",
     "OVERALL_CHOICES",
     "answer_problems",
+    "outcome_problems",
     "stored_answer",
     "shown_answer",
     "overall_problems",
@@ -78,9 +79,9 @@ def answer_problems(shown: str, *, allow_tie: bool) -> list[str]:
     return []
 
 
-def stored_problems(side: str, *, allow_tie: bool) -> list[str]:
-    """What is wrong with a winner given by side (an imported answer), as short phrases."""
-    if side == TIE and not allow_tie:
+def outcome_problems(outcome: str, *, allow_tie: bool) -> list[str]:
+    """What is wrong with a winner given as exports give it (a system key or TIE; an imported answer), as short phrases."""
+    if outcome == TIE and not allow_tie:
         return ["this campaign does not allow ties"]
     return []
 

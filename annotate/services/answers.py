@@ -1,0 +1,404 @@
+"""The answer service: every human answer is written here, one path for all of them.
+
+An answer comes from the annotation page (htmx or a plain form), from the JSON API, or from a
+labels file (`calibration.interchange`), one at a time or in bulk. Each is checked by the
+campaign's protocol (`protocols.get(campaign.protocol)`), stored as the protocol stores it
+(pairwise: by side, "a" or "b"), and each change is recorded once in the audit trail
+(`LabelChange`), by `AuditTrail`.
+
+- `label_save`, `overall_save`: one answer, typed by an annotator, under the assignment's row lock;
+- `answers_import`, `overall_import`: imported work, in bulk (hundreds of thousands of labels);
+- `answer_problems`, `imported_answer_problems`, `imported_overall_problems`: the checks, in the
+  words of each source (the page speaks of Article 1 and 2, a labels file of its columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+import protocols
+from annotate.answers import Rules, criterion_problems, sentence
+from annotate.bulk import rows_insert
+from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
+from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
+
+MAX_RATIONALE = 5000
+# Rows per INSERT, and rows held before writing them.
+BATCH = 2000
+# SQLite takes at most 32,766 values in one statement: stored labels are read in slices.
+CHUNK = 30_000
+CHANGE_FIELDS = ("assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at")
+LABEL_FIELDS = ("assignment", "criterion", "winner", "rationale", "created_at", "saved_at")
+
+
+class Buffer:
+    """Rows or objects written in batches of BATCH, so that a big import never holds them all."""
+
+    def __init__(self, write) -> None:
+        self.write, self.items, self.total = write, [], 0
+
+    def add(self, item) -> None:
+        self.items.append(item)
+        if len(self.items) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            self.write(self.items)
+            self.total += len(self.items)
+            self.items = []
+
+
+class AuditTrail(Buffer):
+    """The audit trail of answers: one row per changed field (winner, rationale, overall, status)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda rows: rows_insert(LabelChange, CHANGE_FIELDS, rows))
+
+    def record(self, *, assignment_id: int, criterion_id: int | None, name: str, before: str, after: str, by: int, at: datetime) -> None:
+        self.add((assignment_id, criterion_id, name, before, after, by, at))
+
+
+def _label_changes(old: tuple[str, str], new: tuple[str, str]) -> list[tuple[str, str, str]]:
+    """(field, before, after) for each of a label's winner and rationale that changes."""
+    return [(name, before, after) for name, before, after in zip(("winner", "rationale"), old, new) if before != after]
+
+
+# --- checking ----------------------------------------------------------------------------
+
+
+def answer_problems(*, campaign: Campaign, criterion: Criterion, position: str | None, rationale: str | None) -> list[str]:
+    """What is wrong with an answer typed on the page or sent to the API (None: not given), as sentences."""
+    errors = []
+    if criterion.criterion_set_id != campaign.criterion_set_id:
+        errors.append("This criterion does not belong to the campaign's rubric.")
+    if position is not None:
+        errors += protocols.get(campaign.protocol).answer_problems(position, allow_tie=campaign.allow_tie)
+    if rationale is not None and len(rationale) > MAX_RATIONALE:
+        errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
+    return errors
+
+
+def imported_answer_problems(*, campaign: Campaign, outcome: str, rationale: str) -> list[str]:
+    """What is wrong with an imported answer, given as exports give it (a system key or a tie; "" for none).
+
+    The campaign's rationale rules are not applied to imported work (external raters may not
+    write rationales); only what the database can hold is.
+    """
+    errors = list(protocols.get(campaign.protocol).outcome_problems(outcome, allow_tie=campaign.allow_tie))
+    if len(rationale) > MAX_RATIONALE:
+        errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
+    return errors
+
+
+def imported_overall_problems(*, campaign: Campaign) -> list[str]:
+    """What keeps a campaign from taking imported overall answers."""
+    return [] if campaign.ask_overall else ["this campaign does not ask for an overall preference"]
+
+
+# --- one answer at a time ------------------------------------------------------------------
+
+
+def assignment_check_editable(assignment: Assignment) -> None:
+    """Refuses a change to revoked, closed or expired work."""
+    if assignment.status == Assignment.Status.REVOKED:
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
+    if not assignment.pair.campaign.is_open:
+        raise ValidationError(["This campaign is closed; its labels can no longer be changed."])
+    if assignment.status == Assignment.Status.EXPIRED:
+        raise ValidationError(["This claim expired and went back to the pool; open your queue to continue."])
+
+
+def assignment_lock_for_change(assignment: Assignment, now: datetime) -> None:
+    """Locks the assignment row until the transaction ends and checks, on its current state, that it may change.
+
+    Every write to one assignment passes here, so two tabs saving at once are
+    serialized: the last write wins and each change reaches the audit trail.
+    The lock is taken by recording the activity (an UPDATE locks the row on
+    both databases), which saves a save one round trip to the database.
+
+    Whether the annotator was removed from the campaign is read under the lock
+    too: `campaign_annotator_remove` locks every assignment of theirs, submitted
+    ones included, so a save under way commits before the removal does, and a
+    save that comes after finds them on the removed list.
+    """
+    if not Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now):
+        raise PermissionDenied("This assignment no longer exists.")
+    assignment.status, assignment.overall, removed = (
+        Assignment.objects.filter(pk=assignment.pk)
+        .annotate(removed=removed_from_campaign())
+        .values_list("status", "overall", "removed")
+        .get()
+    )
+    assignment.last_activity_at = now
+    if removed:
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
+    assignment_check_editable(assignment)
+
+
+def position_from_winner(assignment: Assignment, winner: str) -> str:
+    """The position to show for a stored side; "" (no answer) stays ""."""
+    return protocols.get(assignment.pair.campaign.protocol).shown_answer(winner, a_first=assignment.a_first)
+
+
+@dataclass
+class SaveResult:
+    label: Label
+    changed: bool
+
+
+def label_save(
+    *,
+    assignment: Assignment,
+    criterion: Criterion,
+    user: User,
+    position: str | None = None,
+    rationale: str | None = None,
+    now: datetime | None = None,
+) -> SaveResult:
+    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale."""
+    campaign = assignment.pair.campaign
+    assignment_check_editable(assignment)
+    errors = answer_problems(campaign=campaign, criterion=criterion, position=position, rationale=rationale)
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        assignment_lock_for_change(assignment, now or timezone.now())
+        # Read the clock once the lock is held, so that save times follow the order writes land in.
+        now = now or timezone.now()
+        label = Label.objects.filter(assignment=assignment, criterion=criterion).first()
+        if label is None:
+            label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
+        winner = label.winner if position is None else protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
+        changes = _label_changes((label.winner, label.rationale), (winner, label.rationale if rationale is None else rationale))
+        if not changes:
+            return SaveResult(label, False)
+        for name, _, after in changes:
+            setattr(label, name, after)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            # A submitted pair stays complete: an amendment may change an answer, never empty it.
+            # The annotator reads this next to the criterion, so it does not name the criterion.
+            problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
+            if problems:
+                raise ValidationError(
+                    ["This pair is submitted, so each answer must stay complete; the change was not saved."]
+                    + [sentence(p) for p in problems]
+                )
+        label.saved_at = now
+        label.save()
+        audit = AuditTrail()
+        for name, before, after in changes:
+            audit.record(assignment_id=assignment.pk, criterion_id=criterion.pk, name=name, before=before, after=after, by=user.pk, at=now)
+        audit.flush()
+    return SaveResult(label, True)
+
+
+def overall_shown(assignment: Assignment) -> str:
+    """The overall answer as the annotator sees it (by position); "" when there is none."""
+    return protocols.get(assignment.pair.campaign.protocol).shown_overall(assignment.overall, a_first=assignment.a_first)
+
+
+def overall_save(*, assignment: Assignment, user: User, value: str, now: datetime | None = None) -> None:
+    """Saves the overall answer the annotator chose (by position, "tie", "both_bad", or "" to clear)."""
+    now = now or timezone.now()
+    assignment_check_editable(assignment)
+    if not assignment.pair.campaign.ask_overall:
+        raise ValidationError(["This campaign does not ask for an overall preference."])
+    protocol = protocols.get(assignment.pair.campaign.protocol)
+    if problems := protocol.overall_problems(value):
+        raise ValidationError(problems)
+    with transaction.atomic():
+        assignment_lock_for_change(assignment, now)
+        # Stored by side, so that it names the same article whatever the order shown.
+        value = protocol.stored_overall(value, a_first=assignment.a_first)
+        if value == assignment.overall:
+            return
+        if value == "" and assignment.status == Assignment.Status.SUBMITTED:
+            raise ValidationError(
+                ["This pair is submitted, so the overall answer must stay; choose another answer instead of clearing it."]
+            )
+        audit = AuditTrail()
+        audit.record(
+            assignment_id=assignment.pk, criterion_id=None, name="overall", before=assignment.overall, after=value, by=user.pk, at=now
+        )
+        audit.flush()
+        Assignment.objects.filter(pk=assignment.pk).update(overall=value, last_activity_at=now)
+        assignment.overall = value
+        assignment.last_activity_at = now
+
+
+# --- imported work, in bulk ------------------------------------------------------------------
+
+
+@dataclass
+class ImportedWork:
+    """One rater's submitted work on one pair, from a labels file; answers by side (or tie)."""
+
+    key: object  # the importer's name for this work, under which `answers_import` returns its assignment
+    pair_id: int
+    annotator_id: int
+    a_first: bool
+    order_known: bool
+    started_at: datetime | None
+    stored: Assignment | None  # the assignment already stored for this pair and rater, if any
+    # (criterion id, winner by side or tie, rationale, saved_at or None)
+    labels: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
+
+
+def _tally() -> dict[str, int]:
+    return {"new": 0, "updated": 0, "unchanged": 0}
+
+
+@dataclass
+class Imported:
+    """What `answers_import` wrote: each work's assignment by its key, and the tallies."""
+
+    assignments: dict[object, Assignment] = field(default_factory=dict)
+    assignment_tally: dict[str, int] = field(default_factory=_tally)
+    label_tally: dict[str, int] = field(default_factory=_tally)
+
+
+def answers_import(*, work: list[ImportedWork], now: datetime) -> Imported:
+    """Stores imported work as submitted assignments with their labels, in bulk, in the caller's transaction.
+
+    New assignments are created submitted; stored ones take the file's order and times and become
+    submitted. A label equal to the stored one (winner, rationale and save time) is left as it is.
+    Every change reaches the audit trail, by the rater, at `now`.
+    """
+    imported = Imported()
+    audit = AuditTrail()
+    new_assignments = []
+    for item in work:
+        assignment = _assignment_import(item, imported.assignment_tally, audit, now)
+        if assignment.pk is None:
+            new_assignments.append(assignment)
+        imported.assignments[item.key] = assignment
+    Assignment.objects.bulk_create(new_assignments, batch_size=BATCH)
+    # The status changes of new assignments name them: written once they have ids.
+    audit.items = [(row[0].pk if isinstance(row[0], Assignment) else row[0], *row[1:]) for row in audit.items]
+    audit.flush()
+    _labels_import(work, imported, audit, now)
+    audit.flush()
+    return imported
+
+
+def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTrail, now: datetime) -> Assignment:
+    times = [saved_at for *_, saved_at in item.labels if saved_at is not None]
+    last_saved = max(times) if times else None
+    assignment = item.stored
+    submitted = Assignment.Status.SUBMITTED
+    if assignment is None:
+        # Times the file does not give stay empty (the export gives them back empty), except the
+        # last activity, which every assignment has: the last save, else the start, else now.
+        assignment = Assignment(
+            pair_id=item.pair_id,
+            annotator_id=item.annotator_id,
+            a_first=item.a_first,
+            order_known=item.order_known,
+            status=submitted,
+            claimed_at=item.started_at,
+            first_opened_at=item.started_at,
+            last_activity_at=last_saved or item.started_at or now,
+            submitted_at=last_saved,
+        )
+        # Named by the object until it is saved (`answers_import` writes these rows after it).
+        audit.items.append((assignment, None, "status", "", submitted, item.annotator_id, now))
+        tally["new"] += 1
+        return assignment
+    updated = []
+    # The overall answer is stored by side: a new order leaves it naming the same article.
+    for name, value in (("a_first", item.a_first), ("order_known", item.order_known)):
+        if getattr(assignment, name) != value:
+            setattr(assignment, name, value)
+            updated.append(name)
+    if assignment.status != submitted:
+        audit.items.append((assignment.pk, None, "status", assignment.status, submitted, item.annotator_id, now))
+        assignment.status = submitted
+        updated.append("status")
+    if item.started_at is not None and assignment.first_opened_at != item.started_at:
+        assignment.first_opened_at = item.started_at
+        updated.append("first_opened_at")
+    if last_saved is not None and (assignment.submitted_at is None or assignment.submitted_at < last_saved):
+        assignment.submitted_at = last_saved
+        updated.append("submitted_at")
+    if last_saved is not None and assignment.last_activity_at < last_saved:
+        assignment.last_activity_at = last_saved
+        updated.append("last_activity_at")
+    if updated:
+        assignment.save(update_fields=updated)
+        tally["updated"] += 1
+    else:
+        tally["unchanged"] += 1
+    return assignment
+
+
+def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:
+    ids = sorted(a.id for a in imported.assignments.values() if a.id is not None)
+    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at).
+    stored = {
+        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at)
+        for start in range(0, len(ids), CHUNK)
+        for label_id, assignment_id, criterion_id, winner, rationale, saved_at in Label.objects.filter(
+            assignment_id__in=ids[start : start + CHUNK]
+        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at")
+    }
+    new = Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
+    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "rationale", "saved_at"]))
+    tally = imported.label_tally
+    for item in work:
+        assignment = imported.assignments[item.key]
+        for criterion_id, winner, rationale, saved_at in item.labels:
+            old = stored.get((assignment.id, criterion_id))
+            if old is None:
+                old_answer = ("", "")
+                # Created when it was saved, or now if the file does not say when.
+                new.add((assignment.id, criterion_id, winner, rationale, saved_at or now, saved_at))
+            else:
+                label_id, old_winner, old_rationale, old_saved = old
+                if (old_winner, old_rationale, old_saved) == (winner, rationale, saved_at):
+                    tally["unchanged"] += 1
+                    continue
+                old_answer = (old_winner, old_rationale)
+                changed.add(Label(id=label_id, winner=winner, rationale=rationale, saved_at=saved_at))
+            for name, before, after in _label_changes(old_answer, (winner, rationale)):
+                audit.record(
+                    assignment_id=assignment.id,
+                    criterion_id=criterion_id,
+                    name=name,
+                    before=before,
+                    after=after,
+                    by=item.annotator_id,
+                    at=now,
+                )
+    for buffer in (new, changed, audit):
+        buffer.flush()
+    tally["new"] += new.total
+    tally["updated"] += changed.total
+
+
+def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, int], now: datetime) -> None:
+    """Stores imported overall answers (by side, tie or both_bad), counting them in `tally` (new, updated, unchanged)."""
+    audit = AuditTrail()
+    for assignment, value in answers:
+        if assignment.overall == value:
+            tally["unchanged"] += 1
+            continue
+        tally["new" if assignment.overall == "" else "updated"] += 1
+        audit.record(
+            assignment_id=assignment.pk,
+            criterion_id=None,
+            name="overall",
+            before=assignment.overall,
+            after=value,
+            by=assignment.annotator_id,
+            at=now,
+        )
+        Assignment.objects.filter(pk=assignment.pk).update(overall=value)
+        assignment.overall = value
+    audit.flush()
