@@ -1,4 +1,6 @@
 import pytest
+
+import protocols
 from django.core.exceptions import ValidationError
 
 from annotate.models import Campaign, Pair
@@ -64,7 +66,7 @@ def test_it_creates_a_campaign_from_the_command_line(catalogue, alice, bob):
         (["--topics", "many"], "--topics takes a number or 'all'"),
         (["--annotators", "alice,zed"], "Unknown annotator(s): zed"),
         (["--systems", "wikipedia"], "Choose at least two systems."),
-        (["--protocol", "rating"], "The protocol 'rating' is not one of: pairwise."),
+        (["--protocol", "no-such"], "The protocol 'no-such' is not one of: pairwise"),
     ],
 )
 def test_it_explains_what_is_wrong_on_the_command_line(catalogue, alice, args, message):
@@ -88,13 +90,13 @@ def test_it_makes_every_campaign_pairwise_unless_told_otherwise(catalogue):
 def test_it_refuses_a_protocol_that_does_not_exist(catalogue, labels_only):
     systems = [] if labels_only else ["wikipedia", "atlas_agent"]
     with pytest.raises(ValidationError) as caught:
-        campaign_create(name="Rated", criterion_set=catalogue, systems=systems, labels_only=labels_only, protocol="rating")
-    assert caught.value.messages == ["The protocol 'rating' is not one of: pairwise."]
+        campaign_create(name="Rated", criterion_set=catalogue, systems=systems, labels_only=labels_only, protocol="no-such")
+    assert caught.value.messages == [f"The protocol 'no-such' is not one of: {', '.join(protocols.NAMES)}."]
     assert Campaign.objects.count() == 0
 
 
 def test_it_refuses_a_stored_protocol_that_does_not_exist_on_full_clean(campaign):
-    campaign.protocol = "likert"
+    campaign.protocol = "no-such"
     with pytest.raises(ValidationError) as caught:
         campaign.full_clean()
-    assert caught.value.message_dict["protocol"] == ["protocol 'likert' is not one of: pairwise"]
+    assert caught.value.message_dict["protocol"] == [f"protocol 'no-such' is not one of: {', '.join(protocols.NAMES)}"]

@@ -64,10 +64,10 @@ def test_it_refuses_an_unknown_protocol_from_the_web_form(client, rachel, catalo
     client.force_login(rachel)
     systems = System.objects.filter(key__in=["wikipedia", "quill_researcher"])
     fields = {"name": "Rated", "criterion_set": catalogue.pk, "systems": [s.pk for s in systems], "overlap": "1"}
-    fields |= {"pair_mode": "reference", "rationale_min_length": "10", "claim_timeout_minutes": "60", "protocol": "rating"}
+    fields |= {"pair_mode": "reference", "rationale_min_length": "10", "claim_timeout_minutes": "60", "protocol": "no-such"}
     response = client.post(reverse("campaign-new"), fields)
     assert response.status_code == 422
-    assert b"Select a valid choice. rating is not one of the available choices." in response.content
+    assert b"Select a valid choice. no-such is not one of the available choices." in response.content
     assert not Campaign.objects.filter(name="Rated").exists()
     response = client.post(reverse("campaign-new"), fields | {"protocol": "pairwise"})
     assert response.status_code == 302
