@@ -1,8 +1,7 @@
 import pytest
-
-import protocols
 from django.core.exceptions import ValidationError
 
+import protocols
 from annotate.models import Campaign, Pair
 from annotate.services.campaigns import campaign_create
 from tests.helpers import run
