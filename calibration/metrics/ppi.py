@@ -72,7 +72,7 @@ def _as_2d(x) -> np.ndarray:
     return x.reshape(-1, 1) if x.ndim == 1 else x
 
 
-def _cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
+def cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
     """Rows of ``z`` summed within each cluster (``z`` itself when there are no clusters)."""
     if clusters is None or len(z) == 0:
         return z
@@ -93,7 +93,7 @@ def _scatter(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None, ddof: in
     m = len(a)
     if m - ddof <= 0:
         return np.full((a.shape[1], b.shape[1]), np.nan)
-    sa, sb = _cluster_sums(a, clusters), _cluster_sums(b, clusters)
+    sa, sb = cluster_sums(a, clusters), cluster_sums(b, clusters)
     return sa.T @ sb / (m - ddof)
 
 
@@ -141,8 +141,8 @@ def informative(y, yhat, clusters=None, level: float = 0.05) -> bool:
     g = _n_clusters(len(y), clusters)
     if g < 3:
         return False
-    sy = _cluster_sums(_as_2d(y - y.mean()), clusters).ravel()
-    sh = _cluster_sums(_as_2d(yhat - yhat.mean()), clusters).ravel()
+    sy = cluster_sums(_as_2d(y - y.mean()), clusters).ravel()
+    sh = cluster_sums(_as_2d(yhat - yhat.mean()), clusters).ravel()
     denom = math.sqrt(float(sy @ sy) * float(sh @ sh))
     if denom <= 0:
         return False
