@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from calibration.metrics.active import (
@@ -66,6 +66,9 @@ def test_it_equals_ppi_mean_when_every_probability_is_equal(seed, n, N, p, lam, 
     yu = rng.choice([0.0, 0.5, 1.0], N)
     cl = rng.integers(0, max(n // 2, 1), n) if clustered else None
     cu = rng.integers(1000, 1000 + max(N // 2, 1), N) if clustered else None
+    # With a single labelled cluster the cluster sums of centred values are zero up to rounding, so
+    # both implementations tune lam from a ratio of rounding noise: nothing there to compare.
+    assume(cl is None or len(np.unique(cl)) > 1)
     today = ppi_mean(y, yhat, yu, lam=lam, clusters=cl, clusters_unlabeled=cu)
     weighted = active_ppi_mean(y, yhat, yu, np.full(n, p), np.full(N, p), lam=lam, clusters=cl, clusters_unlabeled=cu)
     assert abs(weighted.lam - today.lam) < 1e-9

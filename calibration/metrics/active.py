@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from calibration.metrics.ppi import PPIFit, _as_2d, _cluster_sums, _n_clusters, _scatter
+from calibration.metrics.ppi import PPIFit, as_2d, cluster_sums, n_clusters, scatter
 
 # --------------------------------------------------------------------------
 # the design: predicted error -> inclusion probabilities
@@ -71,7 +71,7 @@ class ErrorModel:
     p_value: float
 
     def predict(self, features) -> np.ndarray:
-        X = _as_2d(features)
+        X = as_2d(features)
         if X.shape[1] != len(self.coef) - 1:
             raise ValueError(f"the model has {len(self.coef) - 1} features, the items {X.shape[1]}")
         if not self.useful:
@@ -85,7 +85,7 @@ def error_model_fit(features, squared_error, weights=None, *, ridge: float = 1e-
     ``weights`` are 1 / pi of the labels so far (none: equal), so that a model fitted on actively
     drawn labels describes the whole population. The F-test of all slopes at ``level`` gates it:
     features that explain nothing would only add noise to ``pi``, and a noisy ``pi`` widens the CI."""
-    X = _as_2d(features)
+    X = as_2d(features)
     e = np.asarray(squared_error, dtype=np.float64).ravel()
     n, k = X.shape
     if len(e) != n:
@@ -172,7 +172,7 @@ def _probabilities(pi, n: int, which: str) -> np.ndarray:
 
 def _weighted_sq(a: np.ndarray, b: np.ndarray, clusters) -> float:
     """Sum over clusters of (cluster sum of a) (cluster sum of b)."""
-    return float((_cluster_sums(_as_2d(a), clusters).T @ _cluster_sums(_as_2d(b), clusters))[0, 0])
+    return float((cluster_sums(as_2d(a), clusters).T @ cluster_sums(as_2d(b), clusters))[0, 0])
 
 
 def _pooled_variance(yhat, yu, clusters, clusters_u) -> float:
@@ -184,8 +184,8 @@ def _pooled_variance(yhat, yu, clusters, clusters_u) -> float:
         cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
         cu = np.arange(N) if clusters_u is None else np.unique(clusters_u, return_inverse=True)[1]
         codes = np.concatenate([cl, cu + cl.max() + 1])
-    centred = _as_2d(pooled - pooled.mean())
-    return float(_scatter(centred, centred, codes, 1)[0, 0])
+    centred = as_2d(pooled - pooled.mean())
+    return float(scatter(centred, centred, codes, 1)[0, 0])
 
 
 def active_ppi_mean(
@@ -238,7 +238,7 @@ def active_ppi_mean(
         var += lam**2 * _weighted_sq(v * (yu - a_u), v * (yu - a_u), clusters_unlabeled) / D**2
     return PPIFit(
         np.array([estimate]), np.array([[var]]), float(lam), n, N,
-        _n_clusters(n, clusters), _n_clusters(N, clusters_unlabeled),
+        n_clusters(n, clusters), n_clusters(N, clusters_unlabeled),
     )  # fmt: skip
 
 
@@ -265,7 +265,7 @@ def effective_sample_size(y, pi, se: float, clusters=None) -> float | None:
     if len(y) == 0 or not se > 0:
         return None
     mean = float(w @ y / w.sum())
-    sums = _cluster_sums(_as_2d(y - mean), clusters).ravel()
+    sums = cluster_sums(as_2d(y - mean), clusters).ravel()
     per_item = float(_cluster_weights(w, clusters) @ sums**2 / w.sum())
     return per_item / se**2 if per_item > 0 else None
 
