@@ -460,7 +460,7 @@ def main(argv=None):
         f"{args.pairs:,} pairs x {N_CRIT} criteria, generated in {time.perf_counter() - t:.2f} s (not timed)"
     )
 
-    M._draw_counts.cache_clear()
+    M.draw_counts.cache_clear()
     t0 = time.perf_counter()
     out = run_fast(vocab, raw, args.rounds)
     fast = time.perf_counter() - t0

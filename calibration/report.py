@@ -29,8 +29,6 @@ ENSEMBLE_PREFIX = "ensemble:"
 
 # --- building -----------------------------------------------------------------------------
 
-_r = sections._r
-
 
 def resolve_reference(campaign: Campaign, systems: list[str], reference: str | None) -> str | None:
     """The system every score is anchored to: the one asked for (it must be compared in the
@@ -196,7 +194,7 @@ def _kendall(raters: list[_Rater]) -> dict:
             kendall[r.name] = {"tau": None, "p_value": None, "n_systems": 0}
         else:
             tau = M.kendall_tau(human_bt, r.bt)
-            kendall[r.name] = {"tau": _r(tau.tau), "p_value": _r(tau.p_value), "n_systems": tau.n}
+            kendall[r.name] = {"tau": sections.rounded(tau.tau), "p_value": sections.rounded(tau.p_value), "n_systems": tau.n}
     return kendall
 
 

@@ -17,13 +17,13 @@ from calibration import metrics as M
 from calibration import selectors
 
 
-def _r(x: float | None, digits: int = 6) -> float | None:
+def rounded(x: float | None, digits: int = 6) -> float | None:
     return None if x is None else round(float(x), digits)
 
 
 def _ci(est: M.Estimate) -> list[float] | None:
     ci = est.shown_ci
-    return None if ci is None or est.value is None else [_r(ci[0]), _r(ci[1])]
+    return None if ci is None or est.value is None else [rounded(ci[0]), rounded(ci[1])]
 
 
 def ci_note(est: M.Estimate) -> str | None:
@@ -32,7 +32,14 @@ def ci_note(est: M.Estimate) -> str | None:
 
 def estimate(est: M.Estimate, value_key: str = "value") -> dict:
     """An estimate as a nested object: {value, ci, n, small_n, n_pairs, ci_note}."""
-    return {value_key: _r(est.value), "ci": _ci(est), "n": est.n, "small_n": est.small_n, "n_pairs": est.n_pairs, "ci_note": ci_note(est)}
+    return {
+        value_key: rounded(est.value),
+        "ci": _ci(est),
+        "n": est.n,
+        "small_n": est.small_n,
+        "n_pairs": est.n_pairs,
+        "ci_note": ci_note(est),
+    }
 
 
 @dataclass
@@ -43,7 +50,7 @@ class Flat:
     small: list[str] = field(default_factory=list)
 
     def add(self, name: str, est: M.Estimate, *, n_key: str | None = None) -> None:
-        self.fields[name] = _r(est.value)
+        self.fields[name] = rounded(est.value)
         self.fields[f"{name}_ci"] = _ci(est)
         self.fields[n_key or f"{name}_n"] = est.n
         self.fields[f"{name}_n_pairs"] = est.n_pairs
@@ -54,7 +61,7 @@ class Flat:
 
 def _end(x: float) -> float | None:
     """A CI end of a score: None when unbounded (JSON has no infinity)."""
-    return None if math.isinf(x) else _r(x, 2)
+    return None if math.isinf(x) else rounded(x, 2)
 
 
 def scores(bt: M.BTResult | None) -> list[dict] | None:
@@ -66,15 +73,15 @@ def scores(bt: M.BTResult | None) -> list[dict] | None:
         out.append(
             {
                 "system": s.system,
-                "score": _r(s.score, 2),
+                "score": rounded(s.score, 2),
                 "ci": None if too_few or s.ci_low is None or s.ci_high is None else [_end(s.ci_low), _end(s.ci_high)],
                 "n": s.n,
                 "small_n": s.small_n,
                 "estimable": s.estimable,
                 "side": s.side,
                 "reason": s.reason,
-                "wins": _r(s.wins, 1),
-                "losses": _r(s.losses, 1),
+                "wins": rounded(s.wins, 1),
+                "losses": rounded(s.losses, 1),
                 "n_pairs": s.n_pairs,
                 "ci_note": M.TOO_FEW_PAIRS if too_few else None,
                 "rank": s.rank,
@@ -121,7 +128,7 @@ def _spread(values: list[float]) -> dict:
     if not values:
         return {"median": None, "q1": None, "q3": None, "n": 0}
     q1, median, q3 = np.percentile(values, [25, 50, 75])
-    return {"median": _r(median, 1), "q1": _r(q1, 1), "q3": _r(q3, 1), "n": len(values)}
+    return {"median": rounded(median, 1), "q1": rounded(q1, 1), "q3": rounded(q3, 1), "n": len(values)}
 
 
 def _annotators(humans: M.LabelTable, times: list[selectors.AnnotatorTime], rounds: int, seed: int) -> list[dict]:
@@ -224,11 +231,11 @@ def judge_section(
     flat.add("first_position_rate", M.first_position_rate(raw, rounds, seed))
     flat.add("prefers_longer", M.prefers_longer(merged, rounds, seed))
     cost = summary.cost_usd  # None: unknown (a judge without prices)
-    per_pair = _r(cost / n_pairs_judged, 8) if n_pairs_judged and cost is not None else None
-    per_1000 = _r(cost * 1000 / len(raw), 8) if len(raw) and cost is not None else None
+    per_pair = rounded(cost / n_pairs_judged, 8) if n_pairs_judged and cost is not None else None
+    per_1000 = rounded(cost * 1000 / len(raw), 8) if len(raw) and cost is not None else None
     if members:  # what one judged pair costs when each member judges it as it did here
         shares = [m["cost_per_pair_usd"] for m in members]
-        per_pair = None if None in shares else _r(sum(shares), 8)
+        per_pair = None if None in shares else rounded(sum(shares), 8)
         per_1000 = None
     return {
         "name": summary.name,
@@ -243,16 +250,16 @@ def judge_section(
         "n_items": n_items,
         **flat.fields,
         "n_no_majority": n_no_majority,
-        "share_kept_no_ties": _r(share_kept),
-        "cost_usd": _r(cost, 8),
-        "possibly_billed_usd": _r(summary.possibly_billed_usd, 8),
+        "share_kept_no_ties": rounded(share_kept),
+        "cost_usd": rounded(cost, 8),
+        "possibly_billed_usd": rounded(summary.possibly_billed_usd, 8),
         "n_possibly_billed_calls": summary.n_possibly_billed,
         "cost_per_pair_usd": per_pair,
         "cost_per_1000_verdicts_usd": per_1000,
         "tokens": {"prompt": summary.prompt_tokens, "cached": summary.cached_tokens, "completion": summary.completion_tokens},
         "n_calls": summary.n_calls,
         "n_invalid_calls": summary.n_invalid_calls,
-        "mean_latency_ms": _r(summary.mean_latency_ms, 1),
+        "mean_latency_ms": rounded(summary.mean_latency_ms, 1),
         "n_units": summary.n_units,
         "errors": summary.errors,
         "small_n": n_items < M.SMALL_N,
@@ -268,13 +275,13 @@ def comparison(a: str, b: str, d: M.PairedDifference) -> dict:
     return {
         "a": a,
         "b": b,
-        "difference": _r(est.value),
+        "difference": rounded(est.value),
         "ci": _ci(est),
         "significant": d.significant and not est.too_few_pairs,
         "n": est.n,
         "n_pairs": d.n_pairs,
-        "par_a": _r(d.par_a),
-        "par_b": _r(d.par_b),
+        "par_a": rounded(d.par_a),
+        "par_b": rounded(d.par_b),
         "small_n": est.small_n,
         "ci_note": ci_note(est),
     }

@@ -103,7 +103,7 @@ class _Line:
 def run_batch(engine, plan: RunPlan, jobs: list[Job], client: openai.OpenAI, settings: CallSettings) -> str:
     """Judges the run's pending units through the Batch API (see the module docstring).
 
-    `engine` is the run's `judges.engine._Engine`. Returns a note for the run's message
+    `engine` is the run's `judges.engine.Engine`, used through its public methods only. Returns a note for the run's message
     ("" when there is nothing to say): batches left at the provider, requests that never ran.
     """
     engine.units_ensure(plan, jobs)
@@ -219,7 +219,7 @@ class _BatchRun:
                 if self.engine.ledger.reserve(reserved):
                     self.held[custom_id] = reserved
                 else:
-                    self.engine.budget_hit = True  # already submitted: it will be billed; nothing new is sent
+                    self.engine.stop_at_budget()  # already submitted: it will be billed; nothing new is sent
                 awaited.add(unit_id)
         return awaited
 
@@ -274,7 +274,7 @@ class _BatchRun:
         cached: list[tuple[Job, Outcome]] = []
 
         def uncached() -> Iterable[tuple[Job, int]]:
-            for job, outcome in self.engine._with_cache(self.plan, jobs):
+            for job, outcome in self.engine.requests_with_cache(self.plan, jobs):
                 if outcome is None:
                     yield job, 1
                     continue
@@ -293,18 +293,18 @@ class _BatchRun:
         lines: list[_Line] = []
         size = 0
         for job, number in items:
-            if self.engine.fatal or self.engine.should_stop():
+            if self.engine.failed or self.engine.should_stop():
                 break
             line = self._line(job, number)
             if not self.engine.ledger.reserve(line.reserved):
-                self.engine.budget_hit = True
+                self.engine.stop_at_budget()
                 break
             if lines and (len(lines) >= self.max_lines or size + len(line.body) > MAX_FILE_BYTES):
                 self._submit_file(lines)
                 lines, size = [], 0
             lines.append(line)
             size += len(line.body)
-        if lines and not self.engine.fatal and not self.engine.should_stop():
+        if lines and not self.engine.failed and not self.engine.should_stop():
             self._submit_file(lines)
         else:
             for line in lines:
@@ -377,7 +377,7 @@ class _BatchRun:
                 batch = self._find({submission}, since=time.time()).get(submission)
             except openai.APIError:
                 # Unknown either way: the rows stay, linked to no batch, and the next start looks again (resume).
-                self.engine.fatal = self.engine.fatal or (
+                self.engine.fail(
                     f"The endpoint refused the run: {failure}; it may have reached the provider: starting the run again looks for it."
                 )
                 return
@@ -396,7 +396,7 @@ class _BatchRun:
         JudgeCall.objects.filter(client_request_id__in=ids, status=JudgeCall.Status.SENT, batch__isnull=True).delete()
         for line in lines:
             self.engine.ledger.settle(line.reserved, Decimal(0))
-        self.engine.fatal = self.engine.fatal or f"The endpoint refused the run: {failure}"
+        self.engine.fail(f"The endpoint refused the run: {failure}")
 
     # -- polling and reading
 
@@ -406,7 +406,7 @@ class _BatchRun:
         while True:
             if self.retries:
                 retries, self.retries = self.retries, []
-                if not self.engine.fatal:
+                if not self.engine.failed:
                     self.submit(retries)
             if not self.open or self.engine.should_stop():
                 return
@@ -544,7 +544,7 @@ class _BatchRun:
         if refused_schema:
             self.engine.plain.refuse(attempt.error)  # the retry, and every line after it, goes without the schema
         if status in FATAL_STATUSES:
-            self.engine.fatal = self.engine.fatal or f"The endpoint refused the run: {attempt.error}"  # the unit stays pending
+            self.engine.fail(f"The endpoint refused the run: {attempt.error}")  # the unit stays pending
         elif refused_schema or status in RETRYABLE_STATUSES or status >= 500:
             self.http_failures[job.unit_id] += 1
             if self.http_failures[job.unit_id] > HTTP_RETRIES:

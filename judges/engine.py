@@ -40,6 +40,7 @@ from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
+from judges.queued_rows import QueuedRows
 from judges.selectors import RunPlan, UnitPlan, run_plan
 from judges.transport import (
     BATCH_SECONDS,
@@ -95,15 +96,17 @@ def _verdicts_insert(rows: list[tuple]) -> None:
         cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)", rows)
 
 
-class _Engine:
+class Engine:
+    """One run's database side; `run_llm` here and `judges.batch` drive it through its public methods."""
+
     def __init__(self, run: JudgeRun, progress: Callable[[JudgeRun], None] | None) -> None:
         self.run = run
         self.judge = run.judge
         self.progress = progress
         self.ledger = Ledger(None if run.budget_usd is None else Decimal(run.budget_usd))
         self.stop_reason = ""
-        self.budget_hit = False
-        self.fatal = ""
+        self._budget_hit = False
+        self._fatal = ""
         self.plain = PlainJson()
         self.reach = Reach()
         # Units this run ended (earlier runs' are not counted), its last unit error, and why it is
@@ -324,7 +327,7 @@ class _Engine:
         """`run.concurrency` worker loops take prepared requests from `ready` and put answers in `answers`.
 
         This thread keeps `ready` stocked (building requests, answering from the cache), writes
-        each attempt's row when its worker is about to send it (the notes of `_Rows`, answered
+        each attempt's row when its worker is about to send it (the notes of `QueuedRows`, answered
         first, as soon as they come), and writes the answers in batches gathered over
         `BATCH_SECONDS`, so that workers wait for a row and never for a batch.
         """
@@ -333,7 +336,7 @@ class _Engine:
         answers: queue.Queue = queue.Queue()  # (job, outcome), notes (Ahead, Release), None when a loop ends
         halt = threading.Event()
         closing = threading.Event()  # this thread no longer writes rows
-        rows = _Rows(answers, closing)
+        rows = QueuedRows(answers, closing)
 
         # Unit rows first: every request's call row names its unit.
         self.units_ensure(plan, jobs)
@@ -341,7 +344,7 @@ class _Engine:
         loops = [
             pool.submit(work_loop, ready, answers, halt, client, settings, self.ledger, self.plain, rows, self.reach) for _ in range(concurrency)
         ]  # fmt: skip
-        source = self._with_cache(plan, jobs)
+        source = self.requests_with_cache(plan, jobs)
         sealed = False
         running = concurrency
         outstanding = 0  # requests handed to the workers and not answered yet
@@ -358,7 +361,7 @@ class _Engine:
 
         try:
             while True:
-                if self.budget_hit or self.fatal or self.failing or self.should_stop():
+                if self._budget_hit or self._fatal or self.failing or self.should_stop():
                     halt.set()
                     seal()
                 cached: list[tuple[Job, Outcome]] = []
@@ -396,8 +399,10 @@ class _Engine:
                 outstanding -= len(done)
                 if gathered and (time.monotonic() >= store_by or outstanding <= 0 or not running):
                     for _, outcome in gathered:
-                        self.budget_hit = self.budget_hit or outcome.budget
-                        self.fatal = self.fatal or outcome.fatal
+                        if outcome.budget:
+                            self.stop_at_budget()
+                        if outcome.fatal:
+                            self.fail(outcome.fatal)
                     self.store(gathered)
                     gathered = []
                 if not running:
@@ -415,7 +420,21 @@ class _Engine:
         for loop in loops:
             loop.result()  # a bug in a worker fails the run rather than vanishing
 
-    def _with_cache(self, plan: RunPlan, jobs: list[Job], *, first: int = 4, chunk: int = 16):
+    # -- what a transport (`run_llm` above, `judges.batch`) tells the run and asks of it
+
+    def stop_at_budget(self) -> None:
+        """The next request's worst case did not fit what is left of the budget: nothing new is sent, and the run ends BUDGET."""
+        self._budget_hit = True
+
+    def fail(self, reason: str) -> None:
+        """An error that ends the run FAILED, such as the endpoint refusing it; the first reason given is kept."""
+        self._fatal = self._fatal or reason
+
+    @property
+    def failed(self) -> bool:
+        return bool(self._fatal)
+
+    def requests_with_cache(self, plan: RunPlan, jobs: list[Job], *, first: int = 4, chunk: int = 16):
         """Jobs with their requests and the cached answer if any, by small chunks: building requests
         holds the interpreter lock, so it is spread out rather than done in bursts that delay the workers."""
         if not jobs:
@@ -461,14 +480,14 @@ class _Engine:
         run = self.run
         ended = self.done_now + self.errors_now
         last = f" Last error: {self.last_error}" if self.last_error else ""
-        if self.fatal:
-            status, message = JudgeRun.Status.FAILED, self.fatal
+        if self._fatal:
+            status, message = JudgeRun.Status.FAILED, self._fatal
         elif self._too_many_errors() and (self.failing or not self.stop_reason or self.stop_reason == JudgeRun.Status.STOPPING):
             status = JudgeRun.Status.FAILED
             early = f" (stopped early: {self.failing})" if self.failing else ""
             message = f"Failed: {self.errors_now} of the {ended} unit(s) this run ended are in error{early}.{last}"
             last = ""
-        elif self.budget_hit:
+        elif self._budget_hit:
             status = JudgeRun.Status.BUDGET
             message = f"Stopped at the budget: ${run.cost_usd:.8f} spent of ${Decimal(run.budget_usd):f}; the next request could have cost more than what was left."
         elif self.stop_reason == JudgeRun.Status.STOPPING:
@@ -478,7 +497,7 @@ class _Engine:
         else:
             status, message = JudgeRun.Status.FINISHED, ""
         pending = run.units_total - run.units_done - run.errors
-        if run.errors and status != JudgeRun.Status.FAILED or (self.fatal and run.errors):
+        if run.errors and status != JudgeRun.Status.FAILED or (self._fatal and run.errors):
             message = f"{message} {run.errors} unit(s) in error (no verdict).{last}".strip()
         if note:
             message = f"{message} {note}".strip()
@@ -491,31 +510,6 @@ class _Engine:
         if pending and (status != JudgeRun.Status.FINISHED or run.batch):
             message = f"{message} {pending} unit(s) left; start the run again to resume.".strip()
         _run_close(run, status=status, message=message)
-
-
-class _Rows:
-    """The workers' way to the write-ahead ledger (`judges.transport.RowWriter`): a note in the
-    answers queue, which the engine's thread writes first, and a wait until it is written."""
-
-    def __init__(self, answers: queue.Queue, closing: threading.Event) -> None:
-        self.answers = answers
-        self.closing = closing
-
-    def _wait(self, written: threading.Event) -> bool:
-        while not written.wait(0.25):
-            if self.closing.is_set():
-                return False  # the engine's thread has stopped writing: the run is ending
-        return True
-
-    def sent(self, job: Job, number: int, request_hash: str, client_request_id: str, reserved: Decimal) -> bool:
-        note = Ahead(job, number, request_hash, client_request_id, reserved, threading.Event())
-        self.answers.put(note)
-        return self._wait(note.written) and not note.refused
-
-    def release(self, client_request_id: str) -> None:
-        note = Release(client_request_id, threading.Event())
-        self.answers.put(note)
-        self._wait(note.written)
 
 
 def _run_close(run: JudgeRun, *, status: str, message: str) -> None:
@@ -548,7 +542,7 @@ def _execute(run: JudgeRun, now, progress: Callable[[JudgeRun], None] | None) ->
     ).exclude(pk=run.pk).update(
         status=JudgeRun.Status.STOPPED, message=f"Interrupted; run #{run.pk} took over its remaining units.", finished_at=now
     )
-    engine = _Engine(run, progress)
+    engine = Engine(run, progress)
     note = ""
     try:
         if judge.kind == Judge.Kind.IMPORTED:

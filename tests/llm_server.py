@@ -41,7 +41,8 @@ an ``x-request-id`` header (``req-fake-<n>``) and every completion an ``id``
 would have billed), each ``{"id", "request_id", "client_request_id", "prompt_tokens",
 "cached_tokens", "completion_tokens"}``, recorded before the reply is written, so a
 client killed while the reply travels still owes it; ``client_request_ids`` holds the
-``X-Client-Request-Id`` header of each request ("" when absent).
+``X-Client-Request-Id`` header of each request ("" when absent). While a policy runs,
+``answering.client_request_id`` is the header of the request it answers (one per server thread).
 
 ``rate_limit = (n, seconds)`` makes it answer 429 (with ``Retry-After``) to any chat
 request that would be the (n+1)-th to arrive within ``seconds``, as a provider's
@@ -159,6 +160,7 @@ class FakeLLM:
         self._ids = 0
         self.answered: list[dict] = []
         self.client_request_ids: list[str] = []
+        self.answering = threading.local()  # the request each server thread is answering (see the docstring)
         self.rate_limit: tuple[int, float] | None = None
         self.rate_limited = 0
         self._accepted: deque = deque()  # arrival times of the chat requests let through the rate limit
@@ -643,7 +645,7 @@ class FakeLLM:
                     return
                 client_request_id = self.headers.get("X-Client-Request-Id", "")
                 number = self.number = fake._record(body, self.headers.get("Authorization", ""), client_request_id)
-                self.client_request_id = client_request_id
+                self.client_request_id = fake.answering.client_request_id = client_request_id
                 token = self.headers.get("Authorization", "").removeprefix("Bearer ")
                 if fake.accepted_keys is not None and token not in fake.accepted_keys:
                     self._error(

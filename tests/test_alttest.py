@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 from calibration.metrics.alttest import Ratings, alt_test, alt_test_by_criterion, by_adjusted
-from calibration.metrics.bootstrap import _draw_counts
+from calibration.metrics.bootstrap import draw_counts
 
 multitest = pytest.importorskip("statsmodels.stats.multitest")  # a dev dependency (pyproject [dev])
 
@@ -317,7 +317,7 @@ def test_it_gives_rho_the_pair_bootstrap_interval_of_a_plain_loop():
     present[2, :10] = 0
     for unit in ("item", "pair"):
         result = alt_test(humans, _judge(judged), epsilon=0.2, unit=unit, rounds=300, seed=3)
-        counts = _draw_counts(40, 300, 3)  # 40 pairs, in name order (pair 0, pair 1, pair 10, ...)
+        counts = draw_counts(40, 300, 3)  # 40 pairs, in name order (pair 0, pair 1, pair 10, ...)
         order = np.argsort([f"pair {k}" for k in range(40)])
         wf = []
         for a in range(3):

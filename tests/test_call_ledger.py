@@ -50,17 +50,14 @@ def llm_judge(llm_server, monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 def test_it_writes_each_attempt_down_before_sending_it(campaign, llm_judge, llm_server):
-    """Seen from the server while it answers: the call row of the request being answered exists."""
-    seen = []
+    """Seen from the server while it answers: the call row of the very request being answered exists,
+    found by the X-Client-Request-Id the request carries, "sent", with its attempt number."""
+    seen: dict[str, tuple | None] = {}
 
     def policy(key, user_message):
         # runs in the server's thread, on its own database connection, while the request is in flight
-        seen.append(
-            (
-                JudgeCall.objects.filter(status=JudgeCall.Status.SENT).count(),
-                JudgeCall.objects.filter(status=JudgeCall.Status.SENT, attempt=2).count(),
-            )
-        )
+        own = llm_server.answering.client_request_id
+        seen[own] = JudgeCall.objects.filter(client_request_id=own).values_list("status", "attempt", "run").first()
         return "1"
 
     llm_server.policy = policy
@@ -69,8 +66,10 @@ def test_it_writes_each_attempt_down_before_sending_it(campaign, llm_judge, llm_
     connection.close()
 
     assert run.status == JudgeRun.Status.FINISHED and run.units_done == 24
-    assert seen and min(sent for sent, _ in seen) >= 1  # never answered a request with no row written
-    assert seen[0][1] == 1  # the retry's own row was written before it left
+    # Every answered request had its own row, written before the answer: never one without.
+    assert set(seen) == {a["client_request_id"] for a in llm_server.answered} and len(seen) == 24 and "" not in seen
+    assert set(seen.values()) <= {(JudgeCall.Status.SENT, 1, run.pk), (JudgeCall.Status.SENT, 2, run.pk)}
+    assert [attempt for _, attempt, _ in seen.values()].count(2) == 1  # the retry's own row was written before it left
     calls = JudgeCall.objects.filter(run=run)
     assert not calls.filter(status=JudgeCall.Status.SENT).exists()  # every row completed
     assert calls.count() == 25 and calls.filter(attempt=2).count() == 1

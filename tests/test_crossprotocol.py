@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score
 
-from calibration.metrics.bootstrap import _draw_counts
+from calibration.metrics.bootstrap import draw_counts
 from calibration.metrics.crossprotocol import PairVerdict, cross_protocol
 from calibration.metrics.pointwise import RATING, pointwise_table
 
@@ -115,7 +115,7 @@ def test_it_equals_sklearn_accuracy_and_bootstraps_by_topic():
         topic = np.asarray([names.index(v.topic) for v in mine])
         hit = np.asarray([p == v.preferred for p, v in zip(pred, mine)], dtype=float)
         samples = []
-        for counts in _draw_counts(30, rounds, seed):
+        for counts in draw_counts(30, rounds, seed):
             weight = counts[topic]
             samples.append((hit * weight).sum() / weight.sum())
         lo, hi = np.percentile(samples, [2.5, 97.5])

@@ -253,26 +253,35 @@ def test_it_answers_identical_requests_from_the_cache_for_free(campaign, llm_jud
 
 
 def test_it_stops_before_the_budget_and_resumes_without_redoing(campaign, llm_judge, llm_server):
+    """One request at a time, so that the stop is exact: every request left only when its worst case fit
+    beside what the earlier ones had cost, and the run stopped at the first one whose worst case did not."""
     llm_judge.input_price, llm_judge.output_price, llm_judge.max_tokens = Decimal(1000), Decimal(0), 4000
     llm_judge.save()
     whole = run_estimate(campaign=campaign, judge=llm_judge).cost_usd
     budget = (whole / 2).quantize(Decimal("0.01"))
 
-    run = execute(campaign, llm_judge, budget_usd=budget, concurrency=2)
+    run = execute(campaign, llm_judge, budget_usd=budget, concurrency=1)
 
     assert run.status == JudgeRun.Status.BUDGET
-    assert 0 < run.units_done < 24
-    assert run.cost_usd <= budget
-    assert run.cost_usd == sum(c.cost_usd for c in JudgeCall.objects.filter(run=run))
+    calls = list(JudgeCall.objects.filter(run=run).order_by("pk"))
+    assert 0 < len(calls) == run.units_done == len(llm_server.requests) < 24
+    spent = Decimal(0)
+    for call in calls:
+        assert call.reserved_usd > 0 and spent + call.reserved_usd <= budget
+        spent += call.cost_usd
+    assert run.cost_usd == spent <= budget
     assert "Stopped at the budget" in run.message and "start the run again to resume" in run.message
     done_before = set(JudgeUnit.objects.filter(status=JudgeUnit.Status.DONE).values_list("pk", flat=True))
     requests_before = len(llm_server.requests)
 
-    rest = execute(campaign, llm_judge)
+    rest = execute(campaign, llm_judge, concurrency=1)
 
     assert rest.status == JudgeRun.Status.FINISHED
-    assert rest.units_done == 24 and rest.calls == 24 - len(done_before) == len(llm_server.requests) - requests_before
+    assert rest.units_done == 24 and rest.calls == 24 - len(done_before) == len(llm_server.requests) - requests_before > 0
     assert not JudgeCall.objects.filter(run=rest, unit__in=done_before).exists()
+    # The request the budget refused is the one the resumed run sent first: its worst case did not fit.
+    refused = JudgeCall.objects.filter(run=rest).order_by("pk").first()
+    assert budget - spent < refused.reserved_usd
 
 
 def test_it_spends_nothing_with_a_budget_too_small_for_one_request(campaign, llm_judge, llm_server):

@@ -351,9 +351,9 @@ def test_it_bootstraps_large_inputs_in_blocks_with_the_same_draws(monkeypatch):
     j, h = synthetic(50, seed=8)
     whole = M.agreement(j, h, rounds=300)
     # force the block path (no cache, 14 rounds per block): same draws, same CIs
-    monkeypatch.setattr(bootstrap, "_CACHE_CELLS", 10)
-    monkeypatch.setattr(bootstrap, "_CHUNK_CELLS", 700)
-    assert len(list(M._draw_count_blocks(50, 300, 0))) == 22
+    monkeypatch.setattr(bootstrap, "CACHE_CELLS", 10)
+    monkeypatch.setattr(bootstrap, "CHUNK_CELLS", 700)
+    assert len(list(M.draw_count_blocks(50, 300, 0))) == 22
     blocks = M.agreement(j, h, rounds=300)  # counts kept as bytes
     assert blocks.par.ci == whole.par.ci and blocks.kappa.ci == whole.kappa.ci
     monkeypatch.setattr(bootstrap, "_COMPACT_CELLS", 10)
@@ -365,8 +365,8 @@ def test_it_resamples_a_wide_sparse_statistic_as_the_dense_product():
     rng = np.random.default_rng(30)
     per_unit = np.zeros((400, 64))
     per_unit[np.arange(400), rng.integers(0, 64, size=400)] = rng.random(400)
-    boot = bootstrap._PairBootstrap(np.arange(400), 200, 0)
-    dense = next(M._draw_count_blocks(400, 200, 0)) @ per_unit
+    boot = bootstrap.PairBootstrap(np.arange(400), 200, 0)
+    dense = next(M.draw_count_blocks(400, 200, 0)) @ per_unit
     assert np.allclose(boot.resample(per_unit), dense, atol=1e-12)
 
 
@@ -694,11 +694,11 @@ def test_it_fits_degenerate_rounds_on_the_pivots_group_as_choix_does():
         np.fill_diagonal(w[r], 0)
     w[::2, 3, :] = 0  # system 3 never wins in even rounds
     w[1::4, :, 2] = 0  # system 2 never loses in some odd rounds
-    theta, group = M._fit_rounds(w, 0)
+    theta, group = M.fit_rounds(w, 0)
     for r in range(12):
         inside = [i for i in range(4) if not (r % 2 == 0 and i == 3) and not (r % 4 == 1 and i == 2)]
         assert list(np.flatnonzero(group[r])) == inside
-        th = M._fit_choix(w[r][np.ix_(inside, inside)])
+        th = M.fit_choix(w[r][np.ix_(inside, inside)])
         assert np.allclose(theta[r, inside], th - th[0], atol=1e-7)
     assert (theta[::2, 3] == -np.inf).all() and (theta[1::4, 2] == np.inf).all()
 
@@ -708,9 +708,9 @@ def test_it_uses_a_bootstrap_solver_that_matches_choix():
     w = rng.integers(1, 30, size=(25, 6, 6)) + 0.5 * rng.integers(0, 3, size=(25, 6, 6))
     for r in range(25):
         np.fill_diagonal(w[r], 0)
-    got = M._fit_newton(w.astype(float), ref=2)
+    got = M.fit_newton(w.astype(float), ref=2)
     for r in range(25):
-        th = M._fit_choix(w[r])
+        th = M.fit_choix(w[r])
         assert np.allclose(ELO * got[r], ELO * (th - th[2]), atol=1e-6)
 
 

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score, mean_absolute_error, root_mean_squared_error
 
-from calibration.metrics.bootstrap import _draw_counts
+from calibration.metrics.bootstrap import draw_counts
 from calibration.metrics.pointwise import BINARY, COUNT, RATING, pointwise_table
 from calibration.metrics.pointwise_agreement import human_ceiling, judge_figures, pointwise_statistics
 from calibration.metrics.pointwise_panel import panel_figures, panels
@@ -213,7 +213,7 @@ def test_it_bootstraps_by_article_as_the_reference_recomputed_on_each_round(rati
     rounds, seed = 40, 7
     fig = judge_figures(table, "judge.b", rounds=rounds, seed=seed).figures
     order = _article_order(table)
-    draws = _draw_counts(len(table.articles), rounds, seed)
+    draws = draw_counts(len(table.articles), rounds, seed)
     kq, rho = [], []
     for counts in draws:
         picked = np.repeat(order, counts.astype(int))
@@ -232,7 +232,7 @@ def test_it_bootstraps_by_topic_when_asked(rating):
     fig = judge_figures(table, "judge.b", cluster="topic", rounds=30, seed=1).figures
     assert fig["mae"].n_pairs == 12  # 36 articles, 3 per topic
     topic_of_article = np.asarray([table.article_topic[table.articles.index(f"article-{a}")] for a in range(36)])
-    draws = _draw_counts(12, 30, 1)
+    draws = draw_counts(12, 30, 1)
     maes = []
     for counts in draws:
         picked = np.concatenate([np.flatnonzero(topic_of_article == t) for t in np.repeat(np.arange(12), counts.astype(int))])
@@ -250,7 +250,7 @@ def test_it_bootstraps_the_icc_by_article(rating):
     fig = panel_figures(table, rounds=rounds, seed=2).figures
     order = _article_order(table)
     samples = []
-    for counts in _draw_counts(len(table.articles), rounds, 2):
+    for counts in draw_counts(len(table.articles), rounds, 2):
         samples.append(_icc_reference(values[np.repeat(order, counts.astype(int))], range(4))[0])
     lo, hi = np.percentile(samples, [2.5, 97.5])
     assert abs(fig["icc2_1"].ci_low - lo) < TOL and abs(fig["icc2_1"].ci_high - hi) < TOL

@@ -75,11 +75,11 @@ from calibration.metrics.bias import (
     prefers_longer,
 )
 from calibration.metrics.bootstrap import (
-    _CACHE_CELLS,
-    _CHUNK_CELLS,
+    CACHE_CELLS,
+    CHUNK_CELLS,
     Estimate,
-    _draw_count_blocks,
-    _draw_counts,
+    draw_count_blocks,
+    draw_counts,
 )
 from calibration.metrics.conventions import (
     DEFAULT_SWAP_POLICY,
@@ -104,11 +104,11 @@ from calibration.metrics.ranking import (
     BTResult,
     SystemScore,
     TauResult,
-    _fit_choix,
-    _fit_newton,
-    _fit_rounds,
     bradley_terry,
     bradley_terry_by_category,
+    fit_choix,
+    fit_newton,
+    fit_rounds,
     kendall_tau,
     tie_levels,
 )
@@ -183,6 +183,6 @@ __all__ = [
 # and the internals the tests and bench/calibration.py reach for.
 _INTERNALS = (
     KINDS, LO_WINS, HI_WINS, TIED, SYS_LO, SYS_HI, UNKNOWN,
-    _CACHE_CELLS, _CHUNK_CELLS, _draw_counts, _draw_count_blocks,
-    _fit_choix, _fit_newton, _fit_rounds,
+    CACHE_CELLS, CHUNK_CELLS, draw_counts, draw_count_blocks,
+    fit_choix, fit_newton, fit_rounds,
 )  # fmt: skip

@@ -35,7 +35,7 @@ WRONG = 3
 SYS_LO, SYS_HI, UNKNOWN = 0, 1, -1
 
 
-def _f(x) -> float | None:
+def as_float(x) -> float | None:
     """float, or None for NaN/inf/None."""
     if x is None:
         return None
@@ -43,11 +43,11 @@ def _f(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _winner_codes(outcome, sys_lo, sys_hi, tie_code) -> np.ndarray:
+def winner_codes(outcome, sys_lo, sys_hi, tie_code) -> np.ndarray:
     return np.where(outcome == LO_WINS, sys_lo, np.where(outcome == HI_WINS, sys_hi, tie_code)).astype(np.int64)
 
 
-def _lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(found mask, position) of ``keys`` in ``sorted_keys``."""
     if sorted_keys.size == 0:
         return np.zeros(keys.shape, dtype=bool), np.zeros(keys.shape, dtype=np.int64)

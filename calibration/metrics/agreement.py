@@ -8,9 +8,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from calibration.metrics._common import HI_WINS, LO_WINS, OUTCOME_CATEGORIES, TIED, WRONG, _f, _lookup
-from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
-from calibration.metrics.labels import LabelRow, LabelTable, _align, as_table
+from calibration.metrics._common import HI_WINS, LO_WINS, OUTCOME_CATEGORIES, TIED, WRONG, as_float, sorted_lookup
+from calibration.metrics.bootstrap import Estimate, PairBootstrap, percentile_ci
+from calibration.metrics.labels import LabelRow, LabelTable, align_tables, as_table
 
 # --------------------------------------------------------------------------
 # judge vs humans
@@ -70,7 +70,7 @@ def _judge_order(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
     return keys, order
 
 
-def _judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
+def judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
     """Sorted item keys of a judge and its outcome per item (one verdict per item)."""
     keys, order = _judge_order(judge)
     return keys, judge.outcome[order]
@@ -79,7 +79,7 @@ def _judge_index(judge: LabelTable) -> tuple[np.ndarray, np.ndarray]:
 def _matched(judge: LabelTable, humans: LabelTable, share: np.ndarray | None = None):
     """Human labels on items the judge labelled, with the judge's outcome (and its share row, when given)."""
     keys, order = _judge_order(judge)
-    found, pos = _lookup(keys, humans.item)
+    found, pos = sorted_lookup(keys, humans.item)
     h = humans.select(found)
     rows = order[pos[found]]
     return h, judge.outcome[rows], (None if share is None else share[rows])
@@ -98,14 +98,14 @@ def _share_on(original: LabelTable, aligned: LabelTable, share: np.ndarray | Non
     return share
 
 
-def _item_counts(items: np.ndarray, outcome: np.ndarray):
+def item_counts(items: np.ndarray, outcome: np.ndarray):
     """Per distinct item: (keys, inverse per row, first row, counts n_items x 3)."""
     keys, first_row, inv = np.unique(items, return_index=True, return_inverse=True)
     counts = np.bincount(inv * 3 + outcome, minlength=3 * len(keys)).reshape(len(keys), 3)
     return keys, inv, first_row, counts
 
 
-def _strict_majority(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def strict_majority(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(has strict majority, majority outcome) per row of a (n x 3) count matrix."""
     total = counts.sum(axis=1)
     best = counts.argmax(axis=1)
@@ -127,7 +127,7 @@ def majority_winners(groups: Sequence[Sequence[str]]) -> list[str | None]:
     rows = [i for i, group in enumerate(groups) for _ in group]
     cols = [code[w] for group in groups for w in group]
     np.add.at(counts, (rows, cols), 1)
-    has, best = _strict_majority(counts)
+    has, best = strict_majority(counts)
     return [names[b] if h else None for h, b in zip(has.tolist(), best.tolist())]
 
 
@@ -146,12 +146,12 @@ def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
     return np.where((n > 0) & (pe < 1.0 - 1e-15), k, np.nan)
 
 
-def _kappa_estimate(
+def kappa_estimate(
     pair_codes: np.ndarray,
     codes_x: np.ndarray,
     codes_y: np.ndarray,
     n_categories: int,
-    boot: _PairBootstrap,
+    boot: PairBootstrap,
     share_x: np.ndarray | None = None,
 ) -> Estimate:
     """Cohen's kappa of two aligned code vectors (one entry per item), CI from ``boot``.
@@ -175,12 +175,12 @@ def _kappa_estimate(
     n = int(tot[1])
     n_pairs = int((per_unit[:, 1] > 0).sum())
     split = 2 + n_categories
-    point = _f(_kappa_value(tot[0], tot[1], tot[2:split], tot[split:]))
+    point = as_float(_kappa_value(tot[0], tot[1], tot[2:split], tot[split:]))
     ci = (None, None)
     if boot.rounds > 0 and n > 0 and point is not None:
         b = boot.resample(per_unit)
-        lo, hi = _percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2:split], b[:, split:]))
-        ci = (_f(lo), _f(hi))
+        lo, hi = percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2:split], b[:, split:]))
+        ci = (as_float(lo), as_float(hi))
     return Estimate(point, n, *ci, n_pairs)
 
 
@@ -204,15 +204,15 @@ def agreement(
     each verdict is its outcome, whole.
     """
     original = as_table(judge_labels)
-    judge, humans = _align(original, human_labels)
+    judge, humans = align_tables(original, human_labels)
     share = _share_on(original, judge, share)
     name = _single_rater_name(judge, "judge_labels")
     v = judge.vocab
     h, j_out, sh = _matched(judge, humans, share)
-    boot = _PairBootstrap(h.pair, rounds, seed)
+    boot = PairBootstrap(h.pair, rounds, seed)
     ones = np.ones(len(h))
-    keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
-    has, maj = _strict_majority(counts)
+    keys, inv, first_row, counts = item_counts(h.item, h.outcome)
+    has, maj = strict_majority(counts)
     it_pair = h.pair[first_row]
 
     if sh is None:
@@ -225,7 +225,7 @@ def agreement(
         it_judge = j_out[first_row]
         agree_maj = ((it_judge == maj) & has).astype(float)
         # Cohen's kappa on items with a majority, side categories (see OUTCOME_CATEGORIES)
-        kappa = _kappa_estimate(it_pair[has], it_judge[has], maj[has], OUTCOME_CATEGORIES, boot)
+        kappa = kappa_estimate(it_pair[has], it_judge[has], maj[has], OUTCOME_CATEGORIES, boot)
     else:
         agree = sh[np.arange(len(h)), h.outcome]
         decided = (h.outcome != TIED).astype(float)
@@ -234,7 +234,7 @@ def agreement(
         it_share = sh[first_row]
         agree_maj = it_share[np.arange(len(first_row)), maj] * has
         categories = OUTCOME_CATEGORIES + 1 if sh[:, WRONG].any() else OUTCOME_CATEGORIES
-        kappa = _kappa_estimate(it_pair[has], maj[has], maj[has], categories, boot, share_x=it_share[has])
+        kappa = kappa_estimate(it_pair[has], maj[has], maj[has], categories, boot, share_x=it_share[has])
     par = boot.ratios(h.pair, agree, ones)[0]
     share_kept = float(keep.mean()) if len(h) else None
     par_maj = boot.ratios(it_pair, agree_maj, has.astype(float))[0]
@@ -291,14 +291,14 @@ def paired_difference(
 ) -> PairedDifference:
     """``share_a`` / ``share_b``: as ``share`` in :func:`agreement`, for either judge."""
     original_a, original_b = as_table(judge_a), as_table(judge_b)
-    ja, jb, hu = _align(original_a, original_b, humans)
+    ja, jb, hu = align_tables(original_a, original_b, humans)
     share_a, share_b = _share_on(original_a, ja, share_a), _share_on(original_b, jb, share_b)
     name_a, name_b = _single_rater_name(ja, "judge_a"), _single_rater_name(jb, "judge_b")
     keys_a, order_a = _judge_order(ja)
     keys_b, order_b = _judge_order(jb)
     items = hu.item
-    fa, pa = _lookup(keys_a, items)
-    fb, pb = _lookup(keys_b, items)
+    fa, pa = sorted_lookup(keys_a, items)
+    fb, pb = sorted_lookup(keys_b, items)
     both = fa & fb
     labels = hu.outcome[both]
 
@@ -311,7 +311,7 @@ def paired_difference(
     ag_a = agrees(ja, order_a, pa, share_a)
     ag_b = agrees(jb, order_b, pb, share_b)
     pairs = hu.pair[both]
-    boot = _PairBootstrap(pairs, rounds, seed)
+    boot = PairBootstrap(pairs, rounds, seed)
     diff = boot.ratios(pairs, ag_a - ag_b, np.ones(len(pairs)))[0]
     n = len(pairs)
     significant = diff.ci is not None and (diff.ci[0] > 0 or diff.ci[1] < 0)
@@ -366,14 +366,14 @@ def _alpha_value(occ, n, nc) -> np.ndarray:
 
 def human_ceiling(human_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> HumanCeiling:
     h = as_table(human_labels)
-    keys, inv, first_row, counts = _item_counts(h.item, h.outcome)
+    keys, inv, first_row, counts = item_counts(h.item, h.outcome)
     m = counts.sum(axis=1)
-    boot = _PairBootstrap(h.pair, rounds, seed)
+    boot = PairBootstrap(h.pair, rounds, seed)
 
     # leave-one-out: others = item counts minus the label itself
     others = counts[inv].copy()
     others[np.arange(len(h)), h.outcome] -= 1
-    has, maj = _strict_majority(others)
+    has, maj = strict_majority(others)
     has &= others.sum(axis=1) > 0
     loo = boot.ratios(h.pair, ((maj == h.outcome) & has).astype(float), has.astype(float))[0]
 
@@ -393,11 +393,11 @@ def human_ceiling(human_labels: LabelTable | Iterable[LabelRow], rounds: int = 1
     occ_pu = boot.per_unit(it_pair, occ)
     n_pu = boot.per_unit(it_pair, np.where(multi, m, 0).astype(float))
     nc_pu = boot.per_unit(h.pair, nc)
-    a_point = _f(_alpha_value(occ_pu.sum(), n_pu.sum(), nc_pu.sum(axis=0)))
+    a_point = as_float(_alpha_value(occ_pu.sum(), n_pu.sum(), nc_pu.sum(axis=0)))
     if boot.rounds > 0 and a_point is not None:
         b = boot.resample(np.column_stack([occ_pu, n_pu, nc_pu]))
-        lo, hi = _percentile_ci(_alpha_value(b[:, 0], b[:, 1], b[:, 2:]))
-        a_ci = (_f(lo), _f(hi))
+        lo, hi = percentile_ci(_alpha_value(b[:, 0], b[:, 1], b[:, 2:]))
+        a_ci = (as_float(lo), as_float(hi))
     else:
         a_ci = (None, None)
     alpha = Estimate(a_point, int(multi.sum()), *a_ci, int((n_pu[:, 0] > 0).sum()))

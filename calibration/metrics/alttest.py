@@ -18,7 +18,7 @@ p-values are corrected together with Benjamini-Yekutieli at ``q`` (0.05). The wi
 ``omega`` is the share of tested annotators whose H0 is rejected, and the judge passes when
 ``omega >= 0.5``. The advantage probability ``rho`` is the mean over tested annotators of
 ``mean(W_f)``; it ranks judges. Its 95% CI is the percentile interval of the report's seeded pair
-bootstrap (``bootstrap._PairBootstrap``: pairs drawn with replacement, each bringing all its labels;
+bootstrap (``bootstrap.PairBootstrap``: pairs drawn with replacement, each bringing all its labels;
 in the per-criterion form one resampling of the pairs serves every criterion).
 
 Input: :class:`Ratings` (``alttest_wins``, imported here), the humans' labels and the judge's
@@ -64,8 +64,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from calibration.metrics.alttest_wins import Ratings, _Wins, _wins
-from calibration.metrics.bootstrap import Estimate, _f, _PairBootstrap
+from calibration.metrics.alttest_wins import Ratings, Wins, wins_of
+from calibration.metrics.bootstrap import Estimate, PairBootstrap, as_float
 
 UNITS = ("item", "pair")
 MIN_ANNOTATORS = 3
@@ -270,7 +270,7 @@ class _Prepared:
     unit_wf: np.ndarray
 
 
-def _prepare(w: _Wins, mask: np.ndarray, unit: str, min_items: int) -> _Prepared:
+def _prepare(w: Wins, mask: np.ndarray, unit: str, min_items: int) -> _Prepared:
     rater, pair, crit = w.rater[mask], w.pair[mask], w.criterion[mask]
     wf, d = w.wf[mask], w.wh[mask] - w.wf[mask]
     n_crit = int(crit.max(initial=-1)) + 1
@@ -315,7 +315,7 @@ def _rhos(preps: list[_Prepared], rounds: int, seed: int) -> list[Estimate]:
     values = [float(np.mean(p.mean_wf)) for p in preps]
     n_units = [int(p.n.sum()) for p in preps]
     n_pairs = [len(np.unique(p.unit_pair)) for p in preps]
-    boot = _PairBootstrap(np.concatenate([p.unit_pair for p in preps]) if preps else np.zeros(0, np.int64), rounds, seed)
+    boot = PairBootstrap(np.concatenate([p.unit_pair for p in preps]) if preps else np.zeros(0, np.int64), rounds, seed)
     if boot.rounds <= 0:
         return [Estimate(v, n, n_pairs=m) for v, n, m in zip(values, n_units, n_pairs)]
     columns = []
@@ -334,7 +334,7 @@ def _rhos(preps: list[_Prepared], rounds: int, seed: int) -> list[Estimate]:
         drawn = (bd > 0).any(axis=1)  # an annotator none of whose pairs was drawn sits that round out
         draws = np.nanmean(per_annotator[drawn], axis=1)
         lo, hi = np.percentile(draws, [2.5, 97.5]) if len(draws) else (np.nan, np.nan)
-        out.append(Estimate(value, n, _f(lo), _f(hi), m))
+        out.append(Estimate(value, n, as_float(lo), as_float(hi), m))
     return out
 
 
@@ -363,7 +363,7 @@ def _annotator_tests(prep: _Prepared, epsilon: float, p_adj: np.ndarray, q: floa
         out.append(
             AnnotatorTest(
                 name, int(prep.n[s]), float(prep.mean_wf[s]), float(prep.mean_wh[s]), float(prep.mean_d[s]), ci,
-                _f(t[s]), float(p[s]), float(p_adj[s]), bool(p_adj[s] <= q), bool(prep.constant[s]),
+                as_float(t[s]), float(p[s]), float(p_adj[s]), bool(p_adj[s] <= q), bool(prep.constant[s]),
             )
         )  # fmt: skip
     return tuple(out)
@@ -411,7 +411,7 @@ def alt_test(
     """
     epsilon = _check_arguments(epsilon, q, unit)
     limits = _check_limits(min_annotators, min_items, min_humans_per_item)
-    w = _wins(humans, judge, scoring, min_humans_per_item)
+    w = wins_of(humans, judge, scoring, min_humans_per_item)
     prep = _prepare(w, np.ones(len(w.rater), bool), unit, min_items)
     common = dict(epsilon=epsilon, q=q, unit=unit, scoring=scoring, limits=limits)
     if len(prep.tested) < min_annotators:
@@ -443,7 +443,7 @@ def alt_test_by_criterion(
     """
     epsilon = _check_arguments(epsilon, q, "item")
     limits = _check_limits(min_annotators, min_items, min_humans_per_item)
-    w = _wins(humans, judge, scoring, min_humans_per_item)
+    w = wins_of(humans, judge, scoring, min_humans_per_item)
     preps = [_prepare(w, w.criterion == c, "item", min_items) for c in range(len(w.criterion_names))]
     runs = [len(p.tested) >= min_annotators for p in preps]
     p_all = [_p_values(p, epsilon) if run else np.zeros(0) for p, run in zip(preps, runs)]

@@ -86,7 +86,7 @@ def _codes(*arrays: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 @dataclass(frozen=True)
-class _Wins:
+class Wins:
     """Per usable human label: its annotator, pair and criterion codes, W_f and W_h."""
 
     rater: np.ndarray
@@ -99,7 +99,7 @@ class _Wins:
     humans_per_item_max: int
 
 
-def _wins(humans: Ratings, judge: Ratings, scoring: str, min_humans_per_item: int) -> _Wins:
+def wins_of(humans: Ratings, judge: Ratings, scoring: str, min_humans_per_item: int) -> Wins:
     if scoring not in SCORINGS:
         raise ValueError(f"unknown scoring {scoring!r} (choose {', '.join(SCORINGS)})")
     _, (pair_h, pair_j) = _codes(humans.pair, judge.pair)
@@ -148,7 +148,7 @@ def _wins(humans: Ratings, judge: Ratings, scoring: str, min_humans_per_item: in
         mse_h, mse_f = np.maximum(mse_h, 0.0), np.maximum(mse_f, 0.0)
         tie = np.abs(mse_f - mse_h) <= _NUMERIC_TIE * (1.0 + np.maximum(mse_f, mse_h))
         wf, wh = tie | (mse_f < mse_h), tie | (mse_h < mse_f)
-    return _Wins(
+    return Wins(
         rater[keep],
         pair_h[keep],
         crit_h[keep],

@@ -6,8 +6,8 @@ from typing import Iterable
 
 import numpy as np
 
-from calibration.metrics._common import TIED, UNKNOWN, _lookup
-from calibration.metrics.bootstrap import Estimate, _ratio
+from calibration.metrics._common import TIED, UNKNOWN, sorted_lookup
+from calibration.metrics.bootstrap import Estimate, bootstrap_ratio
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 # --------------------------------------------------------------------------
@@ -39,7 +39,7 @@ def position_consistency(judge_labels: LabelTable | Iterable[LabelRow], rounds: 
     both = (outs[:, 0] >= 0) & (outs[:, 1] >= 0)
     same = (outs[:, 0] == outs[:, 1]) & both
     pairs = t.pair[rows] if len(rows) else np.zeros(0, dtype=np.int64)
-    return _ratio(pairs[both], same[both].astype(float), np.ones(int(both.sum())), rounds, seed)
+    return bootstrap_ratio(pairs[both], same[both].astype(float), np.ones(int(both.sum())), rounds, seed)
 
 
 def first_position_rate(judge_labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> Estimate:
@@ -47,7 +47,7 @@ def first_position_rate(judge_labels: LabelTable | Iterable[LabelRow], rounds: i
     first; 0.5 means no position preference."""
     t = as_table(judge_labels)
     m = (t.first != UNKNOWN) & (t.outcome != TIED)
-    return _ratio(t.pair[m], (t.outcome[m] == t.first[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
+    return bootstrap_ratio(t.pair[m], (t.outcome[m] == t.first[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
 
 
 def merge_swapped(judge_labels: LabelTable | Iterable[LabelRow], require_both: bool = False) -> LabelTable:
@@ -82,7 +82,7 @@ def merge_swapped(judge_labels: LabelTable | Iterable[LabelRow], require_both: b
         span = int(max(table.item.max(), 0)) + 1
         k_ord = np.unique(t.rater.astype(np.int64) * span + t.item)
         k_un = unordered.rater.astype(np.int64) * span + unordered.item
-        found, _ = _lookup(k_ord, k_un)
+        found, _ = sorted_lookup(k_ord, k_un)
         unordered = unordered.select(~found)
     if not len(unordered):
         return ordered
@@ -98,4 +98,4 @@ def prefers_longer(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, 
     """Share of non-tie verdicts (longer system known) choosing the longer article."""
     t = as_table(labels)
     m = (t.longer != UNKNOWN) & (t.outcome != TIED)
-    return _ratio(t.pair[m], (t.outcome[m] == t.longer[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
+    return bootstrap_ratio(t.pair[m], (t.outcome[m] == t.longer[m]).astype(float), np.ones(int(m.sum())), rounds, seed)

@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from calibration.metrics._common import MIN_PAIRS_FOR_CI, SMALL_N, _f
+from calibration.metrics._common import MIN_PAIRS_FOR_CI, SMALL_N, as_float
 
 # --------------------------------------------------------------------------
 # estimates and the pair bootstrap
@@ -52,9 +52,9 @@ class Estimate:
         return asdict(self)
 
 
-_CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept as floats (64 MB)
+CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept as floats (64 MB)
 _COMPACT_CELLS = 64_000_000  # up to which they are kept as bytes (64 MB), in blocks of rounds
-_CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
+CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
 _SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
 
 
@@ -66,7 +66,7 @@ def _counts_from_draws(draws: np.ndarray, n_units: int, dtype=np.float64) -> np.
 
 
 @lru_cache(maxsize=8)
-def _draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
+def draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     """(rounds x n_units) how often each unit is drawn in each bootstrap round.
 
     Round r draws ``n_units`` units uniformly with replacement (an index
@@ -81,7 +81,7 @@ def _draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
 
 def _generated_blocks(n_units: int, rounds: int, seed: int, dtype=np.float64):
     rng = np.random.default_rng(seed)
-    step = max(1, _CHUNK_CELLS // n_units)
+    step = max(1, CHUNK_CELLS // n_units)
     for start in range(0, rounds, step):
         size = min(step, rounds - start)
         yield _counts_from_draws(rng.integers(0, n_units, size=(size, n_units), dtype=np.int64), n_units, dtype)
@@ -90,20 +90,20 @@ def _generated_blocks(n_units: int, rounds: int, seed: int, dtype=np.float64):
 @lru_cache(maxsize=2)
 def _compact_blocks(n_units: int, rounds: int, seed: int) -> tuple[np.ndarray, ...]:
     """The blocks of `_generated_blocks` as bytes: a unit is drawn far fewer than 256 times in a
-    round of at least `_CACHE_CELLS / rounds` draws (a count is ~Poisson(1))."""
+    round of at least `CACHE_CELLS / rounds` draws (a count is ~Poisson(1))."""
     blocks = tuple(_generated_blocks(n_units, rounds, seed, np.uint16))
     if max(int(b.max()) for b in blocks) > 255:
         raise OverflowError("a unit drawn more than 255 times in one round")
     return tuple(b.astype(np.uint8) for b in blocks)
 
 
-def _draw_count_blocks(n_units: int, rounds: int, seed: int):
+def draw_count_blocks(n_units: int, rounds: int, seed: int):
     """The draw counts in blocks of rounds: cached whole when small, cached as bytes when
     middling (campaigns of tens of thousands of pairs), regenerated when larger. The same
     counts whichever way."""
     cells = rounds * n_units
-    if cells <= _CACHE_CELLS:
-        yield _draw_counts(n_units, rounds, seed)
+    if cells <= CACHE_CELLS:
+        yield draw_counts(n_units, rounds, seed)
     elif cells <= _COMPACT_CELLS:
         for block in _compact_blocks(n_units, rounds, seed):
             yield block.astype(np.float64)
@@ -111,7 +111,7 @@ def _draw_count_blocks(n_units: int, rounds: int, seed: int):
         yield from _generated_blocks(n_units, rounds, seed)
 
 
-def _percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """2.5/97.5 percentiles along axis 0, ignoring NaN rounds (undefined)."""
     if samples.shape[0] == 0:
         nan = np.full(samples.shape[1:], np.nan)
@@ -122,7 +122,7 @@ def _percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-class _PairBootstrap:
+class PairBootstrap:
     """Bootstrap over a fixed set of pair codes (the units)."""
 
     def __init__(self, pair_codes: np.ndarray, rounds: int, seed: int) -> None:
@@ -160,9 +160,9 @@ class _PairBootstrap:
         wide = per_unit.ndim == 2 and per_unit.shape[1] >= _SPARSE_MIN_COLUMNS
         if wide and np.count_nonzero(per_unit) * 8 < per_unit.size:
             transposed = csr_matrix(per_unit.T)
-            blocks = [(transposed @ c.T).T for c in _draw_count_blocks(self.n_units, self.rounds, self.seed)]
+            blocks = [(transposed @ c.T).T for c in draw_count_blocks(self.n_units, self.rounds, self.seed)]
         else:
-            blocks = [c @ per_unit for c in _draw_count_blocks(self.n_units, self.rounds, self.seed)]
+            blocks = [c @ per_unit for c in draw_count_blocks(self.n_units, self.rounds, self.seed)]
         return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
 
     def ratios(self, pair_codes, numer, denom, group=None, n_groups: int = 1) -> list[Estimate]:
@@ -174,7 +174,7 @@ class _PairBootstrap:
         if self.rounds > 0:
             bn, bd = self.resample(num), self.resample(den)
             with np.errstate(invalid="ignore", divide="ignore"):
-                lo, hi = _percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
+                lo, hi = percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
         else:
             lo = hi = np.full(n_groups, np.nan)
         out = []
@@ -183,9 +183,9 @@ class _PairBootstrap:
             if den_t[g] <= 0:
                 out.append(Estimate(None, 0, n_pairs=0))
             else:
-                out.append(Estimate(float(num_t[g] / den_t[g]), n, _f(lo[g]), _f(hi[g]), int(pairs_t[g])))
+                out.append(Estimate(float(num_t[g] / den_t[g]), n, as_float(lo[g]), as_float(hi[g]), int(pairs_t[g])))
         return out
 
 
-def _ratio(pair_codes, numer, denom, rounds: int, seed: int) -> Estimate:
-    return _PairBootstrap(pair_codes, rounds, seed).ratios(pair_codes, numer, denom)[0]
+def bootstrap_ratio(pair_codes, numer, denom, rounds: int, seed: int) -> Estimate:
+    return PairBootstrap(pair_codes, rounds, seed).ratios(pair_codes, numer, denom)[0]

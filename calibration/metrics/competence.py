@@ -42,8 +42,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy.special import digamma
 
-from calibration.metrics._common import HI_WINS, LO_WINS, TIE, TIED, _f
-from calibration.metrics.bootstrap import Estimate, _draw_count_blocks, _percentile_ci
+from calibration.metrics._common import HI_WINS, LO_WINS, TIE, TIED, as_float
+from calibration.metrics.bootstrap import Estimate, draw_count_blocks, percentile_ci
 from calibration.metrics.labels import LabelTable, Vocab
 
 CLASS_NAMES = {LO_WINS: "lo", HI_WINS: "hi", TIED: TIE}
@@ -376,7 +376,7 @@ def _bootstrap(d: _Answers, rounds: int, seed: int, refit) -> np.ndarray:
     out = []
     if rounds <= 0 or n_units == 0:
         return np.zeros((0, d.n_workers))
-    for block in _draw_count_blocks(n_units, rounds, seed):
+    for block in draw_count_blocks(n_units, rounds, seed):
         for counts in block:
             weight = counts[d.task_unit]
             keep = weight > 0
@@ -388,12 +388,12 @@ def _bootstrap(d: _Answers, rounds: int, seed: int, refit) -> np.ndarray:
 
 
 def _rater_estimates(table, d, point, samples, extra) -> tuple[RaterCompetence, ...]:
-    lo, hi = _percentile_ci(samples) if len(samples) else (np.full(d.n_workers, np.nan),) * 2
+    lo, hi = percentile_ci(samples) if len(samples) else (np.full(d.n_workers, np.nan),) * 2
     n_labels = np.bincount(d.worker, minlength=d.n_workers)
     pairs_of = [np.unique(d.task_unit[d.task[d.worker == w]]).size for w in range(d.n_workers)]
     out = []
     for w in range(d.n_workers):
-        estimate = Estimate(_f(point[w]), int(n_labels[w]), _f(lo[w]), _f(hi[w]), int(pairs_of[w]))
+        estimate = Estimate(as_float(point[w]), int(n_labels[w]), as_float(lo[w]), as_float(hi[w]), int(pairs_of[w]))
         out.append(RaterCompetence(table.vocab.raters[d.worker_codes[w]], estimate, **extra(w)))
     return tuple(out)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from calibration.metrics._common import TIED, UNKNOWN, WRONG
 from calibration.metrics.bias import merge_swapped
-from calibration.metrics.labels import LabelTable, _align, as_table
+from calibration.metrics.labels import LabelTable, align_tables, as_table
 
 SWAP_POLICIES = ("tie", "half", "both")
 UNPARSABLE_POLICIES = ("drop", "wrong")
@@ -115,7 +115,7 @@ def judge_votes(
     failed = as_table(failed) if failed is not None else LabelTable.empty(original.vocab)
     raw = original
     if len(failed) and len(raw):
-        raw, failed = _align(raw, failed)
+        raw, failed = align_tables(raw, failed)
     elif len(failed):
         raw = LabelTable.empty(failed.vocab)
     both, verdict, rows, n_failed = _entries(raw, failed, unparsable == "wrong")

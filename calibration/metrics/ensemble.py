@@ -16,8 +16,8 @@ from typing import Iterable
 import numpy as np
 
 from calibration.metrics._common import TIED, UNKNOWN
-from calibration.metrics.agreement import _item_counts, _strict_majority
-from calibration.metrics.labels import LabelRow, LabelTable, _align
+from calibration.metrics.agreement import item_counts, strict_majority
+from calibration.metrics.labels import LabelRow, LabelTable, align_tables
 
 TIE_RULE = "no strict majority of the members: tie"
 
@@ -27,7 +27,7 @@ def ensemble_verdicts(members: Iterable[LabelTable | Iterable[LabelRow]], name: 
 
     Each member must hold one verdict per item (merge swapped runs first); at least two members.
     """
-    tables = _align(*members)
+    tables = align_tables(*members)
     if len(tables) < 2:
         raise ValueError("an ensemble needs at least two judges")
     for t in tables:
@@ -36,9 +36,9 @@ def ensemble_verdicts(members: Iterable[LabelTable | Iterable[LabelRow]], name: 
         if len(np.unique(t.item)) != len(t):
             raise ValueError("each member must hold one verdict per item (merge swapped runs first)")
     both = LabelTable.concat(*tables)
-    keys, _, first_row, counts = _item_counts(both.item, both.outcome)
+    keys, _, first_row, counts = item_counts(both.item, both.outcome)
     everyone = counts.sum(axis=1) == len(tables)
-    has, majority = _strict_majority(counts)
+    has, majority = strict_majority(counts)
     outcome = np.where(has, majority, TIED)[everyone]
     rows = first_row[everyone]
     vocab = replace(both.vocab, raters=(name,), rater_kinds=("judge",))

@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from calibration.metrics._common import HI_WINS, KINDS, LO_WINS, SYS_HI, SYS_LO, TIE, TIED, UNKNOWN, _winner_codes
+from calibration.metrics._common import HI_WINS, KINDS, LO_WINS, SYS_HI, SYS_LO, TIE, TIED, UNKNOWN, winner_codes
 
 # --------------------------------------------------------------------------
 # data model
@@ -238,7 +238,7 @@ class LabelTable:
 
     @staticmethod
     def concat(*tables: "LabelTable") -> "LabelTable":
-        tables = _align(*tables)
+        tables = align_tables(*tables)
         if not tables:
             return LabelTable.empty()
         return LabelTable(
@@ -308,7 +308,7 @@ class LabelTable:
     @property
     def winner(self) -> np.ndarray:
         """Winner as a global category: a system code, or ``vocab.tie_code``."""
-        return _winner_codes(self.outcome, self.sys_lo, self.sys_hi, self.vocab.tie_code)
+        return winner_codes(self.outcome, self.sys_lo, self.sys_hi, self.vocab.tie_code)
 
     def pair_systems(self) -> tuple[np.ndarray, np.ndarray]:
         """Per pair code, its (sys_lo, sys_hi) codes (-1 for pairs not present)."""
@@ -334,7 +334,7 @@ def _union(*name_lists: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _align(*tables: "LabelTable | Iterable[LabelRow]") -> tuple[LabelTable, ...]:
+def align_tables(*tables: "LabelTable | Iterable[LabelRow]") -> tuple[LabelTable, ...]:
     """Re-encode tables onto one common vocabulary (no-op when shared)."""
     tables = tuple(as_table(t) for t in tables)
     if len(tables) <= 1 or all(t.vocab == tables[0].vocab for t in tables[1:]):

@@ -43,11 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from calibration.metrics._common import _lookup
-from calibration.metrics.agreement import _judge_index
-from calibration.metrics.labels import LabelTable, _align
+from calibration.metrics._common import sorted_lookup
+from calibration.metrics.agreement import judge_index
+from calibration.metrics.labels import LabelTable, align_tables
 from calibration.metrics.powered import Items, system_rows
-from calibration.metrics.ppi import Z95, _cluster_sums, informative
+from calibration.metrics.ppi import Z95, cluster_sums, informative
 
 ALPHA = 0.05
 MIN_PAIRS = 2
@@ -123,12 +123,12 @@ def ratio_moments(pair_codes, numer, denom) -> RatioMoments | None:
 def _agreements(humans: LabelTable, *judges: LabelTable) -> tuple[np.ndarray, list[np.ndarray]]:
     """Pair codes of the human labels on items every judge has judged, and per judge whether its
     verdict (one per item: merge swapped runs first) equals each of them."""
-    *judges, humans = _align(*judges, humans)
+    *judges, humans = align_tables(*judges, humans)
     found = np.ones(len(humans), dtype=bool)
     looked_up = []
     for judge in judges:
-        keys, outcome = _judge_index(judge)
-        hit, pos = _lookup(keys, humans.item)
+        keys, outcome = judge_index(judge)
+        hit, pos = sorted_lookup(keys, humans.item)
         found &= hit
         looked_up.append((outcome, pos))
     agree = [(humans.outcome[found] == outcome[pos[found]]).astype(np.float64) for outcome, pos in looked_up]
@@ -258,7 +258,7 @@ class ScoreMoments:
 
 def _pair_sums(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
     """Per pair, the sum of its centred values (centred on the mean over all the values)."""
-    return _cluster_sums((values - values.mean()).reshape(-1, 1), clusters)[:, 0]
+    return cluster_sums((values - values.mean()).reshape(-1, 1), clusters)[:, 0]
 
 
 def _system_moments(name: str, y, yhat, cl, yhat_u, cl_u) -> ScoreMoments:

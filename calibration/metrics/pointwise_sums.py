@@ -23,21 +23,21 @@ from typing import Callable
 import numpy as np
 from scipy.sparse import csc_matrix, csr_matrix, issparse
 
-from calibration.metrics._common import _f
-from calibration.metrics.bootstrap import Estimate, _draw_count_blocks, _PairBootstrap
+from calibration.metrics._common import as_float
+from calibration.metrics.bootstrap import Estimate, PairBootstrap, draw_count_blocks
 
-_CHUNK_CELLS = 4_000_000  # rounds x groups x terms resampled at once
+CHUNK_CELLS = 4_000_000  # rounds x groups x terms resampled at once
 
 
-def cluster_bootstrap(cluster_codes: np.ndarray, rounds: int, seed: int) -> _PairBootstrap:
+def cluster_bootstrap(cluster_codes: np.ndarray, rounds: int, seed: int) -> PairBootstrap:
     """The bootstrap over every cluster code given (pass all clusters of a table, so that all its
     figures share one set of draws)."""
-    return _PairBootstrap(np.asarray(cluster_codes, dtype=np.int64), rounds, seed)
+    return PairBootstrap(np.asarray(cluster_codes, dtype=np.int64), rounds, seed)
 
 
 def percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """2.5/97.5 percentiles of each column of (rounds x k), ignoring NaN rounds: the same numbers as
-    ``bootstrap._percentile_ci`` (numpy's linear interpolation), by one sort of the whole array
+    ``bootstrap.percentile_ci`` (numpy's linear interpolation), by one sort of the whole array
     rather than nanpercentile's column-by-column loop."""
     rounds, k = samples.shape
     if rounds == 0:
@@ -72,29 +72,29 @@ class Computed:
         return percentile_ci(self.samples)
 
     def estimate(self, g: int = -1) -> Estimate:
-        value = _f(self.values[g])
+        value = as_float(self.values[g])
         n, clusters = int(round(self.n[g])), int(self.clusters[g])
         if value is None or n == 0:
             return Estimate(None, n, n_pairs=clusters)
         lo, hi = self._ci
-        return Estimate(value, n, _f(lo[g]), _f(hi[g]), clusters)
+        return Estimate(value, n, as_float(lo[g]), as_float(hi[g]), clusters)
 
     def minus(self, other: Computed) -> Computed:
         """This figure minus ``other`` round by round (same draws): a paired difference."""
         return Computed(self.values - other.values, self.samples - other.samples, self.n, self.clusters)
 
 
-def _resample(boot: _PairBootstrap, per_unit) -> np.ndarray:
+def _resample(boot: PairBootstrap, per_unit) -> np.ndarray:
     """(rounds x k) sums of the drawn clusters' rows of ``per_unit`` (units x k, dense or sparse)."""
     if not issparse(per_unit):
         return boot.resample(per_unit)
     transposed = per_unit.T.tocsr()
-    blocks = [np.asarray((transposed @ c.T).T) for c in _draw_count_blocks(boot.n_units, boot.rounds, boot.seed)]
+    blocks = [np.asarray((transposed @ c.T).T) for c in draw_count_blocks(boot.n_units, boot.rounds, boot.seed)]
     return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
 
 
 def compute(
-    boot: _PairBootstrap,
+    boot: PairBootstrap,
     cluster_codes: np.ndarray,
     group: np.ndarray,
     n_groups: int,
@@ -129,7 +129,7 @@ def compute(
     samples = {name: np.zeros((rounds, n_groups + 1)) for name in figures}
     if rounds:
         pooled = np.zeros((rounds, k))
-        step = max(1, _CHUNK_CELLS // (rounds * max(k, 1)))
+        step = max(1, CHUNK_CELLS // (rounds * max(k, 1)))
         for start in range(0, n_groups, step):
             stop = min(n_groups, start + step)
             drawn = _resample(boot, per_unit[:, start * k : stop * k]).reshape(rounds, stop - start, k)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.metrics._common import LO_WINS, TIED
-from calibration.metrics.labels import LabelTable, _align
+from calibration.metrics.labels import LabelTable, align_tables
 from calibration.metrics.ppi import (
     Z95,
     PPIFit,
@@ -86,7 +86,7 @@ def _share_of_a(t: LabelTable) -> tuple[np.ndarray, np.ndarray]:
 def build_items(humans: LabelTable, judge: LabelTable) -> Items:
     """The items of ``judge`` (one verdict per item, e.g. from ``merge_swapped``) with the human
     values of ``humans`` (re-encoded onto one vocabulary when theirs differ)."""
-    humans, judge = _align(humans, judge)
+    humans, judge = align_tables(humans, judge)
     j_keys, yhat = _share_of_a(judge)
     _, first = np.unique(judge.item, return_index=True)
     sys_lo, sys_hi, cluster = judge.sys_lo[first].astype(np.int64), judge.sys_hi[first].astype(np.int64), judge.pair[first].astype(np.int64)

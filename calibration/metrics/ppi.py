@@ -67,12 +67,12 @@ class PPIFit:
 # --------------------------------------------------------------------------
 
 
-def _as_2d(x) -> np.ndarray:
+def as_2d(x) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     return x.reshape(-1, 1) if x.ndim == 1 else x
 
 
-def _cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
+def cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
     """Rows of ``z`` summed within each cluster (``z`` itself when there are no clusters)."""
     if clusters is None or len(z) == 0:
         return z
@@ -82,18 +82,18 @@ def _cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
     return np.asarray(indicator @ z)
 
 
-def _n_clusters(m: int, clusters: np.ndarray | None) -> int:
+def n_clusters(m: int, clusters: np.ndarray | None) -> int:
     return m if clusters is None else int(np.unique(clusters).size)
 
 
-def _scatter(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None, ddof: int) -> np.ndarray:
+def scatter(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None, ddof: int) -> np.ndarray:
     """Per-item (cross-)covariance of the centred rows ``a`` and ``b`` (m x d each): the sum over
     clusters of (cluster sum of a)(cluster sum of b)^T, divided by m - ddof. With one item per
     cluster and ddof 1 this is ``np.cov``; the cluster sums carry the within-cluster correlation."""
     m = len(a)
     if m - ddof <= 0:
         return np.full((a.shape[1], b.shape[1]), np.nan)
-    sa, sb = _cluster_sums(a, clusters), _cluster_sums(b, clusters)
+    sa, sb = cluster_sums(a, clusters), cluster_sums(b, clusters)
     return sa.T @ sb / (m - ddof)
 
 
@@ -105,7 +105,7 @@ def _tuned_lam(g, g_hat, g_hat_u, inv_h, clusters, clusters_u) -> float:
     if n == 0 or N == 0:
         return 0.0
     gc, hc = g - g.mean(axis=0), g_hat - g_hat.mean(axis=0)
-    cross = _scatter(gc, hc, clusters, 0)
+    cross = scatter(gc, hc, clusters, 0)
     cross = cross + cross.T
     pooled = np.concatenate([g_hat, g_hat_u])
     pooled_clusters = None
@@ -113,7 +113,7 @@ def _tuned_lam(g, g_hat, g_hat_u, inv_h, clusters, clusters_u) -> float:
         cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
         cu = np.arange(N) if clusters_u is None else np.unique(clusters_u, return_inverse=True)[1]
         pooled_clusters = np.concatenate([cl, cu + cl.max() + 1])
-    var = _scatter(pooled - pooled.mean(axis=0), pooled - pooled.mean(axis=0), pooled_clusters, 1)
+    var = scatter(pooled - pooled.mean(axis=0), pooled - pooled.mean(axis=0), pooled_clusters, 1)
     num = np.trace(inv_h @ cross @ inv_h)
     den = 2 * (1 + n / N) * np.trace(inv_h @ var @ inv_h)
     if not np.isfinite(num) or not np.isfinite(den) or den <= 0:
@@ -138,11 +138,11 @@ def informative(y, yhat, clusters=None, level: float = 0.05) -> bool:
     useless judge's CI as wide as the humans' own, at the price of ignoring a weakly informative
     judge on very few pairs."""
     y, yhat = (np.asarray(a, dtype=np.float64).ravel() for a in (y, yhat))
-    g = _n_clusters(len(y), clusters)
+    g = n_clusters(len(y), clusters)
     if g < 3:
         return False
-    sy = _cluster_sums(_as_2d(y - y.mean()), clusters).ravel()
-    sh = _cluster_sums(_as_2d(yhat - yhat.mean()), clusters).ravel()
+    sy = cluster_sums(as_2d(y - y.mean()), clusters).ravel()
+    sh = cluster_sums(as_2d(yhat - yhat.mean()), clusters).ravel()
     denom = math.sqrt(float(sy @ sy) * float(sh @ sh))
     if denom <= 0:
         return False
@@ -182,17 +182,17 @@ def ppi_mean(
         lam = 0.0
     if lam is None:
         first = yu.mean() + (y - yhat).mean()
-        lam = _tuned_lam(_as_2d(y - first), _as_2d(yhat - first), _as_2d(yu - first), np.eye(1), clusters, clusters_unlabeled)
+        lam = _tuned_lam(as_2d(y - first), as_2d(yhat - first), as_2d(yu - first), np.eye(1), clusters, clusters_unlabeled)
     imputed = lam * yu.mean() if N else 0.0
     estimate = imputed + (y - lam * yhat).mean()
-    r = _as_2d(y - lam * yhat)
-    var = _scatter(r - r.mean(), r - r.mean(), clusters, 0)[0, 0] / n
+    r = as_2d(y - lam * yhat)
+    var = scatter(r - r.mean(), r - r.mean(), clusters, 0)[0, 0] / n
     if N:
-        u = _as_2d(lam * yu)
-        var += _scatter(u - u.mean(), u - u.mean(), clusters_unlabeled, 0)[0, 0] / N
+        u = as_2d(lam * yu)
+        var += scatter(u - u.mean(), u - u.mean(), clusters_unlabeled, 0)[0, 0] / N
     return PPIFit(
         np.array([estimate]), np.array([[var]]), float(lam), n, N,
-        _n_clusters(n, clusters), _n_clusters(N, clusters_unlabeled),
+        n_clusters(n, clusters), n_clusters(N, clusters_unlabeled),
     )  # fmt: skip
 
 
@@ -279,7 +279,7 @@ def ppi_logistic(
     the last lam. Returns None when the loss has no finite minimizer (a system that never wins or
     never loses in the data given).
     """
-    X, Xu = _as_2d(X), _as_2d(X_unlabeled)
+    X, Xu = as_2d(X), as_2d(X_unlabeled)
     y, yhat, yu = (np.asarray(a, dtype=np.float64).ravel() for a in (y, yhat, yhat_unlabeled))
     n, N = len(y), len(yu)
     _check(n, X, yhat, clusters)
@@ -314,12 +314,12 @@ def ppi_logistic(
     except np.linalg.LinAlgError:
         return None
     r = g - lam * gh
-    middle = _scatter(r - r.mean(axis=0), r - r.mean(axis=0), clusters, 1) / n
+    middle = scatter(r - r.mean(axis=0), r - r.mean(axis=0), clusters, 1) / n
     if N:
         u = lam * ghu
-        middle = middle + _scatter(u - u.mean(axis=0), u - u.mean(axis=0), clusters_unlabeled, 1) / N
+        middle = middle + scatter(u - u.mean(axis=0), u - u.mean(axis=0), clusters_unlabeled, 1) / N
     cov = inv_h @ middle @ inv_h
-    return PPIFit(theta, cov, float(lam), n, N, _n_clusters(n, clusters), _n_clusters(N, clusters_unlabeled))
+    return PPIFit(theta, cov, float(lam), n, N, n_clusters(n, clusters), n_clusters(N, clusters_unlabeled))
 
 
 def bt_design(sys_lo, sys_hi, n_systems: int, dropped: int) -> np.ndarray:

@@ -13,8 +13,8 @@ from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from calibration.metrics._common import HI_WINS, LO_WINS, SMALL_N, TIE_TOLERANCE, TIED, _f
-from calibration.metrics.bootstrap import _PairBootstrap, _percentile_ci
+from calibration.metrics._common import HI_WINS, LO_WINS, SMALL_N, TIE_TOLERANCE, TIED, as_float
+from calibration.metrics.bootstrap import PairBootstrap, percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 from common.names import REFERENCE_SYSTEM
 
@@ -140,7 +140,7 @@ def _sides(reach: np.ndarray, pivot: int, in_group: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fit_choix(w: np.ndarray) -> np.ndarray:
+def fit_choix(w: np.ndarray) -> np.ndarray:
     """ML log-strengths (centred) from a win matrix with choix's I-LSR.
 
     ``w[i, j]`` = wins of i over j, ties counted as 1/2 each way.  The I-LSR
@@ -154,7 +154,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-def _fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
+def fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
     """Batched Newton-Raphson ML fit of log-strengths with theta[ref] = 0.
 
     ``w``: (R, S, S) win matrices, each strongly connected over all S systems.
@@ -184,12 +184,12 @@ def _fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10
         theta[np.ix_(ia, np.flatnonzero(free))] = th[:, free] + step
         active[ia[big < tol]] = False
     for r in np.flatnonzero(active):  # did not settle: let choix finish it
-        th = _fit_choix(w[r])
+        th = fit_choix(w[r])
         theta[r] = th - th[ref]
     return theta
 
 
-def _fit_rounds(w: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
+def fit_rounds(w: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
     """Log-strengths relative to the pivot (theta[pivot] = 0) for bootstrap win matrices.
 
     In each round the systems of the pivot's group get their exact MLE; the others get -inf /
@@ -209,7 +209,7 @@ def _fit_rounds(w: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
             theta[rows, pivot] = 0.0
             continue
         sub = w[rows][:, idx][:, :, idx]
-        theta[np.ix_(rows, idx)] = _fit_newton(sub, int(np.flatnonzero(idx == pivot)[0]))
+        theta[np.ix_(rows, idx)] = fit_newton(sub, int(np.flatnonzero(idx == pivot)[0]))
     return theta, in_group
 
 
@@ -262,7 +262,7 @@ def _ends(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     end unbounded) and NaN (dropped: the system was absent from that round)."""
     big = 1e12
     finite = np.clip(np.where(np.isnan(samples), np.nan, samples), -big, big)
-    lo, hi = _percentile_ci(finite)
+    lo, hi = percentile_ci(finite)
     # any interpolation touching a clipped round stays beyond 2.5% of `big` (see the test)
     lo = np.where(lo < -big / 1000, -np.inf, lo)
     hi = np.where(hi > big / 1000, np.inf, hi)
@@ -315,7 +315,7 @@ def bradley_terry(
         if reference not in v.systems or v.systems.index(reference) not in codes:
             raise ValueError(f"reference system {reference!r} is not among the compared systems")
         ref = int(local[v.systems.index(reference)])
-    boot = _PairBootstrap(t.pair, rounds, seed)
+    boot = PairBootstrap(t.pair, rounds, seed)
     per_unit = boot.per_unit(pairs, vals, col, s * s)
     w = per_unit.sum(axis=0).reshape(s, s)
     pivot = _pivot(w, ref)
@@ -325,7 +325,7 @@ def bradley_terry(
     idx = np.flatnonzero(in_group)
     theta = np.full(s, np.nan)
     if idx.size > 1:
-        th = _fit_choix(w[np.ix_(idx, idx)])
+        th = fit_choix(w[np.ix_(idx, idx)])
         theta[idx] = th - th[int(np.flatnonzero(idx == pivot)[0])]
     else:
         theta[pivot] = 0.0
@@ -338,7 +338,7 @@ def bradley_terry(
         wb = boot.resample(per_unit).reshape(-1, s, s)
         present = (wb + np.swapaxes(wb, 1, 2)).sum(axis=2) > 0
         keep = present[:, pivot]
-        th_b, grp = _fit_rounds(wb[keep], pivot)
+        th_b, grp = fit_rounds(wb[keep], pivot)
         rounds_deg = int((~grp[:, idx]).any(axis=1).sum())
         if ref is None and len(th_b):
             anchors = idx[grp[:, idx].all(axis=0)]  # never out of the group, never absent: always finite
@@ -494,4 +494,4 @@ def kendall_tau(
     levels_a = tie_levels(np.array([a[k] for k in common]), tolerance)
     levels_b = tie_levels(np.array([b[k] for k in common]), tolerance)
     res = stats.kendalltau(levels_a, levels_b)
-    return TauResult(_f(res.statistic), _f(res.pvalue), len(common), common)
+    return TauResult(as_float(res.statistic), as_float(res.pvalue), len(common), common)

@@ -16,9 +16,9 @@ from typing import Iterable
 
 import numpy as np
 
-from calibration.metrics._common import OUTCOME_CATEGORIES, _f
-from calibration.metrics.agreement import _item_counts, _kappa_estimate, _strict_majority
-from calibration.metrics.bootstrap import Estimate, _PairBootstrap, _percentile_ci
+from calibration.metrics._common import OUTCOME_CATEGORIES, as_float
+from calibration.metrics.agreement import item_counts, kappa_estimate, strict_majority
+from calibration.metrics.bootstrap import Estimate, PairBootstrap, percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 
@@ -86,13 +86,13 @@ def rater_pairs(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, see
         iy = np.flatnonzero(my)[np.isin(t.item[my], common)]
         ix, iy = ix[np.argsort(t.item[ix])], iy[np.argsort(t.item[iy])]
         pairs = t.pair[ix]
-        boot = _PairBootstrap(pairs, rounds, seed)
+        boot = PairBootstrap(pairs, rounds, seed)
         same = (codes[ix] == codes[iy]).astype(float)
         out.append(
             RaterPair(
                 v.raters[x],
                 v.raters[y],
-                _kappa_estimate(pairs, codes[ix], codes[iy], OUTCOME_CATEGORIES, boot),
+                kappa_estimate(pairs, codes[ix], codes[iy], OUTCOME_CATEGORIES, boot),
                 boot.ratios(pairs, same, np.ones(len(same)))[0],
             )
         )
@@ -129,15 +129,15 @@ def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, se
     counts = counts[keep].astype(float)
     pairs = t.pair[first_row][keep]
     p_i = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
-    boot = _PairBootstrap(pairs, rounds, seed)
+    boot = PairBootstrap(pairs, rounds, seed)
     per_unit = boot.per_unit(pairs, np.column_stack([p_i, np.ones(len(p_i)), counts]))
     tot = per_unit.sum(axis=0)
-    point = _f(_fleiss_value(tot[0], np.asarray(tot[1]), tot[2:], m))
+    point = as_float(_fleiss_value(tot[0], np.asarray(tot[1]), tot[2:], m))
     ci = (None, None)
     if boot.rounds > 0 and point is not None:
         b = boot.resample(per_unit)
-        lo, hi = _percentile_ci(_fleiss_value(b[:, 0], b[:, 1], b[:, 2:], m))
-        ci = (_f(lo), _f(hi))
+        lo, hi = percentile_ci(_fleiss_value(b[:, 0], b[:, 1], b[:, 2:], m))
+        ci = (as_float(lo), as_float(hi))
     return FleissKappa(Estimate(point, int(tot[1]), *ci, int((per_unit[:, 1] > 0).sum())), m, int(len(keys) - keep.sum()))
 
 
@@ -145,15 +145,15 @@ def raters_vs_others(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000
     """Each rater's agreement with the strict majority of the other raters of the same item."""
     t = _one_per_rater_item(as_table(labels))
     v = t.vocab
-    _, inv, _, counts = _item_counts(t.item, t.outcome)
+    _, inv, _, counts = item_counts(t.item, t.outcome)
     others = counts[inv].copy()
     others[np.arange(len(t)), t.outcome] -= 1  # the item's counts without this rater's own verdict
-    has, majority = _strict_majority(others)
+    has, majority = strict_majority(others)
     present = sorted(np.unique(t.rater).tolist(), key=lambda r: v.raters[r])
     estimates = []
     for r in present:
         m = (t.rater == r) & has
-        boot = _PairBootstrap(t.pair[m], rounds, seed)
+        boot = PairBootstrap(t.pair[m], rounds, seed)
         same = (t.outcome[m] == majority[m]).astype(float)
         estimates.append((v.raters[r], boot.ratios(t.pair[m], same, np.ones(len(same)))[0]))
     values = [e.value for _, e in estimates if e.value is not None]

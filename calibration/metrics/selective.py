@@ -51,7 +51,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from calibration.metrics.bootstrap import Estimate, _ratio
+from calibration.metrics.bootstrap import Estimate, bootstrap_ratio
 
 ROUNDS = 1000
 GRID = 100
@@ -189,10 +189,10 @@ def guarantee_text(judge: str, threshold: float | None, alpha: float, delta: flo
 
 def _estimates(accepted, agree, pair, rounds: int, seed: int) -> tuple[Estimate, Estimate | None]:
     units = np.arange(len(accepted)) if pair is None else _pair_codes(pair, len(accepted))
-    coverage = _ratio(units, accepted.astype(float), np.ones(len(accepted)), rounds, seed)
+    coverage = bootstrap_ratio(units, accepted.astype(float), np.ones(len(accepted)), rounds, seed)
     if not accepted.any():
         return coverage, None
-    agreement = _ratio(units[accepted], agree[accepted].astype(float), np.ones(int(accepted.sum())), rounds, seed)
+    agreement = bootstrap_ratio(units[accepted], agree[accepted].astype(float), np.ones(int(accepted.sum())), rounds, seed)
     return coverage, agreement
 
 
@@ -386,7 +386,9 @@ def cascade_calibrate(
     agreement = None
     if accepted_all.any():
         units = np.arange(n) if pair_codes is None else pair_codes
-        agreement = _ratio(units[accepted_all], agree_all[accepted_all].astype(float), np.ones(int(accepted_all.sum())), rounds, seed)
+        agreement = bootstrap_ratio(
+            units[accepted_all], agree_all[accepted_all].astype(float), np.ones(int(accepted_all.sum())), rounds, seed
+        )
     cost = sum(s.cost for s in stages) + n_humans * human_cost_per_item
     all_human = n * human_cost_per_item
     return CascadeResult(

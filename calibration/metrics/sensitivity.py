@@ -28,7 +28,7 @@ from typing import Callable, Iterable, Mapping, Sequence, Union
 import numpy as np
 
 from calibration.metrics.bootstrap import Estimate
-from calibration.metrics.labels import LabelTable, _align
+from calibration.metrics.labels import LabelTable, align_tables
 
 REFERENCES = ("majority", "dawid-skene", "mace", "exclude-flagged", "adjudicated")
 StatisticValue = Union[Estimate, float, int, str, bool, None]
@@ -54,7 +54,7 @@ def adjudicated_reference(humans: LabelTable, adjudicated: LabelTable) -> tuple[
     if not len(humans):
         final = _first_per_item(adjudicated)
         return final, len(final)
-    humans, adjudicated = _align(humans, adjudicated)
+    humans, adjudicated = align_tables(humans, adjudicated)
     final = _first_per_item(adjudicated)
     kept = humans.select(~np.isin(humans.item, final.item))
     return LabelTable.concat(kept, final), len(final)

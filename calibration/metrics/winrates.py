@@ -9,7 +9,7 @@ from typing import Iterable
 import numpy as np
 
 from calibration.metrics._common import HI_WINS, LO_WINS, TIED
-from calibration.metrics.bootstrap import Estimate, _PairBootstrap
+from calibration.metrics.bootstrap import Estimate, PairBootstrap
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 from common.names import REFERENCE_SYSTEM
 
@@ -41,7 +41,7 @@ def win_rate_vs_reference(
     other_wins = np.where(t.sys_lo == ref, t.outcome == HI_WINS, t.outcome == LO_WINS)
     score = other_wins + 0.5 * (t.outcome == TIED)
     s = len(v.systems)
-    boot = _PairBootstrap(t.pair, rounds, seed)
+    boot = PairBootstrap(t.pair, rounds, seed)
     ones = np.ones(len(t))
     overall_est = boot.ratios(t.pair, score, ones, other, s)
     present = np.unique(other)
@@ -65,7 +65,7 @@ def win_rate_vs_field(labels: LabelTable | Iterable[LabelRow], rounds: int = 100
     score = np.concatenate([(t.outcome == LO_WINS) + half, (t.outcome == HI_WINS) + half])
     pairs = np.concatenate([t.pair, t.pair])
     category = np.concatenate([t.category, t.category]).astype(np.int64)
-    boot = _PairBootstrap(t.pair, rounds, seed)
+    boot = PairBootstrap(t.pair, rounds, seed)
     ones = np.ones(len(score))
     overall_est = boot.ratios(pairs, score, ones, system, s)
     overall = {v.systems[i]: overall_est[i] for i in np.unique(system)}
