@@ -7,7 +7,7 @@ campaign's protocol (`protocols.get(campaign.protocol)`), stored as the protocol
 (`LabelChange`), by `AuditTrail`.
 
 - `label_save`, `overall_save`: one answer, typed by an annotator, under the assignment's row lock;
-- `answers_import`, `overall_import`: imported work, in bulk (hundreds of thousands of labels);
+- `answers_import`, `overall_import`, `spans_import`: imported work, in bulk (hundreds of thousands of labels);
 - `answer_problems`, `imported_answer_problems`, `imported_overall_problems`: the checks, in the
   words of each source (the page speaks of Article 1 and 2, a labels file of its columns).
 """
@@ -25,10 +25,11 @@ from django.utils import timezone
 import protocols
 from annotate.answers import Rules, criterion_problems, sentence
 from annotate.bulk import rows_insert
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
+from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 
 MAX_RATIONALE = 5000
+MAX_COMMENT = 2000
 # Rows per INSERT, and rows held before writing them.
 BATCH = 2000
 # SQLite takes at most 32,766 values in one statement: stored labels are read in slices.
@@ -95,6 +96,16 @@ def imported_answer_problems(*, campaign: Campaign, outcome: str, rationale: str
     if len(rationale) > MAX_RATIONALE:
         errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
     return errors
+
+
+def imported_spans_problems(*, campaign: Campaign) -> list[str]:
+    """What keeps a campaign from taking imported passages."""
+    return ["this campaign is labels-only: its articles have no text to mark passages in"] if campaign.labels_only else []
+
+
+def imported_comment_problems(*, comment: str) -> list[str]:
+    """What is wrong with an imported passage's comment."""
+    return [f"comment is longer than {MAX_COMMENT} characters"] if len(comment) > MAX_COMMENT else []
 
 
 def imported_overall_problems(*, campaign: Campaign) -> list[str]:
@@ -402,3 +413,21 @@ def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, in
         Assignment.objects.filter(pk=assignment.pk).update(overall=value)
         assignment.overall = value
     audit.flush()
+
+
+def spans_import(*, spans: list[Span], tally: dict[str, int]) -> None:
+    """Adds imported passages (each with its assignment set) not stored yet, counting them in `tally` (new, unchanged).
+
+    A passage equal to a stored one (same article, offsets, polarity, comment and time) counts as unchanged.
+    """
+    if not spans:
+        return
+
+    def identity(span: Span) -> tuple:
+        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at)
+
+    stored = {identity(s) for s in Span.objects.filter(assignment__in={span.assignment_id for span in spans})}
+    new = [span for span in spans if identity(span) not in stored]
+    Span.objects.bulk_create(new)
+    tally["unchanged"] += len(spans) - len(new)
+    tally["new"] += len(new)
