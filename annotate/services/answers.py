@@ -283,23 +283,26 @@ def answers_import(*, work: list[ImportedWork], now: datetime) -> Imported:
     Every change reaches the audit trail, by the rater, at `now`.
     """
     imported = Imported()
-    audit = AuditTrail()
-    new_assignments = []
+    submitted: list[tuple[Assignment, str, int]] = []  # (assignment, status before, rater), in the work's order
     for item in work:
-        assignment = _assignment_import(item, imported.assignment_tally, audit, now)
-        if assignment.pk is None:
-            new_assignments.append(assignment)
+        assignment, before = _assignment_import(item, imported.assignment_tally, now)
+        if before is not None:
+            submitted.append((assignment, before, item.annotator_id))
         imported.assignments[item.key] = assignment
-    Assignment.objects.bulk_create(new_assignments, batch_size=BATCH)
-    # The status changes of new assignments name them: written once they have ids.
-    audit.items = [(row[0].pk if isinstance(row[0], Assignment) else row[0], *row[1:]) for row in audit.items]
-    audit.flush()
+    Assignment.objects.bulk_create([a for a in imported.assignments.values() if a.pk is None], batch_size=BATCH)
+    # Written once the new assignments have their ids.
+    audit = AuditTrail()
+    for assignment, before, rater in submitted:
+        audit.record(
+            assignment_id=assignment.pk, criterion_id=None, name="status", before=before, after=assignment.status, by=rater, at=now
+        )
     _labels_import(work, imported, audit, now)
     audit.flush()
     return imported
 
 
-def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTrail, now: datetime) -> Assignment:
+def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime) -> tuple[Assignment, str | None]:
+    """The work's assignment, new (not saved yet) or updated, and its status before when it becomes submitted."""
     times = [saved_at for *_, saved_at in item.labels if saved_at is not None]
     last_saved = max(times) if times else None
     assignment = item.stored
@@ -318,18 +321,16 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTr
             last_activity_at=last_saved or item.started_at or now,
             submitted_at=last_saved,
         )
-        # Named by the object until it is saved (`answers_import` writes these rows after it).
-        audit.items.append((assignment, None, "status", "", submitted, item.annotator_id, now))
         tally["new"] += 1
-        return assignment
-    updated = []
+        return assignment, ""
+    updated, before = [], None
     # The overall answer is stored by side: a new order leaves it naming the same article.
     for name, value in (("a_first", item.a_first), ("order_known", item.order_known)):
         if getattr(assignment, name) != value:
             setattr(assignment, name, value)
             updated.append(name)
     if assignment.status != submitted:
-        audit.items.append((assignment.pk, None, "status", assignment.status, submitted, item.annotator_id, now))
+        before = assignment.status
         assignment.status = submitted
         updated.append("status")
     if item.started_at is not None and assignment.first_opened_at != item.started_at:
@@ -346,7 +347,7 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTr
         tally["updated"] += 1
     else:
         tally["unchanged"] += 1
-    return assignment
+    return assignment, before
 
 
 def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:
