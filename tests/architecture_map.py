@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("annotate", "judges", "calibration")
 # Where a view's or a command's calls may land: the apps and the shared helpers below them.
-PACKAGES = (*APPS, "common")
+PACKAGES = (*APPS, "protocols", "common")
 QUIET = ("models", "forms", "serializers", "decorators", "lookups", "converters", "storable", "parsers")
 BEGIN, END = "<!-- generated: urls -->", "<!-- end: urls -->"
 BEGIN_COMMANDS, END_COMMANDS = "<!-- generated: commands -->", "<!-- end: commands -->"

@@ -356,6 +356,7 @@ BAD_SPANS = [
     ({"system": "quill_researcher"}, "system 'quill_researcher' is neither left_system nor right_system"),
     ({"polarity": "sideways"}, "polarity must be up or down, not 'sideways'"),
     ({"created_at": ""}, "created_at is empty"),
+    ({"comment": "x" * 2001}, "comment is longer than 2000 characters"),
     ({"rater": "nobody_here"}, "no labels for this rater and pair, in the labels file or stored"),
     ({"left_system": "atlas_agent", "right_system": "wikipedia"}, "left_system and right_system are swapped compared with the labels"),
     ({}, "repeats line 2"),

@@ -7,7 +7,7 @@ campaign's protocol (`protocols.get(campaign.protocol)`), stored as the protocol
 (`LabelChange`), by `AuditTrail`.
 
 - `label_save`, `overall_save`: one answer, typed by an annotator, under the assignment's row lock;
-- `answers_import`, `overall_import`: imported work, in bulk (hundreds of thousands of labels);
+- `answers_import`, `overall_import`, `spans_import`: imported work, in bulk (hundreds of thousands of labels);
 - `answer_problems`, `imported_answer_problems`, `imported_overall_problems`: the checks, in the
   words of each source (the page speaks of Article 1 and 2, a labels file of its columns).
 """
@@ -25,10 +25,11 @@ from django.utils import timezone
 import protocols
 from annotate.answers import Rules, criterion_problems, sentence
 from annotate.bulk import rows_insert
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
+from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 
 MAX_RATIONALE = 5000
+MAX_COMMENT = 2000
 # Rows per INSERT, and rows held before writing them.
 BATCH = 2000
 # SQLite takes at most 32,766 values in one statement: stored labels are read in slices.
@@ -95,6 +96,16 @@ def imported_answer_problems(*, campaign: Campaign, outcome: str, rationale: str
     if len(rationale) > MAX_RATIONALE:
         errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
     return errors
+
+
+def imported_spans_problems(*, campaign: Campaign) -> list[str]:
+    """What keeps a campaign from taking imported passages."""
+    return ["this campaign is labels-only: its articles have no text to mark passages in"] if campaign.labels_only else []
+
+
+def imported_comment_problems(*, comment: str) -> list[str]:
+    """What is wrong with an imported passage's comment."""
+    return [f"comment is longer than {MAX_COMMENT} characters"] if len(comment) > MAX_COMMENT else []
 
 
 def imported_overall_problems(*, campaign: Campaign) -> list[str]:
@@ -272,23 +283,26 @@ def answers_import(*, work: list[ImportedWork], now: datetime) -> Imported:
     Every change reaches the audit trail, by the rater, at `now`.
     """
     imported = Imported()
-    audit = AuditTrail()
-    new_assignments = []
+    submitted: list[tuple[Assignment, str, int]] = []  # (assignment, status before, rater), in the work's order
     for item in work:
-        assignment = _assignment_import(item, imported.assignment_tally, audit, now)
-        if assignment.pk is None:
-            new_assignments.append(assignment)
+        assignment, before = _assignment_import(item, imported.assignment_tally, now)
+        if before is not None:
+            submitted.append((assignment, before, item.annotator_id))
         imported.assignments[item.key] = assignment
-    Assignment.objects.bulk_create(new_assignments, batch_size=BATCH)
-    # The status changes of new assignments name them: written once they have ids.
-    audit.items = [(row[0].pk if isinstance(row[0], Assignment) else row[0], *row[1:]) for row in audit.items]
-    audit.flush()
+    Assignment.objects.bulk_create([a for a in imported.assignments.values() if a.pk is None], batch_size=BATCH)
+    # Written once the new assignments have their ids.
+    audit = AuditTrail()
+    for assignment, before, rater in submitted:
+        audit.record(
+            assignment_id=assignment.pk, criterion_id=None, name="status", before=before, after=assignment.status, by=rater, at=now
+        )
     _labels_import(work, imported, audit, now)
     audit.flush()
     return imported
 
 
-def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTrail, now: datetime) -> Assignment:
+def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime) -> tuple[Assignment, str | None]:
+    """The work's assignment, new (not saved yet) or updated, and its status before when it becomes submitted."""
     times = [saved_at for *_, saved_at in item.labels if saved_at is not None]
     last_saved = max(times) if times else None
     assignment = item.stored
@@ -307,18 +321,16 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTr
             last_activity_at=last_saved or item.started_at or now,
             submitted_at=last_saved,
         )
-        # Named by the object until it is saved (`answers_import` writes these rows after it).
-        audit.items.append((assignment, None, "status", "", submitted, item.annotator_id, now))
         tally["new"] += 1
-        return assignment
-    updated = []
+        return assignment, ""
+    updated, before = [], None
     # The overall answer is stored by side: a new order leaves it naming the same article.
     for name, value in (("a_first", item.a_first), ("order_known", item.order_known)):
         if getattr(assignment, name) != value:
             setattr(assignment, name, value)
             updated.append(name)
     if assignment.status != submitted:
-        audit.items.append((assignment.pk, None, "status", assignment.status, submitted, item.annotator_id, now))
+        before = assignment.status
         assignment.status = submitted
         updated.append("status")
     if item.started_at is not None and assignment.first_opened_at != item.started_at:
@@ -335,7 +347,7 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], audit: AuditTr
         tally["updated"] += 1
     else:
         tally["unchanged"] += 1
-    return assignment
+    return assignment, before
 
 
 def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:
@@ -402,3 +414,21 @@ def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, in
         Assignment.objects.filter(pk=assignment.pk).update(overall=value)
         assignment.overall = value
     audit.flush()
+
+
+def spans_import(*, spans: list[Span], tally: dict[str, int]) -> None:
+    """Adds imported passages (each with its assignment set) not stored yet, counting them in `tally` (new, unchanged).
+
+    A passage equal to a stored one (same article, offsets, polarity, comment and time) counts as unchanged.
+    """
+    if not spans:
+        return
+
+    def identity(span: Span) -> tuple:
+        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at)
+
+    stored = {identity(s) for s in Span.objects.filter(assignment__in={span.assignment_id for span in spans})}
+    new = [span for span in spans if identity(span) not in stored]
+    Span.objects.bulk_create(new)
+    tally["unchanged"] += len(spans) - len(new)
+    tally["new"] += len(new)

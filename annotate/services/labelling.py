@@ -17,10 +17,8 @@ from django.utils import timezone
 
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems
 from annotate.models import Assignment, Span
-from annotate.services.answers import AuditTrail, assignment_check_editable, assignment_lock_for_change
+from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from protocols.pairwise import POSITIONS, SIDE_A, side_of
-
-MAX_COMMENT = 2000
 
 
 class Incomplete(ValidationError):

@@ -10,8 +10,13 @@ import re
 from datetime import datetime
 
 from annotate.models import Assignment, Span
-from annotate.services.answers import imported_overall_problems, overall_import
-from annotate.services.labelling import MAX_COMMENT
+from annotate.services.answers import (
+    imported_comment_problems,
+    imported_overall_problems,
+    imported_spans_problems,
+    overall_import,
+    spans_import,
+)
 from calibration.interchange.formats import POLARITIES, RowsFile, time_field
 from calibration.interchange.targets import Context, Target, canonical
 from protocols.pairwise import BOTH_BAD, TIE, side_for_system
@@ -81,8 +86,8 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
             if article is None:
                 errors.append(f"system '{values['system']}' is neither left_system nor right_system")
             _order_matches(context, plans, target, errors, "a span")
-        if context.campaign.labels_only:
-            errors.append("this campaign is labels-only: its articles have no text to mark passages in")
+        if problems := imported_spans_problems(campaign=context.campaign):
+            errors += problems
             article = None
         start = end = None
         if DIGITS.fullmatch(values["start"]) and DIGITS.fullmatch(values["end"]):
@@ -98,8 +103,7 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
         polarity = POLARITIES.get(values["polarity"])
         if polarity is None:
             errors.append(f"polarity must be up or down, not '{values['polarity']}'")
-        if len(values["comment"]) > MAX_COMMENT:
-            errors.append(f"comment is longer than {MAX_COMMENT} characters")
+        errors += imported_comment_problems(comment=values["comment"])
         created_at = time_field(values, "created_at", errors, required=True)
         identity = None
         if not errors:
@@ -149,36 +153,10 @@ def overall_write(
 
 
 def spans_write(*, context: Context, wanted: list, assignments: dict, tally: dict[str, int]) -> None:
-    """Adds the spans not stored yet, counting them in `tally` (new, unchanged)."""
+    """Adds the spans not stored yet, through the answer service, counting them in `tally` (new, unchanged)."""
     if not wanted:
         return
     owners = {target.key: _assignment_for(context, target, assignments) for target, _ in wanted}
-    stored = {
-        (
-            s.assignment_id,
-            s.article_id,
-            s.start,
-            s.end,
-            s.polarity,
-            s.comment,
-            s.created_at,
-        )
-        for s in Span.objects.filter(assignment__in=list(owners.values()))
-    }
-    new = []
     for target, span in wanted:
         span.assignment = owners[target.key]
-        if (
-            span.assignment.id,
-            span.article_id,
-            span.start,
-            span.end,
-            span.polarity,
-            span.comment,
-            span.created_at,
-        ) in stored:
-            tally["unchanged"] += 1
-        else:
-            new.append(span)
-    Span.objects.bulk_create(new)
-    tally["new"] += len(new)
+    spans_import(spans=[span for _, span in wanted], tally=tally)
