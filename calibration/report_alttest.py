@@ -21,6 +21,7 @@ from calibration import metrics as M
 from calibration.metrics import alttest
 from calibration.metrics.alttest import AltTestResult, Ratings
 from calibration.metrics.labels import align_tables
+from calibration.report_sections import display
 
 UNITS = alttest.UNITS
 DEFAULT_UNIT = "pair"
@@ -72,10 +73,12 @@ def check_unit(unit: str) -> str:
 
 
 def human_ratings(humans: M.LabelTable) -> Ratings:
-    """The annotators' answers, one per (pair, criterion, annotator): the last when one gave two."""
+    """The annotators' answers, one per (pair, criterion, annotator): the last when one gave two.
+    Annotators by the name the report shows (their reasons name them)."""
     key = humans.item * max(len(humans.vocab.raters), 1) + humans.rater
     keep = np.sort(len(key) - 1 - np.unique(key[::-1], return_index=True)[1]) if len(key) else np.zeros(0, np.int64)
-    return Ratings(humans.pair[keep], humans.criterion[keep], humans.rater[keep], humans.outcome[keep])
+    names = np.array([display(r) for r in humans.vocab.raters] or [""])
+    return Ratings(humans.pair[keep], humans.criterion[keep], names[humans.rater[keep]], humans.outcome[keep])
 
 
 def judge_ratings(merged: M.LabelTable) -> Ratings:
@@ -95,11 +98,11 @@ def _rho(estimate) -> dict | None:
     }
 
 
-def _names(counts: dict, raters: tuple) -> dict:
-    return {raters[int(code)]: n for code, n in counts.items()}
+def _names(counts: dict) -> dict:
+    return {str(name): n for name, n in counts.items()}
 
 
-def result_dict(result: AltTestResult, raters: tuple, *, annotators: bool = True) -> dict:
+def result_dict(result: AltTestResult, *, annotators: bool = True) -> dict:
     """One alt-test result in the report's words (annotators by name)."""
     out = {
         "ran": result.ran,
@@ -108,8 +111,8 @@ def result_dict(result: AltTestResult, raters: tuple, *, annotators: bool = True
         "n_rejected": result.n_rejected,
         "n_annotators": result.n_annotators,
         "rho": _rho(result.rho),
-        "items_per_annotator": _names(result.items_per_annotator, raters),
-        "untested": _names(result.untested, raters),
+        "items_per_annotator": _names(result.items_per_annotator),
+        "untested": _names(result.untested),
         "humans_per_item_max": result.humans_per_item_max,
         "reason": result.reason,
         "summary": result.summary(),
@@ -117,7 +120,7 @@ def result_dict(result: AltTestResult, raters: tuple, *, annotators: bool = True
     if annotators:
         out["annotators"] = [
             {
-                "annotator": raters[int(a.annotator)],
+                "annotator": str(a.annotator),
                 "n": a.n,
                 "mean_wf": _r(a.mean_wf),
                 "mean_wh": _r(a.mean_wh),
@@ -141,10 +144,10 @@ def judge_figures(humans: Ratings, merged: M.LabelTable, vocab: M.Vocab, *, epsi
     per = alttest.alt_test_by_criterion(humans, judge, **common)
     criteria = []
     for r in per.results:
-        entry = result_dict(r, vocab.raters, annotators=False)
+        entry = result_dict(r, annotators=False)
         criteria.append({"criterion": vocab.criteria[int(r.criterion)], **entry})
     return {
-        "pooled": result_dict(pooled, vocab.raters),
+        "pooled": result_dict(pooled),
         "by_criterion": {
             "n_criteria": per.n_criteria,
             "n_ran": per.n_ran,
