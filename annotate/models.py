@@ -188,12 +188,22 @@ class Campaign(models.Model):
     calibration_pairs = models.PositiveSmallIntegerField(
         default=0, help_text="The first N pairs, labelled by every member before any other pair (0: none)."
     )
+    alt_epsilon = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The alt-test's epsilon, in (0, 1): how much the annotators may beat the judge by (empty: not chosen yet).",
+    )
+    alt_epsilon_reason = models.TextField(blank=True, help_text="Why this epsilon (the annotators' expertise); required with it.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=models.Q(overlap__gte=1), name="campaign_overlap_positive"),
+            models.CheckConstraint(
+                condition=models.Q(alt_epsilon__isnull=True) | models.Q(alt_epsilon__gt=0, alt_epsilon__lt=1),
+                name="campaign_alt_epsilon_open_unit",
+            ),
         ]
 
     def __str__(self) -> str:

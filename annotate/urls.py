@@ -13,6 +13,7 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<id:campaign_id>/toggle/", views.campaign_toggle, name="campaign-toggle"),
     path("campaigns/<id:campaign_id>/emphasis/", views.campaign_emphasis, name="campaign-emphasis"),
+    path("campaigns/<id:campaign_id>/epsilon/", views.campaign_epsilon, name="campaign-epsilon"),
     path("campaigns/<id:campaign_id>/next/", views.claim_next, name="claim-next"),
     path("campaigns/<id:campaign_id>/members/", views.campaign_members, name="campaign-members"),
     path("campaigns/<id:campaign_id>/members/add/", views.campaign_members_add, name="campaign-members-add"),

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate import selectors
 from annotate.models import Campaign, Criterion, Topic
 from annotate.removal import removed_segments
-from annotate.services import answers, campaigns, claims, labelling
+from annotate.services import alt_epsilon, answers, campaigns, claims, labelling
 from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
@@ -294,6 +294,21 @@ def campaign_emphasis(request: HttpRequest, campaign_id: int) -> HttpResponse:
         campaigns.campaign_set_neutral_emphasis(campaign=campaign, neutral_emphasis=value == "1")
     except ValidationError as exc:
         return render(request, REFUSED_PAGE, {"campaign": campaign, "message": " ".join(exc.messages)}, status=409)
+    return redirect("campaign-detail", campaign.pk)
+
+
+@require_POST
+@staff_required
+def campaign_epsilon(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The alt-test's epsilon and its reason (blank epsilon: cleared, and the report gives no verdict)."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    try:
+        epsilon = alt_epsilon.parse_epsilon(request.POST.get("epsilon"))
+        alt_epsilon.campaign_set_alt_epsilon(campaign=campaign, epsilon=epsilon, reason=request.POST.get("reason"))
+    except ValueError as exc:
+        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": f"{exc}."}, status=400)
+    except ValidationError as exc:
+        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": " ".join(exc.messages)}, status=400)
     return redirect("campaign-detail", campaign.pk)
 
 

@@ -29,6 +29,9 @@ Printed, in order:
    and three judges' verdicts with confidences on its 33,345 items: the pooled, item and
    per-criterion alt-tests of one judge plus the three judges' selective calibration and cascade
    (alpha 0.1, delta 0.1; 1,000 bootstrap rounds each), best of 3 runs, against the 2 s target.
+   Then what the report adds: its `alt_test` section (``calibration.report_alttest.section``: the
+   pooled and per-criterion alt-tests of each of the three judges, 1,000 rounds) on the same campaign
+   as a LabelTable, best of 3, against the same 2 s.
 
 When the data folder is absent, parts 1 and 2 print one "skipped: ..." line. Nothing here is
 part of the test suite.
@@ -211,6 +214,43 @@ def timing() -> None:
     print(f"  total {total:.3f} s; target at most {TARGET_SECONDS:.1f} s: ratio {total / TARGET_SECONDS:.2f}")
 
 
+def report_timing() -> None:
+    """The time the report's alt_test section adds on the synthetic campaign (three judges)."""
+    import os
+
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from calibration import report_alttest
+    from calibration.metrics import LabelTable, Vocab
+
+    humans, pair, crit, judges = synthetic()
+    n_pairs, n_crit = int(pair.max()) + 1, int(crit.max()) + 1
+    raters = ("human:a0", "human:a1", "human:a2") + tuple(j[0] for j in judges)
+    vocab = Vocab(tuple(f"p{i}" for i in range(n_pairs)), tuple(f"c{i}" for i in range(n_crit)), ("all",), raters,
+                  ("human",) * 3 + ("judge",) * len(judges), ("sys_a", "sys_b"))  # fmt: skip
+
+    def table(p, c, rater, outcome):
+        z = np.zeros(len(p), np.int32)
+        return LabelTable(vocab, p, c, z, rater, z, z + 1, outcome, z - 1, z - 1)
+
+    human_table = table(humans.pair, humans.criterion, humans.rater, humans.value)
+    merged = {name: table(pair, crit, np.full(len(pair), 3 + k), verdict) for k, (name, verdict, *_) in enumerate(judges)}
+    best = np.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        section = report_alttest.section(human_table, merged, epsilon=0.15, reason="bench", source="given", rounds=1000, seed=0)
+        best = min(best, time.perf_counter() - start)
+    verdicts = ", ".join(
+        f"{name} omega {f['pooled']['omega']:.2f}, {f['by_criterion']['n_passed']} of {f['by_criterion']['n_criteria']} criteria"
+        for name, f in section["judges"].items()
+    )
+    print(f"  report's alt_test section, 3 judges, 1,000 rounds: {best:.3f} s added to the report ({verdicts})")
+    print(f"  target at most {TARGET_SECONDS:.1f} s: ratio {best / TARGET_SECONDS:.2f}")
+
+
 def parse_costs(text: str) -> dict:
     costs = dict(COSTS)
     for part in filter(None, text.split(",")):
@@ -235,6 +275,7 @@ def main() -> None:
     arena(args.data, alphas, args.delta, args.epsilon, args.seed, parse_costs(args.costs), args.human_cost)
     planner()
     timing()
+    report_timing()
 
 
 if __name__ == "__main__":

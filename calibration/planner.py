@@ -4,7 +4,8 @@
 with `calibration.metrics.planning`, whose docstring holds the formulas. It answers three questions,
 each with its assumptions in words: (a) pairs for each judge's PAR CI to reach a half-width, (b) pairs
 to tell the two leading judges apart at their observed difference with a given power, (c) pairs for
-the judge's prediction-powered win rates to reach the half-width. One JSON-serialisable dict, read by
+the judge's prediction-powered win rates to reach the half-width, and (d) items per annotator for the
+alt-test (`calibration.planner_alttest`). One JSON-serialisable dict, read by
 the `plan_labels` command and the dashboard.
 """
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration import report_cache, selectors
+from calibration import planner_alttest, report_alttest, report_cache, selectors
 from calibration.metrics import planning, powered
 from calibration.report import resolve_reference
 
@@ -45,13 +46,15 @@ def _r(x: float | None, digits: int = 4) -> float | None:
     return None if x is None else round(float(x), digits)
 
 
-def _check(target_halfwidth: float, power: float, batch: int) -> None:
+def _check(target_halfwidth: float, power: float, batch: int, alt_margin: float = 0.05) -> None:
     if not 0 < target_halfwidth < 0.5:
         raise ValueError(f"the target half-width must lie between 0 and 0.5 (exclusive), not {target_halfwidth:g}")
     if not 0 < power < 1:
         raise ValueError(f"the power must lie between 0 and 1 (exclusive), not {power:g}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"the batch must be 1 pair or more, not {batch}")
+    if not 0 <= alt_margin < 0.5:
+        raise ValueError(f"the alt-test margin must lie in [0, 0.5), not {alt_margin:g}")
 
 
 def _par_entry(name: str, moments: planning.RatioMoments | None, plan: planning.HalfwidthPlan | None) -> dict:
@@ -151,9 +154,14 @@ def plan_labels(
     power: float = 0.8,
     batch: int = 50,
     include_unsubmitted: bool = False,
+    epsilon: float | None = None,
+    epsilon_reason: str | None = None,
+    alt_margin: float = 0.05,
 ) -> dict:
-    """How many more human-labelled pairs `campaign` needs; `judge` restricts (a) and (c) to one judge."""
-    _check(target_halfwidth, power, batch)
+    """How many more human-labelled pairs `campaign` needs; `judge` restricts (a) and (c) to one judge.
+    (d) uses the alt-test's epsilon given, else the campaign's."""
+    _check(target_halfwidth, power, batch, alt_margin)
+    alt_epsilon, alt_reason, _ = report_alttest.resolve_epsilon(campaign, epsilon, epsilon_reason)
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
     known = [s.name for s in inputs.judges]
     if judge is not None and judge not in known:
@@ -162,6 +170,7 @@ def plan_labels(
         inputs.table, known, name=campaign.name, n_pairs=inputs.n_pairs, systems=inputs.systems,
         reference=resolve_reference(campaign, inputs.systems, None), include_unsubmitted=include_unsubmitted,
         judge=judge, target_halfwidth=target_halfwidth, power=power, batch=batch,
+        alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_reason, alt_margin=alt_margin,
     )  # fmt: skip
 
 
@@ -178,11 +187,14 @@ def plan_from_table(
     target_halfwidth: float = 0.03,
     power: float = 0.8,
     batch: int = 50,
+    alt_epsilon: float | None = None,
+    alt_epsilon_reason: str | None = None,
+    alt_margin: float = 0.05,
 ) -> dict:
     """`plan_labels` without the database: `table` holds the human labels and the judges' raw
     verdicts, `known` the judges' names, `n_pairs` and `systems` the campaign's pairs and the systems
     they compare."""
-    _check(target_halfwidth, power, batch)
+    _check(target_halfwidth, power, batch, alt_margin)
     humans = table.humans()
     labelled = int(np.unique(humans.pair).size) if len(humans) else 0
     remaining = max(n_pairs - labelled, 0)
@@ -237,6 +249,7 @@ def plan_from_table(
         "leading_pair": leading,
         "leading_pair_reason": reason,
         "scores": score_entries,
+        "alt_test": planner_alttest.alt_test_plan(humans, epsilon=alt_epsilon, reason=alt_epsilon_reason, margin=alt_margin),
         "assumptions": dict(ASSUMPTIONS),
         "notes": notes,
     }
@@ -246,14 +259,22 @@ def plan_labels_cached(*, campaign: Campaign, **params) -> dict:
     """`plan_labels`, reused until a label, submission, verdict or call of the campaign changes (the
     dashboard's panel polls it)."""
     stamp = selectors.calibration_stamp(campaign=campaign)
-    return report_cache.campaign_cached(campaign, "plan", stamp, params, lambda: plan_labels(campaign=campaign, **params))
+    key = dict(params)
+    if campaign.alt_epsilon is not None:  # (d) follows the epsilon recorded on the campaign
+        key["campaign_alt_epsilon"] = (campaign.alt_epsilon, campaign.alt_epsilon_reason)
+    return report_cache.campaign_cached(campaign, "plan", stamp, key, lambda: plan_labels(campaign=campaign, **params))
 
 
 def plan_parameters(query) -> dict:
     """The planner's parameters from a query dict (the dashboard panel, the API): `target`, `power`,
     `batch`, `judge`; ValueError with a message for a value that is not a number."""
     params: dict = {}
-    for key, name, kind in (("target", "target_halfwidth", float), ("power", "power", float), ("batch", "batch", int)):
+    for key, name, kind in (
+        ("target", "target_halfwidth", float),
+        ("power", "power", float),
+        ("batch", "batch", int),
+        ("margin", "alt_margin", float),
+    ):
         raw = (query.get(key) or "").strip()
         if not raw:
             continue
@@ -267,5 +288,5 @@ def plan_parameters(query) -> dict:
     judge = (query.get("judge") or "").strip()
     if judge:
         params["judge"] = judge
-    _check(params.get("target_halfwidth", 0.03), params.get("power", 0.8), params.get("batch", 50))
+    _check(params.get("target_halfwidth", 0.03), params.get("power", 0.8), params.get("batch", 50), params.get("alt_margin", 0.05))
     return params

@@ -14,13 +14,13 @@ import numpy as np
 from django.conf import settings
 
 from annotate.models import Campaign
-from calibration import charts, report_cache, report_ppi, selectors
+from calibration import charts, report_alttest, report_cache, report_ppi, selectors
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
-VERSION = 2
+VERSION = 3
 HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
 ANCHOR = 1000.0
@@ -240,8 +240,15 @@ def report_from_inputs(
     ensembles: list[tuple[str, ...]] | None = None,
     swap_policy: str = M.DEFAULT_SWAP_POLICY,
     unparsable: str = M.DEFAULT_UNPARSABLE,
+    alt_epsilon: float | None = None,
+    alt_epsilon_reason: str | None = None,
+    alt_unit: str = report_alttest.DEFAULT_UNIT,
 ) -> dict:
+    """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
+    campaign's; without either its section gives no verdict."""
     M.check_convention(swap_policy, unparsable)
+    report_alttest.check_unit(alt_unit)
+    epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
     reference = resolve_reference(campaign, inputs.systems, reference)
     ensembles = list(ensembles or [])
     table = inputs.table
@@ -337,6 +344,16 @@ def report_from_inputs(
         "kendall_tau": _kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
         "prediction_powered": report_ppi.section(humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR),
+        "alt_test": report_alttest.section(
+            humans,
+            {j["name"]: merged_by_judge[j["name"]] for j in judges},
+            epsilon=epsilon[0],
+            reason=epsilon[1],
+            source=epsilon[2],
+            unit=alt_unit,
+            rounds=rounds,
+            seed=seed,
+        ),
         "notes": notes,
         "tied_for_best": tied,
         "cost_unknown": [j["name"] for j in judges if j["cost_usd"] is None],
@@ -353,13 +370,20 @@ def build_report(
     ensembles: list[tuple[str, ...]] | None = None,
     swap_policy: str = M.DEFAULT_SWAP_POLICY,
     unparsable: str = M.DEFAULT_UNPARSABLE,
+    alt_epsilon: float | None = None,
+    alt_epsilon_reason: str | None = None,
+    alt_unit: str = report_alttest.DEFAULT_UNIT,
 ) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     M.check_convention(swap_policy, unparsable)
+    alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
+    report_alttest.check_unit(alt_unit)
+    report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
     return report_from_inputs(
-        campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable
-    )
+        campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
+        **alt,
+    )  # fmt: skip
 
 
 def default_rounds() -> int:
@@ -379,15 +403,25 @@ def report_cached(
     swap_policy: str = M.DEFAULT_SWAP_POLICY,
     unparsable: str = M.DEFAULT_UNPARSABLE,
     wait: bool = True,
+    alt_epsilon: float | None = None,
+    alt_epsilon_reason: str | None = None,
+    alt_unit: str = report_alttest.DEFAULT_UNIT,
 ) -> dict:
-    """`build_report`, reused until a label, submission, verdict or call of the campaign changes."""
+    """`build_report`, reused until a label, submission, verdict or call of the campaign changes
+    (or the alt-test's epsilon recorded on it)."""
     rounds = default_rounds() if rounds is None else rounds
     params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)
+    report_alttest.check_unit(alt_unit)
+    key = dict(params)
+    epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
+    if epsilon[0] is not None or alt_unit != report_alttest.DEFAULT_UNIT:  # without them the cache key stays as it was
+        params.update(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
+        key.update(alt_epsilon=epsilon, alt_unit=alt_unit)
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    return report_cache.campaign_cached(campaign, "report", stamp, params, lambda: build_report(campaign, **params), wait=wait)
+    return report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
 
 
 def report_and_charts_cached(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calibration.report import HUMANS
+from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.table_format import (
     DASH,
@@ -320,6 +321,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(_ranking_tables(report, note))
     out.update(agreement_tables(report, note))
     out.update(powered_tables(report))
+    out.update(alttest_tables(report))
     return out
 
 
@@ -329,6 +331,9 @@ ORDER = {
         "judges",
         "judge_work",
         "humans",
+        "alt_test",
+        "alt_test_criteria",
+        "alt_test_annotators",
         "comparisons",
         "categories",
         "criteria",

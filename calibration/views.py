@@ -113,7 +113,17 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         "tables": tables,
         "pages": SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()}),
         "heading": report_formats.heading(report),
-        "report_key": report_cache.cache_key((campaign.pk, "dashboard", stamp, report["parameters"]["rounds"], options.query)),
+        "report_key": report_cache.cache_key(
+            (
+                campaign.pk,
+                "dashboard",
+                stamp,
+                report["parameters"]["rounds"],
+                options.query,
+                campaign.alt_epsilon,
+                campaign.alt_epsilon_reason,
+            )
+        ),
         "formats": list(report_formats.FORMATS),
         "judge_names": [j["name"] for j in report["judges"] if not j["members"]],
         "ensemble_values": options.values,

@@ -244,6 +244,7 @@ TOP_KEYS = {
     "notes": list,
     "judge_pairs": list,
     "prediction_powered": dict,
+    "alt_test": dict,
     "tied_for_best": list,
     "cost_unknown": list,
 }
@@ -318,7 +319,7 @@ def assert_contract(report: dict) -> None:
     for key, kind in TOP_KEYS.items():
         assert key in report, f"missing {key}"
         assert isinstance(report[key], kind), f"{key} is {type(report[key]).__name__}"
-    assert report["schema"] == "pairwise-calibration-report" and report["version"] == 2
+    assert report["schema"] == "pairwise-calibration-report" and report["version"] == 3
     assert set(report["campaign"]) >= {"id", "name", "criterion_set", "pair_mode", "systems", "categories"}
     assert set(report["parameters"]) >= {
         "rounds",
@@ -401,6 +402,7 @@ def assert_contract(report: dict) -> None:
         _check_nested(entry["agreement"], "value", f"pair {entry['a']}-{entry['b']}")
     _check_nested(h["fleiss_kappa"], "value", "humans.fleiss_kappa", contains=False)
     _check_powered(report["prediction_powered"], names)
+    _check_alt_test(report["alt_test"], names)
     for a in h["annotators"]:
         assert isinstance(a["outlier"], bool) and isinstance(a["n_labels"], int) and isinstance(a["n_pairs"], int)
         _check_nested(a["agreement_with_others"], "value", f"annotator {a['name']}")
@@ -410,6 +412,40 @@ def assert_contract(report: dict) -> None:
             assert (spread["median"] is None) == (spread["n"] == 0)
             if spread["n"]:
                 assert spread["q1"] <= spread["median"] <= spread["q3"]
+
+
+ALT_RESULT_KEYS = {"ran", "passes", "omega", "n_rejected", "n_annotators", "rho", "items_per_annotator", "untested", "humans_per_item_max",
+                   "reason", "summary"}  # fmt: skip
+
+
+def _check_alt_result(r: dict, where: str) -> None:
+    assert set(r) >= ALT_RESULT_KEYS, f"{where}: keys {sorted(r)}"
+    assert (r["reason"] is None) == r["ran"], f"{where}: a reason exactly when the test cannot run"
+    if not r["ran"]:
+        assert r["omega"] is None and r["passes"] is None and r["rho"] is None, f"{where}: a verdict where the test cannot run"
+        return
+    assert 0 <= r["omega"] <= 1 and r["passes"] == (r["omega"] >= 0.5) and r["n_annotators"] >= 3
+    assert r["n_rejected"] == round(r["omega"] * r["n_annotators"])
+    assert set(r["rho"]) == {"value", "ci", "n", "n_pairs", "ci_note"}
+    _check_ci(r["rho"]["value"], r["rho"]["ci"], f"{where}.rho")
+
+
+def _check_alt_test(section: dict, judges: set[str]) -> None:
+    """No verdict without epsilon; with it, every judge (ensembles too) pooled and per criterion, with their n."""
+    assert set(section) >= {"epsilon", "epsilon_reason", "epsilon_source", "unit", "unit_rule", "q", "pass_omega", "min_annotators",
+                            "min_items", "method", "note", "judges"}  # fmt: skip
+    assert section["unit"] in ("pair", "item")
+    if section["epsilon"] is None:
+        assert section["judges"] == {} and section["note"].startswith("ε not set")
+        return
+    assert 0 < section["epsilon"] < 1 and section["epsilon_reason"] and section["note"] is None
+    assert set(section["judges"]) == judges
+    for name, f in section["judges"].items():
+        _check_alt_result(f["pooled"], f"alt_test.{name}.pooled")
+        per = f["by_criterion"]
+        assert per["n_passed"] <= per["n_ran"] <= per["n_criteria"] == len(per["criteria"])
+        for c in per["criteria"]:
+            _check_alt_result(c, f"alt_test.{name}.{c['criterion']}")
 
 
 def _check_powered(section: dict, judges: set[str]) -> None:

@@ -111,6 +111,7 @@ ROUTES = {
     "/campaigns/<id:campaign_id>/toggle/": staff_page(method="post", wrong="get", ok=302),
     # 409: alice has claimed a pair, so what annotators see can no longer change.
     "/campaigns/<id:campaign_id>/emphasis/": staff_page(method="post", wrong="get", ok=409, data={"neutral_emphasis": "1"}),
+    "/campaigns/<id:campaign_id>/epsilon/": staff_page(method="post", wrong="get", ok=302, data={"epsilon": "0.15", "reason": "skilled"}),
     "/campaigns/<id:campaign_id>/next/": Route("post", (LOGIN, 302, 403, 403), "get", 404),
     "/campaigns/<id:campaign_id>/members/": staff_page(),
     "/campaigns/<id:campaign_id>/members/add/": staff_page(method="post", wrong="get", ok=422),

@@ -23,7 +23,7 @@ TOPICS = ("Red Fox", "Salt Marsh", "Tide Pool", "Oak Gall", "Moss Bank", "Fen Ed
 MINI, LONGER = "gpt-4.1-mini", "longer"
 N_CRITERIA = len(CRITERIA)
 TOP = {"campaign", "n_pairs", "n_labelled_pairs", "target_halfwidth", "power", "confidence_level", "batch", "par",
-       "leading_pair", "leading_pair_reason", "scores", "assumptions", "notes"}  # fmt: skip
+       "leading_pair", "leading_pair_reason", "scores", "alt_test", "assumptions", "notes"}  # fmt: skip
 PAR_KEYS = {
     "judge",
     "par",

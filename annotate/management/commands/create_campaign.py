@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 import protocols
 from annotate.selectors import campaign_design, criterion_set_latest
+from annotate.services.alt_epsilon import campaign_set_alt_epsilon, epsilon_problem
 from annotate.services.campaigns import campaign_create
 from common.names import REFERENCE_SYSTEM
 
@@ -70,6 +71,13 @@ class Command(BaseCommand):
             help="the first N pairs (on different topics) are labelled by every annotator before any other pair (default 0: none)",
         )
         parser.add_argument(
+            "--epsilon",
+            type=float,
+            help="the alt-test's epsilon, in (0, 1), with --epsilon-reason (the authors suggest 0.2 experts, 0.15 skilled, 0.1 crowd); "
+            "none by default: the report then gives no alt-test verdict",
+        )
+        parser.add_argument("--epsilon-reason", help="why this epsilon fits these annotators (recorded and stated in the report)")
+        parser.add_argument(
             "--labels-only",
             action="store_true",
             help="for imported verdicts without article texts: no pairs until import_labels, never offered "
@@ -98,6 +106,8 @@ class Command(BaseCommand):
         unknown = sorted(set(names) - {u.username for u in users})
         if unknown:
             raise CommandError(f"Unknown annotator(s): {', '.join(unknown)}")
+        if problem := epsilon_problem(options["epsilon"], options["epsilon_reason"]):
+            raise CommandError(f"--epsilon: {problem}.")
         instructions = ""
         if options["instructions"]:
             try:
@@ -129,6 +139,8 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
+        if options["epsilon"] is not None:
+            campaign_set_alt_epsilon(campaign=campaign, epsilon=options["epsilon"], reason=options["epsilon_reason"])
         if campaign.labels_only:
             reference = campaign.reference_system.key if campaign.reference_system else "none"
             criteria = (
@@ -153,6 +165,7 @@ class Command(BaseCommand):
             f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap}{calibration} "
             f"({design.slots} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
             + (", neutral emphasis" if campaign.neutral_emphasis else "")
+            + (f", alt-test epsilon {campaign.alt_epsilon:g}" if campaign.alt_epsilon is not None else "")
         )
         warning = design.warning(forbid_repeats=campaign.forbid_repeats)
         if warning:

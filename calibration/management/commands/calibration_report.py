@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.models import Campaign
 from calibration import metrics as M
 from calibration.report import parse_ensembles, report_cached
+from calibration.report_alttest import DEFAULT_UNIT, UNITS
 from calibration.report_formats import FORMATS, render, render_table_csv
 from calibration.report_tables import TABLE_KEYS
 from common.files import write_atomically
@@ -52,6 +53,19 @@ class Command(BaseCommand):
             help="verdicts a judge failed to give (units left in error): drop (default) or count as wrong",
         )
         parser.add_argument(
+            "--epsilon",
+            type=float,
+            help="the alt-test's epsilon, in (0, 1), with --epsilon-reason (default: the campaign's; none: no alt-test verdict). "
+            "The authors suggest 0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd workers",
+        )
+        parser.add_argument("--epsilon-reason", help="why this epsilon fits these annotators (stated in the report)")
+        parser.add_argument(
+            "--alt-unit",
+            choices=UNITS,
+            default=DEFAULT_UNIT,
+            help="the alt-test pooled over criteria: pair (default: the pair is the unit) or item (the paper's item-level form)",
+        )
+        parser.add_argument(
             "--table",
             metavar="KEY",
             help="with --format csv: one table of the report, every row (e.g. comparisons, criteria, bradley_terry), instead of the judges' CSV",
@@ -81,6 +95,9 @@ class Command(BaseCommand):
                 ensembles=ensembles,
                 swap_policy=options["swap_policy"],
                 unparsable=options["unparsable"],
+                alt_epsilon=options["epsilon"],
+                alt_epsilon_reason=options["epsilon_reason"],
+                alt_unit=options["alt_unit"],
             )
             text = render_table_csv(report, options["table"]) if options["table"] is not None else render(report, options["format"])
         except ValueError as exc:

@@ -31,6 +31,25 @@ def _needed(entry: dict, n_pairs: int) -> str:
     return f"{entry['pairs_needed']}{'' if entry['reachable'] else '*'}"
 
 
+def alt_test_lines(alt: dict) -> list[str]:
+    """The planner's (d) in words: the items needed, the pass chances there, and the model."""
+    if alt["items_needed"] is None and alt["equal"] is None:
+        return [f"  {alt['note']}"]
+    eq, worse = alt["equal"], alt["worse"]
+    ci = lambda p: f"{p['value']:.2f} [{p['ci'][0]:.2f}, {p['ci'][1]:.2f}]"  # noqa: E731
+    lines = [
+        f"  epsilon {alt['epsilon']:g} ({alt['epsilon_reason']}); pilot agreement {alt['pilot_agreement']:.3f} "
+        f"({alt['pilot_label_pairs']} label pairs, human kappa {alt['human_kappa']:.2f}), {alt['n_annotators']} annotators per item",
+        f"  items per annotator for the alt-test: {alt['items_needed'] if alt['items_needed'] is not None else '> ' + str(alt['at_items'])}"
+        f" (a judge as good as the humans passes {ci(eq)} at {alt['at_items']}; one {alt['margin']:g} worse in agreement passes "
+        + (ci(worse) if worse else "-")
+        + f"; {alt['simulations']} simulated campaigns each)",
+    ]
+    if alt["note"]:
+        lines.append(f"  {alt['note']}")
+    return lines + _assumes(f"the simulation model: {alt['model']}.")
+
+
 def render_text(plan: dict) -> str:
     n, b = plan["n_pairs"], plan["batch"]
     lines = [
@@ -89,6 +108,7 @@ def render_text(plan: dict) -> str:
                 f"  {e['judge']}: not reached within the campaign; every pair labelled gives a half-width of {_num(e['best_halfwidth'])}."
             )
     lines += _assumes(plan["assumptions"]["scores"])
+    lines += ["", "(d) Items per annotator for the alt-test (can a judge replace the annotators?)"] + alt_test_lines(plan["alt_test"])
     if plan["notes"]:
         lines += ["", "Notes:"] + [f"- {note}" for note in plan["notes"]]
     return "\n".join(lines) + "\n"
@@ -111,6 +131,14 @@ class Command(BaseCommand):
         parser.add_argument("--batch", type=int, default=50, help="pairs in the next batch of labels (default 50)")
         parser.add_argument("--include-unsubmitted", action="store_true", help="also count labels of assignments not submitted yet")
         parser.add_argument("--format", choices=["text", "json"], default="text")
+        parser.add_argument("--epsilon", type=float, help="the alt-test's epsilon for (d), with --epsilon-reason (default: the campaign's)")
+        parser.add_argument("--epsilon-reason", help="why this epsilon fits these annotators")
+        parser.add_argument(
+            "--alt-margin",
+            type=float,
+            default=0.05,
+            help="(d): also the chance that a judge this much worse (in agreement with an annotator) passes (default 0.05)",
+        )
 
     def handle(self, *args, **options):
         campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
@@ -122,6 +150,9 @@ class Command(BaseCommand):
                 power=options["power"],
                 batch=options["batch"],
                 include_unsubmitted=options["include_unsubmitted"],
+                epsilon=options["epsilon"],
+                epsilon_reason=options["epsilon_reason"],
+                alt_margin=options["alt_margin"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
