@@ -8,11 +8,12 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 
 from annotate.models import Campaign
+from calibration import gold, report_cache, report_formats, selectors
 from calibration import metrics as M
 from calibration import report as reports
-from calibration import report_cache, report_formats, selectors
 from calibration.interchange import FORMATS as LABEL_FORMATS
 from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
+from calibration.metrics.quality import gold_accuracy
 from calibration.planner import plan_labels_cached, plan_parameters
 from common.decorators import staff_required
 
@@ -220,6 +221,30 @@ def plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
         status = 422 if request.htmx else 400
     template = PLAN_PAGE + "#planner" if request.htmx and not request.htmx.history_restore_request else PLAN_PAGE
     return render(request, template, context, status=status)
+
+
+@require_GET
+@staff_required
+def gold_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff: each rater's accuracy on the campaign's known-answer pairs, with its 95% CI and n."""
+    campaign = _campaign(campaign_id)
+    inputs = gold.gold_inputs(campaign=campaign)
+    scores = gold_accuracy(inputs.table, inputs.expected, kinds=inputs.kinds)
+    kinds: dict[str, int] = {}
+    for kind in inputs.kinds.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    rows = [
+        {
+            "rater": s.rater.removeprefix(selectors.HUMAN_PREFIX),
+            "kind": s.rater_kind,
+            "a": s.accuracy,
+            "ties": s.n_ties,
+            "by_kind": s.by_kind,
+        }
+        for s in scores
+    ]
+    context = {"campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs}
+    return render(request, "calibration/gold.html", context)
 
 
 LABEL_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/jsonl"}
