@@ -23,6 +23,7 @@ from calibration.gold import gold_pause_reason, gold_scores
 from calibration.metrics import LabelTable
 from calibration.metrics.quality import gold_accuracy
 from calibration.report import build_report
+from tests.calibration_builders import judge_rows
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db
@@ -309,6 +310,9 @@ def test_it_leaves_gold_pairs_out_of_the_calibration_report(campaign, alice, bob
         for _ in range(3):
             a = assignment_claim_next(campaign=campaign, user=user)
             answer(a, user, lambda key: "a" if len(key) % 2 else "b")
+    keys = list(campaign.criterion_set.criteria.values_list("key", flat=True))
+    normal = list(Pair.objects.filter(campaign=campaign))
+    judge_rows(campaign, "judge-x", {(p, o): {k: "a" if (p.pk + len(k)) % 3 else "b" for k in keys} for p in normal for o in (True, False)})
     before = build_report(campaign, rounds=50)
     make_gold(campaign, "--per-degradation", "1")
     Campaign.objects.filter(pk=campaign.pk).update(gold_rate=1.0)
@@ -317,7 +321,17 @@ def test_it_leaves_gold_pairs_out_of_the_calibration_report(campaign, alice, bob
         a = assignment_claim_next(campaign=campaign, user=user)
         assert is_gold(a)
         answer(a, user, lambda key: "b")
+    golds = list(Pair.objects.filter(campaign=campaign, gold__isnull=False))
+    # The judge answers on gold pairs too (one unit failed), and is scored there by the same code.
+    judge_rows(
+        campaign,
+        "judge-x",
+        {(p, o): {k: "a" for k in keys} for p in golds for o in (True, False) if (p, o) != (golds[0], True)},
+        errors=[(golds[0], "broad_coverage", True)],
+    )
     after = build_report(campaign, rounds=50)
     strip = {"generated_at", "campaign"}
     assert {k: v for k, v in after.items() if k not in strip} == {k: v for k, v in before.items() if k not in strip}
-    assert gold_scores(campaign=campaign)
+    scores = {s.rater: s for s in gold_scores(campaign=campaign)}
+    assert scores["judge-x"].rater_kind == "judge" and scores["judge-x"].accuracy.value == 1.0
+    assert scores["judge-x"].accuracy.n_pairs == 5 and scores["human:alice"].accuracy.value == 0.0
