@@ -253,6 +253,19 @@ class GoldPair(models.Model):
         return f"gold {self.degradation} on pair {self.pair_id}"
 
 
+class GoldPauseLift(models.Model):
+    """A staff member lifted an annotator's gold pause: the pause rule then counts only the gold pairs
+    they submit after `lifted_at`."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey("auth.User", on_delete=models.CASCADE, related_name="+")
+    lifted_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    lifted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["lifted_at", "id"]
+
+
 class Assignment(models.Model):
     """One annotator's work on one pair, with the left/right order drawn for them."""
 

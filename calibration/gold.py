@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from django.contrib.auth.models import User
 
-from annotate.models import Campaign, GoldPair
+from annotate.models import Assignment, Campaign, GoldPair, GoldPauseLift
 from calibration import selectors
 from calibration.metrics import LabelTable
 from calibration.metrics.quality import GoldAccuracy, gold_accuracy, gold_pause_due
@@ -30,11 +31,22 @@ class GoldInputs:
     n_pairs: int
 
 
-def gold_inputs(*, campaign: Campaign, username: str | None = None) -> GoldInputs:
-    """The campaign's gold answers (submitted work; `username`: that annotator's only, no judge)."""
+def gold_inputs(*, campaign: Campaign, user: User | None = None) -> GoldInputs:
+    """The campaign's gold answers (submitted work). `user`: that annotator's only, no judge, and only
+    those submitted after staff last lifted their pause (`GoldPauseLift`)."""
     table = selectors.calibration_table(campaign=campaign, gold=True)
-    if username is not None:
-        table = table.for_rater(selectors.HUMAN_PREFIX + username)
+    if user is not None:
+        table = table.for_rater(selectors.HUMAN_PREFIX + user.username)
+        lift = GoldPauseLift.objects.filter(campaign=campaign, annotator=user).order_by("-lifted_at", "-id").first()
+        if lift is not None:
+            after = {
+                str(pair_id)
+                for pair_id in Assignment.objects.filter(
+                    pair__campaign=campaign, annotator=user, submitted_at__gt=lift.lifted_at
+                ).values_list("pair_id", flat=True)
+            }
+            names = np.array([name in after for name in table.vocab.pairs], dtype=bool)
+            table = table.select(names[table.pair] if len(names) else np.zeros(len(table), dtype=bool))
     expected, kinds = {}, {}
     rows = GoldPair.objects.filter(pair__campaign=campaign).values_list(
         "pair_id", "degradation", "expected", "pair__article_a__system__key", "pair__article_b__system__key"
@@ -55,12 +67,21 @@ def gold_scores(*, campaign: Campaign) -> list[GoldAccuracy]:
 
 def gold_pause_reason(*, campaign: Campaign, user: User) -> str | None:
     """The campaign's pause rule for one annotator (`quality.gold_pause_due`), or None: off unless
-    `gold_pause_below` is set; it needs `gold_pause_after` submitted gold pairs. Registered as a
+    `gold_pause_below` is set; it needs `gold_pause_after` submitted gold pairs (after the last lift
+    by staff, `annotate.services.gold.gold_pause_lift`). Registered as a
     claim gate (`annotate.services.claims.CLAIM_GATES`) when the app starts."""
     if campaign.gold_pause_below is None:
         return None
-    inputs = gold_inputs(campaign=campaign, username=user.username)
+    inputs = gold_inputs(campaign=campaign, user=user)
     scores = gold_accuracy(inputs.table, inputs.expected, kinds=inputs.kinds)
     if not scores:
         return None
     return gold_pause_due(scores[0], threshold=campaign.gold_pause_below, after_pairs=max(1, campaign.gold_pause_after))
+
+
+def paused_usernames(*, campaign: Campaign) -> list[str]:
+    """The annotators whose new claims the pause rule stops now (none when the rule is off)."""
+    if campaign.gold_pause_below is None:
+        return []
+    users = User.objects.filter(pk__in=Assignment.objects.filter(pair__campaign=campaign, pair__gold__isnull=False).values("annotator_id"))
+    return [u.username for u in users.order_by("username") if gold_pause_reason(campaign=campaign, user=u)]

@@ -1,13 +1,15 @@
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.functional import SimpleLazyObject
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Campaign
+from annotate.services.gold import gold_pause_lift
 from calibration import gold, report_cache, report_formats, selectors
 from calibration import metrics as M
 from calibration import report as reports
@@ -226,25 +228,38 @@ def plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_GET
 @staff_required
 def gold_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Staff: each rater's accuracy on the campaign's known-answer pairs, with its 95% CI and n."""
-    campaign = _campaign(campaign_id)
+    """Staff: each rater's accuracy on the campaign's known-answer pairs, with its 95% CI and n, and
+    who the pause rule stops now."""
+    return _gold_render(request, _campaign(campaign_id))
+
+
+def _gold_render(request: HttpRequest, campaign: Campaign, *, error: str = "", status: int = 200) -> HttpResponse:
     inputs = gold.gold_inputs(campaign=campaign)
     scores = gold_accuracy(inputs.table, inputs.expected, kinds=inputs.kinds)
     kinds: dict[str, int] = {}
     for kind in inputs.kinds.values():
         kinds[kind] = kinds.get(kind, 0) + 1
-    rows = [
-        {
-            "rater": s.rater.removeprefix(selectors.HUMAN_PREFIX),
-            "kind": s.rater_kind,
-            "a": s.accuracy,
-            "ties": s.n_ties,
-            "by_kind": s.by_kind,
-        }
-        for s in scores
-    ]
-    context = {"campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs}
-    return render(request, "calibration/gold.html", context)
+    paused = set(gold.paused_usernames(campaign=campaign))
+    rows = []
+    for s in scores:
+        name = s.rater.removeprefix(selectors.HUMAN_PREFIX)
+        rows.append(
+            {"rater": name, "kind": s.rater_kind, "a": s.accuracy, "ties": s.n_ties, "by_kind": s.by_kind, "paused": name in paused}
+        )
+    context = {"campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs, "error": error}
+    return render(request, "calibration/gold.html", context, status=status)
+
+
+@require_POST
+@staff_required
+def gold_lift(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff lift an annotator's gold pause (`annotator`: a username); 400 with the reason otherwise."""
+    campaign = _campaign(campaign_id)
+    try:
+        gold_pause_lift(campaign=campaign, username=request.POST.get("annotator", ""), by=request.user)
+    except ValidationError as exc:
+        return _gold_render(request, campaign, error=" ".join(exc.messages), status=400)
+    return redirect("calibration-gold", campaign.pk)
 
 
 LABEL_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/jsonl"}

@@ -276,7 +276,7 @@ def test_it_scores_gold_answers_with_quality_gold_accuracy(campaign, alice, bob,
     assert annotator.get(reverse("calibration-gold", args=[campaign.pk])).status_code in (302, 403)
 
 
-def test_it_pauses_an_annotator_clearly_below_the_threshold_with_a_message(campaign, alice, bob):
+def test_it_pauses_an_annotator_clearly_below_the_threshold_with_a_message(campaign, alice, bob, rachel):
     make_gold(campaign, "--per-degradation", "1")
     Campaign.objects.filter(pk=campaign.pk).update(gold_rate=1.0, gold_pause_below=0.8, gold_pause_after=2)
     campaign.refresh_from_db()
@@ -300,6 +300,21 @@ def test_it_pauses_an_annotator_clearly_below_the_threshold_with_a_message(campa
     assert response.status_code == 403 and "paused" in json.dumps(response.json())
     # The careful annotator goes on.
     assert assignment_claim_next(campaign=campaign, user=bob) is not None
+    # Staff see who is paused, and lift it: the rule then counts only gold pairs submitted afterwards.
+    staff = Client()
+    staff.force_login(rachel)
+    page = staff.get(reverse("calibration-gold", args=[campaign.pk])).content.decode()
+    assert page.count("Lift the pause") == 1 and "<strong>paused</strong>" in page
+    refused = staff.post(reverse("calibration-gold-lift", args=[campaign.pk]), {"annotator": "nobody"})
+    assert refused.status_code == 400 and "has no work in the campaign" in refused.content.decode()
+    assert staff.post(reverse("calibration-gold-lift", args=[campaign.pk]), {"annotator": "alice"}).status_code == 302
+    assert gold_pause_reason(campaign=campaign, user=alice) is None
+    again = assignment_claim_next(campaign=campaign, user=alice)
+    assert again is not None
+    answer(again, alice, lambda key: "b")
+    assert gold_pause_reason(campaign=campaign, user=alice) is None  # one gold pair since the lift: too few to judge
+    answer(assignment_claim_next(campaign=campaign, user=alice), alice, lambda key: "b")
+    assert "paused" in gold_pause_reason(campaign=campaign, user=alice)
 
 
 # --- the report leaves gold pairs out ------------------------------------------------------
@@ -335,3 +350,13 @@ def test_it_leaves_gold_pairs_out_of_the_calibration_report(campaign, alice, bob
     scores = {s.rater: s for s in gold_scores(campaign=campaign)}
     assert scores["judge-x"].rater_kind == "judge" and scores["judge-x"].accuracy.value == 1.0
     assert scores["judge-x"].accuracy.n_pairs == 5 and scores["human:alice"].accuracy.value == 0.0
+
+
+def test_it_never_offers_a_gold_system_for_a_new_campaign(campaign, rachel):
+    make_gold(campaign, "--per-degradation", "1")
+    result = run("create_campaign", "--name", "Bad", "--criteria", "wiki_writing", "--systems", "wikipedia,gold-lead-removed")
+    assert result.code != 0 and "Known-answer system(s) cannot be compared: gold-lead-removed" in result.err
+    client = Client()
+    client.force_login(rachel)
+    form = client.get(reverse("campaign-new")).content.decode()
+    assert "atlas_agent" in form and "gold-" not in form

@@ -2,11 +2,12 @@
 pair's degradation and expected winners, and the campaign's gold options."""
 
 import django.db.models.deletion
+from django.conf import settings
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotate", "0010_overall_by_side")]
+    dependencies = [("annotate", "0010_overall_by_side"), migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
 
     operations = [
         migrations.AddField(
@@ -60,5 +61,22 @@ class Migration(migrations.Migration):
                 ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={"ordering": ["pair"]},
+        ),
+        migrations.CreateModel(
+            name="GoldPauseLift",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("lifted_at", models.DateTimeField()),
+                (
+                    "annotator",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL),
+                ),
+                ("campaign", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotate.campaign")),
+                (
+                    "lifted_by",
+                    models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL),
+                ),
+            ],
+            options={"ordering": ["lifted_at", "id"]},
         ),
     ]

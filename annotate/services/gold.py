@@ -18,13 +18,15 @@ import random
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from annotate import gold
 from annotate.cleaning import count_words
-from annotate.models import Article, Campaign, GoldPair, Pair, System
+from annotate.models import Article, Assignment, Campaign, GoldPair, GoldPauseLift, Pair, System
 from annotate.rendering import render, toc_from_html
 
 GOLD_SYSTEM_PREFIX = "gold-"
@@ -185,3 +187,12 @@ def _stored_copy(original: Article, system: System, markdown: str, summary: Gold
         return existing
     summary.skipped.append(f"{system.key} of '{original.topic}': a different copy is stored already (made with another seed); it is kept")
     return None
+
+
+def gold_pause_lift(*, campaign: Campaign, username: str, by: User) -> GoldPauseLift:
+    """Staff lift an annotator's gold pause: from now on the pause rule counts only the gold pairs
+    they submit after this moment. ValidationError for a username with no work in the campaign."""
+    annotator = User.objects.filter(username=username).first()
+    if annotator is None or not Assignment.objects.filter(pair__campaign=campaign, annotator=annotator).exists():
+        raise ValidationError([f"'{username}' has no work in the campaign '{campaign.name}': there is no pause to lift."])
+    return GoldPauseLift.objects.create(campaign=campaign, annotator=annotator, lifted_by=by, lifted_at=timezone.now())
