@@ -14,7 +14,7 @@ class CampaignForm(forms.Form):
         help_text="What an item and an answer are.",
     )
     criterion_set = forms.ModelChoiceField(queryset=CriterionSet.objects.order_by("key", "-version"), label="Criteria")
-    systems = forms.ModelMultipleChoiceField(queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple)
+    systems = forms.ModelMultipleChoiceField(queryset=System.objects.filter(is_gold=False), widget=forms.CheckboxSelectMultiple)
     topics = forms.IntegerField(min_value=1, max_value=1_000_000, required=False, help_text="Leave empty for every topic.")
     overlap = forms.IntegerField(min_value=1, max_value=50, initial=1, help_text="Distinct annotators per pair.")
     pair_mode = forms.ChoiceField(choices=Campaign.PairMode.choices, initial=Campaign.PairMode.REFERENCE, label="Pairs")
@@ -52,6 +52,23 @@ class CampaignForm(forms.Form):
         "the blindness audit gives guessability with and without it.",
     )
 
+    gold_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0,
+        required=False,
+        label="Gold rate",
+        help_text="Share of claims (0 to 1) that silently give a known-answer pair, once make_gold has made some. 0 or empty: none.",
+    )
+    gold_pause_below = forms.FloatField(
+        min_value=0.01,
+        max_value=1,
+        required=False,
+        label="Pause below gold accuracy",
+        help_text="Pause an annotator's new claims when their gold accuracy is clearly below this. Empty: never.",
+    )
+    gold_pause_after = forms.IntegerField(min_value=1, max_value=32767, initial=5, required=False, label="… after this many gold pairs")
+
     def service_arguments(self) -> dict:
         data = self.cleaned_data
         return {
@@ -72,6 +89,9 @@ class CampaignForm(forms.Form):
             "neutral_emphasis": data["neutral_emphasis"],
             "calibration_pairs": data["calibration_pairs"] or 0,
             "protocol": data["protocol"] or protocols.DEFAULT,
+            "gold_rate": data["gold_rate"] or 0.0,
+            "gold_pause_below": data["gold_pause_below"],
+            "gold_pause_after": data["gold_pause_after"] or 5,
         }
 
 

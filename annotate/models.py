@@ -51,6 +51,9 @@ class System(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     is_reference = models.BooleanField(default=False)
+    is_gold = models.BooleanField(
+        default=False, help_text="Holds the known-answer copies make_gold degrades from reference articles: never offered as a system."
+    )
 
     class Meta:
         ordering = ["-is_reference", "key"]
@@ -194,6 +197,15 @@ class Campaign(models.Model):
         help_text="The alt-test's epsilon, in (0, 1): how much the annotators may beat the judge by (empty: not chosen yet).",
     )
     alt_epsilon_reason = models.TextField(blank=True, help_text="Why this epsilon (the annotators' expertise); required with it.")
+    gold_rate = models.FloatField(
+        default=0.0, help_text="Share of claims that silently give a known-answer (gold) pair, when one is left (0: none)."
+    )
+    gold_pause_below = models.FloatField(
+        null=True, blank=True, help_text="Pause an annotator's new claims when their gold accuracy is clearly below this (empty: never)."
+    )
+    gold_pause_after = models.PositiveSmallIntegerField(
+        default=5, help_text="Gold pairs an annotator must have submitted before the pause rule applies."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -204,6 +216,7 @@ class Campaign(models.Model):
                 condition=models.Q(alt_epsilon__isnull=True) | models.Q(alt_epsilon__gt=0, alt_epsilon__lt=1),
                 name="campaign_alt_epsilon_open_unit",
             ),
+            models.CheckConstraint(condition=models.Q(gold_rate__gte=0, gold_rate__lte=1), name="campaign_gold_rate_share"),
         ]
 
     def __str__(self) -> str:
@@ -228,6 +241,39 @@ class Pair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
+
+
+class GoldPair(models.Model):
+    """A known-answer pair (`make_gold`): the pair's article A is a reference article, B a copy of it
+    degraded on purpose (`annotate.gold`). `expected` maps each targeted criterion key to the side that
+    must win ("a", the original); the campaign's other criteria are not scored on this pair. Nothing
+    of it reaches annotators: the pair is shown and handed out like any other."""
+
+    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, primary_key=True, related_name="gold")
+    degradation = models.CharField(max_length=40)
+    expected = models.JSONField(help_text="{criterion key: side that must win}")
+    change = models.CharField(max_length=300, blank=True, help_text="What the degradation did, in words.")
+    seed = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pair"]
+
+    def __str__(self) -> str:
+        return f"gold {self.degradation} on pair {self.pair_id}"
+
+
+class GoldPauseLift(models.Model):
+    """A staff member lifted an annotator's gold pause: the pause rule then counts only the gold pairs
+    they submit after `lifted_at`."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey("auth.User", on_delete=models.CASCADE, related_name="+")
+    lifted_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    lifted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["lifted_at", "id"]
 
 
 class Assignment(models.Model):

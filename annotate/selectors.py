@@ -141,13 +141,14 @@ def calibration_pair_ids(*, campaign: Campaign) -> list[int]:
     """The campaign's calibration set: its first `calibration_pairs` pairs in the order work is handed out."""
     if not campaign.calibration_pairs:
         return []
-    return list(Pair.objects.filter(campaign=campaign).order_by("order", "id").values_list("id", flat=True)[: campaign.calibration_pairs])
+    pairs = Pair.objects.filter(campaign=campaign, gold__isnull=True).order_by("order", "id")
+    return list(pairs.values_list("id", flat=True)[: campaign.calibration_pairs])
 
 
 def campaign_design(*, campaign: Campaign) -> Design:
     """The campaign's shape, for the annotators it has now."""
     annotators = campaign_annotator_count(campaign=campaign)
-    per_topic = campaign.pairs.order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+    per_topic = campaign.pairs.filter(gold__isnull=True).order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
     calibration: dict[int, int] = {}
     for topic_id in Pair.objects.filter(pk__in=calibration_pair_ids(campaign=campaign)).values_list("topic_id", flat=True):
         calibration[topic_id] = calibration.get(topic_id, 0) + 1
@@ -380,8 +381,9 @@ def annotator_queue(*, user: User) -> list[dict]:
 
 
 def _pairs_progress(campaign: Campaign) -> QuerySet[Pair]:
+    # Known-answer pairs are not the campaign's work to fill: the gold page (calibration) has them.
     return (
-        Pair.objects.filter(campaign=campaign)
+        Pair.objects.filter(campaign=campaign, gold__isnull=True)
         .select_related("topic", "article_a__system", "article_b__system")
         .only("id", "order", "topic__title", "article_a__system__key", "article_b__system__key")
         .annotate(
@@ -477,11 +479,11 @@ def campaign_progress_page(
     """The campaign page's figures: totals over every pair, and one page of pairs and of annotators
     (a campaign of tens of thousands of imported pairs would otherwise be a page of megabytes)."""
     per_pair = dict(
-        Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.filter(pair__campaign=campaign, pair__gold__isnull=True, status=Assignment.Status.SUBMITTED)
         .values_list("pair_id")
         .annotate(n=Count("id"))
     )
-    n_pairs = Pair.objects.filter(campaign=campaign).count()
+    n_pairs = Pair.objects.filter(campaign=campaign, gold__isnull=True).count()
     calibration = campaign_calibration_progress(campaign=campaign)
     calibrating = calibration["pair_ids"] if calibration else set()
     complete = sum(1 for pair_id, n in per_pair.items() if n >= (calibration["members"] if pair_id in calibrating else campaign.overlap))

@@ -89,8 +89,9 @@ class CalibrationInputs:
     failed: LabelTable | None = None
 
 
-def _pair_infos(campaign: Campaign) -> dict[int, PairInfo]:
-    rows = Pair.objects.filter(campaign=campaign).values_list(
+def _pair_infos(campaign: Campaign, *, gold: bool = False) -> dict[int, PairInfo]:
+    """The campaign's pairs; `gold`: its known-answer pairs instead (never in the judge-vs-human figures)."""
+    rows = Pair.objects.filter(campaign=campaign, gold__isnull=not gold).values_list(
         "id", "topic__title", "article_a__system__key", "article_b__system__key", "article_a__word_count", "article_b__word_count"
     )
     infos = {}
@@ -104,15 +105,15 @@ def _winner_system(info: PairInfo, side: str) -> str:
     return system_of(side, info.system_a, info.system_b)
 
 
-def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> QuerySet:
-    labels = Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="")
+def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False, gold: bool = False) -> QuerySet:
+    labels = Label.objects.filter(assignment__pair__campaign=campaign, assignment__pair__gold__isnull=not gold).exclude(winner="")
     if not include_unsubmitted:
         labels = labels.filter(assignment__status=Assignment.Status.SUBMITTED)
     return labels
 
 
-def judge_verdict_rows(*, campaign: Campaign) -> QuerySet:
-    return JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__status=JudgeUnit.Status.DONE)
+def judge_verdict_rows(*, campaign: Campaign, gold: bool = False) -> QuerySet:
+    return JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__pair__gold__isnull=not gold, unit__status=JudgeUnit.Status.DONE)
 
 
 class _Columns:
@@ -141,11 +142,14 @@ class _Columns:
         return LabelTable.from_columns(**self.cols)
 
 
-def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, pairs: dict[int, PairInfo] | None = None) -> LabelTable:
-    """Human labels (raters `human:<username>`) and judge verdicts (raters = judge names) of a campaign."""
-    pairs = pairs if pairs is not None else _pair_infos(campaign)
+def calibration_table(
+    *, campaign: Campaign, include_unsubmitted: bool = False, pairs: dict[int, PairInfo] | None = None, gold: bool = False
+) -> LabelTable:
+    """Human labels (raters `human:<username>`) and judge verdicts (raters = judge names) of a campaign;
+    `gold`: those on its known-answer pairs instead, which the report leaves out."""
+    pairs = pairs if pairs is not None else _pair_infos(campaign, gold=gold)
     columns = _Columns()
-    humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted).values_list(
+    humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted, gold=gold).values_list(
         "assignment__pair_id",
         "criterion__key",
         "criterion__category__key",
@@ -156,7 +160,7 @@ def calibration_table(*, campaign: Campaign, include_unsubmitted: bool = False, 
     )
     for pair_id, criterion, category, username, side, a_first, order_known in humans:
         columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first if order_known else None)
-    verdicts = judge_verdict_rows(campaign=campaign).values_list(
+    verdicts = judge_verdict_rows(campaign=campaign, gold=gold).values_list(
         "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
     )
     for pair_id, criterion, category, judge, side, a_first in verdicts:
@@ -170,7 +174,7 @@ def failed_table(*, campaign: Campaign, pairs: dict[int, PairInfo] | None = None
     placeholder; `metrics.judge_votes` reads only which items and orders they are."""
     pairs = pairs if pairs is not None else _pair_infos(campaign)
     units = list(
-        JudgeUnit.objects.filter(pair__campaign=campaign, status=JudgeUnit.Status.ERROR).values_list(
+        JudgeUnit.objects.filter(pair__campaign=campaign, pair__gold__isnull=True, status=JudgeUnit.Status.ERROR).values_list(
             "pair_id", "judge__name", "a_first", "criterion__key", "category_id"
         )
     )
@@ -196,13 +200,13 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
     completed = Q(status=JudgeCall.Status.COMPLETED)
     units = {
         row["judge_id"]: row
-        for row in JudgeUnit.objects.filter(pair__campaign=campaign)
+        for row in JudgeUnit.objects.filter(pair__campaign=campaign, pair__gold__isnull=True)
         .values("judge_id")
         .annotate(n=Count("id"), errors=Count("id", filter=Q(status=JudgeUnit.Status.ERROR)))
     }
     calls = {
         row["unit__judge_id"]: row
-        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign)
+        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign, unit__pair__gold__isnull=True)
         .values("unit__judge_id")
         .annotate(
             n=Count("id", filter=completed),
@@ -247,7 +251,7 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
 
 def annotator_times(*, campaign: Campaign, include_unsubmitted: bool = False) -> list[AnnotatorTime]:
     """Per annotator (by username), the time of each pair whose labels the report counts."""
-    assignments = Assignment.objects.filter(pair__campaign=campaign)
+    assignments = Assignment.objects.filter(pair__campaign=campaign, pair__gold__isnull=True)
     if not include_unsubmitted:
         assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
     rows = assignments.annotate(n_labels=Count("labels", filter=~Q(labels__winner=""))).values_list(

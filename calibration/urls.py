@@ -8,5 +8,7 @@ urlpatterns = [
     path("campaign/<id:campaign_id>/report.<str:fmt>", views.download, name="calibration-download"),
     path("campaign/<id:campaign_id>/plan/", views.plan, name="calibration-plan"),
     path("campaign/<id:campaign_id>/table/<slug:key>/", views.report_table, name="calibration-table"),
+    path("campaign/<id:campaign_id>/gold/", views.gold_page, name="calibration-gold"),
+    path("campaign/<id:campaign_id>/gold/lift/", views.gold_lift, name="calibration-gold-lift"),
     path("campaign/<id:campaign_id>/labels.<str:fmt>", views.labels_download, name="calibration-labels"),
 ]

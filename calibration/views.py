@@ -1,18 +1,21 @@
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.functional import SimpleLazyObject
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Campaign
+from annotate.services.gold import gold_pause_lift
+from calibration import gold, report_cache, report_formats, selectors
 from calibration import metrics as M
 from calibration import report as reports
-from calibration import report_cache, report_formats, selectors
 from calibration.interchange import FORMATS as LABEL_FORMATS
 from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
+from calibration.metrics.quality import gold_accuracy
 from calibration.planner import plan_labels_cached, plan_parameters
 from common.decorators import staff_required
 
@@ -230,6 +233,43 @@ def plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
         status = 422 if request.htmx else 400
     template = PLAN_PAGE + "#planner" if request.htmx and not request.htmx.history_restore_request else PLAN_PAGE
     return render(request, template, context, status=status)
+
+
+@require_GET
+@staff_required
+def gold_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff: each rater's accuracy on the campaign's known-answer pairs, with its 95% CI and n, and
+    who the pause rule stops now."""
+    return _gold_render(request, _campaign(campaign_id))
+
+
+def _gold_render(request: HttpRequest, campaign: Campaign, *, error: str = "", status: int = 200) -> HttpResponse:
+    inputs = gold.gold_inputs(campaign=campaign)
+    scores = gold_accuracy(inputs.table, inputs.expected, kinds=inputs.kinds)
+    kinds: dict[str, int] = {}
+    for kind in inputs.kinds.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    paused = set(gold.paused_usernames(campaign=campaign))
+    rows = []
+    for s in scores:
+        name = s.rater.removeprefix(selectors.HUMAN_PREFIX)
+        rows.append(
+            {"rater": name, "kind": s.rater_kind, "a": s.accuracy, "ties": s.n_ties, "by_kind": s.by_kind, "paused": name in paused}
+        )
+    context = {"campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs, "error": error}
+    return render(request, "calibration/gold.html", context, status=status)
+
+
+@require_POST
+@staff_required
+def gold_lift(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff lift an annotator's gold pause (`annotator`: a username); 400 with the reason otherwise."""
+    campaign = _campaign(campaign_id)
+    try:
+        gold_pause_lift(campaign=campaign, username=request.POST.get("annotator", ""), by=request.user)
+    except ValidationError as exc:
+        return _gold_render(request, campaign, error=" ".join(exc.messages), status=400)
+    return redirect("calibration-gold", campaign.pk)
 
 
 LABEL_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/jsonl"}

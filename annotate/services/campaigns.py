@@ -28,11 +28,13 @@ from annotate.models import (
     Topic,
 )
 from annotate.rendering import render_html
+from annotate.services.gold import gold_pause_problems, gold_rate_problem
 from annotate.services.placeholders import criterion_set_for_labels
 from common.names import REFERENCE_SYSTEM, name_problem
 
 CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").default
 RATIONALE_MIN_LENGTH = Campaign._meta.get_field("rationale_min_length").default
+GOLD_PAUSE_AFTER = Campaign._meta.get_field("gold_pause_after").default
 # The largest value a PositiveSmallIntegerField holds on every database Django supports.
 CALIBRATION_PAIRS_MAX = 32767
 
@@ -68,6 +70,9 @@ def campaign_create(
     neutral_emphasis: bool = False,
     calibration_pairs: int = 0,
     protocol: str = protocols.DEFAULT,
+    gold_rate: float = 0.0,
+    gold_pause_below: float | None = None,
+    gold_pause_after: int = GOLD_PAUSE_AFTER,
 ) -> Campaign:
     """Creates a campaign and its pairs. `topics=None` takes every topic that has articles.
 
@@ -86,9 +91,16 @@ def campaign_create(
     with the criteria their rows name (`placeholders.criterion_set_for_labels`).
 
     `protocol` is one of `protocols.NAMES`; today every campaign is pairwise.
+
+    `gold_rate` (0 to 1) is the share of claims that silently give a known-answer pair once
+    `make_gold` has made some; `gold_pause_below` (an accuracy) pauses an annotator's new claims
+    when their gold accuracy is clearly below it after `gold_pause_after` gold pairs.
     """
     if problem := protocols.problem(protocol):
         raise ValidationError([f"The {problem}."])
+    gold_errors = [p for p in [gold_rate_problem(gold_rate)] if p] + gold_pause_problems(gold_pause_below, gold_pause_after)
+    if gold_errors:
+        raise ValidationError(gold_errors)
     if labels_only:
         unused = [
             option
@@ -103,6 +115,7 @@ def campaign_create(
                 ("no repeats", forbid_repeats),
                 ("neutral emphasis", neutral_emphasis),
                 ("calibration set", calibration_pairs != 0),
+                ("gold pairs", bool(gold_rate) or gold_pause_below is not None),
                 ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
             )
             if given
@@ -137,6 +150,9 @@ def campaign_create(
     missing = [k for k in keys if k not in found]
     if missing:
         errors.append(f"Unknown system(s): {', '.join(missing)}.")
+    hidden = [k for k in keys if k in found and found[k].is_gold]
+    if hidden:
+        errors.append(f"Known-answer system(s) cannot be compared: {', '.join(hidden)} (make_gold adds their pairs).")
     if len(keys) < 2:
         errors.append("Choose at least two systems.")
     if pair_mode == Campaign.PairMode.REFERENCE and reference not in keys:
@@ -207,6 +223,9 @@ def campaign_create(
             forbid_repeats=forbid_repeats,
             neutral_emphasis=neutral_emphasis,
             calibration_pairs=calibration_pairs,
+            gold_rate=gold_rate,
+            gold_pause_below=gold_pause_below,
+            gold_pause_after=gold_pause_after,
         )
         if annotators:
             campaign.annotators.set(annotators)

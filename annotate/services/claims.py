@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from annotate.models import Assignment, Campaign, LabelChange, Pair
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
+from annotate.services.gold import gold_draw
 
 # What a member asking a closed campaign for work is told (page and API alike).
 CAMPAIGN_CLOSED = "This campaign is closed: it hands out no more work, and its labels can no longer be changed."
@@ -28,6 +29,14 @@ LABELS_ONLY = "This campaign holds imported labels only: its articles have no te
 RELEASED = (Assignment.Status.EXPIRED, Assignment.Status.REVOKED)
 # How long a claimer keeps trying while other claimers hold the candidate rows.
 CLAIM_PATIENCE_SECONDS = 10.0
+# Rules that may pause a member's new claims: each takes (campaign=, user=) and returns the message
+# saying why, or None. Apps above annotate register theirs when they start (calibration: the gold
+# accuracy rule, which needs its metrics); unfinished work is always given back.
+CLAIM_GATES: list = []
+
+
+class ClaimsPaused(PermissionDenied):
+    """New claims refused by a rule of the campaign (`CLAIM_GATES`), with the message saying why."""
 
 
 def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> int:
@@ -86,7 +95,7 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]
     if campaign.labels_only:
         return [], []
     rows = list(
-        Pair.objects.filter(campaign=campaign)
+        Pair.objects.filter(campaign=campaign, gold__isnull=True)
         .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
         .order_by("order", "id")
         .values_list("id", "topic_id", "taken", "order")
@@ -138,17 +147,60 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]
     return owed, [row[-1] for row in ranked]
 
 
+def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
+    """The campaign's known-answer pairs the user has not had (or whose claim was released), in the
+    campaign's order, those on topics the user has not met first; with `forbid_repeats`, only those.
+    A gold pair has a slot for every member, whatever the overlap: each member labels it once."""
+    if not campaign.gold_rate or campaign.labels_only:
+        return []
+    mine = dict(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair_id", "status"))
+    met = set(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair__topic_id", flat=True))
+    rows = []
+    for pair_id, topic_id, order in (
+        Pair.objects.filter(campaign=campaign, gold__isnull=False).order_by("order", "id").values_list("id", "topic_id", "order")
+    ):
+        if pair_id in mine and mine[pair_id] not in RELEASED:
+            continue
+        repeat = topic_id in met and pair_id not in mine
+        if repeat and campaign.forbid_repeats:
+            continue
+        rows.append((pair_id not in mine, repeat, order, pair_id))
+    rows.sort()
+    return [row[-1] for row in rows]
+
+
+def _claims_made(campaign: Campaign, user: User) -> int:
+    """The index of the user's next new claim: the pairs they have claimed in the campaign so far."""
+    return Assignment.objects.filter(annotator=user, pair__campaign=campaign).count()
+
+
+def _gold_turn(campaign: Campaign, user: User, index: int) -> bool:
+    return bool(campaign.gold_rate) and gold_draw(campaign_id=campaign.pk, user_id=user.pk, index=index) < campaign.gold_rate
+
+
 def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = None) -> int:
     """How many more pairs the user can do in the campaign now: their pair in progress, if any,
     and the pairs a claim could still give them (`claim_candidates`), at most one per topic where
     the campaign forbids repeats. Other annotators may take some of those first; a claim that
     expires frees its slot again. The calibration pairs still owed count with the pairs that
-    follow them."""
+    follow them. Known-answer pairs count as the claims will give them (`gold_draw` is fixed per
+    claim): each of the user's next claims gives one on its gold turn while any is left, so the
+    count falls by one per pair, whatever its kind."""
     owed, ranked = _candidates(campaign=campaign, user=user)
     candidates = owed + ranked
     if campaign.forbid_repeats:
-        return Pair.objects.filter(pk__in=candidates).values("topic_id").distinct().count() + (active is not None)
-    return len(candidates) + (active is not None)
+        normal = Pair.objects.filter(pk__in=candidates).values("topic_id").distinct().count()
+    else:
+        normal = len(candidates)
+    gold_left = len(gold_candidates(campaign=campaign, user=user))
+    index, total = _claims_made(campaign, user), 0
+    while normal > 0:
+        if gold_left > 0 and _gold_turn(campaign, user, index + total):
+            gold_left -= 1
+        else:
+            normal -= 1
+        total += 1
+    return total + (active is not None)
 
 
 def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -> Assignment | None:
@@ -194,6 +246,11 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
     of skipping them, so it never gives up while a slot may still be free.
     On SQLite the IMMEDIATE transaction serializes the whole claim.
     A labels-only campaign never hands out work (None): it has no texts.
+
+    With a gold rate, a claim whose gold turn it is (`gold_draw` below the rate) gives a known-answer
+    pair the user has not had, if any is left and other work is too; the claim, its display order
+    and what it returns are the same as for any pair. A registered gate (`CLAIM_GATES`) may refuse
+    new claims with its message (`ClaimsPaused`, a 403); unfinished work is still given back.
     """
     now = now or timezone.now()
     if not can_annotate(campaign, user):
@@ -214,9 +271,20 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
             unfinished = _unfinished(campaign, user)
             if unfinished is not None:
                 return unfinished
+            for gate in CLAIM_GATES:
+                if reason := gate(campaign=campaign, user=user):
+                    raise ClaimsPaused(reason)
             candidates = claim_candidates(campaign=campaign, user=user)
             if not candidates:
                 return None
+            # A gold turn puts the known-answer pairs first; gold pairs are mixed in only while
+            # other work is left, so the mix holds to the end of the campaign.
+            # Read on every claim, gold turn or not, so that a gold claim takes no longer than another.
+            gold = gold_candidates(campaign=campaign, user=user)
+            if not _gold_turn(campaign, user, _claims_made(campaign, user)):
+                gold = []
+            uncapped = calibration | set(gold)
+            candidates = gold + candidates
             skipped = 0
             for pair_id in sorted(candidates) if patient else candidates:
                 locked = Pair.objects.select_for_update(skip_locked=not patient).filter(pk=pair_id)
@@ -224,7 +292,7 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
                 if pair is None:
                     skipped += 1
                     continue
-                cap = None if pair.pk in calibration else campaign.overlap
+                cap = None if pair.pk in uncapped else campaign.overlap
                 claimed = _claim_pair(pair=pair, user=user, overlap=cap, now=now)
                 if claimed is not None:
                     return claimed

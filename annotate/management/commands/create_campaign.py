@@ -78,6 +78,26 @@ class Command(BaseCommand):
         )
         parser.add_argument("--epsilon-reason", help="why this epsilon fits these annotators (recorded and stated in the report)")
         parser.add_argument(
+            "--gold-rate",
+            type=float,
+            default=0.0,
+            metavar="SHARE",
+            help="share of claims (0 to 1) that silently give a known-answer pair made by make_gold (default 0: none)",
+        )
+        parser.add_argument(
+            "--gold-pause-below",
+            type=float,
+            metavar="ACCURACY",
+            help="pause an annotator's new claims when their gold accuracy is clearly below this (default: never)",
+        )
+        parser.add_argument(
+            "--gold-pause-after",
+            type=int,
+            default=5,
+            metavar="N",
+            help="gold pairs an annotator must have submitted before the pause rule applies (default 5)",
+        )
+        parser.add_argument(
             "--labels-only",
             action="store_true",
             help="for imported verdicts without article texts: no pairs until import_labels, never offered "
@@ -136,6 +156,9 @@ class Command(BaseCommand):
                 labels_only=options["labels_only"],
                 calibration_pairs=options["calibration_pairs"],
                 protocol=options["protocol"],
+                gold_rate=options["gold_rate"],
+                gold_pause_below=options["gold_pause_below"],
+                gold_pause_after=options["gold_pause_after"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc

@@ -1,0 +1,44 @@
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.gold import DEGRADATIONS
+from annotate.models import Campaign
+from annotate.services.gold import PER_DEGRADATION_MAX, gold_pairs_make
+from common.lookups import named
+
+
+class Command(BaseCommand):
+    help = (
+        "Add known-answer (gold) pairs to a campaign: copies of its reference articles degraded on purpose "
+        f"({', '.join(DEGRADATIONS)}), each paired with its original, which must win on the criteria the "
+        "damage targets. Claims mix them in silently at the campaign's gold rate (create_campaign --gold-rate)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument(
+            "--per-degradation",
+            type=int,
+            default=2,
+            metavar="N",
+            help=f"gold pairs per degradation, on different topics (1 to {PER_DEGRADATION_MAX}; default 2)",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="seed of the choice of articles and of each degradation (default 0)")
+
+    def handle(self, *args, **options):
+        campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
+        try:
+            summary = gold_pairs_make(campaign=campaign, per_degradation=options["per_degradation"], seed=options["seed"])
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        for reason in summary.skipped:
+            self.stderr.write(f"skipped: {reason}")
+        made = ", ".join(f"{kind} {n}" for kind, n in summary.made.items()) or "none"
+        rate = (
+            f"claims give one at the campaign's gold rate, {campaign.gold_rate:g}"
+            if campaign.gold_rate
+            else "the campaign's gold rate is 0: claims give none until it is set"
+        )
+        self.stdout.write(f"campaign '{campaign.name}': {summary.total} gold pair(s) added ({made}); {rate}")
+        if not summary.total and not campaign.pairs.filter(gold__isnull=False).exists():
+            raise CommandError("No gold pair could be made: see the reasons above.")
