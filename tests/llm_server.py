@@ -16,6 +16,12 @@ article does not count), and each gets ``policy(key, user_message)``, by default
 a hash of the key and the first 200 characters of the user message ("1" or "2",
 never "tie", so it is valid whether or not ties are allowed).
 
+Token probabilities: a request with ``logprobs: true`` gets the choice's ``logprobs.content``
+(``token_logprobs``), as OpenAI returns it: each winner's value is a token whose
+``top_logprobs`` (at most the request's ``top_logprobs``) give it ``confidence(key,
+user_message)`` (``default_confidence``, 0.5 to 1, unless a test sets another) and the other
+position the rest.
+
 Faults (``script``), consumed one per request in arrival order:
 ``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``
 in seconds; ``("429", seconds, "date")`` gives it as an HTTP date that many seconds ahead), ``"timeout"`` (the reply is
@@ -104,6 +110,40 @@ def default_policy(criterion_key: str, user_message: str) -> str:
     return "1" if digest[0] % 2 == 0 else "2"
 
 
+def default_confidence(criterion_key: str, user_message: str) -> float:
+    """The probability the fake model gives its answer: 0.5 to 1 by a hash, in steps of 1/256."""
+    digest = hashlib.sha256(f"{criterion_key}\0{user_message[:200]}".encode("utf-8")).digest()
+    return 0.5 + digest[1] / 512
+
+
+_WINNER_VALUE_RE = re.compile(r'"winner": "([^"]*)"')
+
+
+def token_logprobs(content: str, confidences: list[float], top: int) -> list[dict]:
+    """``logprobs.content`` for a reply: each winner's value is a token of its own whose
+    ``top_logprobs`` give it probability p (its confidence) and the other position 1 - p; the text
+    between is one token each, certain."""
+    entries, at = [], 0
+
+    def certain(text: str) -> None:
+        if text:
+            entries.append(
+                {"token": text, "logprob": 0.0, "bytes": list(text.encode()), "top_logprobs": [{"token": text, "logprob": 0.0}][:top]}
+            )
+
+    for match, p in zip(_WINNER_VALUE_RE.finditer(content), confidences):
+        certain(content[at : match.start(1)])
+        chosen = match.group(1)
+        other = "2" if chosen == "1" else "1"
+        alternatives = [{"token": chosen, "logprob": math.log(p)}]
+        if p < 1:
+            alternatives.append({"token": other, "logprob": math.log(1 - p)})
+        entries.append({"token": chosen, "logprob": math.log(p), "bytes": list(chosen.encode()), "top_logprobs": alternatives[:top]})
+        at = match.end(1)
+    certain(content[at:])
+    return entries
+
+
 def _text(content) -> str:
     if isinstance(content, str):
         return content
@@ -141,6 +181,7 @@ class FakeLLM:
         self._initial = (latency, policy)
         self.latency = latency
         self.policy = policy or default_policy
+        self.confidence = default_confidence
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys: set[str] | None = None
@@ -249,6 +290,7 @@ class FakeLLM:
         self.rate_limit = None
         self.latency, policy = self._initial
         self.policy = policy or default_policy
+        self.confidence = default_confidence
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys = None
@@ -330,18 +372,17 @@ class FakeLLM:
                 "error": {"message": "the upstream model is overloaded"},
                 "usage": usage,
             }
+        choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        if body.get("logprobs") is True:
+            sure = [self.confidence(v["criterion"], user_message) for v in verdicts]
+            top = body.get("top_logprobs") if isinstance(body.get("top_logprobs"), int) else 0
+            choice["logprobs"] = {"content": token_logprobs(content, sure, top), "refusal": None}
         return {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or MODEL_ID,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [choice],
             "usage": usage,
         }
 
