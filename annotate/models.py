@@ -133,6 +133,11 @@ class Criterion(models.Model):
     watch_class = models.CharField(max_length=100, blank=True)
     text = models.TextField()
     order = models.PositiveIntegerField()
+    response = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What an answer to this criterion is (protocols.criterion_response): {} for the campaign's pairwise verdict.",
+    )
 
     class Meta:
         ordering = ["criterion_set", "order"]

@@ -35,6 +35,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+import protocols
 from judges import baselines
 from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
@@ -58,7 +59,6 @@ from judges.transport import (
 )
 from judges.workers import this_worker
 from protocols.base import InvalidResponse
-from protocols.pairwise import parse_verdicts, side_of
 
 logger = logging.getLogger(__name__)
 STATUS_POLL_SECONDS = 0.5
@@ -202,12 +202,19 @@ class Engine:
                     # An imported unit in error may hold the verdicts it had.
                     JudgeVerdict.objects.filter(unit_id__in=ids).delete()
                 rows = []
+                protocol = protocols.get(run.campaign.protocol)  # the campaign is loaded: the plan was made from it
                 for job, outcome in done:
                     by_key = {c.key: c.pk for c in job.plan.criteria}
                     call = valid_calls.get(job.unit_id)
                     sure, said = outcome.confidences or {}, outcome.samples or {}
                     rows += [
-                        (job.unit_id, call.pk if call else None, by_key[key], side_of(position, job.plan.a_first), reason)
+                        (
+                            job.unit_id,
+                            call.pk if call else None,
+                            by_key[key],
+                            protocol.stored_answer(position, a_first=job.plan.a_first),
+                            reason,
+                        )
                         + (sure.get(key), said.get(key, ""))
                         for key, (position, reason) in outcome.verdicts.items()
                     ]
@@ -457,7 +464,7 @@ class Engine:
 
     def _from_cache(self, job: Job, hit: CachedResponse) -> Outcome | None:
         try:
-            verdicts = parse_verdicts(hit.content, criteria=job.request.criteria, allow_tie=job.request.allow_tie)
+            verdicts = protocols.parse_reply(job.request, hit.content)
         except InvalidResponse:
             return None
         attempt = Attempt(number=1, request_hash=hit.request_hash, from_cache=True, valid=True, raw_response=hit.content)

@@ -66,13 +66,13 @@ import httpcore2
 import httpx2
 import openai
 
+import protocols
 from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
 from judges.sampling import LOGPROBS, TOP_LOGPROBS, confidence_mode, logprob_map, sampled_call
 from judges.wire import estimate_prompt_tokens, read_completion
 from protocols.base import InvalidResponse, JudgeRequest
-from protocols.pairwise import parse_verdicts
 
 
 class JudgeConfig(Protocol):
@@ -506,7 +506,7 @@ def _unit_call(
         raw = body.decode("utf-8", "replace") if completion.problem else content
         attempt.raw_response = settings.scrub(raw[:MAX_STORED_RESPONSE])
         try:
-            verdicts = parse_verdicts(content, criteria=request.criteria, allow_tie=request.allow_tie)
+            verdicts = protocols.parse_reply(request, content)
         except InvalidResponse as exc:
             reason = unreadable_reason(exc, completion, settings.max_tokens)
             attempt.error = reason

@@ -22,6 +22,11 @@ Token probabilities: a request with ``logprobs: true`` gets the choice's ``logpr
 user_message)`` (``default_confidence``, 0.5 to 1, unless a test sets another) and the other
 position the rest.
 
+One-article protocols (checklist, rating, count): a request whose JSON schema is named after one
+of them is answered ``{"answers": [{"criterion", "reason", "answer"}]}``, each answer a value the
+schema allows, or ``one_article_policy(key, user_message)`` when that is set (None leaves the
+answer out), so tests can send what a bad model would.
+
 Faults (``script``), consumed one per request in arrival order:
 ``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``
 in seconds; ``("429", seconds, "date")`` gives it as an HTTP date that many seconds ahead), ``"timeout"`` (the reply is
@@ -102,6 +107,8 @@ __all__ = ["FakeLLM", "FAULTS", "default_policy", "shared_server"]
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
 BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
+# The schema names of the one-article protocols (protocols/one_article.py), answered as {"answers": [...]}.
+ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count")
 _CRITERION_LINE_RE = re.compile(r"^- ([A-Za-z0-9_.-]+): ", re.MULTILINE)
 
 
@@ -182,6 +189,7 @@ class FakeLLM:
         self.latency = latency
         self.policy = policy or default_policy
         self.confidence = default_confidence
+        self.one_article_policy: Callable[[str, str], object] | None = None
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys: set[str] | None = None
@@ -291,6 +299,7 @@ class FakeLLM:
         self.latency, policy = self._initial
         self.policy = policy or default_policy
         self.confidence = default_confidence
+        self.one_article_policy = None
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys = None
@@ -344,15 +353,19 @@ class FakeLLM:
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
         user_message = next((_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), "")
-        verdicts = [
-            {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}
-            for key in criterion_keys(user_message)
-        ]
-        if fault == "wrong_count" and verdicts:
-            verdicts.pop()
-        if fault == "bad_winner" and verdicts:
-            verdicts[0]["winner"] = "3"
-        content = json.dumps({"verdicts": verdicts})
+        schema = (body.get("response_format") or {}).get("json_schema") or {}
+        if schema.get("name") in ONE_ARTICLE_SCHEMAS:
+            content = json.dumps({"answers": self._one_article_answers(schema["schema"], user_message)})
+        else:
+            verdicts = [
+                {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}
+                for key in criterion_keys(user_message)
+            ]
+            if fault == "wrong_count" and verdicts:
+                verdicts.pop()
+            if fault == "bad_winner" and verdicts:
+                verdicts[0]["winner"] = "3"
+            content = json.dumps({"verdicts": verdicts})
         if fault == "truncated":
             content = content[: len(content) // 2]
         if fault == "not_json":
@@ -385,6 +398,26 @@ class FakeLLM:
             "choices": [choice],
             "usage": usage,
         }
+
+    def _one_article_answers(self, schema: dict, user_message: str) -> list[dict]:
+        """The answers of a one-article protocol's request: ``one_article_policy(key, user_message)``
+        when set (its None leaves the answer out), else a value the schema allows, drawn from a
+        hash of the key and the message."""
+        entry = schema["properties"]["answers"]["items"]["properties"]["answer"]
+        allowed = entry.get("anyOf", [entry])[0]
+        answers = []
+        for key in criterion_keys(user_message):
+            item = {"criterion": key, "reason": f"Fake reason for {key}."}
+            if self.one_article_policy is not None:
+                value = self.one_article_policy(key, user_message)
+            else:
+                digest = hashlib.sha256(f"{key}\0{user_message[:200]}".encode("utf-8")).digest()[0]
+                choices = allowed.get("enum") or list(range(allowed.get("minimum", 0), allowed.get("minimum", 0) + 4))
+                value = choices[digest % len(choices)]
+            if value is not None:
+                item["answer"] = value
+            answers.append(item)
+        return answers
 
     # -------------------------------------------------------------- the Batch API
 
