@@ -363,6 +363,9 @@ def campaign_annotators_add(*, campaign: Campaign, users: list[User], by: User |
             f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
             f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
         )
+    adjudicators = sorted(campaign.adjudicators.filter(pk__in=[user.pk for user in users]).values_list("username", flat=True))
+    if adjudicators:
+        problems.append(f"Adjudicators of this campaign cannot annotate it: {', '.join(adjudicators)}.")
     if problems:
         raise ValidationError(problems)
     pks = [user.pk for user in users]
