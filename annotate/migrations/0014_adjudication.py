@@ -23,7 +23,7 @@ def sources_backfill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0012_gold_pairs'),
+        ('annotate', '0013_criterion_response'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
