@@ -51,6 +51,7 @@ def _rows(out: dict) -> dict:
     hold = out["holdout"]
     return {
         "stages": stages,
+        "target": f"{out['target']:g}",
         "human_share": f"{out['human_share']:.1%}",
         "agreement": estimate_text(out["agreement"]),
         "heldout": None if hold is None else {**hold, "agreement": estimate_text(hold["agreement"])},
