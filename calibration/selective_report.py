@@ -15,6 +15,11 @@ Split rule: the pairs are split in two by the first byte of SHA-256("selective:<
 calibrates the thresholds, odd is held out to check them; every criterion of a pair lands on the
 same side, and the split depends on the pair alone, never on a label or a verdict.
 
+Sending to humans (`abstained_pair_ids`): the calibrated thresholds are applied to every item
+(pair, criterion) of the campaign's pairs, known-answer pairs aside; a pair goes to humans when
+at least one of its items is accepted by no judge of the cascade (never judged counts as not
+accepted).
+
 Costs: a judge's cost per item asked is what its calls for the campaign cost (USD) over the items it
 judged; unknown when the judge has no prices or a call had none. The cascade is ordered cheapest
 first when every cost is known, else in the order given, and its costs are then unknown.
@@ -28,13 +33,13 @@ from collections import defaultdict
 from dataclasses import asdict
 
 import numpy as np
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from annotate.models import Campaign
 from calibration.metrics.confidence import sample_confidence
 from calibration.metrics.selective import CascadeJudge, cascade_calibrate, cascade_holdout
 from calibration.selectors import human_label_rows, judge_verdict_rows
-from judges.models import Judge, JudgeCall
+from judges.models import Judge, JudgeCall, JudgeVerdict
 
 SPLIT_RULE = (
     'pairs split by the first byte of SHA-256("selective:<pair id>"): even calibrates, odd is held out '
@@ -197,3 +202,44 @@ def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delt
         "holdout": None if overall is None else {"n": overall.n, "n_accepted": overall.n_accepted, "agreement": _estimate(overall.agreement),
                                                  "target": overall.target, "meets": overall.meets, "n_to_humans": check["n_to_humans"]},
     }  # fmt: skip
+
+
+def estimate_text(estimate: dict | None) -> str:
+    """An estimate as `0.912 [0.880, 0.940] (n = 120)`; `-` when there is none."""
+    if estimate is None or estimate["value"] is None:
+        return "-"
+    ci = "" if estimate["ci_low"] is None else f" [{estimate['ci_low']:.3f}, {estimate['ci_high']:.3f}]"
+    return f"{estimate['value']:.3f}{ci} (n = {estimate['n']})"
+
+
+def usd_text(value) -> str:
+    return "unknown" if value is None else f"${value:.6f}"
+
+
+def judges_with_confidences(*, campaign: Campaign) -> list[str]:
+    """Names of the judges with at least one verdict carrying a confidence (or samples) on the
+    campaign, cheapest first: by what their calls cost per verdict (unknown costs last), then name."""
+    with_confidence = judge_verdict_rows(campaign=campaign).filter(Q(confidence__isnull=False) | ~Q(samples=""))
+    names = sorted(set(with_confidence.values_list("unit__judge__name", flat=True)))
+    keys = {}
+    for judge in Judge.objects.filter(name__in=names):
+        n = JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__campaign=campaign).count()
+        cost = _cost_per_item(campaign, judge, n)
+        keys[judge.name] = (cost is None, cost or 0.0, judge.name)
+    return sorted(names, key=keys.__getitem__)
+
+
+def abstained_pair_ids(*, campaign: Campaign, out: dict) -> list[int]:
+    """Pairs of the campaign (known-answer pairs aside) with at least one item that no judge of the
+    calibrated cascade `out` (`selective_cascade`) accepts, in the campaign's order."""
+    criteria = list(campaign.criterion_set.criteria.values_list("key", flat=True))
+    pairs = list(campaign.pairs.filter(gold__isnull=True).values_list("pk", flat=True))
+    judges = {j.name: j for j in Judge.objects.filter(name__in=[s["judge"] for s in out["stages"]])}
+    accepted: set[tuple[int, str]] = set()
+    for stage in out["stages"]:
+        if stage["threshold"] is None:
+            continue
+        for item, (_, sure) in judge_item_confidences(campaign, judges[stage["judge"]]).items():
+            if sure >= stage["threshold"]:  # NaN (no confidence) compares False: never accepted
+                accepted.add(item)
+    return [pair for pair in pairs if any((pair, key) not in accepted for key in criteria)]

@@ -99,6 +99,9 @@ ROUTES = {
     "/calibration/campaign/<id:campaign_id>/report.<str:fmt>": staff_page(),
     "/calibration/campaign/<id:campaign_id>/plan/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/table/<slug:key>/": staff_page(),
+    "/calibration/campaign/<id:campaign_id>/cascade/": staff_page(),
+    # 400: the world's judge has no confidences, so no cascade can be calibrated to send from.
+    "/calibration/campaign/<id:campaign_id>/cascade/send/": staff_page(method="post", wrong="get", ok=400, data={"name": "abstained"}),
     "/calibration/campaign/<id:campaign_id>/gold/": staff_page(),
     # 400: alice has claimed a pair, but bob (the name sent) has no work in the campaign yet.
     "/calibration/campaign/<id:campaign_id>/gold/lift/": staff_page(method="post", wrong="get", ok=400, data={"annotator": "bob"}),

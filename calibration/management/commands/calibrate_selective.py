@@ -1,21 +1,14 @@
 import json
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Campaign
+from calibration.selective_report import estimate_text as _pct
 from calibration.selective_report import selective_cascade
+from calibration.selective_report import usd_text as _usd
+from calibration.services import abstained_pairs_send
 from common.lookups import named
-
-
-def _pct(estimate: dict | None) -> str:
-    if estimate is None or estimate["value"] is None:
-        return "-"
-    ci = "" if estimate["ci_low"] is None else f" [{estimate['ci_low']:.3f}, {estimate['ci_high']:.3f}]"
-    return f"{estimate['value']:.3f}{ci} (n = {estimate['n']})"
-
-
-def _usd(value) -> str:
-    return "unknown" if value is None else f"${value:.6f}"
 
 
 def selective_lines(out: dict) -> list[str]:
@@ -71,9 +64,18 @@ class Command(BaseCommand):
         parser.add_argument("--human-cost", default=None, help="USD per item labelled by humans (default: unknown)")
         parser.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds for the CIs (default 1000)")
         parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument(
+            "--send-to-humans",
+            metavar="NEW_CAMPAIGN",
+            default=None,
+            help="then create this campaign of the pairs with an item no judge accepts (same rubric, members copied)",
+        )
 
     def handle(self, *args, **options):
         campaign = named(Campaign.objects.all(), options["campaign"], create_with="create_campaign")
+        send_to = options["send_to_humans"]
+        if send_to is not None and Campaign.objects.filter(name=send_to.strip()).exists():
+            raise CommandError(f"A campaign named '{send_to.strip()}' already exists: choose another name for --send-to-humans.")
         names = [n.strip() for n in options["judges"].split(",") if n.strip()]
         try:
             out = selective_cascade(
@@ -86,3 +88,16 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(out, indent=2, ensure_ascii=False))
         else:
             self.stdout.write("\n".join(selective_lines(out)))
+        if send_to is not None:
+            try:
+                sent = abstained_pairs_send(
+                    campaign=campaign, name=send_to, judge_names=names, alpha=options["alpha"], delta=options["delta"], out=out
+                )
+            except ValidationError as exc:
+                raise CommandError(" ".join(exc.messages)) from exc
+            message = (
+                f"Campaign '{sent.campaign.name}' created with {sent.n_pairs} of {sent.n_candidates} pairs "
+                "(each with at least one item no judge accepts), for humans to label."
+            )
+            # Beside the JSON on stdout, the note goes to stderr so that the JSON stays readable.
+            (self.stderr if options["format"] == "json" else self.stdout).write(message)
