@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from calibration.report import HUMANS
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
+from calibration.report_tables_plan import plan_tables
 from calibration.table_format import (
     DASH,
     SMALL_MARK,
@@ -322,12 +323,14 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(agreement_tables(report, note))
     out.update(powered_tables(report))
     out.update(alttest_tables(report))
+    out.update(plan_tables(report))
     return out
 
 
 # The order of the Markdown file (agreement among raters last) and of the HTML report.
 ORDER = {
     "md": [
+        "plan",
         "judges",
         "judge_work",
         "humans",

@@ -7,6 +7,7 @@ urlpatterns = [
     path("campaign/<id:campaign_id>/", views.dashboard, name="calibration-dashboard"),
     path("campaign/<id:campaign_id>/report.<str:fmt>", views.download, name="calibration-download"),
     path("campaign/<id:campaign_id>/plan/", views.plan, name="calibration-plan"),
+    path("campaign/<id:campaign_id>/study-plan/", views.study_plan, name="calibration-study-plan"),
     path("campaign/<id:campaign_id>/table/<slug:key>/", views.report_table, name="calibration-table"),
     path("campaign/<id:campaign_id>/gold/", views.gold_page, name="calibration-gold"),
     path("campaign/<id:campaign_id>/gold/lift/", views.gold_lift, name="calibration-gold-lift"),
