@@ -327,10 +327,9 @@ def tables(report: dict) -> dict[str, Table]:
     return out
 
 
-# The order of the Markdown file (agreement among raters last) and of the HTML report.
+# The order of the Markdown file (agreement among raters, then the deviations from the study plan, last) and of the HTML report.
 ORDER = {
     "md": [
-        "plan",
         "judges",
         "judge_work",
         "humans",
@@ -352,6 +351,7 @@ ORDER = {
         "annotators",
         "judge_pairs",
         "judge_pairs_list",
+        "plan",
     ],
 }
 
