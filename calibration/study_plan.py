@@ -21,7 +21,7 @@ import protocols.pairwise as pairwise
 from annotate.models import Campaign, Label
 from calibration import plan_check
 from calibration.models import StudyPlan
-from judges.models import Judge
+from judges.models import Judge, JudgeRun, JudgeUnit
 from protocols.base import CriterionSpec
 
 SCHEMA = "pairwise-study-plan"
@@ -66,7 +66,10 @@ def _judge_entry(judge: Judge, allow_tie: bool) -> dict:
 
 def campaign_judges(campaign: Campaign) -> list[Judge]:
     """The judges that ran on the campaign (a run, or units on its pairs), by name."""
-    return list(Judge.objects.filter(Q(runs__campaign=campaign) | Q(units__pair__campaign=campaign)).distinct().order_by("name"))
+    # Two subqueries rather than joins: a big campaign's units would multiply the rows to make distinct.
+    ran = Q(pk__in=JudgeRun.objects.filter(campaign=campaign).values("judge_id"))
+    judged = Q(pk__in=JudgeUnit.objects.filter(pair__campaign=campaign).values("judge_id"))
+    return list(Judge.objects.filter(ran | judged).order_by("name"))
 
 
 def _rubric(campaign: Campaign) -> dict:
