@@ -14,7 +14,7 @@ import numpy as np
 from django.conf import settings
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, selectors
+from calibration import charts, report_alttest, report_cache, report_ppi, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
@@ -380,10 +380,12 @@ def build_report(
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
-    return report_from_inputs(
+    report = report_from_inputs(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
         **alt,
     )  # fmt: skip
+    report["plan"] = study_plan.plan_section(campaign, report)
+    return report
 
 
 def default_rounds() -> int:
@@ -421,7 +423,9 @@ def report_cached(
         params.update(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
         key.update(alt_epsilon=epsilon, alt_unit=alt_unit)
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    return report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
+    report = report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
+    # Read afresh each time: freezing a plan, or a change the stamp does not see (a judge's settings, the rubric), must show at once.
+    return {**report, "plan": study_plan.plan_section(campaign, report)}
 
 
 def report_and_charts_cached(

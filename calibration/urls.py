@@ -9,6 +9,7 @@ urlpatterns = [
     path("campaign/<id:campaign_id>/plan/", views.plan, name="calibration-plan"),
     path("campaign/<id:campaign_id>/cascade/", views_cascade.cascade, name="calibration-cascade"),
     path("campaign/<id:campaign_id>/cascade/send/", views_cascade.cascade_send, name="calibration-cascade-send"),
+    path("campaign/<id:campaign_id>/study-plan/", views.study_plan, name="calibration-study-plan"),
     path("campaign/<id:campaign_id>/table/<slug:key>/", views.report_table, name="calibration-table"),
     path("campaign/<id:campaign_id>/gold/", views.gold_page, name="calibration-gold"),
     path("campaign/<id:campaign_id>/gold/lift/", views.gold_lift, name="calibration-gold-lift"),

@@ -103,6 +103,8 @@ ROUTES = {
     # 400: the world's judge has no confidences, so no cascade can be calibrated to send from.
     "/calibration/campaign/<id:campaign_id>/cascade/send/": staff_page(method="post", wrong="get", ok=400, data={"name": "abstained"}),
     "/calibration/campaign/<id:campaign_id>/gold/": staff_page(),
+    # GET shows the frozen plan (or that none is), POST freezes it (tests/test_study_plan.py).
+    "/calibration/campaign/<id:campaign_id>/study-plan/": staff_page(wrong="delete"),
     # 400: alice has claimed a pair, but bob (the name sent) has no work in the campaign yet.
     "/calibration/campaign/<id:campaign_id>/gold/lift/": staff_page(method="post", wrong="get", ok=400, data={"annotator": "bob"}),
     "/calibration/campaign/<id:campaign_id>/labels.<str:fmt>": staff_page(arguments={"fmt": "csv"}),

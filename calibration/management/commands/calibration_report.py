@@ -7,6 +7,7 @@ from calibration import metrics as M
 from calibration.report import parse_ensembles, report_cached
 from calibration.report_alttest import DEFAULT_UNIT, UNITS
 from calibration.report_formats import FORMATS, render, render_table_csv
+from calibration.report_methods import render_methods
 from calibration.report_tables import TABLE_KEYS
 from common.files import write_atomically
 from common.lookups import named
@@ -23,7 +24,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="campaign name")
-        parser.add_argument("--format", choices=list(FORMATS), default="json")
+        parser.add_argument(
+            "--format",
+            choices=[*FORMATS, "methods"],
+            default="json",
+            help="methods: a methods paragraph and a table (Markdown) for a paper",
+        )
         parser.add_argument("--out", default="-", help="file to write (replaced atomically), or - for standard output")
         parser.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds (0: no confidence intervals)")
         parser.add_argument("--seed", type=int, default=0)
@@ -99,7 +105,12 @@ class Command(BaseCommand):
                 alt_epsilon_reason=options["epsilon_reason"],
                 alt_unit=options["alt_unit"],
             )
-            text = render_table_csv(report, options["table"]) if options["table"] is not None else render(report, options["format"])
+            if options["table"] is not None:
+                text = render_table_csv(report, options["table"])
+            elif options["format"] == "methods":
+                text = render_methods(report)
+            else:
+                text = render(report, options["format"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if out == "-":
