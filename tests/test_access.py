@@ -99,6 +99,7 @@ ROUTES = {
     "/calibration/campaign/<id:campaign_id>/report.<str:fmt>": staff_page(),
     "/calibration/campaign/<id:campaign_id>/plan/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/table/<slug:key>/": staff_page(),
+    "/calibration/campaign/<id:campaign_id>/attention/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/gold/": staff_page(),
     # 400: alice has claimed a pair, but bob (the name sent) has no work in the campaign yet.
     "/calibration/campaign/<id:campaign_id>/gold/lift/": staff_page(method="post", wrong="get", ok=400, data={"annotator": "bob"}),
