@@ -11,6 +11,10 @@ Only submitted work counts (gold pairs included: they are answered like any othe
   not move it.
 
 A pair opened before a time was recorded (imported work) gives no time and counts as untimed.
+
+Position figures (`quality.human_position`, the judges' own code run per annotator) read the labels the
+report reads: each annotator's first-position rate (0.5: no lean) and position consistency, which stays
+at n 0 until the same annotator meets a pair again in the other order.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotate.models import Assignment, Campaign, Label
+from calibration import selectors
 from calibration.metrics.attention import RaterRationales, Rationale, SpeedReport, Timing, repeated_rationales, speed_flags
+from calibration.metrics.quality import HumanPosition, human_position
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class AttentionFlags:
     rationales: list[RaterRationales]
     n_answers: int  # submitted answers read
     n_pairs: int  # submitted pairs read
+    position: list[HumanPosition]  # raters named `human:<username>`, as in the report
 
 
 def attention_flags(*, campaign: Campaign) -> AttentionFlags:
@@ -70,4 +77,5 @@ def attention_flags(*, campaign: Campaign) -> AttentionFlags:
         repeated_rationales(inputs.rationales),
         n_answers=len(inputs.rationales),
         n_pairs=sum(1 for t in inputs.timings if t.criterion is None),
+        position=human_position(selectors.calibration_table(campaign=campaign)),
     )

@@ -17,18 +17,17 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 PASTED = "Fine on this point."
 
 
-def work(campaign, user, pairs: int, *, seconds_per_criterion: float, rationale=None):
+def work(campaign, user, pairs: int, *, seconds_per_criterion: float, rationale=None, position="1"):
     """`user` submits `pairs` pairs, spending `seconds_per_criterion` on each criterion in order (the
-    first two at twice that), then 30 s before submitting; returns the timings and rationales `metrics.attention`
+    first two at twice that), then 30 s before submitting, always choosing `position`; returns the timings and rationales `metrics.attention`
     should read, built here from the times set."""
     timings, rationales = [], []
     for number in range(pairs):
         assignment = assignment_claim_next(campaign=campaign, user=user)
-        submit_all(assignment, {})
+        submit_all(assignment, dict.fromkeys(keys_of(campaign), position))
         opened = START + timedelta(days=number, hours=user.pk)
         clock = opened
-        keys = list(Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order").values_list("key", flat=True))
-        for index, key in enumerate(keys):
+        for index, key in enumerate(keys_of(campaign)):
             spent = seconds_per_criterion * (2 if index < 2 else 1)
             clock += timedelta(seconds=spent)
             text = rationale if rationale is not None else f"{user.username} reasons on {key} of pair {assignment.pair_id}"
@@ -41,11 +40,15 @@ def work(campaign, user, pairs: int, *, seconds_per_criterion: float, rationale=
     return timings, rationales
 
 
+def keys_of(campaign) -> list[str]:
+    return list(Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order").values_list("key", flat=True))
+
+
 @pytest.fixture
 def worked(campaign, alice, bob):
     """alice reads carefully (60 s a criterion); bob rushes (2 s) and pastes one rationale everywhere."""
     careful = work(campaign, alice, 3, seconds_per_criterion=60)
-    rushed = work(campaign, bob, 3, seconds_per_criterion=2, rationale=PASTED)
+    rushed = work(campaign, bob, 3, seconds_per_criterion=2, rationale=PASTED, position="2")
     return careful[0] + rushed[0], careful[1] + rushed[1]
 
 
@@ -69,6 +72,23 @@ def test_it_shows_attention_s_figures_on_the_same_answers(worked, campaign, rach
     assert 'class="flagged" id="speed-alice' not in page
     assert 'class="flagged" id="repeated-bob"' in page and f"“fine on this point” ×{len(rationales) // 2}" in page
     assert "never a rejection" in page
+
+
+def test_it_shows_each_annotator_s_first_position_rate(worked, campaign, rachel):
+    """alice always picked the article shown first, bob always the second: rates 1 and 0 on every answer;
+    no pair was met twice, so consistency has n 0."""
+    _, rationales = worked
+    client = Client()
+    client.force_login(rachel)
+    response = client.get(f"/calibration/campaign/{campaign.pk}/attention/")
+    figures = {p.rater: p for p in response.context["flags"].position}
+    per_annotator = len(rationales) // 2
+    assert figures["human:alice"].first_position_rate.value == 1.0 and figures["human:alice"].first_position_rate.n == per_annotator
+    assert figures["human:bob"].first_position_rate.value == 0.0 and figures["human:bob"].first_position_rate.n == per_annotator
+    assert (figures["human:alice"].lean, figures["human:bob"].lean) == ("first", "second")
+    assert figures["human:alice"].consistency.n == 0 and figures["human:alice"].consistency.value is None
+    page = response.content.decode()
+    assert 'class="flagged" id="position-alice"' in page and 'class="flagged" id="position-bob"' in page
 
 
 def test_it_counts_work_without_times_as_untimed(worked, campaign, rachel, alice):
