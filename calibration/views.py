@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.models import Campaign
 from annotate.services.gold import gold_pause_lift
-from calibration import gold, report_cache, report_formats, selectors
+from calibration import attention, gold, report_cache, report_formats, selectors
 from calibration import metrics as M
 from calibration import report as reports
 from calibration.interchange import FORMATS as LABEL_FORMATS
@@ -264,6 +264,26 @@ def _gold_render(request: HttpRequest, campaign: Campaign, *, error: str = "", s
         )
     context = {"campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs, "error": error}
     return render(request, "calibration/gold.html", context, status=status)
+
+
+@require_GET
+@staff_required
+def attention_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff: each annotator's speed (per criterion and per pair, against their own median and the
+    campaign's) and rationales repeated verbatim, as flags with counts and n. Never a rejection."""
+    campaign = _campaign(campaign_id)
+    flags = attention.attention_flags(campaign=campaign)
+    speed = {}
+    for row in flags.speed.raters:
+        speed.setdefault(row.rater, {})[row.level] = row
+    context = {
+        "campaign": campaign,
+        "flags": flags,
+        "speed": sorted(speed.items()),
+        "criterion_medians": sorted(flags.speed.campaign_median.get("criterion", {}).items()),
+        "pair_median": flags.speed.campaign_median.get("pair", {}).get(""),
+    }
+    return render(request, "calibration/attention.html", context)
 
 
 @require_POST

@@ -102,6 +102,7 @@ ROUTES = {
     "/calibration/campaign/<id:campaign_id>/cascade/": staff_page(),
     # 400: the world's judge has no confidences, so no cascade can be calibrated to send from.
     "/calibration/campaign/<id:campaign_id>/cascade/send/": staff_page(method="post", wrong="get", ok=400, data={"name": "abstained"}),
+    "/calibration/campaign/<id:campaign_id>/attention/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/gold/": staff_page(),
     # GET shows the frozen plan (or that none is), POST freezes it (tests/test_study_plan.py).
     "/calibration/campaign/<id:campaign_id>/study-plan/": staff_page(wrong="delete"),
