@@ -55,6 +55,7 @@ class Estimate:
 _CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept as floats (64 MB)
 _COMPACT_CELLS = 64_000_000  # up to which they are kept as bytes (64 MB), in blocks of rounds
 _CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
+_SMALL_CELLS = 256_000  # up to which (and 255 units, so that a count fits a byte) many sizes are kept, as bytes
 _SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
 
 
@@ -75,6 +76,17 @@ def _draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     """
     rng = np.random.default_rng(seed)
     counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units)
+    counts.flags.writeable = False
+    return counts
+
+
+@lru_cache(maxsize=256)
+def _small_draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
+    """`_draw_counts` as bytes (a unit is drawn at most ``n_units`` <= 255 times in a round), kept for
+    many sizes at once: every two raters of a table have their own number of shared pairs, and
+    regenerating the draws took longer than the figures (at most 256 x 256 KB)."""
+    rng = np.random.default_rng(seed)
+    counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units, np.uint8)
     counts.flags.writeable = False
     return counts
 
@@ -102,7 +114,9 @@ def _draw_count_blocks(n_units: int, rounds: int, seed: int):
     middling (campaigns of tens of thousands of pairs), regenerated when larger. The same
     counts whichever way."""
     cells = rounds * n_units
-    if cells <= _CACHE_CELLS:
+    if cells <= _SMALL_CELLS and n_units <= 255:
+        yield _small_draw_counts(n_units, rounds, seed).astype(np.float64)
+    elif cells <= _CACHE_CELLS:
         yield _draw_counts(n_units, rounds, seed)
     elif cells <= _COMPACT_CELLS:
         for block in _compact_blocks(n_units, rounds, seed):
