@@ -7,6 +7,8 @@ every figure with `calibration.metrics`; nothing here touches the ORM directly.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from itertools import combinations
 
@@ -26,6 +28,7 @@ HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
 ANCHOR = 1000.0
 ENSEMBLE_PREFIX = "ensemble:"
+_FIT_THREADS = 4  # at most: the Bradley-Terry fits of the raters, side by side
 
 
 # --- building -----------------------------------------------------------------------------
@@ -73,30 +76,51 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
     }
 
 
+def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int) -> tuple | None:
+    """A rater's Bradley-Terry fits (overall, by category) and win rates; None when it has no
+    labels or does not compare the reference. Pure: several run at once (`_raters`)."""
+    if not len(table):
+        return None
+    present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
+    if reference is not None and reference not in present:
+        return None
+    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    if reference is None:
+        win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
+    else:
+        win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+    return bt, by_category, win_rates
+
+
 class _Rater:
     """The labels of one rater (merged to one verdict per item for judges) and its ranking figures."""
 
-    def __init__(self, name: str, table: M.LabelTable, reference: str | None, rounds: int, seed: int, notes: list[str]) -> None:
+    def __init__(self, name: str, table: M.LabelTable, reference: str | None, fits: tuple | None, notes: list[str]) -> None:
         self.name, self.table = name, table
         self.bt = self.bt_by_category = None
         self.win_rates = None
         if not len(table):
             return
-        present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
-        if reference is not None and reference not in present:
+        if fits is None:
             notes.append(
                 f"{name}: the reference system '{reference}' is not among its compared systems, so it has no Bradley-Terry scores or win rates."
             )
             return
-        self.bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-        self.bt_by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-        if reference is None:
-            self.win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
-        else:
-            self.win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+        self.bt, self.bt_by_category, self.win_rates = fits
         if self.bt.not_estimable:
             reasons = "; ".join(f"{s} ({self.bt.scores[s].reason.removeprefix('not estimable: ')})" for s in self.bt.not_estimable)
             notes.append(f"{self.name}: no finite Bradley-Terry score for {reasons}.")
+
+
+def _raters(tables: list[tuple[str, M.LabelTable]], reference: str | None, rounds: int, seed: int, notes: list[str]) -> list[_Rater]:
+    """Every rater's ranking figures, in the order of ``tables`` (name, labels). The fits are independent and
+    numpy releases the GIL in them, so they run on the machine's cores (a second of fits per
+    rater at 100k labels), the notes following in order."""
+    workers = max(1, min(_FIT_THREADS, os.cpu_count() or 1, len(tables)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        fits = list(pool.map(lambda named: _rater_fits(named[1], reference, rounds, seed), tables))
+    return [_Rater(name, table, reference, f, notes) for (name, table), f in zip(tables, fits)]
 
 
 def _shared_anchors(fits: list[M.BTResult]) -> list[str] | None:
@@ -327,8 +351,9 @@ def _report(
     frontier = [p.name for p in M.pareto_frontier(points)]
     recommendation, recommended, tied = _recommendation(judges, differences, bool(len(humans)))
 
-    raters = [_Rater(HUMANS, humans, reference, rounds, seed, notes)] if len(humans) else []
-    raters += [_Rater(j["name"], merged_by_judge[j["name"]], reference, rounds, seed, notes) for j in judges]
+    rater_tables = [(HUMANS, humans)] if len(humans) else []
+    rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
+    raters = _raters(rater_tables, reference, rounds, seed, notes)
     anchors = None
     if reference is None:
         anchors = _anchor_raters(raters)
