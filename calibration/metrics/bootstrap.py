@@ -114,7 +114,7 @@ def _draw_count_blocks(n_units: int, rounds: int, seed: int):
     middling (campaigns of tens of thousands of pairs), regenerated when larger. The same
     counts whichever way."""
     cells = rounds * n_units
-    if cells <= _SMALL_CELLS and n_units <= 255:
+    if cells <= min(_SMALL_CELLS, _CACHE_CELLS) and n_units <= 255:
         yield _small_draw_counts(n_units, rounds, seed).astype(np.float64)
     elif cells <= _CACHE_CELLS:
         yield _draw_counts(n_units, rounds, seed)

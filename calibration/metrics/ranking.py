@@ -176,7 +176,7 @@ def _fit_newton_chunk(w: np.ndarray, ref: int, max_iter: int, tol: float) -> np.
     free = np.ones(s, dtype=bool)
     free[ref] = False
     free_idx = np.flatnonzero(free)
-    eye = np.eye(s - 1)
+    diag = np.arange(s - 1)
     active = np.ones(r_n, dtype=bool)
     for _ in range(max_iter):
         ia = np.flatnonzero(active)
@@ -192,7 +192,11 @@ def _fit_newton_chunk(w: np.ndarray, ref: int, max_iter: int, tol: float) -> np.
         expected = nn * p
         g = (wi - expected.sum(axis=2))[:, free]
         weight = expected * np.subtract(1.0, p, out=p)  # nn * p * (1 - p)
-        info = eye * weight.sum(axis=2)[:, free][:, :, None] - weight[:, free][:, :, free]  # minus the Hessian
+        # minus the Hessian over the free systems: eye * weight.sum(axis=2) - weight, one element at a time as that
+        info = weight[:, free_idx[:, None], free_idx]
+        diagonal = weight.sum(axis=2)[:, free] - info[:, diag, diag]
+        np.subtract(0.0, info, out=info)
+        info[:, diag, diag] = diagonal
         step = np.linalg.solve(info, g[:, :, None])[:, :, 0]
         big = np.abs(step).max(axis=1)
         step *= np.minimum(1.0, 2.0 / np.maximum(big, 1e-300))[:, None]
