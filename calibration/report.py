@@ -28,7 +28,9 @@ HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
 ANCHOR = 1000.0
 ENSEMBLE_PREFIX = "ensemble:"
-_FIT_THREADS = 4  # at most: the Bradley-Terry fits of the raters, side by side
+# At most this many threads compute a report's independent parts side by side (the raters'
+# Bradley-Terry fits above all); numpy releases the GIL in them.
+_THREADS = 4
 
 
 # --- building -----------------------------------------------------------------------------
@@ -78,7 +80,7 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
 
 def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int) -> tuple | None:
     """A rater's Bradley-Terry fits (overall, by category) and win rates; None when it has no
-    labels or does not compare the reference. Pure: several run at once (`_raters`)."""
+    labels or does not compare the reference. Pure: the raters' run side by side."""
     if not len(table):
         return None
     present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
@@ -113,14 +115,8 @@ class _Rater:
             notes.append(f"{self.name}: no finite Bradley-Terry score for {reasons}.")
 
 
-def _raters(tables: list[tuple[str, M.LabelTable]], reference: str | None, rounds: int, seed: int, notes: list[str]) -> list[_Rater]:
-    """Every rater's ranking figures, in the order of ``tables`` (name, labels). The fits are independent and
-    numpy releases the GIL in them, so they run on the machine's cores (a second of fits per
-    rater at 100k labels), the notes following in order."""
-    workers = max(1, min(_FIT_THREADS, os.cpu_count() or 1, len(tables)))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        fits = list(pool.map(lambda named: _rater_fits(named[1], reference, rounds, seed), tables))
-    return [_Rater(name, table, reference, f, notes) for (name, table), f in zip(tables, fits)]
+def _workers() -> int:
+    return max(1, min(_THREADS, os.cpu_count() or 1))
 
 
 def _shared_anchors(fits: list[M.BTResult]) -> list[str] | None:
@@ -271,10 +267,11 @@ def report_from_inputs(
     # One BLAS thread: the report makes thousands of small products and solves (a few thousand
     # rows by 30 systems at most), for which OpenBLAS's threads cost far more than they save, above
     # all on a busy machine, where each product waits for a second core (20 s of 60 at 100k labels).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=_workers()) as pool:
         return _report(
             campaign,
             inputs,
+            pool,
             rounds=rounds,
             seed=seed,
             reference=reference,
@@ -287,6 +284,7 @@ def report_from_inputs(
 def _report(
     campaign: Campaign,
     inputs: selectors.CalibrationInputs,
+    pool: ThreadPoolExecutor,
     *,
     rounds: int,
     seed: int,
@@ -310,6 +308,8 @@ def _report(
         )
     if not inputs.judges:
         notes.append("No judge has worked on this campaign yet.")
+    # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
+    humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
     unordered = int((humans.first == M.UNKNOWN).sum()) if len(humans) else 0
     if unordered:
         notes.append(
@@ -325,7 +325,9 @@ def _report(
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
         judges.append(sections.judge_section(summary, raw, merged, votes, humans, rounds, seed))
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
-    judge_pairs = sections.rater_pairs(M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else []
+    judge_pairs = (
+        pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
+    )
     by_name = {s.name: s for s in inputs.judges}
     by_section = {j["name"]: j for j in judges}
     for members in ensembles:
@@ -338,6 +340,10 @@ def _report(
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
+    rater_tables = [(HUMANS, humans)] if len(humans) else []
+    rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
+    rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed) for _, table in rater_tables]
+    powered = pool.submit(report_ppi.section, humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR)
 
     rated = [j for j in judges if j["par"] is not None]
     comparisons, differences = [], []
@@ -351,9 +357,7 @@ def _report(
     frontier = [p.name for p in M.pareto_frontier(points)]
     recommendation, recommended, tied = _recommendation(judges, differences, bool(len(humans)))
 
-    rater_tables = [(HUMANS, humans)] if len(humans) else []
-    rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
-    raters = _raters(rater_tables, reference, rounds, seed, notes)
+    raters = [_Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, rater_fits)]
     anchors = None
     if reference is None:
         anchors = _anchor_raters(raters)
@@ -378,8 +382,8 @@ def _report(
         "parameters": _parameters(rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis),
         "n_pairs": inputs.n_pairs,
         "judges": judges,
-        "humans": sections.humans_section(humans, inputs.annotator_times, rounds, seed),
-        "judge_pairs": judge_pairs,
+        "humans": humans_figures.result(),
+        "judge_pairs": [] if judge_pairs is None else judge_pairs.result(),
         "comparisons": comparisons,
         "pareto_frontier": frontier,
         "recommendation": recommendation,
@@ -391,7 +395,7 @@ def _report(
         },
         "kendall_tau": _kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
-        "prediction_powered": report_ppi.section(humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR),
+        "prediction_powered": powered.result(),
         "notes": notes,
         "tied_for_best": tied,
         "cost_unknown": [j["name"] for j in judges if j["cost_usd"] is None],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
@@ -130,9 +129,21 @@ def _percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if samples.shape[0] == 0:
         nan = np.full(samples.shape[1:], np.nan)
         return nan, nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    # Columns with no defined round get NaN without asking numpy (which warns, and silencing a
+    # warning changes the process's filters: not safe while other threads compute); nanpercentile
+    # treats each column alone, so the others get the same ends either way.
+    if samples.ndim == 1:
+        if np.isnan(samples).all():
+            return np.float64(np.nan), np.float64(np.nan)
         lo, hi = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+        return lo, hi
+    defined = ~np.isnan(samples).all(axis=0)
+    if defined.all():
+        lo, hi = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+        return lo, hi
+    lo, hi = np.full(samples.shape[1:], np.nan), np.full(samples.shape[1:], np.nan)
+    if defined.any():
+        lo[defined], hi[defined] = np.nanpercentile(samples[:, defined], [2.5, 97.5], axis=0)
     return lo, hi
 
 
