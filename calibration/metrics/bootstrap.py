@@ -129,21 +129,23 @@ def _percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if samples.shape[0] == 0:
         nan = np.full(samples.shape[1:], np.nan)
         return nan, nan
-    # Columns with no defined round get NaN without asking numpy (which warns, and silencing a
-    # warning changes the process's filters: not safe while other threads compute); nanpercentile
-    # treats each column alone, so the others get the same ends either way.
+    # numpy's nanpercentile takes the columns one at a time, in Python; a column without NaN gets the
+    # same ends from percentile, which takes them all at once. A column with no defined round gets
+    # NaN without asking numpy, which would warn (and silencing a warning changes the process's
+    # warning filters: not safe while other threads compute).
     if samples.ndim == 1:
         if np.isnan(samples).all():
             return np.float64(np.nan), np.float64(np.nan)
         lo, hi = np.nanpercentile(samples, [2.5, 97.5], axis=0)
         return lo, hi
-    defined = ~np.isnan(samples).all(axis=0)
-    if defined.all():
-        lo, hi = np.nanpercentile(samples, [2.5, 97.5], axis=0)
-        return lo, hi
+    nan = np.isnan(samples)
+    whole, empty = ~nan.any(axis=0), nan.all(axis=0)
     lo, hi = np.full(samples.shape[1:], np.nan), np.full(samples.shape[1:], np.nan)
-    if defined.any():
-        lo[defined], hi[defined] = np.nanpercentile(samples[:, defined], [2.5, 97.5], axis=0)
+    if whole.any():
+        lo[whole], hi[whole] = np.percentile(samples[:, whole], [2.5, 97.5], axis=0)
+    partial = ~whole & ~empty
+    if partial.any():
+        lo[partial], hi[partial] = np.nanpercentile(samples[:, partial], [2.5, 97.5], axis=0)
     return lo, hi
 
 
