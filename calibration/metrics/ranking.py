@@ -119,7 +119,10 @@ def _reach(w: np.ndarray) -> np.ndarray:
     s = w.shape[-1]
     reach = ((w > 0) | np.eye(s, dtype=bool)).astype(np.float32)
     for _ in range(max(1, math.ceil(math.log2(max(s, 2))))):
-        reach = (reach @ reach > 0).astype(np.float32)
+        wider = (reach @ reach > 0).astype(np.float32)  # chains twice as long
+        if np.array_equal(wider, reach):  # closed: squaring again changes nothing (dense data: after one or two)
+            break
+        reach = wider
     return reach > 0
 
 
