@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 from itertools import combinations
 
@@ -100,3 +101,16 @@ def test_it_pairs_only_raters_with_items_in_common_in_name_order():
         same = [a.outcome[a.pair.tolist().index(i)] == b.outcome[b.pair.tolist().index(i)] for i in common]
         assert p.agreement.value == np.mean(same)
     assert all(x < y for x, y in combinations([(p.rater_a, p.rater_b) for p in pairs], 2))
+
+
+def test_it_runs_one_choix_fit_at_a_time_across_threads():
+    # choix changes the process's warning filters around each fit (not thread-safe before Python 3.14),
+    # and the report fits raters on several threads: a fit waits for the one in progress.
+    w = win_matrices(1, 5, seed=4)[0]
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (M._fit_choix(w), done.set()))
+    with ranking._CHOIX_LOCK:
+        worker.start()
+        assert not done.wait(0.5)
+    assert done.wait(30)
+    worker.join()

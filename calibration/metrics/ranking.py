@@ -4,6 +4,7 @@ tolerance tied), and Kendall's tau between two rankings."""
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Mapping
 
@@ -143,14 +144,22 @@ def _sides(reach: np.ndarray, pivot: int, in_group: np.ndarray) -> np.ndarray:
     return out
 
 
+# choix silences the warning of its (singular by construction) LU factorisation with
+# warnings.catch_warnings, which changes the process's warning filters and is not safe when two
+# threads do it at once (before Python 3.14): the report fits several raters side by side.
+_CHOIX_LOCK = threading.Lock()
+
+
 def _fit_choix(w: np.ndarray) -> np.ndarray:
     """ML log-strengths (centred) from a win matrix with choix's I-LSR.
 
     ``w[i, j]`` = wins of i over j, ties counted as 1/2 each way.  The I-LSR
     fixed point solves the likelihood equations for any non-negative
     (fractional) counts, so this is the exact MLE of the 1/2-tie likelihood.
+    One fit at a time in the process (`_CHOIX_LOCK`).
     """
-    return choix.ilsr_pairwise_dense(w, alpha=0.0, max_iter=10_000, tol=1e-11)
+    with _CHOIX_LOCK:
+        return choix.ilsr_pairwise_dense(w, alpha=0.0, max_iter=10_000, tol=1e-11)
 
 
 _NEWTON_CHUNK = 64  # rounds fitted together: their (rounds x S x S) arrays stay in the CPU's cache
