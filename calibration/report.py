@@ -7,11 +7,14 @@ every figure with `calibration.metrics`; nothing here touches the ORM directly.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from itertools import combinations
 
 import numpy as np
 from django.conf import settings
+from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, selectors, study_plan
@@ -25,6 +28,9 @@ HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
 ANCHOR = 1000.0
 ENSEMBLE_PREFIX = "ensemble:"
+# At most this many threads compute a report's independent parts side by side (the raters'
+# Bradley-Terry fits above all); numpy releases the GIL in them.
+_THREADS = 4
 
 
 # --- building -----------------------------------------------------------------------------
@@ -70,30 +76,45 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
     }
 
 
+def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int) -> tuple | None:
+    """A rater's Bradley-Terry fits (overall, by category) and win rates; None when it has no
+    labels or does not compare the reference. Pure: the raters' run side by side."""
+    if not len(table):
+        return None
+    present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
+    if reference is not None and reference not in present:
+        return None
+    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    if reference is None:
+        win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
+    else:
+        win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+    return bt, by_category, win_rates
+
+
 class _Rater:
     """The labels of one rater (merged to one verdict per item for judges) and its ranking figures."""
 
-    def __init__(self, name: str, table: M.LabelTable, reference: str | None, rounds: int, seed: int, notes: list[str]) -> None:
+    def __init__(self, name: str, table: M.LabelTable, reference: str | None, fits: tuple | None, notes: list[str]) -> None:
         self.name, self.table = name, table
         self.bt = self.bt_by_category = None
         self.win_rates = None
         if not len(table):
             return
-        present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
-        if reference is not None and reference not in present:
+        if fits is None:
             notes.append(
                 f"{name}: the reference system '{reference}' is not among its compared systems, so it has no Bradley-Terry scores or win rates."
             )
             return
-        self.bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-        self.bt_by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-        if reference is None:
-            self.win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
-        else:
-            self.win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+        self.bt, self.bt_by_category, self.win_rates = fits
         if self.bt.not_estimable:
             reasons = "; ".join(f"{s} ({self.bt.scores[s].reason.removeprefix('not estimable: ')})" for s in self.bt.not_estimable)
             notes.append(f"{self.name}: no finite Bradley-Terry score for {reasons}.")
+
+
+def _workers() -> int:
+    return max(1, min(_THREADS, os.cpu_count() or 1))
 
 
 def _shared_anchors(fits: list[M.BTResult]) -> list[str] | None:
@@ -246,6 +267,41 @@ def report_from_inputs(
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict."""
+    # One BLAS thread: the report makes thousands of small products and solves (a few thousand
+    # rows by 30 systems at most), for which OpenBLAS's threads cost far more than they save, above
+    # all on a busy machine, where each product waits for a second core (20 s of 60 at 100k labels).
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=_workers()) as pool:
+        return _report(
+            campaign,
+            inputs,
+            pool,
+            rounds=rounds,
+            seed=seed,
+            reference=reference,
+            ensembles=ensembles,
+            swap_policy=swap_policy,
+            unparsable=unparsable,
+            alt_epsilon=alt_epsilon,
+            alt_epsilon_reason=alt_epsilon_reason,
+            alt_unit=alt_unit,
+        )
+
+
+def _report(
+    campaign: Campaign,
+    inputs: selectors.CalibrationInputs,
+    pool: ThreadPoolExecutor,
+    *,
+    rounds: int,
+    seed: int,
+    reference: str | None,
+    ensembles: list[tuple[str, ...]] | None,
+    swap_policy: str,
+    unparsable: str,
+    alt_epsilon: float | None,
+    alt_epsilon_reason: str | None,
+    alt_unit: str,
+) -> dict:
     M.check_convention(swap_policy, unparsable)
     report_alttest.check_unit(alt_unit)
     epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
@@ -263,6 +319,8 @@ def report_from_inputs(
         )
     if not inputs.judges:
         notes.append("No judge has worked on this campaign yet.")
+    # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
+    humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
     unordered = int((humans.first == M.UNKNOWN).sum()) if len(humans) else 0
     if unordered:
         notes.append(
@@ -278,7 +336,9 @@ def report_from_inputs(
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
         judges.append(sections.judge_section(summary, raw, merged, votes, humans, rounds, seed))
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
-    judge_pairs = sections.rater_pairs(M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else []
+    judge_pairs = (
+        pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
+    )
     by_name = {s.name: s for s in inputs.judges}
     by_section = {j["name"]: j for j in judges}
     for members in ensembles:
@@ -291,6 +351,10 @@ def report_from_inputs(
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
+    rater_tables = [(HUMANS, humans)] if len(humans) else []
+    rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
+    rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed) for _, table in rater_tables]
+    powered = pool.submit(report_ppi.section, humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR)
 
     rated = [j for j in judges if j["par"] is not None]
     comparisons, differences = [], []
@@ -304,8 +368,7 @@ def report_from_inputs(
     frontier = [p.name for p in M.pareto_frontier(points)]
     recommendation, recommended, tied = _recommendation(judges, differences, bool(len(humans)))
 
-    raters = [_Rater(HUMANS, humans, reference, rounds, seed, notes)] if len(humans) else []
-    raters += [_Rater(j["name"], merged_by_judge[j["name"]], reference, rounds, seed, notes) for j in judges]
+    raters = [_Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, rater_fits)]
     anchors = None
     if reference is None:
         anchors = _anchor_raters(raters)
@@ -330,8 +393,8 @@ def report_from_inputs(
         "parameters": _parameters(rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis),
         "n_pairs": inputs.n_pairs,
         "judges": judges,
-        "humans": sections.humans_section(humans, inputs.annotator_times, rounds, seed),
-        "judge_pairs": judge_pairs,
+        "humans": humans_figures.result(),
+        "judge_pairs": [] if judge_pairs is None else judge_pairs.result(),
         "comparisons": comparisons,
         "pareto_frontier": frontier,
         "recommendation": recommendation,
@@ -343,7 +406,7 @@ def report_from_inputs(
         },
         "kendall_tau": _kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
-        "prediction_powered": report_ppi.section(humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR),
+        "prediction_powered": powered.result(),
         "alt_test": report_alttest.section(
             humans,
             {j["name"]: merged_by_judge[j["name"]] for j in judges},
