@@ -17,7 +17,7 @@ from django.conf import settings
 from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, selectors, study_plan
+from calibration import charts, report_alttest, report_cache, report_ppi, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
@@ -471,9 +471,11 @@ def report_cached(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
+    selective: dict | None = None,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
-    (or the alt-test's epsilon recorded on it)."""
+    (or the alt-test's epsilon recorded on it), with the `selective` section (`selective`: the options
+    alpha, delta, cascade and human_cost, else the frozen plan's α and δ; `calibration.report_selective`)."""
     rounds = default_rounds() if rounds is None else rounds
     params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
@@ -485,8 +487,11 @@ def report_cached(
     if epsilon[0] is not None or alt_unit != report_alttest.DEFAULT_UNIT:  # without them the cache key stays as it was
         params.update(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
         key.update(alt_epsilon=epsilon, alt_unit=alt_unit)
+    request = report_selective.selective_request(campaign, selective)  # a bad α or δ is refused before the reading
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
     report = report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
+    # The cascade has its own cache entry, keyed by its options: they never make the rest be computed again.
+    report = {**report, "selective": report_selective.section(campaign, request, rounds=rounds, stamp=stamp)}
     # Read afresh each time: freezing a plan, or a change the stamp does not see (a judge's settings, the rubric), must show at once.
     return {**report, "plan": study_plan.plan_section(campaign, report)}
 

@@ -103,15 +103,40 @@ def _alt_sentence(report: dict) -> str:
     )
 
 
+def _interval(entry: dict | None) -> str:
+    """A `selective` estimate ({value, n, ci_low, ci_high}) in words."""
+    if not entry or entry.get("value") is None:
+        return "not estimable"
+    ci = "no CI" if entry.get("ci_low") is None else f"95% CI {entry['ci_low']:.3f}–{entry['ci_high']:.3f}"
+    return f"{entry['value']:.3f} ({ci}; n = {entry['n']:,})"
+
+
 def _selective_sentence(report: dict) -> str:
     sel = report.get("selective")
-    if not sel:
+    if not sel or not sel.get("requested"):
         return ""
-    stages = [f"{s['judge']} accepts {s['n_accepted']} of {s['n_reaching']} items" for s in sel.get("stages", [])]
+    if "error" in sel:
+        return f"Selective judging was planned (α = {sel['alpha']:g}, δ = {sel['delta']:g}) but could not be calibrated: {sel['error']}."
+    stages = [
+        f"{s['judge']} (λ̂ = {'none' if s['threshold'] is None else format(s['threshold'], '.4g')}) accepts {s['n_accepted']:,} of "
+        f"{s['n_reaching']:,} items, agreement {_interval(s['agreement'])}"
+        for s in sel.get("stages", [])
+    ]
+    hold = sel.get("holdout")
+    check = (
+        ""
+        if hold is None
+        else f" On {hold['n']:,} held-out items the cascade accepts {hold['n_accepted']:,}, with agreement {_interval(hold['agreement'])} "
+        f"beside 1 − α = {hold['target']:g}."
+    )
+    cost = "" if sel.get("cost") is None else f" Cost {sel['cost']:.4f} USD against {sel['all_human_cost']:.4f} USD all-human."
     return (
-        f"Selective judging (α = {sel['alpha']:g}, δ = {sel['delta']:g}): {sel['guarantee_words']}; "
+        f"Selective judging with a guarantee (α = {sel['alpha']:g}, δ = {sel['delta']:g}; thresholds by fixed-sequence testing with "
+        f"Clopper–Pearson bounds on {sel['n_calibration']:,} calibration items): {sel['guarantee_words']}. Cascade: "
         + ("; ".join(stages) or "no judge")
-        + "."
+        + f"; {sel['n_to_humans']:,} items ({sel['human_share']:.1%}) go to humans. {sel['cascade_guarantee']}"
+        + check
+        + cost
     )
 
 

@@ -17,6 +17,7 @@ from calibration.report import HUMANS
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
+from calibration.report_tables_selective import selective_tables
 from calibration.table_format import (
     DASH,
     SMALL_MARK,
@@ -323,6 +324,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(agreement_tables(report, note))
     out.update(powered_tables(report))
     out.update(alttest_tables(report))
+    out.update(selective_tables(report))
     out.update(plan_tables(report))
     return out
 
@@ -336,6 +338,7 @@ ORDER = {
         "alt_test",
         "alt_test_criteria",
         "alt_test_annotators",
+        "selective",
         "comparisons",
         "categories",
         "criteria",

@@ -36,9 +36,10 @@ import numpy as np
 from django.db.models import Q, Sum
 
 from annotate.models import Campaign
+from calibration import report_cache
 from calibration.metrics.confidence import sample_confidence
 from calibration.metrics.selective import CascadeJudge, cascade_calibrate, cascade_holdout
-from calibration.selectors import human_label_rows, judge_verdict_rows
+from calibration.selectors import calibration_stamp, human_label_rows, judge_verdict_rows
 from judges.models import Judge, JudgeCall, JudgeVerdict
 
 SPLIT_RULE = (
@@ -204,6 +205,16 @@ def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delt
     }  # fmt: skip
 
 
+def selective_cascade_cached(*, campaign: Campaign, judge_names: list[str], alpha, delta, human_cost=None, rounds: int = 1000) -> dict:
+    """`selective_cascade` from the shared report cache, keyed by the campaign's data stamp and these
+    values (the dashboard's cascade panel: its bootstrap runs once per change of the data or the form)."""
+    params = {"judges": list(judge_names), "alpha": alpha, "delta": delta, "human_cost": human_cost, "rounds": rounds}
+    return report_cache.campaign_cached(
+        campaign, "cascade", calibration_stamp(campaign=campaign), params,
+        lambda: selective_cascade(campaign=campaign, judge_names=judge_names, alpha=alpha, delta=delta, human_cost=human_cost, rounds=rounds),
+    )  # fmt: skip
+
+
 def estimate_text(estimate: dict | None) -> str:
     """An estimate as `0.912 [0.880, 0.940] (n = 120)`; `-` when there is none."""
     if estimate is None or estimate["value"] is None:
@@ -243,3 +254,41 @@ def abstained_pair_ids(*, campaign: Campaign, out: dict) -> list[int]:
             if sure >= stage["threshold"]:  # NaN (no confidence) compares False: never accepted
                 accepted.add(item)
     return [pair for pair in pairs if any((pair, key) not in accepted for key in criteria)]
+
+
+def selective_lines(out: dict) -> list[str]:
+    """The cascade in words, one judge after another (cheapest first)."""
+    lines = [
+        f"Selective judging on '{out['campaign']}': α = {out['alpha']:g}, δ = {out['delta']:g}.",
+        f"Guarantee sought: {out['guarantee_words']}.",
+        f"Items (pair, criterion) with a human majority: {out['n_items']}; calibration {out['n_calibration']}, "
+        f"held out {out['n_heldout']} ({out['split_rule']}).",
+    ]
+    for i, stage in enumerate(out["stages"], 1):
+        lam = "none (abstains on every item)" if stage["threshold"] is None else f"{stage['threshold']:.4g}"
+        lines += [
+            f"{i}. {stage['judge']}: λ̂ = {lam}; asked about {stage['n_reaching']} calibration items, accepts {stage['n_accepted']}",
+            f"   coverage {estimate_text(stage['coverage'])}; agreement on accepted items {estimate_text(stage['agreement'])}",
+            f"   {stage['guarantee']}",
+            f"   cost per accepted item: {usd_text(stage['cost_per_accepted'])} (per item asked: {usd_text(stage['cost_per_item'])})",
+        ]
+        hold = stage["holdout"]
+        if hold is not None:
+            lines.append(
+                f"   held out: accepts {hold['n_accepted']} of {hold['n']}; agreement {estimate_text(hold['agreement'])} beside 1 − α = {hold['target']:g}"
+            )
+    lines.append(f"Humans: {out['n_to_humans']} calibration items no judge accepts ({out['human_share']:.1%}) go to humans.")
+    lines.append(f"Cascade: agreement on judge-accepted items {estimate_text(out['agreement'])}. {out['cascade_guarantee']}")
+    if out["cost"] is None:
+        lines.append("Cost: unknown (a judge has no prices, or no --human-cost was given).")
+    else:
+        lines.append(
+            f"Cost on the calibration items: {usd_text(out['cost'])} against {usd_text(out['all_human_cost'])} all-human (saving {out['saving']:.1%})."
+        )
+    hold = out["holdout"]
+    if hold is not None:
+        lines.append(
+            f"Held-out check: the cascade accepts {hold['n_accepted']} of {hold['n']} items, agreement {estimate_text(hold['agreement'])} "
+            f"beside 1 − α = {hold['target']:g}; {hold['n_to_humans']} go to humans."
+        )
+    return lines

@@ -185,7 +185,8 @@ def statistics_used(report: dict) -> list[str]:
     used = ["par", "kappa"]
     if (report.get("alt_test") or {}).get("epsilon") is not None:
         used.append("alt-test")
-    if report.get("selective"):
+    selective = report.get("selective") or {}
+    if selective.get("requested") and "error" not in selective:
         used.append("selective")
     return used
 
@@ -207,6 +208,9 @@ def plan_section(campaign: Campaign, report: dict) -> dict:
             "design": _design(campaign),
         }
     current = current_record(campaign)
+    selective = report.get("selective") or {}
+    if selective.get("source") == "options":  # α and δ given to the report, against the plan's
+        current.update(alpha=selective["alpha"], delta=selective["delta"])
     found = plan_check.deviations(plan.record, current, n_pairs=report.get("n_pairs"), statistics_used=statistics_used(report))
     return {
         "frozen": True,

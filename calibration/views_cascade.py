@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Campaign
-from calibration.selective_report import estimate_text, judges_with_confidences, selective_cascade, usd_text
+from calibration.selective_report import estimate_text, judges_with_confidences, selective_cascade_cached, usd_text
 from calibration.services import abstained_pairs_send
 from common.decorators import staff_required
 
@@ -69,7 +69,7 @@ def _panel(request: HttpRequest, campaign: Campaign, data: QueryDict, *, send_er
     names = _judge_names(form)
     if names:
         try:
-            out = selective_cascade(
+            out = selective_cascade_cached(
                 campaign=campaign, judge_names=names, alpha=form["alpha"], delta=form["delta"], human_cost=form["human_cost"]
             )
         except ValueError as exc:

@@ -4,49 +4,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Campaign
-from calibration.selective_report import estimate_text as _pct
-from calibration.selective_report import selective_cascade
-from calibration.selective_report import usd_text as _usd
+from calibration.selective_report import selective_cascade, selective_lines
 from calibration.services import abstained_pairs_send
 from common.lookups import named
-
-
-def selective_lines(out: dict) -> list[str]:
-    """The cascade in words, one judge after another (cheapest first)."""
-    lines = [
-        f"Selective judging on '{out['campaign']}': α = {out['alpha']:g}, δ = {out['delta']:g}.",
-        f"Guarantee sought: {out['guarantee_words']}.",
-        f"Items (pair, criterion) with a human majority: {out['n_items']}; calibration {out['n_calibration']}, "
-        f"held out {out['n_heldout']} ({out['split_rule']}).",
-    ]
-    for i, stage in enumerate(out["stages"], 1):
-        lam = "none (abstains on every item)" if stage["threshold"] is None else f"{stage['threshold']:.4g}"
-        lines += [
-            f"{i}. {stage['judge']}: λ̂ = {lam}; asked about {stage['n_reaching']} calibration items, accepts {stage['n_accepted']}",
-            f"   coverage {_pct(stage['coverage'])}; agreement on accepted items {_pct(stage['agreement'])}",
-            f"   {stage['guarantee']}",
-            f"   cost per accepted item: {_usd(stage['cost_per_accepted'])} (per item asked: {_usd(stage['cost_per_item'])})",
-        ]
-        hold = stage["holdout"]
-        if hold is not None:
-            lines.append(
-                f"   held out: accepts {hold['n_accepted']} of {hold['n']}; agreement {_pct(hold['agreement'])} beside 1 − α = {hold['target']:g}"
-            )
-    lines.append(f"Humans: {out['n_to_humans']} calibration items no judge accepts ({out['human_share']:.1%}) go to humans.")
-    lines.append(f"Cascade: agreement on judge-accepted items {_pct(out['agreement'])}. {out['cascade_guarantee']}")
-    if out["cost"] is None:
-        lines.append("Cost: unknown (a judge has no prices, or no --human-cost was given).")
-    else:
-        lines.append(
-            f"Cost on the calibration items: {_usd(out['cost'])} against {_usd(out['all_human_cost'])} all-human (saving {out['saving']:.1%})."
-        )
-    hold = out["holdout"]
-    if hold is not None:
-        lines.append(
-            f"Held-out check: the cascade accepts {hold['n_accepted']} of {hold['n']} items, agreement {_pct(hold['agreement'])} "
-            f"beside 1 − α = {hold['target']:g}; {hold['n_to_humans']} go to humans."
-        )
-    return lines
 
 
 class Command(BaseCommand):

@@ -71,6 +71,14 @@ class Command(BaseCommand):
             default=DEFAULT_UNIT,
             help="the alt-test pooled over criteria: pair (default: the pair is the unit) or item (the paper's item-level form)",
         )
+        parser.add_argument("--alpha", help="selective judging: tolerated disagreement on accepted items, in (0, 1), with --delta")
+        parser.add_argument("--delta", help="selective judging: risk that the guarantee fails, in (0, 1), with --alpha")
+        parser.add_argument(
+            "--cascade",
+            metavar="J1,J2",
+            help="with --alpha and --delta: the cascade's judges (default: every judge with confidences, cheapest first)",
+        )
+        parser.add_argument("--human-cost", help="with --alpha and --delta: USD per item labelled by humans (default: unknown)")
         parser.add_argument(
             "--table",
             metavar="KEY",
@@ -104,6 +112,7 @@ class Command(BaseCommand):
                 alt_epsilon=options["epsilon"],
                 alt_epsilon_reason=options["epsilon_reason"],
                 alt_unit=options["alt_unit"],
+                selective={key: options[key] for key in ("alpha", "delta", "cascade", "human_cost")},
             )
             if options["table"] is not None:
                 text = render_table_csv(report, options["table"])
