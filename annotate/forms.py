@@ -1,3 +1,5 @@
+from decimal import Decimal
+
 from django import forms
 from django.contrib.auth import get_user_model
 
@@ -69,6 +71,20 @@ class CampaignForm(forms.Form):
     )
     gold_pause_after = forms.IntegerField(min_value=1, max_value=32767, initial=5, required=False, label="… after this many gold pairs")
 
+    sampling = forms.ChoiceField(
+        choices=[("uniform", "Uniform: every pair"), ("active", "Active: the pairs sample_pairs admits")],
+        initial="uniform",
+        required=False,
+        label="Sampling",
+        help_text="Active sampling puts in the human queue the pairs where the judges are most likely wrong, with stored probabilities.",
+    )
+    sampling_burn_in = forms.IntegerField(min_value=0, initial=0, required=False, label="Burn-in (pairs)")
+    sampling_uniform_share = forms.FloatField(min_value=0, max_value=1, initial=0.2, required=False, label="Uniform share (0 to 1)")
+    sampling_budget = forms.IntegerField(min_value=1, required=False, label="Budget (expected pairs to label)")
+    human_cost_per_pair = forms.DecimalField(
+        min_value=Decimal("0.0001"), max_digits=10, decimal_places=4, required=False, label="Human cost per pair"
+    )
+
     def service_arguments(self) -> dict:
         data = self.cleaned_data
         return {
@@ -92,6 +108,11 @@ class CampaignForm(forms.Form):
             "gold_rate": data["gold_rate"] or 0.0,
             "gold_pause_below": data["gold_pause_below"],
             "gold_pause_after": data["gold_pause_after"] or 5,
+            "sampling": data["sampling"] or "uniform",
+            "sampling_burn_in": data["sampling_burn_in"] or 0,
+            "sampling_uniform_share": 0.2 if data["sampling_uniform_share"] is None else data["sampling_uniform_share"],
+            "sampling_budget": data["sampling_budget"],
+            "human_cost_per_pair": data["human_cost_per_pair"],
         }
 
 

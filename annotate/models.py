@@ -217,11 +217,28 @@ class Campaign(models.Model):
         related_name="adjudicated_campaigns",
         help_text="Who records final answers where annotators disagree; never annotators of the campaign.",
     )
+    sampling = models.CharField(
+        max_length=10,
+        choices=[("uniform", "Uniform"), ("active", "Active")],
+        default="uniform",
+        help_text="Which pairs humans label: every pair (uniform), or those drawn by `sample_pairs` (active).",
+    )
+    sampling_burn_in = models.PositiveIntegerField(default=0, help_text="Active sampling: the first N pairs get the uniform rate.")
+    sampling_uniform_share = models.FloatField(default=0.2, help_text="Active sampling: the share of the budget spread evenly (0 to 1).")
+    human_cost_per_pair = models.DecimalField(
+        max_digits=10, decimal_places=4, null=True, blank=True, help_text="What a human label of one pair costs (empty: not known)."
+    )
+    sampling_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Active sampling: the expected number of pairs to label."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            models.CheckConstraint(
+                condition=models.Q(sampling_uniform_share__gte=0, sampling_uniform_share__lte=1), name="campaign_sampling_share"
+            ),
             models.CheckConstraint(condition=models.Q(overlap__gte=1), name="campaign_overlap_positive"),
             models.CheckConstraint(
                 condition=models.Q(alt_epsilon__isnull=True) | models.Q(alt_epsilon__gt=0, alt_epsilon__lt=1),
@@ -272,6 +289,43 @@ class GoldPair(models.Model):
 
     def __str__(self) -> str:
         return f"gold {self.degradation} on pair {self.pair_id}"
+
+
+class PairAdmission(models.Model):
+    """Whether active sampling put a pair in the human queue: its inclusion probability `probability`, the
+    uniform draw `draw` and `admitted` (draw < probability), written once when the pair became eligible
+    (calibration's `sample_pairs`) and never redrawn. The claim path reads it; annotators never see it."""
+
+    class Phase(models.TextChoices):
+        BURN_IN = "burn-in", "Burn-in"
+        ACTIVE = "active", "Active"
+
+    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, primary_key=True, related_name="admission")
+    probability = models.FloatField()
+    draw = models.FloatField()
+    admitted = models.BooleanField()
+    phase = models.CharField(max_length=10, choices=Phase.choices)
+    model_version = models.CharField(max_length=200, help_text="The error model that gave the probability.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pair"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(probability__gt=0, probability__lte=1), name="admission_probability"),
+            models.CheckConstraint(condition=models.Q(draw__gte=0, draw__lt=1), name="admission_draw"),
+            models.CheckConstraint(
+                condition=models.Q(admitted=True, draw__lt=models.F("probability"))
+                | models.Q(admitted=False, draw__gte=models.F("probability")),
+                name="admission_admitted_is_draw_below_probability",
+            ),
+        ]
+
+    def save(self, *args, **kwargs):
+        # Written once: an admission is never redrawn or changed.
+        if not self._state.adding:
+            raise ValueError(f"Pair {self.pair_id} already has its admission; it is never redrawn.")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
 
 
 class GoldPauseLift(models.Model):

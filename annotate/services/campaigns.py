@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import random
 from datetime import datetime
+from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -30,6 +31,7 @@ from annotate.models import (
 from annotate.rendering import render_html
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
 from annotate.services.placeholders import criterion_set_for_labels
+from annotate.services.sampling import sampling_problems
 from common.names import REFERENCE_SYSTEM, name_problem
 
 CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").default
@@ -73,6 +75,11 @@ def campaign_create(
     gold_rate: float = 0.0,
     gold_pause_below: float | None = None,
     gold_pause_after: int = GOLD_PAUSE_AFTER,
+    sampling: str = "uniform",
+    sampling_burn_in: int = 0,
+    sampling_uniform_share: float = 0.2,
+    human_cost_per_pair: Decimal | None = None,
+    sampling_budget: int | None = None,
 ) -> Campaign:
     """Creates a campaign and its pairs. `topics=None` takes every topic that has articles.
 
@@ -95,12 +102,26 @@ def campaign_create(
     `gold_rate` (0 to 1) is the share of claims that silently give a known-answer pair once
     `make_gold` has made some; `gold_pause_below` (an accuracy) pauses an annotator's new claims
     when their gold accuracy is clearly below it after `gold_pause_after` gold pairs.
+
+    `sampling` "active" puts in the human queue only the pairs `sample_pairs` admits: the first
+    `sampling_burn_in` at the uniform rate budget / pairs, the others with a probability from the
+    judges' predicted error, `sampling_uniform_share` of the `sampling_budget` (expected pairs to
+    label) spread evenly; `human_cost_per_pair` is recorded for the planner.
     """
     if problem := protocols.problem(protocol):
         raise ValidationError([f"The {problem}."])
     gold_errors = [p for p in [gold_rate_problem(gold_rate)] if p] + gold_pause_problems(gold_pause_below, gold_pause_after)
     if gold_errors:
         raise ValidationError(gold_errors)
+    sampling_errors = sampling_problems(
+        sampling=sampling,
+        burn_in=sampling_burn_in,
+        uniform_share=sampling_uniform_share,
+        human_cost=human_cost_per_pair,
+        budget=sampling_budget,
+    )
+    if sampling_errors:
+        raise ValidationError(sampling_errors)
     if labels_only:
         unused = [
             option
@@ -116,6 +137,7 @@ def campaign_create(
                 ("neutral emphasis", neutral_emphasis),
                 ("calibration set", calibration_pairs != 0),
                 ("gold pairs", bool(gold_rate) or gold_pause_below is not None),
+                ("active sampling", sampling != "uniform"),
                 ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
             )
             if given
@@ -226,6 +248,11 @@ def campaign_create(
             gold_rate=gold_rate,
             gold_pause_below=gold_pause_below,
             gold_pause_after=gold_pause_after,
+            sampling=sampling,
+            sampling_burn_in=sampling_burn_in,
+            sampling_uniform_share=sampling_uniform_share,
+            human_cost_per_pair=human_cost_per_pair,
+            sampling_budget=sampling_budget,
         )
         if annotators:
             campaign.annotators.set(annotators)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotate.models import Assignment, Campaign, LabelChange, Pair
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
+from annotate.services.sampling import admitted_pair_ids
 
 # What a member asking a closed campaign for work is told (page and API alike).
 CAMPAIGN_CLOSED = "This campaign is closed: it hands out no more work, and its labels can no longer be changed."
@@ -84,6 +85,10 @@ def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
     while holding the user's lock, and counts each candidate again under the
     pair's lock before taking it. A labels-only campaign has no candidates: its
     articles have no texts.
+
+    Under active sampling (`Campaign.sampling`) the other pairs are only those whose stored admission
+    admitted them (`sampling.admitted_pair_ids`): the claim reads the admissions, never draws them,
+    and ranks the admitted pairs exactly as above. Calibration and known-answer pairs are not sampled.
     """
     owed, ranked = _candidates(campaign=campaign, user=user)
     # Before anything else: the calibration pairs still owed, the user's own released claim first.
@@ -112,6 +117,10 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]
     met = {topic_id for topic_id, _ in mine.values()}
     annotators = max(1, campaign_annotator_count(campaign=campaign))
     calibrating = set(calibration)
+    admitted = admitted_pair_ids(campaign=campaign)
+    if admitted is not None:
+        # Active sampling: the human queue is the calibration set and the admitted pairs, nothing else.
+        rows = [row for row in rows if row[0] in calibrating or row[0] in admitted]
     free_by_topic: dict[int, int] = {}
     for pair_id, topic_id, taken, _ in rows:
         slots = annotators if pair_id in calibrating else campaign.overlap

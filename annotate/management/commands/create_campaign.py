@@ -1,4 +1,5 @@
 import shlex
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -98,6 +99,25 @@ class Command(BaseCommand):
             help="gold pairs an annotator must have submitted before the pause rule applies (default 5)",
         )
         parser.add_argument(
+            "--sampling",
+            default="uniform",
+            help="which pairs humans label: uniform (every pair, the default) or active (the pairs sample_pairs admits)",
+        )
+        parser.add_argument(
+            "--sampling-burn-in", type=int, default=0, metavar="N", help="active sampling: the first N pairs get the uniform rate"
+        )
+        parser.add_argument(
+            "--sampling-uniform-share",
+            type=float,
+            default=0.2,
+            metavar="SHARE",
+            help="active sampling: share of the budget spread evenly (default 0.2)",
+        )
+        parser.add_argument(
+            "--sampling-budget", type=int, metavar="PAIRS", help="active sampling: the expected number of pairs humans label"
+        )
+        parser.add_argument("--human-cost", type=str, metavar="AMOUNT", help="what a human label of one pair costs (for the planner)")
+        parser.add_argument(
             "--labels-only",
             action="store_true",
             help="for imported verdicts without article texts: no pairs until import_labels, never offered "
@@ -134,6 +154,12 @@ class Command(BaseCommand):
                 instructions = options["instructions"].read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise CommandError(f"{options['instructions']}: cannot be read ({exc})") from exc
+        human_cost = None
+        if options["human_cost"] is not None:
+            try:
+                human_cost = Decimal(options["human_cost"])
+            except InvalidOperation as exc:
+                raise CommandError(f"--human-cost: '{options['human_cost']}' is not an amount.") from exc
         try:
             campaign = campaign_create(
                 name=options["name"],
@@ -159,6 +185,11 @@ class Command(BaseCommand):
                 gold_rate=options["gold_rate"],
                 gold_pause_below=options["gold_pause_below"],
                 gold_pause_after=options["gold_pause_after"],
+                sampling=options["sampling"],
+                sampling_burn_in=options["sampling_burn_in"],
+                sampling_uniform_share=options["sampling_uniform_share"],
+                human_cost_per_pair=human_cost,
+                sampling_budget=options["sampling_budget"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
