@@ -14,7 +14,7 @@ import numpy as np
 from django.conf import settings
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, selectors
+from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, selectors
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
@@ -243,16 +243,22 @@ def report_from_inputs(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
-    campaign's; without either its section gives no verdict."""
+    campaign's; without either its section gives no verdict. The judge statistics are computed
+    against `human_reference` (`calibration.report_reference`: majority, the labels as they are, by default)."""
     M.check_convention(swap_policy, unparsable)
+    human_reference = report_reference.check_reference(human_reference)
     report_alttest.check_unit(alt_unit)
     epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
     reference = resolve_reference(campaign, inputs.systems, reference)
     ensembles = list(ensembles or [])
     table = inputs.table
     humans = table.humans()
+    vetting = report_reference.vet(humans, rounds, seed)
+    # What the judges are measured against: the humans themselves under the default reference.
+    reference_labels = vetting.labels(human_reference)
     failed = inputs.failed if inputs.failed is not None else M.LabelTable.empty(table.vocab)
     notes: list[str] = []
     if not len(humans):
@@ -276,7 +282,7 @@ def report_from_inputs(
         votes = M.judge_votes(raw, failed.for_rater(summary.name), swap_policy=swap_policy, unparsable=unparsable)
         merged = votes.items if votes.share is None else (M.merge_swapped(raw) if len(raw) else raw)
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
-        judges.append(sections.judge_section(summary, raw, merged, votes, humans, rounds, seed))
+        judges.append(sections.judge_section(summary, raw, merged, votes, reference_labels, rounds, seed))
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
     judge_pairs = sections.rater_pairs(M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else []
     by_name = {s.name: s for s in inputs.judges}
@@ -287,7 +293,14 @@ def report_from_inputs(
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, M.Votes(merged, None, 0)
         judges.append(
             sections.judge_section(
-                summary, merged, merged, votes_by_judge[summary.name], humans, rounds, seed, members=[by_section[m] for m in members]
+                summary,
+                merged,
+                merged,
+                votes_by_judge[summary.name],
+                reference_labels,
+                rounds,
+                seed,
+                members=[by_section[m] for m in members],
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
@@ -296,13 +309,15 @@ def report_from_inputs(
     comparisons, differences = [], []
     for ja, jb in combinations(rated, 2):
         va, vb = votes_by_judge[ja["name"]], votes_by_judge[jb["name"]]
-        d = M.paired_difference(va.items, vb.items, humans, rounds, seed, share_a=va.share, share_b=vb.share)
+        d = M.paired_difference(va.items, vb.items, reference_labels, rounds, seed, share_a=va.share, share_b=vb.share)
         differences.append(d)
         comparisons.append(sections.comparison(ja["name"], jb["name"], d))
 
     points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated]
     frontier = [p.name for p in M.pareto_frontier(points)]
-    recommendation, recommended, tied = _recommendation(judges, differences, bool(len(humans)))
+    recommendation, recommended, tied = _recommendation(judges, differences, bool(len(reference_labels)))
+    if human_reference != report_reference.DEFAULT_REFERENCE:
+        notes.append(report_reference.reference_section(vetting, human_reference)["statement"])
 
     raters = [_Rater(HUMANS, humans, reference, rounds, seed, notes)] if len(humans) else []
     raters += [_Rater(j["name"], merged_by_judge[j["name"]], reference, rounds, seed, notes) for j in judges]
@@ -343,9 +358,11 @@ def report_from_inputs(
         },
         "kendall_tau": _kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
-        "prediction_powered": report_ppi.section(humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR),
+        "prediction_powered": report_ppi.section(
+            reference_labels, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR
+        ),
         "alt_test": report_alttest.section(
-            humans,
+            reference_labels,
             {j["name"]: merged_by_judge[j["name"]] for j in judges},
             epsilon=epsilon[0],
             reason=epsilon[1],
@@ -357,6 +374,19 @@ def report_from_inputs(
         "notes": notes,
         "tied_for_best": tied,
         "cost_unknown": [j["name"] for j in judges if j["cost_usd"] is None],
+        "human_reference": report_reference.reference_section(vetting, human_reference),
+        "competence": report_reference.competence_section(vetting, humans, seed),
+        "sensitivity": report_reference.sensitivity_section(
+            vetting,
+            humans,
+            votes_by_judge,
+            merged_by_judge,
+            chosen=human_reference,
+            epsilon=epsilon[0],
+            unit=alt_unit,
+            rounds=rounds,
+            seed=seed,
+        ),  # fmt: skip
     }
 
 
@@ -373,10 +403,12 @@ def build_report(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
 ) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     M.check_convention(swap_policy, unparsable)
-    alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
+    human_reference = report_reference.check_reference(human_reference)
+    alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit, human_reference=human_reference)
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
@@ -406,11 +438,14 @@ def report_cached(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
     (or the alt-test's epsilon recorded on it)."""
     rounds = default_rounds() if rounds is None else rounds
     params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
+    # Always in the key: a report cached before the reference existed lacks its sections.
+    params["human_reference"] = report_reference.check_reference(human_reference)
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)
@@ -432,11 +467,21 @@ def report_and_charts_cached(
     unparsable: str = M.DEFAULT_UNPARSABLE,
     wait: bool = True,
     stamp: tuple | None = None,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
 ) -> tuple[dict, dict[str, str]]:
     """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    report = report_cached(campaign, stamp=stamp, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable, wait=wait)
+    report = report_cached(
+        campaign,
+        stamp=stamp,
+        ensembles=ensembles,
+        swap_policy=swap_policy,
+        unparsable=unparsable,
+        wait=wait,
+        human_reference=human_reference,
+    )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
+    params["human_reference"] = report["human_reference"]["used"]
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
         params.update(swap_policy=swap_policy, unparsable=unparsable)
     return report, report_cache.campaign_cached(campaign, "charts", stamp, params, lambda: charts.report_charts(report), wait=wait)

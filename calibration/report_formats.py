@@ -213,6 +213,8 @@ def render_md(report: dict) -> str:
     ]
     if head.ensembles:
         lines += [head.ensembles, ""]
+    if head.human_reference:
+        lines += [head.human_reference, ""]
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)

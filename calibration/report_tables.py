@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from calibration.report import HUMANS
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
+from calibration.report_tables_reference import reference_line, reference_tables
 from calibration.table_format import (
     DASH,
     SMALL_MARK,
@@ -322,6 +323,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(agreement_tables(report, note))
     out.update(powered_tables(report))
     out.update(alttest_tables(report))
+    out.update(reference_tables(report))
     return out
 
 
@@ -334,6 +336,8 @@ ORDER = {
         "alt_test",
         "alt_test_criteria",
         "alt_test_annotators",
+        "sensitivity",
+        "competence",
         "comparisons",
         "categories",
         "criteria",
@@ -364,6 +368,7 @@ class Heading:
     convention: str
     frontier: str
     ensembles: str | None
+    human_reference: str | None = None
 
 
 def heading(report: dict) -> Heading:
@@ -388,4 +393,4 @@ def heading(report: dict) -> Heading:
             f"Ensemble judges (majority vote of their members; {p['ensemble_tie_rule']}; cost = the sum of the members' costs): "
             + ", ".join(p["ensembles"])
         )
-    return Heading(generated, convention, frontier, ensembles)
+    return Heading(generated, convention, frontier, ensembles, reference_line(report))

@@ -7,6 +7,7 @@ from calibration import metrics as M
 from calibration.report import parse_ensembles, report_cached
 from calibration.report_alttest import DEFAULT_UNIT, UNITS
 from calibration.report_formats import FORMATS, render, render_table_csv
+from calibration.report_reference import DEFAULT_REFERENCE, REFERENCES
 from calibration.report_tables import TABLE_KEYS
 from common.files import write_atomically
 from common.lookups import named
@@ -66,6 +67,14 @@ class Command(BaseCommand):
             help="the alt-test pooled over criteria: pair (default: the pair is the unit) or item (the paper's item-level form)",
         )
         parser.add_argument(
+            "--human-reference",
+            choices=REFERENCES,
+            default=DEFAULT_REFERENCE,
+            help="the human labels the judge statistics are computed against: majority (default: the labels as they are), "
+            "dawid-skene or mace (one aggregated label per item), exclude-flagged (without the annotators the flag rule marks); "
+            "the sensitivity table shows every choice",
+        )
+        parser.add_argument(
             "--table",
             metavar="KEY",
             help="with --format csv: one table of the report, every row (e.g. comparisons, criteria, bradley_terry), instead of the judges' CSV",
@@ -98,6 +107,7 @@ class Command(BaseCommand):
                 alt_epsilon=options["epsilon"],
                 alt_epsilon_reason=options["epsilon_reason"],
                 alt_unit=options["alt_unit"],
+                human_reference=options["human_reference"],
             )
             text = render_table_csv(report, options["table"]) if options["table"] is not None else render(report, options["format"])
         except ValueError as exc:
