@@ -444,8 +444,8 @@ def report_cached(
     (or the alt-test's epsilon recorded on it)."""
     rounds = default_rounds() if rounds is None else rounds
     params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
-    # Always in the key: a report cached before the reference existed lacks its sections.
-    params["human_reference"] = report_reference.check_reference(human_reference)
+    if report_reference.check_reference(human_reference) != report_reference.DEFAULT_REFERENCE:  # the default's key stays as it was
+        params["human_reference"] = human_reference
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)
@@ -481,7 +481,8 @@ def report_and_charts_cached(
         human_reference=human_reference,
     )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
-    params["human_reference"] = report["human_reference"]["used"]
+    if human_reference != report_reference.DEFAULT_REFERENCE:
+        params["human_reference"] = human_reference
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
         params.update(swap_policy=swap_policy, unparsable=unparsable)
     return report, report_cache.campaign_cached(campaign, "charts", stamp, params, lambda: charts.report_charts(report), wait=wait)

@@ -28,7 +28,11 @@ from calibration.report_sections import display, estimate, rounded
 
 REFERENCES = ("majority", "dawid-skene", "mace", "exclude-flagged")
 DEFAULT_REFERENCE = "majority"
-COMPETENCE_ROUNDS = 200  # the refits of the competence bootstrap cost an EM each: capped, and stated
+# Each round of the competence bootstrap refits an EM (MACE: ~0.2 s CPU a round on 100,000 labels), so
+# the rounds are capped: at most 200, and at most COMPETENCE_CELLS / labels, but never fewer than 50.
+COMPETENCE_ROUNDS = 200
+COMPETENCE_MIN_ROUNDS = 50
+COMPETENCE_CELLS = 5_000_000
 MIN_MACE_COMPETENCE = 0.5
 POSITION_MARGIN = 0.1
 FLAG_RULE = (
@@ -88,9 +92,15 @@ def _competence_flags(aggregate: Aggregate) -> dict[str, list[str]]:
     return out
 
 
+def competence_rounds(rounds: int, n_labels: int) -> int:
+    """The bootstrap rounds of the competences: the report's, capped (see COMPETENCE_CELLS)."""
+    budget = max(COMPETENCE_MIN_ROUNDS, COMPETENCE_CELLS // max(n_labels, 1))
+    return min(rounds, COMPETENCE_ROUNDS, budget)
+
+
 def vet(humans: M.LabelTable, rounds: int, seed: int) -> Vetting:
     """Fit both models on the human labels, flag annotators, and build the references."""
-    rounds = min(rounds, COMPETENCE_ROUNDS)
+    rounds = competence_rounds(rounds, len(humans))
     ds, mc = dawid_skene(humans, rounds=rounds, seed=seed), mace(humans, rounds=rounds, seed=seed)
     position = human_position(humans, margin=POSITION_MARGIN, rounds=rounds, seed=seed) if len(humans) else []
     flagged = flagged_raters(position=position, flagged_elsewhere=_competence_flags(mc))
@@ -180,7 +190,11 @@ def competence_section(vetting: Vetting, humans: M.LabelTable, seed: int) -> dic
             "averaged over the classes with the fitted priors) and MACE (competence = the probability that they know the answer "
             "rather than guess), fitted by EM on the human labels (calibration.metrics.competence, held equal to crowd-kit)"
         ),
-        "ci_rule": f"95% percentile CI of the pair bootstrap, each round refitting the model ({vetting.rounds} rounds, seed {seed})",
+        "ci_rule": (
+            f"95% percentile CI of the pair bootstrap, each round refitting the model ({vetting.rounds} rounds, seed {seed}: the "
+            f"report's rounds, at most {COMPETENCE_ROUNDS} and at most {COMPETENCE_CELLS:,} / labels, never fewer than "
+            f"{COMPETENCE_MIN_ROUNDS})"
+        ),
         "rounds": vetting.rounds,
         "note": TIE_HANDLING,
         "label_rule": "items: label is the winning system, tie, or null when unresolved; posterior follows classes (lo: the first of the item's two systems in name order wins, hi: the second)",
@@ -214,18 +228,34 @@ def sensitivity_section(
 ) -> dict:
     """The `sensitivity` section: each judge's PAR, κ and alt-test verdict under every reference, with the shift from `majority`."""
 
+    withheld: set[tuple[int, str, str]] = set()  # (reference, judge, statistic) resting on too few pairs for an interval
+
+    def shown(est: M.Estimate, judge: str, statistic: str) -> M.Estimate:
+        if not est.too_few_pairs:
+            return est
+        withheld.add((id_of[0], judge, statistic))
+        return M.Estimate(est.value, est.n, n_pairs=est.n_pairs)
+
+    id_of = [0]
+
     def statistics(_judges, reference: M.LabelTable) -> dict:
+        id_of[0] = next(i for i, (_, table, _) in enumerate(vetting.references) if table is reference)
         out = {}
         for name, votes in votes_by_judge.items():
             if not len(votes.items) or not len(reference):
                 out[name] = {"par": None, "kappa": None, "alt_test": None}
                 continue
             ag = M.agreement(votes.items, reference, rounds, seed, share=votes.share)
-            out[name] = {"par": ag.par, "kappa": ag.kappa, "alt_test": _alt_verdict(reference, merged_by_judge[name], epsilon, unit)}
+            out[name] = {
+                "par": shown(ag.par, name, "par"),
+                "kappa": shown(ag.kappa, name, "kappa"),
+                "alt_test": _alt_verdict(reference, merged_by_judge[name], epsilon, unit),
+            }
         return out
 
     table = reference_sensitivity(humans, [(n, t, note) for n, t, note in vetting.references], statistics)
     rows = {}
+    index = {name: i for i, (name, _, _) in enumerate(vetting.references)}
     for row in table.rows:
         entry = rows.setdefault(row.judge, {"judge": row.judge})
         entry[row.statistic] = {
@@ -236,6 +266,7 @@ def sensitivity_section(
                 "shift": rounded(c.shift),
                 "changed": c.changed,
                 "outside_baseline_ci": c.outside_baseline_ci,
+                "ci_note": M.TOO_FEW_PAIRS if (index[ref], row.judge, row.statistic) in withheld else None,
             }
             for ref, c in row.cells.items()
         }

@@ -18,7 +18,7 @@ def reference_line(report: dict) -> str | None:
 def _cell(cell: dict | None) -> str:
     if cell is None or cell["value"] is None:
         return DASH
-    text = fmt_estimate(cell["value"], cell["ci"])
+    text = fmt_estimate(cell["value"], cell["ci"], 3, cell.get("ci_note"))
     return text if cell["n"] is None else f"{text} {fmt_n(cell['n'], None)}"
 
 
