@@ -244,6 +244,7 @@ def report_from_inputs(
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
+    vetting: report_reference.Vetting | None = None,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict. The judge statistics are computed
@@ -256,7 +257,7 @@ def report_from_inputs(
     ensembles = list(ensembles or [])
     table = inputs.table
     humans = table.humans()
-    vetting = report_reference.vet(humans, rounds, seed)
+    vetting = vetting if vetting is not None else report_reference.vet(humans, rounds, seed)
     # What the judges are measured against: the humans themselves under the default reference.
     reference_labels = vetting.labels(human_reference)
     failed = inputs.failed if inputs.failed is not None else M.LabelTable.empty(table.vocab)
@@ -412,9 +413,10 @@ def build_report(
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
+    vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed)
     return report_from_inputs(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
-        **alt,
+        vetting=vetting, **alt,
     )  # fmt: skip
 
 

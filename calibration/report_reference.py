@@ -13,11 +13,13 @@ Field by field in docs/calibration-report.md.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from calibration import metrics as M
+from calibration import report_cache
 from calibration.metrics import alttest
 from calibration.metrics.competence import Aggregate, dawid_skene, mace
 from calibration.metrics.labels import align_tables
@@ -111,6 +113,21 @@ def vet(humans: M.LabelTable, rounds: int, seed: int) -> Vetting:
             references.append((name, humans, f"{name} cannot run on no labels: the human labels as they are"))
     references.sort(key=lambda r: REFERENCES.index(r[0]))
     return Vetting(ds, mc, flagged, references, rounds)
+
+
+def humans_digest(humans: M.LabelTable) -> str:
+    """A digest of the human labels (every column and the vocabulary): equal digests, equal fits."""
+    h = hashlib.sha256(repr(humans.vocab).encode())
+    for name in ("pair", "criterion", "category", "rater", "sys_lo", "sys_hi", "outcome", "first", "longer"):
+        h.update(np.ascontiguousarray(getattr(humans, name)).tobytes())
+    return h.hexdigest()
+
+
+def vet_cached(campaign_pk: int, humans: M.LabelTable, rounds: int, seed: int) -> Vetting:
+    """`vet`, shared while the human labels stay the same: a judge's new verdicts do not refit the
+    models (their bootstrap is most of the reference's cost)."""
+    parts = (campaign_pk, "human-reference", rounds, seed, humans_digest(humans))
+    return report_cache.computed_once(parts, lambda: vet(humans, rounds, seed), what=f"annotator competence of campaign {campaign_pk}")
 
 
 def reference_section(vetting: Vetting, chosen: str) -> dict:

@@ -213,3 +213,11 @@ def test_it_keeps_one_cached_report_per_reference(study):
     assert other["human_reference"]["used"] == "exclude-flagged"
     assert other["judges"] != first["judges"]
     assert report_reference.check_reference(None) == "majority"
+    # The models' fit is shared while the human labels stay the same (a judge's new verdicts do not refit them).
+    from django.core.cache import cache
+
+    from calibration import report_cache, selectors
+
+    humans = selectors.calibration_inputs(campaign=study, include_unsubmitted=False).table.humans()
+    kept = cache.get(report_cache.cache_key((study.pk, "human-reference", 20, 0, report_reference.humans_digest(humans))))
+    assert isinstance(kept, report_reference.Vetting) and list(kept.flagged) == [f"human:{CARELESS}"]
