@@ -193,7 +193,9 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     body = LabelInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    result = answers.label_save(assignment=assignment, criterion=criterion, user=request.user, **body.validated_data)
+    result = answers.label_save(
+        assignment=assignment, criterion=criterion, user=request.user, source=answers.Source.API, **body.validated_data
+    )
     label = result.label
     row = criterion_row(
         criterion=criterion,
@@ -216,7 +218,7 @@ def overall_save(request: Request, assignment_id: int) -> Response:
     body = OverallInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    answers.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"])
+    answers.overall_save(assignment=assignment, user=request.user, value=body.validated_data["overall"], source=answers.Source.API)
     return Response({"overall": answers.overall_shown(assignment)})
 
 
@@ -235,5 +237,5 @@ def overall_save(request: Request, assignment_id: int) -> Response:
 def assignment_submit(request: Request, assignment_id: int) -> Response:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     # Missing answers answer 400 {"missing": [...]}; a closed campaign or an expired claim 400 {"errors": [...]}.
-    labelling.assignment_submit(assignment=assignment, user=request.user)
+    labelling.assignment_submit(assignment=assignment, user=request.user, source=answers.Source.API)
     return Response(AssignmentSummarySerializer(assignment).data)

@@ -133,6 +133,11 @@ class Criterion(models.Model):
     watch_class = models.CharField(max_length=100, blank=True)
     text = models.TextField()
     order = models.PositiveIntegerField()
+    response = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What an answer to this criterion is (protocols.criterion_response): {} for the campaign's pairwise verdict.",
+    )
 
     class Meta:
         ordering = ["criterion_set", "order"]
@@ -205,6 +210,12 @@ class Campaign(models.Model):
     )
     gold_pause_after = models.PositiveSmallIntegerField(
         default=5, help_text="Gold pairs an annotator must have submitted before the pause rule applies."
+    )
+    adjudicators = models.ManyToManyField(
+        "auth.User",
+        blank=True,
+        related_name="adjudicated_campaigns",
+        help_text="Who records final answers where annotators disagree; never annotators of the campaign.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -341,10 +352,55 @@ class Label(models.Model):
         ]
 
 
-class LabelChange(models.Model):
-    """Audit trail: every change to a label, overall answer or submission."""
+class Adjudication(models.Model):
+    """One item (a pair and a criterion) whose annotators disagree, put before the campaign's adjudicators,
+    and its final answer once one of them records it (`winner` by side, like labels; "" while open).
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="changes")
+    `a_first` is drawn when the item is opened: the order its articles are shown in to every adjudicator."""
+
+    class Kind(models.TextChoices):
+        SPLIT = "split", "Some chose A, others B"
+        TIE_VS_WIN = "tie-vs-win", "Some chose a tie, others a winner"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="adjudications")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="adjudications")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    a_first = models.BooleanField()
+    opened_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    opened_at = models.DateTimeField()
+    winner = models.CharField(max_length=3, choices=Label.Winner.choices, blank=True)
+    reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pair", "criterion__order"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "criterion"], name="adjudication_one_per_item"),
+            models.CheckConstraint(
+                condition=models.Q(winner="", decided_by__isnull=True) | (~models.Q(winner="") & models.Q(decided_by__isnull=False)),
+                name="adjudication_decided_with_adjudicator",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"adjudication of pair {self.pair_id} on {self.criterion_id}"
+
+
+class LabelChange(models.Model):
+    """Audit trail: every change to a label, overall answer or submission, and every adjudicated answer
+    (`adjudication` set, no assignment), with where it came from (`source`)."""
+
+    class Source(models.TextChoices):
+        PAGE = "page", "The annotation page"
+        API = "api", "The JSON API"
+        IMPORT = "import", "A labels file (import_labels)"
+        ADJUDICATED = "adjudicated", "An adjudicator's final answer"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
+    adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
+    source = models.CharField(max_length=12, choices=Source.choices, default=Source.PAGE)
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     field = models.CharField(max_length=20)
     old_value = models.TextField(blank=True)
@@ -354,6 +410,13 @@ class LabelChange(models.Model):
 
     class Meta:
         ordering = ["changed_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(assignment__isnull=False, adjudication__isnull=True)
+                | models.Q(assignment__isnull=True, adjudication__isnull=False),
+                name="labelchange_of_work_or_adjudication",
+            ),
+        ]
 
 
 class Span(models.Model):

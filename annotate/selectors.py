@@ -107,8 +107,10 @@ def removed_from_campaign() -> Exists:
 
 
 def can_annotate(campaign: Campaign, user: User) -> bool:
-    """Active, not removed from the campaign, and on its list (or, with no list, not staff)."""
+    """Active, not removed from the campaign, not one of its adjudicators, and on its list (or, with no list, not staff)."""
     if not user.is_active:
+        return False
+    if campaign.adjudicators.filter(pk=user.pk).exists():
         return False
     if campaign.removed_annotators.filter(pk=user.pk).exists():
         return False
@@ -121,6 +123,8 @@ def not_annotator_reason(campaign: Campaign, user: User) -> str:
     """What somebody `can_annotate` refuses is told: that they were removed, when they were."""
     if campaign.removed_annotators.filter(pk=user.pk).exists():
         return REMOVED_FROM_CAMPAIGN
+    if campaign.adjudicators.filter(pk=user.pk).exists():
+        return "You adjudicate this campaign, so you cannot annotate it."
     return "You are not an annotator of this campaign."
 
 
@@ -129,7 +133,7 @@ def campaign_annotators_now(*, campaign: Campaign) -> QuerySet[User]:
     listed = campaign.annotators.filter(is_active=True)
     if not campaign.annotators.exists():
         listed = User.objects.filter(is_active=True, is_staff=False)
-    return listed.exclude(pk__in=campaign.removed_annotators.values("pk"))
+    return listed.exclude(pk__in=campaign.removed_annotators.values("pk")).exclude(pk__in=campaign.adjudicators.values("pk"))
 
 
 def campaign_annotator_count(*, campaign: Campaign) -> int:
@@ -230,8 +234,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
     campaign = pair.campaign
     protocol = protocols.get(campaign.protocol)
     rules = Rules.of(campaign)
-    by_side = {SIDE_A: pair.article_a, SIDE_B: pair.article_b}
-    shown = {position: by_side[side_of(position, assignment.a_first)] for position in POSITIONS}
+    shown = shown_articles(pair, assignment.a_first)
     labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
     blocks: dict[int, CategoryBlock] = {}
     gaps: list[Gap] = []
@@ -274,7 +277,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
-        "columns": [_column(position, shown[position], neutral_emphasis=campaign.neutral_emphasis) for position in POSITIONS],
+        "columns": article_columns(shown, neutral_emphasis=campaign.neutral_emphasis),
         "categories": list(blocks.values()),
         "done": done,
         "total": total,
@@ -339,6 +342,18 @@ def campaign_members(*, campaign: Campaign) -> list[User]:
         )
         .order_by("username")
     )
+
+
+def shown_articles(pair: Pair, a_first: bool) -> dict[str, Article]:
+    """The pair's articles by the position they are shown at."""
+    by_side = {SIDE_A: pair.article_a, SIDE_B: pair.article_b}
+    return {position: by_side[side_of(position, a_first)] for position in POSITIONS}
+
+
+def article_columns(shown: dict[str, Article], *, neutral_emphasis: bool) -> list[dict]:
+    """The columns of a page showing two articles by position (the annotation and adjudication pages):
+    only what is shown, no article object, so no system can leak."""
+    return [_column(position, shown[position], neutral_emphasis=neutral_emphasis) for position in POSITIONS]
 
 
 def _column(position: str, article: Article, *, neutral_emphasis: bool = False) -> dict:

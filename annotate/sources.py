@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import protocols
 from common.names import REFERENCE_SYSTEM, name_problem
 from common.storable import first_unstorable, json_problem, located_problem, printable, text_problem
 
@@ -57,6 +58,7 @@ class CriterionRecord:
     subcategory_key: str = ""
     subcategory_name: str = ""
     watch_class: str = ""
+    response: dict = field(default_factory=dict)  # `protocols.criterion_response`; {}: pairwise
 
 
 @dataclass
@@ -79,7 +81,15 @@ class RubricRecord:
         """Hash of everything an annotator reads, so a changed text means a new version."""
         canonical = json.dumps(
             [
-                [c.key, c.name, c.description, [[k.key, k.text, k.subcategory_key, k.subcategory_name, k.watch_class] for k in c.criteria]]
+                [
+                    c.key,
+                    c.name,
+                    c.description,
+                    [
+                        [k.key, k.text, k.subcategory_key, k.subcategory_name, k.watch_class, *([k.response] if k.response else [])]
+                        for k in c.criteria
+                    ],
+                ]
                 for c in self.categories
             ],
             ensure_ascii=False,
@@ -242,6 +252,10 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                     problems.append(Problem(source, f"criterion '{criterion_key}' has no text"))
                     continue
                 seen_criteria[criterion_key] = category_key
+                response, wrong = protocols.criterion_response(item.get("response"))
+                if wrong:
+                    problems.append(Problem(source, f"criterion '{criterion_key}': {'; '.join(wrong)}"))
+                    continue
                 criteria.append(
                     CriterionRecord(
                         key=criterion_key,
@@ -249,6 +263,7 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                         subcategory_key=sub_key,
                         subcategory_name=sub_name,
                         watch_class=str(item.get("watch_class") or ""),
+                        response=response,
                     )
                 )
         if not criteria:

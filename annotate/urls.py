@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import views
+from annotate import adjudication_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -19,6 +19,10 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/members/add/", views.campaign_members_add, name="campaign-members-add"),
     path("campaigns/<id:campaign_id>/members/<id:user_id>/remove/", views.campaign_member_remove, name="campaign-member-remove"),
     path("campaigns/<id:campaign_id>/blindness/", views.campaign_blindness, name="campaign-blindness"),
+    path("campaigns/<id:campaign_id>/adjudication/", adjudication_views.campaign_adjudication, name="campaign-adjudication"),
+    path("campaigns/<id:campaign_id>/adjudication/open/", adjudication_views.adjudication_open, name="adjudication-open"),
+    path("campaigns/<id:campaign_id>/adjudicators/", adjudication_views.campaign_adjudicators, name="campaign-adjudicators"),
+    path("adjudicate/<id:adjudication_id>/", adjudication_views.adjudicate, name="adjudicate"),
     path("accounts/new/", views.accounts_new, name="accounts-new"),
     path("work/<id:assignment_id>/", views.assignment_page, name="assignment"),
     path("work/<id:assignment_id>/criteria/<str:criterion_key>/", views.label_save, name="label-save"),

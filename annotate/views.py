@@ -25,7 +25,9 @@ def home(request: HttpRequest) -> HttpResponse:
     queue = selectors.annotator_queue(user=request.user)
     for row in queue:
         row["left"] = claims.pairs_left(campaign=row["campaign"], user=request.user, active=row["active"])
-    return render(request, "annotate/home.html", {"queue": queue})
+    from annotate.adjudication_selectors import adjudicating
+
+    return render(request, "annotate/home.html", {"queue": queue, "adjudicating": adjudicating(user=request.user)})
 
 
 # --- researchers' catalogue -----------------------------------------------------

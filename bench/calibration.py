@@ -55,6 +55,7 @@ if ROOT not in sys.path:
 import choix  # noqa: E402
 
 from calibration import metrics as M  # noqa: E402
+from calibration.metrics import bootstrap  # noqa: E402
 
 REFERENCE = "wikipedia"
 SYSTEMS = ("co-storm", "direct-llm", "rag-outline", "storm", "wikipedia")  # name-sorted = code order
@@ -461,6 +462,7 @@ def main(argv=None):
     )
 
     M.draw_counts.cache_clear()
+    bootstrap._small_draw_counts.cache_clear()
     t0 = time.perf_counter()
     out = run_fast(vocab, raw, args.rounds)
     fast = time.perf_counter() - t0

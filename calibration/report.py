@@ -7,14 +7,17 @@ every figure with `calibration.metrics`; nothing here touches the ORM directly.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from itertools import combinations
 
 import numpy as np
 from django.conf import settings
+from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, selectors
+from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
@@ -25,6 +28,9 @@ HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
 ANCHOR = 1000.0
 ENSEMBLE_PREFIX = "ensemble:"
+# At most this many threads compute a report's independent parts side by side (the raters'
+# Bradley-Terry fits above all); numpy releases the GIL in them.
+_THREADS = 4
 
 
 # --- building -----------------------------------------------------------------------------
@@ -70,30 +76,45 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
     }
 
 
+def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int) -> tuple | None:
+    """A rater's Bradley-Terry fits (overall, by category) and win rates; None when it has no
+    labels or does not compare the reference. Pure: the raters' run side by side."""
+    if not len(table):
+        return None
+    present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
+    if reference is not None and reference not in present:
+        return None
+    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    if reference is None:
+        win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
+    else:
+        win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+    return bt, by_category, win_rates
+
+
 class _Rater:
     """The labels of one rater (merged to one verdict per item for judges) and its ranking figures."""
 
-    def __init__(self, name: str, table: M.LabelTable, reference: str | None, rounds: int, seed: int, notes: list[str]) -> None:
+    def __init__(self, name: str, table: M.LabelTable, reference: str | None, fits: tuple | None, notes: list[str]) -> None:
         self.name, self.table = name, table
         self.bt = self.bt_by_category = None
         self.win_rates = None
         if not len(table):
             return
-        present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
-        if reference is not None and reference not in present:
+        if fits is None:
             notes.append(
                 f"{name}: the reference system '{reference}' is not among its compared systems, so it has no Bradley-Terry scores or win rates."
             )
             return
-        self.bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-        self.bt_by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-        if reference is None:
-            self.win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
-        else:
-            self.win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
+        self.bt, self.bt_by_category, self.win_rates = fits
         if self.bt.not_estimable:
             reasons = "; ".join(f"{s} ({self.bt.scores[s].reason.removeprefix('not estimable: ')})" for s in self.bt.not_estimable)
             notes.append(f"{self.name}: no finite Bradley-Terry score for {reasons}.")
+
+
+def _workers() -> int:
+    return max(1, min(_THREADS, os.cpu_count() or 1))
 
 
 def _shared_anchors(fits: list[M.BTResult]) -> list[str] | None:
@@ -244,11 +265,55 @@ def report_from_inputs(
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
     vetting: report_reference.Vetting | None = None,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict. The judge statistics are computed
-    against `human_reference` (`calibration.report_reference`: majority, the labels as they are, by default)."""
+    against `human_reference` (`calibration.report_reference`: majority, the labels as they are, by
+    default). The annotators' vetting (Dawid-Skene, MACE, their bootstraps: `vetting`, else fitted
+    here) is computed only for another reference or when `sensitivity` is asked."""
+    # One BLAS thread: the report makes thousands of small products and solves (a few thousand
+    # rows by 30 systems at most), for which OpenBLAS's threads cost far more than they save, above
+    # all on a busy machine, where each product waits for a second core (20 s of 60 at 100k labels).
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=_workers()) as pool:
+        return _report(
+            campaign,
+            inputs,
+            pool,
+            rounds=rounds,
+            seed=seed,
+            reference=reference,
+            ensembles=ensembles,
+            swap_policy=swap_policy,
+            unparsable=unparsable,
+            alt_epsilon=alt_epsilon,
+            alt_epsilon_reason=alt_epsilon_reason,
+            alt_unit=alt_unit,
+            human_reference=human_reference,
+            sensitivity=sensitivity,
+            vetting=vetting,
+        )
+
+
+def _report(
+    campaign: Campaign,
+    inputs: selectors.CalibrationInputs,
+    pool: ThreadPoolExecutor,
+    *,
+    rounds: int,
+    seed: int,
+    reference: str | None,
+    ensembles: list[tuple[str, ...]] | None,
+    swap_policy: str,
+    unparsable: str,
+    alt_epsilon: float | None,
+    alt_epsilon_reason: str | None,
+    alt_unit: str,
+    human_reference: str,
+    sensitivity: bool,
+    vetting: report_reference.Vetting | None,
+) -> dict:
     M.check_convention(swap_policy, unparsable)
     human_reference = report_reference.check_reference(human_reference)
     report_alttest.check_unit(alt_unit)
@@ -257,9 +322,12 @@ def report_from_inputs(
     ensembles = list(ensembles or [])
     table = inputs.table
     humans = table.humans()
-    vetting = vetting if vetting is not None else report_reference.vet(humans, rounds, seed)
+    if report_reference.vetting_needed(human_reference, sensitivity):
+        vetting = vetting if vetting is not None else report_reference.vet(humans, rounds, seed)
+    else:
+        vetting = None  # the default report fits no annotator model
     # What the judges are measured against: the humans themselves under the default reference.
-    reference_labels = vetting.labels(human_reference)
+    reference_labels = humans if vetting is None else vetting.labels(human_reference)
     failed = inputs.failed if inputs.failed is not None else M.LabelTable.empty(table.vocab)
     notes: list[str] = []
     if not len(humans):
@@ -270,6 +338,8 @@ def report_from_inputs(
         )
     if not inputs.judges:
         notes.append("No judge has worked on this campaign yet.")
+    # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
+    humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
     unordered = int((humans.first == M.UNKNOWN).sum()) if len(humans) else 0
     if unordered:
         notes.append(
@@ -285,7 +355,9 @@ def report_from_inputs(
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
         judges.append(sections.judge_section(summary, raw, merged, votes, reference_labels, rounds, seed))
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
-    judge_pairs = sections.rater_pairs(M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else []
+    judge_pairs = (
+        pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
+    )
     by_name = {s.name: s for s in inputs.judges}
     by_section = {j["name"]: j for j in judges}
     for members in ensembles:
@@ -305,6 +377,10 @@ def report_from_inputs(
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
+    rater_tables = [(HUMANS, humans)] if len(humans) else []
+    rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
+    rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed) for _, table in rater_tables]
+    powered = pool.submit(report_ppi.section, reference_labels, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR)
 
     rated = [j for j in judges if j["par"] is not None]
     comparisons, differences = [], []
@@ -320,8 +396,7 @@ def report_from_inputs(
     if human_reference != report_reference.DEFAULT_REFERENCE:
         notes.append(report_reference.reference_section(vetting, human_reference)["statement"])
 
-    raters = [_Rater(HUMANS, humans, reference, rounds, seed, notes)] if len(humans) else []
-    raters += [_Rater(j["name"], merged_by_judge[j["name"]], reference, rounds, seed, notes) for j in judges]
+    raters = [_Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, rater_fits)]
     anchors = None
     if reference is None:
         anchors = _anchor_raters(raters)
@@ -346,8 +421,8 @@ def report_from_inputs(
         "parameters": _parameters(rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis),
         "n_pairs": inputs.n_pairs,
         "judges": judges,
-        "humans": sections.humans_section(humans, inputs.annotator_times, rounds, seed),
-        "judge_pairs": judge_pairs,
+        "humans": humans_figures.result(),
+        "judge_pairs": [] if judge_pairs is None else judge_pairs.result(),
         "comparisons": comparisons,
         "pareto_frontier": frontier,
         "recommendation": recommendation,
@@ -359,9 +434,7 @@ def report_from_inputs(
         },
         "kendall_tau": _kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
-        "prediction_powered": report_ppi.section(
-            reference_labels, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR
-        ),
+        "prediction_powered": powered.result(),
         "alt_test": report_alttest.section(
             reference_labels,
             {j["name"]: merged_by_judge[j["name"]] for j in judges},
@@ -405,19 +478,25 @@ def build_report(
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
 ) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     M.check_convention(swap_policy, unparsable)
     human_reference = report_reference.check_reference(human_reference)
-    alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit, human_reference=human_reference)
+    alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
+    alt.update(human_reference=human_reference, sensitivity=sensitivity)
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
-    vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed)
-    return report_from_inputs(
+    vetting = None
+    if report_reference.vetting_needed(human_reference, sensitivity):
+        vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed)
+    report = report_from_inputs(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
         vetting=vetting, **alt,
     )  # fmt: skip
+    report["plan"] = study_plan.plan_section(campaign, report)
+    return report
 
 
 def default_rounds() -> int:
@@ -441,6 +520,7 @@ def report_cached(
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
     (or the alt-test's epsilon recorded on it)."""
@@ -448,6 +528,8 @@ def report_cached(
     params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
     if report_reference.check_reference(human_reference) != report_reference.DEFAULT_REFERENCE:  # the default's key stays as it was
         params["human_reference"] = human_reference
+    if sensitivity:  # likewise: asked for, the key says so
+        params["sensitivity"] = True
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)
@@ -458,7 +540,9 @@ def report_cached(
         params.update(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
         key.update(alt_epsilon=epsilon, alt_unit=alt_unit)
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    return report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
+    report = report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
+    # Read afresh each time: freezing a plan, or a change the stamp does not see (a judge's settings, the rubric), must show at once.
+    return {**report, "plan": study_plan.plan_section(campaign, report)}
 
 
 def report_and_charts_cached(
@@ -470,6 +554,7 @@ def report_and_charts_cached(
     wait: bool = True,
     stamp: tuple | None = None,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
 ) -> tuple[dict, dict[str, str]]:
     """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
@@ -481,10 +566,13 @@ def report_and_charts_cached(
         unparsable=unparsable,
         wait=wait,
         human_reference=human_reference,
+        sensitivity=sensitivity,
     )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
     if human_reference != report_reference.DEFAULT_REFERENCE:
         params["human_reference"] = human_reference
+    if sensitivity:
+        params["sensitivity"] = True
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
         params.update(swap_policy=swap_policy, unparsable=unparsable)
     return report, report_cache.campaign_cached(campaign, "charts", stamp, params, lambda: charts.report_charts(report), wait=wait)

@@ -179,7 +179,7 @@ def render_table_csv(report: dict, key: str) -> str:
 def _md_table(table: Table) -> list[str]:
     lines = [f"## {table.title}", ""]
     if not table.rows:
-        return lines + ["Nothing to show.", ""]
+        return lines + [table.empty or "Nothing to show.", ""]
     lines.append("| " + " | ".join(table.headers) + " |")
     lines.append("|" + "|".join("---:" if num else "---" for num in table.numeric) + "|")
     for row in table.rows_head:

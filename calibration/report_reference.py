@@ -63,6 +63,33 @@ SCOPE = (
 )
 
 
+# The annotator models are fitted only when asked: their bootstraps cost several times the rest of the report.
+NOT_COMPUTED = (
+    "not computed: ask with --sensitivity (or ?sensitivity=1); it fits Dawid–Skene and MACE with a bootstrap, "
+    "about 14 s of CPU on 100k labels"
+)
+
+
+def vetting_needed(chosen: str, sensitivity: bool) -> bool:
+    """Whether the report fits the annotator models: for a reference other than the default, or when the sensitivity is asked."""
+    return chosen != DEFAULT_REFERENCE or bool(sensitivity)
+
+
+def not_computed() -> dict:
+    """The `competence` or `sensitivity` section of a report that did not fit the annotator models."""
+    return {"computed": False, "note": NOT_COMPUTED}
+
+
+def check_sensitivity(value: str | None) -> bool:
+    """`?sensitivity=`: 1 or true asks for it, 0, false or nothing does not; ValueError otherwise."""
+    text = (value or "").strip().lower()
+    if text in ("", "0", "false", "no"):
+        return False
+    if text in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"sensitivity must be 1 or 0, not '{value}'")
+
+
 def check_reference(value: str | None) -> str:
     """The reference asked for (None or empty: the default); ValueError with the choices otherwise."""
     value = value or DEFAULT_REFERENCE
@@ -130,8 +157,20 @@ def vet_cached(campaign_pk: int, humans: M.LabelTable, rounds: int, seed: int) -
     return report_cache.computed_once(parts, lambda: vet(humans, rounds, seed), what=f"annotator competence of campaign {campaign_pk}")
 
 
-def reference_section(vetting: Vetting, chosen: str) -> dict:
-    """The `human_reference` section: the reference the main figures use, and every choice's size."""
+def reference_section(vetting: Vetting | None, chosen: str) -> dict:
+    """The `human_reference` section: the reference the main figures use, and every choice's size
+    (without the annotator models, only the reference used)."""
+    head = {
+        "used": chosen,
+        "default": DEFAULT_REFERENCE,
+        "choices": list(REFERENCES),
+        "scope": SCOPE,
+        "statement": f"The judge statistics of this report are computed against the '{chosen}' human reference: {MEANING[chosen]}.",
+        "flag_rule": FLAG_RULE,
+        "computed": vetting is not None,
+    }
+    if vetting is None:
+        return {**head, "note": NOT_COMPUTED}
     refs = []
     for name, table, note in vetting.references:
         refs.append(
@@ -145,12 +184,7 @@ def reference_section(vetting: Vetting, chosen: str) -> dict:
             }
         )
     return {
-        "used": chosen,
-        "default": DEFAULT_REFERENCE,
-        "choices": list(REFERENCES),
-        "scope": SCOPE,
-        "statement": f"The judge statistics of this report are computed against the '{chosen}' human reference: {MEANING[chosen]}.",
-        "flag_rule": FLAG_RULE,
+        **head,
         "flagged": {display(name): list(why) for name, why in vetting.flagged.items()},
         "references": refs,
     }
@@ -186,8 +220,10 @@ def _aggregate(aggregate: Aggregate, humans: M.LabelTable) -> dict:
     }
 
 
-def competence_section(vetting: Vetting, humans: M.LabelTable, seed: int) -> dict:
+def competence_section(vetting: Vetting | None, humans: M.LabelTable, seed: int) -> dict:
     """The `competence` section: per annotator both models' competence (95% CI, n), per item the aggregated labels."""
+    if vetting is None:
+        return not_computed()
     ds = {r.rater: r for r in vetting.dawid_skene.raters}
     mc = {r.rater: r for r in vetting.mace.raters}
     annotators = []
@@ -202,6 +238,7 @@ def competence_section(vetting: Vetting, humans: M.LabelTable, seed: int) -> dic
             }
         )
     return {
+        "computed": True,
         "method": (
             "Dawid-Skene (a confusion matrix per annotator; competence = the probability that their answer is the true class, "
             "averaged over the classes with the fitted priors) and MACE (competence = the probability that they know the answer "
@@ -232,7 +269,7 @@ def _alt_verdict(reference: M.LabelTable, items: M.LabelTable, epsilon: float | 
 
 
 def sensitivity_section(
-    vetting: Vetting,
+    vetting: Vetting | None,
     humans: M.LabelTable,
     votes_by_judge: dict[str, M.Votes],
     merged_by_judge: dict[str, M.LabelTable],
@@ -244,6 +281,8 @@ def sensitivity_section(
     seed: int,
 ) -> dict:
     """The `sensitivity` section: each judge's PAR, κ and alt-test verdict under every reference, with the shift from `majority`."""
+    if vetting is None:
+        return not_computed()
 
     withheld: set[tuple[int, str, str]] = set()  # (reference, judge, statistic) resting on too few pairs for an interval
 
@@ -288,6 +327,7 @@ def sensitivity_section(
             for ref, c in row.cells.items()
         }
     return {
+        "computed": True,
         "baseline": table.baseline,
         "used": chosen,
         "references": [

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from calibration.report import HUMANS
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
+from calibration.report_tables_plan import plan_tables
 from calibration.report_tables_reference import reference_line, reference_tables
 from calibration.table_format import (
     DASH,
@@ -324,10 +325,11 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(powered_tables(report))
     out.update(alttest_tables(report))
     out.update(reference_tables(report))
+    out.update(plan_tables(report))
     return out
 
 
-# The order of the Markdown file (agreement among raters last) and of the HTML report.
+# The order of the Markdown file (agreement among raters, then the deviations from the study plan, last) and of the HTML report.
 ORDER = {
     "md": [
         "judges",
@@ -353,6 +355,7 @@ ORDER = {
         "annotators",
         "judge_pairs",
         "judge_pairs_list",
+        "plan",
     ],
 }
 

@@ -43,6 +43,8 @@ def _sensitivity(report: dict) -> Table:
     numeric = [False, False, True, True, True, True, False]
     if section is None:
         return Table("sensitivity", "Sensitivity to the human reference", headers, [], numeric, NOT_IN_REPORT)
+    if not section.get("computed", True):  # the one line saying how to ask for it
+        return Table("sensitivity", "Sensitivity to the human reference", headers, [], numeric, empty=section["note"])
     rows = []
     for judge in section["judges"]:
         for ref in section["references"]:
@@ -68,6 +70,8 @@ def _competence(report: dict) -> Table:
     numeric = [False, True, True, False]
     if section is None or reference is None:
         return Table("competence", "Annotator competence", headers, [], numeric, NOT_IN_REPORT)
+    if not section.get("computed", True):
+        return Table("competence", "Annotator competence", headers, [], numeric, empty=section["note"])
     rows = []
     for a in section["annotators"]:
         why = reference["flagged"].get(a["name"])

@@ -6,17 +6,20 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadReque
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.functional import SimpleLazyObject
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.models import Campaign
 from annotate.services.gold import gold_pause_lift
-from calibration import gold, report_cache, report_formats, report_reference, selectors
+from calibration import attention, gold, report_cache, report_formats, report_reference, selectors
 from calibration import metrics as M
 from calibration import report as reports
 from calibration.interchange import FORMATS as LABEL_FORMATS
 from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
 from calibration.metrics.quality import gold_accuracy
+from calibration.plan_check import canonical_json, parse_statistics
 from calibration.planner import plan_labels_cached, plan_parameters
+from calibration.report_tables_plan import plan_tables
+from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, study_plan_freeze
 from common.decorators import staff_required
 
 PAGE = "calibration/dashboard.html"
@@ -24,6 +27,7 @@ COMPUTING_PAGE = "calibration/computing.html"
 COMPUTING_REFRESH = 5
 PLAN_PAGE = "calibration/plan.html"
 TABLE_PAGE = "calibration/table.html"
+STUDY_PLAN_PAGE = "calibration/study_plan.html"
 
 
 def _campaign(campaign_id: int) -> Campaign:
@@ -52,6 +56,7 @@ class _Options:
     swap_policy: str
     unparsable: str
     human_reference: str = report_reference.DEFAULT_REFERENCE
+    sensitivity: bool = False
 
     @property
     def convention(self) -> dict:
@@ -60,7 +65,7 @@ class _Options:
     @property
     def choices(self) -> dict:
         """The keyword arguments of the cached report: the convention and the human reference."""
-        return {**self.convention, "human_reference": self.human_reference}
+        return {**self.convention, "human_reference": self.human_reference, "sensitivity": self.sensitivity}
 
     @property
     def query(self) -> str:
@@ -70,6 +75,8 @@ class _Options:
             pairs += [("swap_policy", self.swap_policy), ("unparsable", self.unparsable)]
         if self.human_reference != report_reference.DEFAULT_REFERENCE:
             pairs.append(("human_reference", self.human_reference))
+        if self.sensitivity:
+            pairs.append(("sensitivity", "1"))
         return urlencode(pairs)
 
 
@@ -80,7 +87,8 @@ def _options(request: HttpRequest) -> _Options:
     unparsable = request.GET.get("unparsable") or M.DEFAULT_UNPARSABLE
     M.check_convention(swap_policy, unparsable)
     human_reference = report_reference.check_reference(request.GET.get("human_reference"))
-    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference)
+    sensitivity = report_reference.check_sensitivity(request.GET.get("sensitivity"))
+    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity)
 
 
 def _bad_request(exc: ValueError) -> HttpResponse:
@@ -123,6 +131,8 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         "tables": tables,
         "pages": SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()}),
         "heading": report_formats.heading(report),
+        # Outside the cached part of the page: freezing a plan changes it without changing the data.
+        "plan_page": plan_tables(report)["plan"].page(1),
         "report_key": report_cache.cache_key(
             (
                 campaign.pk,
@@ -144,6 +154,7 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         "unparsable_policies": M.UNPARSABLE_POLICIES,
         "human_reference": options.human_reference,
         "human_references": report_reference.REFERENCES,
+        "sensitivity": options.sensitivity,
     }
 
 
@@ -269,6 +280,26 @@ def _gold_render(request: HttpRequest, campaign: Campaign, *, error: str = "", s
     return render(request, "calibration/gold.html", context, status=status)
 
 
+@require_GET
+@staff_required
+def attention_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff: each annotator's speed (per criterion and per pair, against their own median and the
+    campaign's) and rationales repeated verbatim, as flags with counts and n. Never a rejection."""
+    campaign = _campaign(campaign_id)
+    flags = attention.attention_flags(campaign=campaign)
+    speed = {}
+    for row in flags.speed.raters:
+        speed.setdefault(row.rater, {})[row.level] = row
+    context = {
+        "campaign": campaign,
+        "flags": flags,
+        "speed": sorted(speed.items()),
+        "criterion_medians": sorted(flags.speed.campaign_median.get("criterion", {}).items()),
+        "pair_median": flags.speed.campaign_median.get("pair", {}).get(""),
+    }
+    return render(request, "calibration/attention.html", context)
+
+
 @require_POST
 @staff_required
 def gold_lift(request: HttpRequest, campaign_id: int) -> HttpResponse:
@@ -299,3 +330,44 @@ def labels_download(request: HttpRequest, campaign_id: int, fmt: str) -> Streami
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in campaign.name).strip("-") or "campaign"
     response["Content-Disposition"] = f'attachment; filename="labels-{safe}.{fmt}"'
     return response
+
+
+def _optional_float(value: str | None, name: str) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got '{value}'") from None
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def study_plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The campaign's frozen study plan (GET), or freezing it (POST: planned_pairs, statistics, alpha, delta).
+
+    A refusal (labels exist, a plan is frozen already) answers 409 with the reason; a bad value 400.
+    """
+    campaign = _campaign(campaign_id)
+    if request.method == "POST":
+        try:
+            pairs = request.POST.get("planned_pairs", "")
+            if not pairs.strip().isdigit():
+                raise ValueError(f"planned pairs must be a whole number of at least 1, got '{pairs}'")
+            record = plan_record(
+                campaign,
+                planned_pairs=int(pairs),
+                statistics=parse_statistics(",".join(request.POST.getlist("statistics"))),
+                alpha=_optional_float(request.POST.get("alpha"), "alpha"),
+                delta=_optional_float(request.POST.get("delta"), "delta"),
+            )
+            study_plan_freeze(campaign=campaign, user=request.user, record=record)
+        except ValueError as exc:
+            return _bad_request(exc)
+        except PlanRefused as exc:
+            return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
+        return redirect("calibration-study-plan", campaign_id=campaign.pk)
+    plan = frozen_plan(campaign)
+    record_json = canonical_json(plan.record) if plan else None
+    context = {"campaign": campaign, "plan": plan, "record_json": record_json, "frozen_by": frozen_by_name(plan) if plan else None}
+    return render(request, STUDY_PLAN_PAGE, context)

@@ -60,6 +60,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Q
 
+import protocols
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices
 from judges.selectors import RunPlan, UnitPlan, campaign_categories
@@ -77,7 +78,6 @@ from judges.transport import (
 )
 from judges.wire import read_completion
 from protocols.base import InvalidResponse, JudgeRequest
-from protocols.pairwise import parse_verdicts
 
 ENDPOINT = "/v1/chat/completions"
 SUBMISSION_PREFIX = "sub-"
@@ -523,7 +523,12 @@ class _BatchRun:
         attempt.raw_response = self.prices.scrub((text if completion.problem else completion.content)[:MAX_STORED_RESPONSE])
         criteria = tuple(c.key for c in job.plan.criteria)
         try:
-            outcome.verdicts = parse_verdicts(completion.content, criteria=criteria, allow_tie=self.plan.campaign.allow_tie)
+            outcome.verdicts = protocols.get(self.plan.campaign.protocol).parse_verdicts(
+                completion.content,
+                criteria=criteria,
+                allow_tie=self.plan.campaign.allow_tie,
+                responses=tuple(c.response for c in job.plan.criteria),
+            )
         except InvalidResponse as exc:
             reason = unreadable_reason(exc, completion, self.prices.max_tokens)
             attempt.error = reason

@@ -35,12 +35,13 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+import protocols
 from judges import baselines
 from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
-from judges.queued_rows import QueuedRows
+from judges.queued_rows import QueuedRows, take
 from judges.selectors import RunPlan, UnitPlan, run_plan
 from judges.transport import (
     BATCH_SECONDS,
@@ -54,12 +55,10 @@ from judges.transport import (
     Reach,
     Release,
     openai_client,
-    take,
     work_loop,
 )
 from judges.workers import this_worker
 from protocols.base import InvalidResponse
-from protocols.pairwise import parse_verdicts, side_of
 
 logger = logging.getLogger(__name__)
 STATUS_POLL_SECONDS = 0.5
@@ -79,7 +78,7 @@ def _baseline_verdicts(plan: UnitPlan, texts: dict[int, str], kind: str, seed: i
 
 
 def _verdicts_insert(rows: list[tuple]) -> None:
-    """(unit_id, call_id, criterion_id, winner, reason) rows, in one statement run many times.
+    """(unit_id, call_id, criterion_id, winner, reason, confidence, samples) rows, in one statement run many times.
 
     Plain SQL on the hot path: a run writes a verdict per criterion, and building
     model instances for bulk_create cost several times the insert itself. Every
@@ -90,10 +89,10 @@ def _verdicts_insert(rows: list[tuple]) -> None:
     table = connection.ops.quote_name(JudgeVerdict._meta.db_table)
     columns = ", ".join(
         connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column)
-        for name in ("unit", "call", "criterion", "winner", "rationale")
+        for name in ("unit", "call", "criterion", "winner", "rationale", "confidence", "samples")
     )
     with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)", rows)
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)", rows)
 
 
 class Engine:
@@ -203,11 +202,20 @@ class Engine:
                     # An imported unit in error may hold the verdicts it had.
                     JudgeVerdict.objects.filter(unit_id__in=ids).delete()
                 rows = []
+                protocol = protocols.get(run.campaign.protocol)  # the campaign is loaded: the plan was made from it
                 for job, outcome in done:
                     by_key = {c.key: c.pk for c in job.plan.criteria}
                     call = valid_calls.get(job.unit_id)
+                    sure, said = outcome.confidences or {}, outcome.samples or {}
                     rows += [
-                        (job.unit_id, call.pk if call else None, by_key[key], side_of(position, job.plan.a_first), reason)
+                        (
+                            job.unit_id,
+                            call.pk if call else None,
+                            by_key[key],
+                            protocol.stored_answer(position, a_first=job.plan.a_first),
+                            reason,
+                        )
+                        + (sure.get(key), said.get(key, ""))
                         for key, (position, reason) in outcome.verdicts.items()
                     ]
                 _verdicts_insert(rows)
@@ -447,14 +455,16 @@ class Engine:
                 job.request_hash, job.plain_hash = plan.request_hashes(job.request)
             # An answer to the request without its schema serves too: the endpoint refused the schema before.
             hashes = [digest for job in batch for digest in (job.request_hash, job.plain_hash) if digest]
-            cached = {c.request_hash: c for c in CachedResponse.objects.filter(request_hash__in=hashes)}
+            # A judge with a confidence option never reads the cache: it keeps no token probabilities, and samples must differ.
+            fresh = self.judge.confidence not in ("", "none")
+            cached = {} if fresh else {c.request_hash: c for c in CachedResponse.objects.filter(request_hash__in=hashes)}
             for job in batch:
                 hit = cached.get(job.request_hash) or cached.get(job.plain_hash)
                 yield job, (self._from_cache(job, hit) if hit is not None else None)
 
     def _from_cache(self, job: Job, hit: CachedResponse) -> Outcome | None:
         try:
-            verdicts = parse_verdicts(hit.content, criteria=job.request.criteria, allow_tie=job.request.allow_tie)
+            verdicts = protocols.parse_reply(job.request, hit.content)
         except InvalidResponse:
             return None
         attempt = Attempt(number=1, request_hash=hit.request_hash, from_cache=True, valid=True, raw_response=hit.content)

@@ -62,6 +62,14 @@ class JudgeForm(forms.Form):
         required=False,
         help_text="USD per million completion tokens in batch runs. Empty: half the output price.",
     )
+    confidence = forms.CharField(
+        max_length=20,
+        required=False,
+        initial="none",
+        label="Confidence",
+        help_text="Each verdict's confidence: none, logprobs (token probabilities, where the endpoint gives them) or samples:N "
+        "(N billed calls per unit and order, the share agreeing; give a temperature above 0). Checked like add_judge --confidence.",
+    )
     per_criterion = forms.BooleanField(required=False, label="One call per criterion (default: one per category)")
     structured_output = forms.BooleanField(required=False, initial=True, label="Send a JSON schema (structured output)")
     update = forms.BooleanField(required=False, label="Update the judge if the name exists")
@@ -82,6 +90,10 @@ class JudgeForm(forms.Form):
         if problem := name_problem(name, what="judge name"):
             raise forms.ValidationError(f"The {problem}.")
         return name
+
+    def clean_confidence(self) -> str:
+        # Empty is the default; judge_build checks the rest (`judges.sampling.confidence_mode`), as for add_judge.
+        return self.cleaned_data["confidence"].strip() or "none"
 
     def service_arguments(self) -> dict:
         return {**self.cleaned_data, "by": self.user}

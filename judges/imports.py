@@ -39,15 +39,16 @@ def imported_judge_create(*, name: str, model: str) -> Judge:
 
 @dataclass(frozen=True)
 class ImportedUnit:
-    """One unit's imported verdicts: (criterion id, side "a"/"b"/tie, reason) each, and the
-    lines saying what the source could not give, which put the unit in ERROR."""
+    """One unit's imported verdicts: (criterion id, side "a"/"b"/tie, reason[, confidence]) each,
+    and the lines saying what the source could not give, which put the unit in ERROR. A verdict
+    without a confidence has none (None)."""
 
     judge: Judge
     pair: Pair
     category_id: int
     criterion_id: int | None
     a_first: bool
-    verdicts: Sequence[tuple[int, str, str]]
+    verdicts: Sequence[tuple]
     errors: Sequence[str]
 
     @property
@@ -94,13 +95,13 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
     stored_verdicts: dict[int, set] = {}
     for unit_ids in _chunks(sorted(row.pk for row in stored.values())):
         verdicts = JudgeVerdict.objects.filter(unit_id__in=unit_ids)
-        for unit_id, *verdict in verdicts.values_list("unit_id", "criterion_id", "winner", "rationale"):
+        for unit_id, *verdict in verdicts.values_list("unit_id", "criterion_id", "winner", "rationale", "confidence"):
             stored_verdicts.setdefault(unit_id, set()).add(tuple(verdict))
     outcomes, created, rewritten, fresh_verdicts = [], [], [], []
     for unit in units:
         status = JudgeUnit.Status.ERROR if unit.errors else JudgeUnit.Status.DONE
         error = "\n".join(unit.errors)
-        fresh = list(dict.fromkeys(unit.verdicts))
+        fresh = list(dict.fromkeys(tuple(v) if len(v) == 4 else (*v, None) for v in unit.verdicts))
         row = stored.get(unit.key)
         if row is None:
             row = JudgeUnit(
@@ -121,7 +122,7 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
             row.status, row.error, row.updated_at = status, error, now
             rewritten.append(row)
             outcomes.append(UPDATED)
-        fresh_verdicts += [(row, cid, side, reason) for cid, side, reason in fresh]
+        fresh_verdicts += [(row, *verdict) for verdict in fresh]
     JudgeUnit.objects.bulk_create(created, batch_size=2000)
     for unit_ids in _chunks([row.pk for row in created]):
         # bulk_create stamps auto_now fields with the current time: stamp them `now`, as rewritten ones.
@@ -133,7 +134,7 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
     for start in range(0, len(fresh_verdicts), CHUNK):
         rows_insert(
             JudgeVerdict,
-            ("unit", "criterion", "winner", "rationale"),
-            [(row.pk, cid, side, reason) for row, cid, side, reason in fresh_verdicts[start : start + CHUNK]],
+            ("unit", "criterion", "winner", "rationale", "confidence"),
+            [(row.pk, cid, side, reason, sure) for row, cid, side, reason, sure in fresh_verdicts[start : start + CHUNK]],
         )
     return outcomes

@@ -67,6 +67,9 @@ class Judge(models.Model):
         blank=True,
         help_text="USD per million completion tokens through the Batch API; empty: half the output price.",
     )
+    confidence = models.CharField(
+        max_length=20, default="none", help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/sampling.py)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -269,6 +272,10 @@ class JudgeVerdict(models.Model):
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     winner = models.CharField(max_length=3, choices=[("a", "A"), ("b", "B"), ("tie", "Tie")])
     rationale = models.TextField(blank=True)
+    # In [0, 1]: the chosen answer's probability (logprobs) or the share of samples giving it; empty: unknown.
+    confidence = models.FloatField(null=True, blank=True)
+    # samples:N judges: the answers of the N calls in this unit's order, positions "1"/"2"/"tie" joined by commas.
+    samples = models.CharField(max_length=400, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["unit", "criterion"], name="judgeverdict_unique")]

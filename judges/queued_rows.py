@@ -33,3 +33,20 @@ class QueuedRows:
         note = Release(client_request_id, threading.Event())
         self.answers.put(note)
         self._wait(note.written)
+
+
+def take(answers: queue.Queue, *, timeout: float) -> tuple[list, int]:
+    """What the workers have put in `answers` (waiting up to `timeout` for the first item, then
+    taking whatever else is already there) and how many worker loops ended meanwhile."""
+    try:
+        first = answers.get(timeout=timeout) if timeout > 0 else answers.get_nowait()
+    except queue.Empty:
+        return [], 0
+    pending = [first]
+    while True:
+        try:
+            pending.append(answers.get_nowait())
+        except queue.Empty:
+            break
+    items = [item for item in pending if item is not None]
+    return items, len(pending) - len(items)

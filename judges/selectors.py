@@ -15,12 +15,12 @@ from decimal import Decimal
 from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
+import protocols
 from annotate.models import Article, Campaign, Category, Criterion, Pair
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices, token_cost
 from judges.wire import estimate_completion_tokens, estimate_prompt_tokens, request_hashes
 from protocols.base import CriterionSpec, JudgeRequest
-from protocols.pairwise import build_request
 
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
 
@@ -52,13 +52,14 @@ class RunPlan:
     def request(self, unit: UnitPlan) -> JudgeRequest:
         pair = unit.pair
         first, second = (pair.article_a_id, pair.article_b_id) if unit.a_first else (pair.article_b_id, pair.article_a_id)
-        return build_request(
+        # Units are pairs: the campaign's protocol is one of two articles (`protocols.NAMES`).
+        return protocols.get(self.campaign.protocol).build_request(
             topic=pair.topic.title,
             article_1=self.texts[first],
             article_2=self.texts[second],
             category=unit.category.name,
             category_description=unit.category.description,
-            criteria=[CriterionSpec(key=c.key, text=c.text) for c in unit.criteria],
+            criteria=[CriterionSpec(key=c.key, text=c.text, response=c.response) for c in unit.criteria],
             allow_tie=self.campaign.allow_tie,
             structured=self.judge.structured_output,
         )

@@ -17,6 +17,7 @@ from common.names import name_problem
 from judges.endpoints import api_key_env_refusal, base_url_refusal, configured_endpoint, endpoint_names, endpoint_refusal
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun
+from judges.sampling import confidence_mode
 from judges.tasks import judge_run_task
 from judges.transport import openai_client as _client  # noqa: F401  moved; tests import it from here
 
@@ -48,6 +49,7 @@ def judge_create(
     tpm: int | None = None,
     batch_input_price: Decimal | float | str | None = None,
     batch_output_price: Decimal | float | str | None = None,
+    confidence: str = "none",
     update: bool = False,
     by=None,
 ) -> tuple[Judge, bool]:
@@ -60,15 +62,16 @@ def judge_create(
     server), and only a superuser may type a base URL and a key variable instead
     (`judges.endpoints`). Prices left None are unknown, and so are the judge's costs; give both
     or neither. `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no
-    limit); the batch prices left None are half the synchronous ones. An update sets every
-    field, so a limit or a price not given again is cleared.
+    limit); the batch prices left None are half the synchronous ones. `confidence` is none,
+    logprobs or samples:N (`judges.sampling`). An update sets every field, so a limit or a
+    price not given again is cleared.
     """
     judge = judge_build(
         name=name, kind=kind, model=model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
         input_price=input_price, output_price=output_price, cached_input_price=cached_input_price,
         temperature=temperature, max_tokens=max_tokens, per_criterion=per_criterion, structured_output=structured_output,
         timeout_seconds=timeout_seconds, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
-        batch_input_price=batch_input_price, batch_output_price=batch_output_price, update=update, by=by,
+        batch_input_price=batch_input_price, batch_output_price=batch_output_price, confidence=confidence, update=update, by=by,
     )  # fmt: skip
     values = {f.name: getattr(judge, f.name) for f in Judge._meta.concrete_fields if f.name not in ("id", "name", "created_at")}
     return Judge.objects.update_or_create(name=judge.name, defaults=values)
@@ -95,6 +98,7 @@ def judge_build(
     tpm: int | None = None,
     batch_input_price: Decimal | float | str | None = None,
     batch_output_price: Decimal | float | str | None = None,
+    confidence: str = "none",
     update: bool = False,
     by=None,
 ) -> Judge:
@@ -166,6 +170,13 @@ def judge_build(
         errors.append("The timeout must be positive.")
     if max_attempts is not None and not 1 <= max_attempts <= 10:
         errors.append("max_attempts must be between 1 and 10.")
+    try:
+        kind_of_confidence, samples = confidence_mode(confidence)
+        confidence = kind_of_confidence if samples == 1 else f"{kind_of_confidence}:{samples}"
+    except ValueError as exc:
+        errors.append(str(exc))
+    if kind != Judge.Kind.LLM and confidence != "none":
+        errors.append("Only an LLM judge can give confidences (imported verdicts bring theirs in a confidence column).")
     existing = None if problem else Judge.objects.filter(name=name).first()
     if existing is not None and not update:
         errors.append(f"A judge named '{name}' already exists; pass --update (or tick 'update') to change it.")
@@ -188,6 +199,7 @@ def judge_build(
         "tpm": tpm,
         "batch_input_price": prices["batch input"],
         "batch_output_price": prices["batch output"],
+        "confidence": confidence,
     }
     if timeout_seconds is not None:
         values["timeout_seconds"] = timeout_seconds

@@ -66,12 +66,13 @@ import httpcore2
 import httpx2
 import openai
 
+import protocols
 from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
+from judges.sampling import LOGPROBS, TOP_LOGPROBS, confidence_mode, logprob_map, sampled_call
 from judges.wire import estimate_prompt_tokens, read_completion
 from protocols.base import InvalidResponse, JudgeRequest
-from protocols.pairwise import parse_verdicts
 
 
 class JudgeConfig(Protocol):
@@ -89,6 +90,7 @@ class JudgeConfig(Protocol):
     output_price: Decimal | None
     rpm: int | None
     tpm: int | None
+    confidence: str
 
 
 RETRY_BASE_SECONDS = 0.5
@@ -121,6 +123,8 @@ class CallSettings:
     output_price: Decimal | None
     secret: str
     pacer: Pacer | None = None  # shared by the run's workers; None: no rpm/tpm limit
+    logprobs: bool = False  # ask for token probabilities (judges.sampling)
+    samples: int = 1  # calls per unit (judges.sampling)
 
     @classmethod
     def of(cls, judge: JudgeConfig, secret: str) -> CallSettings:
@@ -134,6 +138,8 @@ class CallSettings:
             output_price=None if judge.output_price is None else Decimal(judge.output_price),
             secret=secret,
             pacer=pacer_for(judge.rpm, judge.tpm),
+            logprobs=confidence_mode(judge.confidence)[0] == LOGPROBS,
+            samples=confidence_mode(judge.confidence)[1],
         )
 
     def paced_tokens(self, request: JudgeRequest) -> int:
@@ -210,6 +216,8 @@ class Outcome:
 
     attempts: list[Attempt] = field(default_factory=list)
     verdicts: dict[str, tuple[str, str]] | None = None
+    confidences: dict[str, float] | None = None  # criterion key -> confidence (judges.sampling)
+    samples: dict[str, str] | None = None  # criterion key -> the samples' answers (samples:N)
     error: str = ""
     budget: bool = False
     fatal: str = ""
@@ -378,6 +386,7 @@ def _unit_call(
     rows: RowWriter | None = None,
     halt: threading.Event | None = None,
     reach: Reach | None = None,
+    outcome: Outcome | None = None,
 ) -> Outcome:
     """Sends one unit's request until it yields verdicts or the retries run out (worker thread).
 
@@ -385,8 +394,8 @@ def _unit_call(
     any wait for the pacer: a request still queued or paced is not on the network and can cost
     nothing, so after a kill the rows left "sent" are at most one per worker. An attempt that
     never connected, or was answered with an error status, has its row dropped again at once
-    (`RowWriter.release`)."""
-    outcome = Outcome()
+    (`RowWriter.release`). `outcome`: one to continue (the next sample of the same unit)."""
+    outcome = outcome or Outcome()
     request = job.request
     reserved = job.reserved
     arguments = {
@@ -395,6 +404,8 @@ def _unit_call(
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
     }
+    if settings.logprobs:
+        arguments.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
     sent_hash = job.request_hash
     if request.response_format is not None:
         if plain.reason:
@@ -495,7 +506,7 @@ def _unit_call(
         raw = body.decode("utf-8", "replace") if completion.problem else content
         attempt.raw_response = settings.scrub(raw[:MAX_STORED_RESPONSE])
         try:
-            verdicts = parse_verdicts(content, criteria=request.criteria, allow_tie=request.allow_tie)
+            verdicts = protocols.parse_reply(request, content)
         except InvalidResponse as exc:
             reason = unreadable_reason(exc, completion, settings.max_tokens)
             attempt.error = reason
@@ -510,6 +521,8 @@ def _unit_call(
             continue
         attempt.valid = True
         outcome.verdicts = verdicts
+        if settings.logprobs:
+            outcome.confidences = logprob_map(completion.logprobs, list(verdicts))
         return outcome
 
 
@@ -539,29 +552,13 @@ def work_loop(
                 answers.put((job, Outcome(budget=True)))
                 halt.set()
                 return
-            answers.put((job, _unit_call(job, client, settings, ledger, plain, rows, halt, reach)))
+            call = lambda outcome, job=job: _unit_call(job, client, settings, ledger, plain, rows, halt, reach, outcome)  # noqa: E731
+            answers.put((job, sampled_call(call, n=settings.samples, ledger=ledger, reserved=job.reserved)))
     except BaseException:
         halt.set()
         raise
     finally:
         answers.put(None)  # this loop is over
-
-
-def take(answers: queue.Queue, *, timeout: float) -> tuple[list, int]:
-    """What the workers have put in `answers` (waiting up to `timeout` for the first item, then
-    taking whatever else is already there) and how many worker loops ended meanwhile."""
-    try:
-        first = answers.get(timeout=timeout) if timeout > 0 else answers.get_nowait()
-    except queue.Empty:
-        return [], 0
-    pending = [first]
-    while True:
-        try:
-            pending.append(answers.get_nowait())
-        except queue.Empty:
-            break
-    items = [item for item in pending if item is not None]
-    return items, len(pending) - len(items)
 
 
 _clients: dict[tuple, openai.OpenAI] = {}

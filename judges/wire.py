@@ -123,6 +123,7 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str = ""
     problem: str = ""
+    logprobs: tuple = ()  # the choice's ``logprobs.content`` entries, when the endpoint gave them
 
 
 def _count(value) -> int:
@@ -137,7 +138,8 @@ def read_completion(body: bytes | str) -> Completion:
     way endpoints differ: usage may be missing (nothing billed) or partial;
     cached prompt tokens come from ``prompt_tokens_details.cached_tokens`` or
     DeepSeek's ``prompt_cache_hit_tokens`` and never exceed the prompt; a
-    refusal is reported as the problem.
+    refusal is reported as the problem. Token probabilities, when asked for and
+    given, are the choice's ``logprobs.content`` list.
     """
     try:
         data = json.loads(body)
@@ -163,11 +165,14 @@ def read_completion(body: bytes | str) -> Completion:
         content = "".join(part.get("text") or "" for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
     finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else ""
     problem = ""
+    logprobs = choice.get("logprobs") if isinstance(choice.get("logprobs"), dict) else {}
+    entries = logprobs.get("content") if isinstance(logprobs.get("content"), list) else []
+    entries = tuple(e for e in entries if isinstance(e, dict))
     if not isinstance(content, str) or not content:
         refusal = message.get("refusal")
         problem = f"the model refused: {_snippet(refusal)}" if isinstance(refusal, str) and refusal else "the reply has no text"
         content = ""
-    return Completion(content=content, finish_reason=finish, problem=problem, **tokens)
+    return Completion(content=content, finish_reason=finish, problem=problem, logprobs=entries, **tokens)
 
 
 _SNIPPET = 80

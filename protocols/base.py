@@ -9,8 +9,12 @@ A protocol is one module (or package) registered in `protocols.REGISTRY`. It say
   ``shown_answer`` (as stored / as the rater sees it, given the order shown), and the
   same for the item's overall answer (``OVERALL_CHOICES``, ``overall_problems``,
   ``stored_overall``, ``shown_overall``);
+- what a criterion of a rubric may say about its answers (the criteria file's ``response``
+  object): ``read_response`` gives its stored form and what is wrong with it;
 - how a judge is asked and how its reply is parsed: ``build_request`` and
-  ``parse_verdicts`` (raising :class:`InvalidResponse`);
+  ``parse_verdicts`` (raising :class:`InvalidResponse`); ``protocols.parse_reply`` reads a
+  reply with the protocol its request names. A protocol of one article (``ARTICLES == 1``)
+  takes ``article=``, one of two ``article_1=``/``article_2=``;
 - which rows it hands to the metrics (``metric_outcome``: a stored answer as the
   metrics' outcome) and which agreement statistics fit its answers
   (``AGREEMENT_STATISTICS``).
@@ -21,7 +25,7 @@ Pure: no Django.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The names a protocol module defines.
 REQUIRED = (
@@ -35,6 +39,7 @@ REQUIRED = (
     "overall_problems",
     "stored_overall",
     "shown_overall",
+    "read_response",
     "build_request",
     "parse_verdicts",
     "metric_outcome",
@@ -46,6 +51,8 @@ REQUIRED = (
 class CriterionSpec:
     key: str
     text: str
+    # The criterion's stored `response` (its protocol's `read_response`); {} for pairwise.
+    response: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,8 @@ class JudgeRequest:
     response_format: dict | None
     criteria: tuple[str, ...]
     allow_tie: bool
+    protocol: str = "pairwise"
+    responses: tuple[dict, ...] = ()  # per criterion, what `parse_verdicts` needs to read its answer
 
 
 class InvalidResponse(Exception):

@@ -158,9 +158,13 @@ def by_criterion(*sides: str) -> dict:
     return dict(zip(CRITERIA, sides))
 
 
-def hand_dataset(alice, bob) -> Campaign:
-    """The dataset whose figures the report tests check by hand (see test_calibration_report)."""
+def hand_dataset(alice, bob, *, before_labels=None) -> Campaign:
+    """The dataset whose figures the report tests check by hand (see test_calibration_report).
+
+    `before_labels(campaign)`, when given, runs once the campaign exists and before its first label (e.g. freezing a study plan)."""
     campaign = hand_campaign([alice, bob])
+    if before_labels is not None:
+        before_labels(campaign)
     p1, p2 = pair_of(campaign, ATLAS), pair_of(campaign, QUILL)
     label_pairs(campaign, alice, {p1: by_criterion("a", "a", "b"), p2: by_criterion("a", "b", "b")}, a_first={p1: True, p2: False})
     label_pairs(campaign, bob, {p1: by_criterion("a", "b", "b"), p2: by_criterion("a", "b", "a")}, a_first={p1: False, p2: True})
@@ -403,6 +407,8 @@ def assert_contract(report: dict) -> None:
     _check_nested(h["fleiss_kappa"], "value", "humans.fleiss_kappa", contains=False)
     _check_powered(report["prediction_powered"], names)
     _check_alt_test(report["alt_test"], names)
+    if "plan" in report:  # added by build_report and the cached reports, not by report_from_inputs alone
+        _check_plan(report["plan"])
     for a in h["annotators"]:
         assert isinstance(a["outlier"], bool) and isinstance(a["n_labels"], int) and isinstance(a["n_pairs"], int)
         _check_nested(a["agreement_with_others"], "value", f"annotator {a['name']}")
@@ -507,3 +513,10 @@ def _check_score(s: dict, where: str) -> None:
         if lo is not None and hi is not None:
             # Percentile CIs may sit beside the point; only their order is promised.
             assert lo <= hi, f"{where}: CI {s['ci']} is reversed"
+
+
+def _check_plan(plan: dict) -> None:
+    assert set(plan) >= {"frozen", "sha256", "frozen_at", "frozen_by", "planned_pairs", "statistics", "deviations", "rubric", "design"}
+    assert isinstance(plan["deviations"], list) and (plan["sha256"] is None) != plan["frozen"]
+    for d in plan["deviations"]:
+        assert set(d) == {"kind", "what", "planned", "now"} and isinstance(d["what"], str)

@@ -16,6 +16,17 @@ article does not count), and each gets ``policy(key, user_message)``, by default
 a hash of the key and the first 200 characters of the user message ("1" or "2",
 never "tie", so it is valid whether or not ties are allowed).
 
+Token probabilities: a request with ``logprobs: true`` gets the choice's ``logprobs.content``
+(``token_logprobs``), as OpenAI returns it: each winner's value is a token whose
+``top_logprobs`` (at most the request's ``top_logprobs``) give it ``confidence(key,
+user_message)`` (``default_confidence``, 0.5 to 1, unless a test sets another) and the other
+position the rest.
+
+One-article protocols (checklist, rating, count): a request whose JSON schema is named after one
+of them is answered ``{"answers": [{"criterion", "reason", "answer"}]}``, each answer a value the
+schema allows, or ``one_article_policy(key, user_message)`` when that is set (None leaves the
+answer out), so tests can send what a bad model would.
+
 Faults (``script``), consumed one per request in arrival order:
 ``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``
 in seconds; ``("429", seconds, "date")`` gives it as an HTTP date that many seconds ahead), ``"timeout"`` (the reply is
@@ -96,12 +107,48 @@ __all__ = ["FakeLLM", "FAULTS", "default_policy", "shared_server"]
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
 BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
+# The schema names of the one-article protocols (protocols/one_article.py), answered as {"answers": [...]}.
+ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count")
 _CRITERION_LINE_RE = re.compile(r"^- ([A-Za-z0-9_.-]+): ", re.MULTILINE)
 
 
 def default_policy(criterion_key: str, user_message: str) -> str:
     digest = hashlib.sha256(f"{criterion_key}\0{user_message[:200]}".encode("utf-8")).digest()
     return "1" if digest[0] % 2 == 0 else "2"
+
+
+def default_confidence(criterion_key: str, user_message: str) -> float:
+    """The probability the fake model gives its answer: 0.5 to 1 by a hash, in steps of 1/256."""
+    digest = hashlib.sha256(f"{criterion_key}\0{user_message[:200]}".encode("utf-8")).digest()
+    return 0.5 + digest[1] / 512
+
+
+_WINNER_VALUE_RE = re.compile(r'"winner": "([^"]*)"')
+
+
+def token_logprobs(content: str, confidences: list[float], top: int) -> list[dict]:
+    """``logprobs.content`` for a reply: each winner's value is a token of its own whose
+    ``top_logprobs`` give it probability p (its confidence) and the other position 1 - p; the text
+    between is one token each, certain."""
+    entries, at = [], 0
+
+    def certain(text: str) -> None:
+        if text:
+            entries.append(
+                {"token": text, "logprob": 0.0, "bytes": list(text.encode()), "top_logprobs": [{"token": text, "logprob": 0.0}][:top]}
+            )
+
+    for match, p in zip(_WINNER_VALUE_RE.finditer(content), confidences):
+        certain(content[at : match.start(1)])
+        chosen = match.group(1)
+        other = "2" if chosen == "1" else "1"
+        alternatives = [{"token": chosen, "logprob": math.log(p)}]
+        if p < 1:
+            alternatives.append({"token": other, "logprob": math.log(1 - p)})
+        entries.append({"token": chosen, "logprob": math.log(p), "bytes": list(chosen.encode()), "top_logprobs": alternatives[:top]})
+        at = match.end(1)
+    certain(content[at:])
+    return entries
 
 
 def _text(content) -> str:
@@ -141,6 +188,8 @@ class FakeLLM:
         self._initial = (latency, policy)
         self.latency = latency
         self.policy = policy or default_policy
+        self.confidence = default_confidence
+        self.one_article_policy: Callable[[str, str], object] | None = None
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys: set[str] | None = None
@@ -249,6 +298,8 @@ class FakeLLM:
         self.rate_limit = None
         self.latency, policy = self._initial
         self.policy = policy or default_policy
+        self.confidence = default_confidence
+        self.one_article_policy = None
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys = None
@@ -302,15 +353,19 @@ class FakeLLM:
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
         user_message = next((_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), "")
-        verdicts = [
-            {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}
-            for key in criterion_keys(user_message)
-        ]
-        if fault == "wrong_count" and verdicts:
-            verdicts.pop()
-        if fault == "bad_winner" and verdicts:
-            verdicts[0]["winner"] = "3"
-        content = json.dumps({"verdicts": verdicts})
+        schema = (body.get("response_format") or {}).get("json_schema") or {}
+        if schema.get("name") in ONE_ARTICLE_SCHEMAS:
+            content = json.dumps({"answers": self._one_article_answers(schema["schema"], user_message)})
+        else:
+            verdicts = [
+                {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}
+                for key in criterion_keys(user_message)
+            ]
+            if fault == "wrong_count" and verdicts:
+                verdicts.pop()
+            if fault == "bad_winner" and verdicts:
+                verdicts[0]["winner"] = "3"
+            content = json.dumps({"verdicts": verdicts})
         if fault == "truncated":
             content = content[: len(content) // 2]
         if fault == "not_json":
@@ -330,20 +385,39 @@ class FakeLLM:
                 "error": {"message": "the upstream model is overloaded"},
                 "usage": usage,
             }
+        choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        if body.get("logprobs") is True:
+            sure = [self.confidence(v["criterion"], user_message) for v in verdicts]
+            top = body.get("top_logprobs") if isinstance(body.get("top_logprobs"), int) else 0
+            choice["logprobs"] = {"content": token_logprobs(content, sure, top), "refusal": None}
         return {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or MODEL_ID,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [choice],
             "usage": usage,
         }
+
+    def _one_article_answers(self, schema: dict, user_message: str) -> list[dict]:
+        """The answers of a one-article protocol's request: ``one_article_policy(key, user_message)``
+        when set (its None leaves the answer out), else a value the schema allows, drawn from a
+        hash of the key and the message."""
+        entry = schema["properties"]["answers"]["items"]["properties"]["answer"]
+        allowed = entry.get("anyOf", [entry])[0]
+        answers = []
+        for key in criterion_keys(user_message):
+            item = {"criterion": key, "reason": f"Fake reason for {key}."}
+            if self.one_article_policy is not None:
+                value = self.one_article_policy(key, user_message)
+            else:
+                digest = hashlib.sha256(f"{key}\0{user_message[:200]}".encode("utf-8")).digest()[0]
+                choices = allowed.get("enum") or list(range(allowed.get("minimum", 0), allowed.get("minimum", 0) + 4))
+                value = choices[digest % len(choices)]
+            if value is not None:
+                item["answer"] = value
+            answers.append(item)
+        return answers
 
     # -------------------------------------------------------------- the Batch API
 

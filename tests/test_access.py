@@ -22,7 +22,7 @@ from django.urls import get_resolver, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotate.models import Span
+from annotate.models import Adjudication, Span
 from annotate.services.claims import assignment_claim_next
 from judges.services import judge_create, judge_run_create
 from tests.architecture_map import _patterns
@@ -99,7 +99,13 @@ ROUTES = {
     "/calibration/campaign/<id:campaign_id>/report.<str:fmt>": staff_page(),
     "/calibration/campaign/<id:campaign_id>/plan/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/table/<slug:key>/": staff_page(),
+    "/calibration/campaign/<id:campaign_id>/cascade/": staff_page(),
+    # 400: the world's judge has no confidences, so no cascade can be calibrated to send from.
+    "/calibration/campaign/<id:campaign_id>/cascade/send/": staff_page(method="post", wrong="get", ok=400, data={"name": "abstained"}),
+    "/calibration/campaign/<id:campaign_id>/attention/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/gold/": staff_page(),
+    # GET shows the frozen plan (or that none is), POST freezes it (tests/test_study_plan.py).
+    "/calibration/campaign/<id:campaign_id>/study-plan/": staff_page(wrong="delete"),
     # 400: alice has claimed a pair, but bob (the name sent) has no work in the campaign yet.
     "/calibration/campaign/<id:campaign_id>/gold/lift/": staff_page(method="post", wrong="get", ok=400, data={"annotator": "bob"}),
     "/calibration/campaign/<id:campaign_id>/labels.<str:fmt>": staff_page(arguments={"fmt": "csv"}),
@@ -120,6 +126,12 @@ ROUTES = {
     "/campaigns/<id:campaign_id>/members/add/": staff_page(method="post", wrong="get", ok=422),
     "/campaigns/<id:campaign_id>/members/<id:user_id>/remove/": staff_page(method="post", wrong="get"),  # asks to confirm
     "/campaigns/<id:campaign_id>/blindness/": staff_page(),
+    # Adjudication: staff manage it; an item's page is its campaign's adjudicators' only (tests/test_adjudication.py
+    # asks them), so none of these four gets in.
+    "/campaigns/<id:campaign_id>/adjudication/": staff_page(),
+    "/campaigns/<id:campaign_id>/adjudication/open/": staff_page(method="post", wrong="get", ok=302),
+    "/campaigns/<id:campaign_id>/adjudicators/": staff_page(method="post", wrong="get", ok=422),
+    "/adjudicate/<id:adjudication_id>/": Route("get", (LOGIN, 403, 403, 403), None),
     "/accounts/new/": staff_page(None, wrong="delete"),
     # One assignment's pages: its annotator only.
     "/work/<id:assignment_id>/": own_work(200, method="get", wrong="post"),
@@ -146,6 +158,15 @@ def world(campaign, alice, oscar, rachel, bob):
     judge, _ = judge_create(name="longer", kind="length")
     run = judge_run_create(campaign=campaign, judge=judge)
     criterion = campaign.criterion_set.criteria.order_by("order").first()
+    item = Adjudication.objects.create(
+        campaign=campaign,
+        pair=assignment.pair,
+        criterion=criterion,
+        kind="split",
+        a_first=True,
+        opened_by=rachel,
+        opened_at=span.created_at,
+    )
     return {
         "users": {"anonymous": None, "annotator": alice, "outsider": oscar, "staff": rachel},
         "arguments": {
@@ -158,6 +179,7 @@ def world(campaign, alice, oscar, rachel, bob):
             "run_id": run.pk,
             "user_id": bob.pk,
             "span_id": span.pk,
+            "adjudication_id": item.pk,
             "fmt": "json",
             "key": "judges",
             # bob's: logging alice in would change her last login, which her link's token hashes.
@@ -205,7 +227,7 @@ def test_it_answers_every_url_as_the_table_says(route, kind, world):
     row = ROUTES[route]
     users, arguments = world["users"], {**world["arguments"], **row.arguments}
     # The 405 and the missing ids are asked by the last kind of user the route lets in.
-    allowed = [k for k, cell in zip(KINDS, row.expected) if cell not in (LOGIN, 403)][-1]
+    allowed = ([k for k, cell in zip(KINDS, row.expected) if cell not in (LOGIN, 403)] or [None])[-1]
     if kind in KINDS:
         check(ask(route, users[kind], row.method, arguments, row.data), row.expected[KINDS.index(kind)])
     elif kind == "wrong method":

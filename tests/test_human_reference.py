@@ -51,9 +51,11 @@ def offline():
     return offline_campaign(), offline_inputs(rows, [summary("good"), summary("poor")])
 
 
-def build(reference: str | None = None, rounds: int = 40) -> dict:
+def build(reference: str | None = None, rounds: int = 40, sensitivity: bool = False) -> dict:
     campaign, inputs = offline()
     kw = {} if reference is None else {"human_reference": reference}
+    if sensitivity:
+        kw["sensitivity"] = True
     return report_from_inputs(campaign, inputs, rounds=rounds, **EPSILON, **kw)
 
 
@@ -62,13 +64,20 @@ def default_report():
     return build()
 
 
-def test_it_leaves_every_key_of_the_default_report_as_the_humans_give_it(default_report):
+@pytest.fixture(scope="module")
+def sensitive():
+    """The default reference with the annotator models asked for (`--sensitivity`)."""
+    return build(sensitivity=True)
+
+
+def test_it_leaves_every_key_of_the_default_report_as_the_humans_give_it(default_report, sensitive):
     assert_contract(default_report)
     assert set(default_report) == set(TOP_KEYS) | NEW_KEYS
     explicit = build("majority")
     for key in TOP_KEYS:
         if key != "generated_at":
             assert explicit[key] == default_report[key], key
+            assert sensitive[key] == default_report[key], key  # asking for the sensitivity changes no other figure
     # Today's behaviour: the judge figures, the alt-test and the prediction-powered figures against the humans themselves.
     campaign, inputs = offline()
     humans = inputs.table.humans()
@@ -88,7 +97,19 @@ def test_it_leaves_every_key_of_the_default_report_as_the_humans_give_it(default
     assert "'majority' human reference" in default_report["human_reference"]["statement"]
 
 
-def test_it_gives_the_competence_and_the_sensitivity_of_the_pure_functions(default_report):
+def test_it_computes_no_annotator_model_unless_asked(default_report, sensitive):
+    for key in ("competence", "sensitivity"):
+        assert default_report[key] == {"computed": False, "note": report_reference.NOT_COMPUTED}
+        assert sensitive[key]["computed"] is True
+    assert "--sensitivity" in report_reference.NOT_COMPUTED and "?sensitivity=1" in report_reference.NOT_COMPUTED
+    reference = default_report["human_reference"]
+    assert reference["computed"] is False and reference["used"] == "majority" and "flagged" not in reference
+    assert sensitive["human_reference"]["computed"] is True and "flagged" in sensitive["human_reference"]
+    assert build("mace")["competence"]["computed"] is True  # another reference needs the models anyway
+
+
+def test_it_gives_the_competence_and_the_sensitivity_of_the_pure_functions(sensitive):
+    default_report = sensitive
     _, inputs = offline()
     humans = inputs.table.humans()
     ds, mc = dawid_skene(humans, rounds=40, seed=0), mace(humans, rounds=40, seed=0)
@@ -119,9 +140,9 @@ def test_it_gives_the_competence_and_the_sensitivity_of_the_pure_functions(defau
         assert sens[judge]["alt_test"]["dawid-skene"]["value"] == "cannot run"
 
 
-def test_it_leaves_the_careless_annotator_out_under_exclude_flagged(default_report):
-    assert list(default_report["human_reference"]["flagged"]) == [CARELESS]
-    assert [a["name"] for a in default_report["competence"]["annotators"] if a["flagged"]] == [CARELESS]
+def test_it_leaves_the_careless_annotator_out_under_exclude_flagged(default_report, sensitive):
+    assert list(sensitive["human_reference"]["flagged"]) == [CARELESS]
+    assert [a["name"] for a in sensitive["competence"]["annotators"] if a["flagged"]] == [CARELESS]
     report = build("exclude-flagged")
     good = next(j for j in report["judges"] if j["name"] == "good")
     before = next(j for j in default_report["judges"] if j["name"] == "good")
@@ -131,7 +152,7 @@ def test_it_leaves_the_careless_annotator_out_under_exclude_flagged(default_repo
     assert any("'exclude-flagged' human reference" in note for note in report["notes"])
     assert report["alt_test"]["judges"]["good"]["pooled"]["n_annotators"] == 4
     assert report["sensitivity"]["used"] == "exclude-flagged"
-    assert report["sensitivity"]["judges"] == default_report["sensitivity"]["judges"]
+    assert report["sensitivity"]["judges"] == sensitive["sensitivity"]["judges"]
 
 
 @pytest.mark.parametrize("reference", ["dawid-skene", "mace"])
@@ -176,9 +197,12 @@ def test_it_shows_the_sensitivity_table_in_every_format(study, client, rachel, t
     assert "## Sensitivity to the human reference" in md.out and "| good | mace (used) |" in md.out
     assert "The judge statistics of this report are computed against the 'mace' human reference" in md.out
     assert "## Annotator competence" in md.out and "| careless |" in md.out
-    csv = run("calibration_report", "--campaign", "vetted", "--format", "csv", "--table", "sensitivity", "--rounds", "30")
+    csv = run("calibration_report", "--campaign", "vetted", "--format", "csv", "--table", "sensitivity", "--rounds", "30", "--sensitivity")
     assert csv.code == 0 and csv.out.splitlines()[0].startswith("Judge,Human reference,PAR")
     assert "good,majority (used)," in csv.out
+    plain = run("calibration_report", "--campaign", "vetted", "--format", "md", "--rounds", "30")
+    assert plain.code == 0 and "## Sensitivity to the human reference" in plain.out and "| good | majority" not in plain.out
+    assert plain.out.count(report_reference.NOT_COMPUTED) == 2  # one line for each of the two tables
     refused = run("calibration_report", "--campaign", "vetted", "--human-reference", "experts")
     assert refused.code != 0 and "experts" in refused.err
 
@@ -194,6 +218,14 @@ def test_it_shows_the_sensitivity_table_in_every_format(study, client, rachel, t
     assert json.loads(body.content)["human_reference"]["used"] == "dawid-skene"
     api = client.get(reverse("api-campaign-calibration", args=[study.pk]), {"human_reference": "mace"})
     assert api.status_code == 200 and api.json()["sensitivity"]["used"] == "mace"
+    asked = client.get(reverse("api-campaign-calibration", args=[study.pk]), {"sensitivity": "1"})
+    assert asked.status_code == 200 and asked.json()["sensitivity"]["computed"] is True
+    plain = client.get(reverse("calibration-dashboard", args=[study.pk])).content.decode()
+    assert report_reference.NOT_COMPUTED in plain and "majority (used)" not in plain
+    ticked = client.get(reverse("calibration-dashboard", args=[study.pk]), {"sensitivity": "1"}).content.decode()
+    assert "majority (used)" in ticked and 'name="sensitivity" value="1" checked' in ticked
+    bad = client.get(reverse("api-campaign-calibration", args=[study.pk]), {"sensitivity": "maybe"})
+    assert bad.status_code == 400 and "sensitivity must be 1 or 0" in bad.content.decode()
 
 
 @pytest.mark.parametrize("where", ["calibration-dashboard", "api-campaign-calibration", "download"])
@@ -206,7 +238,18 @@ def test_it_answers_400_to_an_unknown_reference(study, client, rachel, where):
 
 
 def test_it_keeps_one_cached_report_per_reference(study):
+    from django.core.cache import cache
+
+    from calibration import report_cache, selectors
+
+    humans = selectors.calibration_inputs(campaign=study, include_unsubmitted=False).table.humans()
+    fit_key = report_cache.cache_key((study.pk, "human-reference", 20, 0, report_reference.humans_digest(humans)))
     first = report_cached(study, rounds=20)
+    assert cache.get(fit_key) is None  # the default report fitted no annotator model
+    assert first["sensitivity"]["computed"] is False
+    asked = report_cached(study, rounds=20, sensitivity=True)
+    assert asked["sensitivity"]["computed"] is True and cache.get(fit_key) is not None
+    cache.delete(fit_key)
     other = report_cached(study, rounds=20, human_reference="exclude-flagged")
     again = report_cached(study, rounds=20)
     assert first["human_reference"]["used"] == again["human_reference"]["used"] == "majority"
@@ -214,10 +257,5 @@ def test_it_keeps_one_cached_report_per_reference(study):
     assert other["judges"] != first["judges"]
     assert report_reference.check_reference(None) == "majority"
     # The models' fit is shared while the human labels stay the same (a judge's new verdicts do not refit them).
-    from django.core.cache import cache
-
-    from calibration import report_cache, selectors
-
-    humans = selectors.calibration_inputs(campaign=study, include_unsubmitted=False).table.humans()
-    kept = cache.get(report_cache.cache_key((study.pk, "human-reference", 20, 0, report_reference.humans_digest(humans))))
+    kept = cache.get(fit_key)
     assert isinstance(kept, report_reference.Vetting) and list(kept.flagged) == [f"human:{CARELESS}"]

@@ -81,3 +81,59 @@ def test_it_ships_the_39_criterion_rubric():
         per_sub[criterion.subcategory_key] = per_sub.get(criterion.subcategory_key, 0) + 1
     assert per_sub == {"clear_concise": 3, "lead_section": 7, "words_to_watch": 11}
     assert criterion_set.criteria.filter(subcategory_key="words_to_watch", watch_class="").count() == 0
+
+
+def one_criterion(response):
+    return {"categories": [{"id": "a", "criteria": [{"id": "x", "text": "Is it so?", "response": response}]}]}
+
+
+def test_it_stores_each_criterion_s_response_type(tmp_path):
+    result = run("import_criteria", str(FIXTURES / "checklist_report_presentation.json"))
+    assert result.code == 0, result.err
+    responses = dict(Criterion.objects.values_list("key", "response"))
+    assert len(responses) == 10
+    assert responses["pr_citations_1"] == {"type": "checklist", "allow_na": False}
+    assert responses["pr_formatting_1"] == {"type": "checklist", "allow_na": True}
+    result = run("import_criteria", str(FIXTURES / "rating_writing_1to5.json"))
+    assert result.code == 0, result.err
+    rated = Criterion.objects.filter(criterion_set__key="rating_writing_1to5")
+    assert rated.count() == 39
+    assert {tuple(p["value"] for p in c.response["points"]) for c in rated} == {(1, 2, 3, 4, 5)}
+
+
+def test_it_keeps_a_rubric_without_responses_pairwise_and_versions_a_changed_response(tmp_path):
+    path = write(tmp_path, one_criterion({"type": "count", "score": [{"at_most": 1, "score": 2}, {"score": 0}]}))
+    assert run("import_criteria", str(path)).code == 0
+    path.write_text(json.dumps(one_criterion({"type": "count"})), encoding="utf-8")
+    assert "rubric v2 (new)" in run("import_criteria", str(path)).out
+    assert Criterion.objects.get(criterion_set__version=2).response == {"type": "count"}
+    run("import_criteria", str(write(tmp_path, RUBRIC, name="plain.json")))
+    assert list(Criterion.objects.filter(criterion_set__key="plain").values_list("response", flat=True)) == [{}, {}, {}]
+
+
+@pytest.mark.parametrize(
+    "response, message",
+    [
+        ({"type": "likert"}, "criterion 'x': response type 'likert' is not one of: pairwise, checklist, rating, count"),
+        ("rating", "criterion 'x': response must be an object with a 'type', not str"),
+        ({"type": "checklist", "allow_na": "yes"}, "criterion 'x': allow_na must be true or false, not 'yes'"),
+        ({"type": "rating", "points": [{"value": 1, "label": "low"}]}, "criterion 'x': points must be a list of 2 to 11"),
+        (
+            {"type": "rating", "points": [{"value": 1, "label": "low"}, {"value": 3, "label": "high"}]},
+            "criterion 'x': the points' values must be consecutive integers in increasing order, not [1, 3]",
+        ),
+        ({"type": "count", "score": [{"at_most": 2, "score": 1}]}, "criterion 'x': the last score rule must have no 'at_most'"),
+        (
+            {"type": "count", "score": [{"at_most": 2, "score": 1}, {"at_most": 1, "score": 2}, {"score": 0}]},
+            "criterion 'x': score rule 2: at_most must be an integer above 2, not 1",
+        ),
+        ({"type": "count", "score": [{"score": "2*x"}]}, "criterion 'x': score rule 1 must be an object with a number 'score'"),
+        ({"type": "pairwise", "points": []}, "criterion 'x': a pairwise response takes no parameters (got points)"),
+    ],
+)
+def test_it_refuses_a_bad_response_whole_with_one_line(tmp_path, response, message):
+    result = run("import_criteria", str(write(tmp_path, one_criterion(response))))
+    assert result.code == 1
+    assert message in result.err
+    assert len([line for line in result.err.splitlines() if "criterion 'x'" in line]) == 1
+    assert CriterionSet.objects.count() == 0

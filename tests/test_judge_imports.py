@@ -137,3 +137,32 @@ def test_it_stores_judge_rows_of_a_labels_file_per_criterion_for_a_criterion_mod
     assert units["ww_cc_1"].pair.article_a.system.key == "wikipedia"
     assert [v.winner for v in units["ww_cc_1"].verdicts.all()] == ["a"]
     assert [v.winner for v in units["ww_cc_2"].verdicts.all()] == ["b"]
+
+
+def confidence_rows(*confidences: str) -> list[dict]:
+    """One imported judge's rows on three criteria of one pair, with the confidences given."""
+    row = {**label_row(), "rater_kind": "judge", "rater": "sure-of-itself", "started_at": ""}
+    return [{**row, "criterion": f"ww_cc_{i}", "confidence": c} for i, c in enumerate(confidences, 1)]
+
+
+def test_it_stores_the_confidence_column_of_judge_rows(demo_campaign, tmp_path):
+    path = write_csv(tmp_path / "labels.csv", confidence_rows("0.8", "1", ""), columns=(*LABEL_COLUMNS, "confidence"))
+
+    result = import_labels(path)
+
+    assert result.code == 0, result.err
+    stored = dict(JudgeVerdict.objects.filter(unit__judge__name="sure-of-itself").values_list("criterion__key", "confidence"))
+    assert stored == {"ww_cc_1": 0.8, "ww_cc_2": 1.0, "ww_cc_3": None}
+
+
+@pytest.mark.parametrize("bad", ["1.5", "-0.1", "sure", "nan"])
+def test_it_refuses_a_bad_confidence_on_its_line_and_writes_nothing(demo_campaign, tmp_path, bad):
+    path = write_csv(tmp_path / "labels.csv", confidence_rows("0.8", bad, "0.6"), columns=(*LABEL_COLUMNS, "confidence"))
+
+    result = import_labels(path)
+
+    assert result.code == 1
+    assert f"{path}:3: confidence must be a number from 0 to 1 (or empty), got '{bad}'" in result.err
+    assert f"{path}:2:" not in result.err and f"{path}:4:" not in result.err
+    assert not Judge.objects.filter(name="sure-of-itself").exists()
+    assert JudgeUnit.objects.count() == JudgeVerdict.objects.count() == 0

@@ -185,3 +185,37 @@ def test_it_shows_judges_runs_and_calls_in_the_admin(client, campaign, fake_judg
         assert client.get(reverse(f"admin:judges_{model}_changelist")).status_code == 200, model
     page = client.get(reverse("admin:judges_judgerun_change", args=[run.pk])).content.decode()
     assert 'name="status"' in page and 'name="cost_usd"' not in page  # counters are read-only
+
+
+@pytest.mark.parametrize(
+    "given, stored, message",
+    [("samples:3", "samples:3", None), ("", "none", None), ("samples:1", None, "samples:N with N from 2 to 20, got &#x27;samples:1&#x27;")],
+)
+def test_it_takes_the_confidence_option_from_the_form_as_add_judge_does(client, susan, llm_server, given, stored, message):
+    client.force_login(susan)
+    form = {
+        "name": "sure-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": "WEB_JUDGE_API_KEY",
+        "temperature": "1", "max_tokens": "3000", "confidence": given,
+    }  # fmt: skip
+
+    response = client.post(reverse("judge-list"), form)
+
+    if message is None:
+        assert response.status_code == 302
+        assert Judge.objects.get(name="sure-judge").confidence == stored
+    else:
+        assert response.status_code == 422 and message in response.content.decode()
+        assert not Judge.objects.filter(name="sure-judge").exists()
+    page = client.get(reverse("judge-list")).content.decode()
+    assert 'name="confidence"' in page
+
+
+def test_it_changes_a_judges_confidence_with_update(client, susan, llm_server):
+    client.force_login(susan)
+    form = {"name": "sure-judge", "kind": "llm", "model": "fake-judge", "base_url": llm_server.base_url, "api_key_env": "WEB_JUDGE_API_KEY",
+            "temperature": "0", "max_tokens": "3000", "confidence": "none"}  # fmt: skip
+    client.post(reverse("judge-list"), form)
+
+    response = client.post(reverse("judge-list"), {**form, "confidence": "logprobs", "update": "on"})
+
+    assert response.status_code == 302 and Judge.objects.get(name="sure-judge").confidence == "logprobs"

@@ -21,7 +21,7 @@ def test_it_refuses_a_name_that_is_no_protocol_and_lists_the_ones_there_are(name
         protocols.get(name)
 
 
-@pytest.mark.parametrize("name", protocols.NAMES)
+@pytest.mark.parametrize("name", list(protocols.REGISTRY))
 def test_it_finds_every_required_name_in_each_protocol(name):
     module = protocols.get(name)
     assert [attribute for attribute in REQUIRED if not hasattr(module, attribute)] == []

@@ -25,7 +25,7 @@ from django.utils import timezone
 import protocols
 from annotate.answers import Rules, criterion_problems, sentence
 from annotate.bulk import rows_insert
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Span
+from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 
 MAX_RATIONALE = 5000
@@ -34,7 +34,8 @@ MAX_COMMENT = 2000
 BATCH = 2000
 # SQLite takes at most 32,766 values in one statement: stored labels are read in slices.
 CHUNK = 30_000
-CHANGE_FIELDS = ("assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at")
+CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
+Source = LabelChange.Source
 LABEL_FIELDS = ("assignment", "criterion", "winner", "rationale", "created_at", "saved_at")
 
 
@@ -59,11 +60,23 @@ class Buffer:
 class AuditTrail(Buffer):
     """The audit trail of answers: one row per changed field (winner, rationale, overall, status)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, source: str = Source.PAGE) -> None:
         super().__init__(lambda rows: rows_insert(LabelChange, CHANGE_FIELDS, rows))
+        self.source = source
 
-    def record(self, *, assignment_id: int, criterion_id: int | None, name: str, before: str, after: str, by: int, at: datetime) -> None:
-        self.add((assignment_id, criterion_id, name, before, after, by, at))
+    def record(
+        self,
+        *,
+        assignment_id: int | None,
+        criterion_id: int | None,
+        name: str,
+        before: str,
+        after: str,
+        by: int,
+        at: datetime,
+        adjudication_id: int | None = None,
+    ) -> None:
+        self.add((assignment_id, adjudication_id, criterion_id, name, before, after, by, at, self.source))
 
 
 def _label_changes(old: tuple[str, str], new: tuple[str, str]) -> list[tuple[str, str, str]]:
@@ -172,8 +185,11 @@ def label_save(
     position: str | None = None,
     rationale: str | None = None,
     now: datetime | None = None,
+    source: str = Source.PAGE,
 ) -> SaveResult:
-    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale."""
+    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale.
+
+    `source` says where it was typed (the page or the API), for the audit trail."""
     campaign = assignment.pair.campaign
     assignment_check_editable(assignment)
     errors = answer_problems(campaign=campaign, criterion=criterion, position=position, rationale=rationale)
@@ -203,7 +219,7 @@ def label_save(
                 )
         label.saved_at = now
         label.save()
-        audit = AuditTrail()
+        audit = AuditTrail(source=source)
         for name, before, after in changes:
             audit.record(assignment_id=assignment.pk, criterion_id=criterion.pk, name=name, before=before, after=after, by=user.pk, at=now)
         audit.flush()
@@ -215,7 +231,7 @@ def overall_shown(assignment: Assignment) -> str:
     return protocols.get(assignment.pair.campaign.protocol).shown_overall(assignment.overall, a_first=assignment.a_first)
 
 
-def overall_save(*, assignment: Assignment, user: User, value: str, now: datetime | None = None) -> None:
+def overall_save(*, assignment: Assignment, user: User, value: str, now: datetime | None = None, source: str = Source.PAGE) -> None:
     """Saves the overall answer the annotator chose (by position, "tie", "both_bad", or "" to clear)."""
     now = now or timezone.now()
     assignment_check_editable(assignment)
@@ -234,7 +250,7 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
             raise ValidationError(
                 ["This pair is submitted, so the overall answer must stay; choose another answer instead of clearing it."]
             )
-        audit = AuditTrail()
+        audit = AuditTrail(source=source)
         audit.record(
             assignment_id=assignment.pk, criterion_id=None, name="overall", before=assignment.overall, after=value, by=user.pk, at=now
         )
@@ -242,6 +258,60 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         Assignment.objects.filter(pk=assignment.pk).update(overall=value, last_activity_at=now)
         assignment.overall = value
         assignment.last_activity_at = now
+
+
+# --- adjudicated answers -----------------------------------------------------------------
+
+REASON_REQUIRED = "Give the reason for this final answer."
+
+
+class AlreadyAdjudicated(Exception):
+    """Another adjudicator recorded this item's final answer first; it holds that answer."""
+
+    def __init__(self, adjudication: Adjudication) -> None:
+        super().__init__("This item was already adjudicated by someone else; their final answer is kept.")
+        self.adjudication = adjudication
+
+
+def adjudication_save(*, adjudication: Adjudication, user: User, position: str, reason: str, now: datetime | None = None) -> Adjudication:
+    """Records an item's final answer (by position as the adjudicator saw it: `1`, `2` or `tie`) with its reason.
+
+    Checked by the campaign's protocol like any answer. Exactly one final answer is recorded: the
+    write only takes an item that is still open, so of two adjudicators at once the second gets
+    `AlreadyAdjudicated`. Who may adjudicate is the caller's check (`adjudication_for_user`).
+    """
+    campaign = adjudication.campaign
+    reason = (reason or "").strip()
+    errors = answer_problems(campaign=campaign, criterion=adjudication.criterion, position=position or "", rationale=reason)
+    if not position:
+        errors.insert(0, "Choose the final answer.")
+    if not reason:
+        errors.append(REASON_REQUIRED)
+    if errors:
+        raise ValidationError(errors)
+    winner = protocols.get(campaign.protocol).stored_answer(position, a_first=adjudication.a_first)
+    with transaction.atomic():
+        now = now or timezone.now()
+        taken = Adjudication.objects.filter(pk=adjudication.pk, winner="").update(
+            winner=winner, reason=reason, decided_by=user, decided_at=now
+        )
+        if not taken:
+            raise AlreadyAdjudicated(Adjudication.objects.get(pk=adjudication.pk))
+        audit = AuditTrail(source=Source.ADJUDICATED)
+        for name, after in (("winner", winner), ("rationale", reason)):
+            audit.record(
+                assignment_id=None,
+                adjudication_id=adjudication.pk,
+                criterion_id=adjudication.criterion_id,
+                name=name,
+                before="",
+                after=after,
+                by=user.pk,
+                at=now,
+            )
+        audit.flush()
+    adjudication.winner, adjudication.reason, adjudication.decided_by, adjudication.decided_at = winner, reason, user, now
+    return adjudication
 
 
 # --- imported work, in bulk ------------------------------------------------------------------
@@ -291,7 +361,7 @@ def answers_import(*, work: list[ImportedWork], now: datetime) -> Imported:
         imported.assignments[item.key] = assignment
     Assignment.objects.bulk_create([a for a in imported.assignments.values() if a.pk is None], batch_size=BATCH)
     # Written once the new assignments have their ids.
-    audit = AuditTrail()
+    audit = AuditTrail(source=Source.IMPORT)
     for assignment, before, rater in submitted:
         audit.record(
             assignment_id=assignment.pk, criterion_id=None, name="status", before=before, after=assignment.status, by=rater, at=now
@@ -396,7 +466,7 @@ def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTra
 
 def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, int], now: datetime) -> None:
     """Stores imported overall answers (by side, tie or both_bad), counting them in `tally` (new, updated, unchanged)."""
-    audit = AuditTrail()
+    audit = AuditTrail(source=Source.IMPORT)
     for assignment, value in answers:
         if assignment.overall == value:
             tally["unchanged"] += 1

@@ -314,6 +314,38 @@ def _labels_only_create(
         )
 
 
+def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[int]) -> Campaign:
+    """A new campaign of some of `source`'s pairs (the same articles), for humans to label: the same
+    rubric, reference, pair mode, overlap, answer and claim rules, instructions and members (the
+    annotator list and the removed list); no calibration set and no known-answer pairs. The pairs
+    are handed out in a freshly drawn order. A ValidationError says why it cannot be made."""
+    name = name.strip()
+    errors = _name_problems(name)
+    if source.labels_only:
+        errors.append(f"Campaign '{source.name}' is labels-only: its pairs have no texts for humans to read here.")
+    pairs = list(source.pairs.filter(pk__in=pair_ids).order_by("order", "pk"))
+    if not pairs:
+        errors.append("No pair to send: the new campaign would have no pairs.")
+    if errors:
+        raise ValidationError(errors)
+    copied = (
+        "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
+        "rationale_min_length", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
+        "forbid_repeats", "neutral_emphasis", "alt_epsilon", "alt_epsilon_reason",
+    )  # fmt: skip
+    with transaction.atomic():
+        campaign = Campaign.objects.create(name=name, **{field: getattr(source, field) for field in copied})
+        campaign.annotators.set(source.annotators.all())
+        campaign.removed_annotators.set(source.removed_annotators.all())
+        order = list(range(len(pairs)))
+        random.SystemRandom().shuffle(order)
+        Pair.objects.bulk_create(
+            [Pair(campaign=campaign, topic_id=p.topic_id, article_a_id=p.article_a_id, article_b_id=p.article_b_id, order=order[i])
+             for i, p in enumerate(pairs)]
+        )  # fmt: skip
+    return campaign
+
+
 def campaign_set_open(*, campaign: Campaign, is_open: bool) -> None:
     Campaign.objects.filter(pk=campaign.pk).update(is_open=is_open)
     campaign.is_open = is_open
@@ -363,6 +395,9 @@ def campaign_annotators_add(*, campaign: Campaign, users: list[User], by: User |
             f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
             f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
         )
+    adjudicators = sorted(campaign.adjudicators.filter(pk__in=[user.pk for user in users]).values_list("username", flat=True))
+    if adjudicators:
+        problems.append(f"Adjudicators of this campaign cannot annotate it: {', '.join(adjudicators)}.")
     if problems:
         raise ValidationError(problems)
     pks = [user.pk for user in users]

@@ -258,6 +258,7 @@ def criterion_set_import(*, rubric: RubricRecord) -> tuple[CriterionSet, bool]:
                         subcategory_key=item.subcategory_key,
                         subcategory_name=item.subcategory_name,
                         watch_class=item.watch_class,
+                        response=item.response,
                         order=order,
                     )
                 )

@@ -45,7 +45,7 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
     return missing
 
 
-def assignment_submit(*, assignment: Assignment, user: User, now: datetime | None = None) -> None:
+def assignment_submit(*, assignment: Assignment, user: User, now: datetime | None = None, source: str = "page") -> None:
     now = now or timezone.now()
     assignment_check_editable(assignment)
     with transaction.atomic():
@@ -60,7 +60,7 @@ def assignment_submit(*, assignment: Assignment, user: User, now: datetime | Non
         assignment.submitted_at = now
         assignment.last_activity_at = now
         assignment.save(update_fields=["status", "submitted_at", "last_activity_at"])
-        audit = AuditTrail()
+        audit = AuditTrail(source=source)
         audit.record(assignment_id=assignment.pk, criterion_id=None, name="status", before=old, after=assignment.status, by=user.pk, at=now)
         audit.flush()
 

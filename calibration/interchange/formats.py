@@ -41,6 +41,8 @@ JUDGE_COLUMNS = (
     "call_id",
     "error",
 )
+# Read on judge rows when a file has it, never written: the verdict's confidence in [0, 1] (empty: unknown).
+CONFIDENCE_COLUMN = "confidence"
 OVERALL_COLUMNS = (
     "campaign",
     "topic",
@@ -172,7 +174,9 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
 
 # A labels file from elsewhere may leave these out; they are then read as empty (a missing
 # campaign: the one imported into; a missing rater_kind: human).
-LABEL_OPTIONAL = frozenset({"campaign", "rater_kind", "rationale", "started_at", "saved_at", ORDER_COLUMN, *JUDGE_COLUMNS})
+LABEL_OPTIONAL = frozenset(
+    {"campaign", "rater_kind", "rationale", "started_at", "saved_at", ORDER_COLUMN, CONFIDENCE_COLUMN, *JUDGE_COLUMNS}
+)
 # Delimiters a CSV file may use; the header tells which (`delimiter_of`).
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
 # Read in blocks of this many bytes when checking a file's encoding.
@@ -217,7 +221,7 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
     # A labels file may hold the judge columns and the order column; any other file has none.
-    columns = columns + ((ORDER_COLUMN, *JUDGE_COLUMNS) if labels else ())
+    columns = columns + ((ORDER_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN) if labels else ())
     optional = LABEL_OPTIONAL if labels else frozenset()
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)

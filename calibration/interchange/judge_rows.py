@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from annotate.models import Criterion
-from calibration.interchange.formats import JUDGE, ORDER_COLUMN, time_field
+from calibration.interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLUMN, time_field
 from calibration.interchange.targets import (
     Context,
     Target,
@@ -38,8 +38,8 @@ class JudgePlan:
     target: Target
     a_first: bool
     model: str
-    # (criterion, side "a"/"b"/tie or None for an error, rationale, error)
-    rows: list[tuple[Criterion, str | None, str, str]] = field(default_factory=list)
+    # (criterion, side "a"/"b"/tie or None for an error, rationale, error, confidence or None)
+    rows: list[tuple[Criterion, str | None, str, str, float | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -71,6 +71,7 @@ def judge_row_check(
         errors.append("a judge row has either a winner_system or an error, not both")
     verdict_check(context.campaign, values, errors, check_winner=not error)
     time_field(values, "saved_at", errors, required=False)
+    confidence = confidence_value(values.get(CONFIDENCE_COLUMN, ""), errors)
     identity = None
     if target is not None and criterion is not None:
         identity = (JUDGE, target.key, target.left.id, criterion.key)
@@ -86,7 +87,22 @@ def judge_row_check(
     if plan is None:
         plan = plans[target.key, a_first] = JudgePlan(target=target, a_first=a_first, model=values["model"])
     side = side_for_system(winner, article_a.system.key, article_b.system.key) if winner else None
-    plan.rows.append((criterion, side, values["rationale"], error))
+    plan.rows.append((criterion, side, values["rationale"], error, confidence))
+
+
+def confidence_value(text: str, errors: list[str]) -> float | None:
+    """A judge row's confidence: empty is unknown; anything else must be a number in [0, 1]."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 1.0:  # NaN fails too
+        errors.append(f"confidence must be a number from 0 to 1 (or empty), got '{text}'")
+        return None
+    return value
 
 
 def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRowsWritten:
@@ -104,9 +120,9 @@ def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRo
         pair, created = pair_ensure(context, plan.target)
         written.pairs_created += created
         grouped: dict[tuple, list] = {}
-        for criterion, side, rationale, error in plan.rows:
-            one = criterion.id if judge.mode == Judge.Mode.CRITERION else None
-            grouped.setdefault((criterion.category_id, one), []).append((criterion, side, rationale, error))
+        for row in plan.rows:
+            one = row[0].id if judge.mode == Judge.Mode.CRITERION else None
+            grouped.setdefault((row[0].category_id, one), []).append(row)
         for (category_id, criterion_id), rows in grouped.items():
             units.append(
                 ImportedUnit(
@@ -115,8 +131,8 @@ def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRo
                     category_id=category_id,
                     criterion_id=criterion_id,
                     a_first=plan.a_first,
-                    verdicts=[(c.id, side, rationale) for c, side, rationale, _ in rows if side is not None],
-                    errors=list(dict.fromkeys(error for _, side, _, error in rows if side is None)),
+                    verdicts=[(c.id, side, rationale, sure) for c, side, rationale, _, sure in rows if side is not None],
+                    errors=list(dict.fromkeys(error for _, side, _, error, _ in rows if side is None)),
                 )
             )
     for outcome in imported_units_save(units=units, now=now):

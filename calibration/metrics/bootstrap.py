@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
@@ -55,6 +54,7 @@ class Estimate:
 CACHE_CELLS = 8_000_000  # rounds x units up to which the draw counts are kept as floats (64 MB)
 _COMPACT_CELLS = 64_000_000  # up to which they are kept as bytes (64 MB), in blocks of rounds
 CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
+_SMALL_CELLS = 256_000  # up to which (and 255 units, so that a count fits a byte) many sizes are kept, as bytes
 _SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
 
 
@@ -75,6 +75,17 @@ def draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     """
     rng = np.random.default_rng(seed)
     counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units)
+    counts.flags.writeable = False
+    return counts
+
+
+@lru_cache(maxsize=256)
+def _small_draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
+    """`draw_counts` as bytes (a unit is drawn at most ``n_units`` <= 255 times in a round), kept for
+    many sizes at once: every two raters of a table have their own number of shared pairs, and
+    regenerating the draws took longer than the figures (at most 256 x 256 KB)."""
+    rng = np.random.default_rng(seed)
+    counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units, np.uint8)
     counts.flags.writeable = False
     return counts
 
@@ -102,7 +113,9 @@ def draw_count_blocks(n_units: int, rounds: int, seed: int):
     middling (campaigns of tens of thousands of pairs), regenerated when larger. The same
     counts whichever way."""
     cells = rounds * n_units
-    if cells <= CACHE_CELLS:
+    if cells <= min(_SMALL_CELLS, CACHE_CELLS) and n_units <= 255:
+        yield _small_draw_counts(n_units, rounds, seed).astype(np.float64)
+    elif cells <= CACHE_CELLS:
         yield draw_counts(n_units, rounds, seed)
     elif cells <= _COMPACT_CELLS:
         for block in _compact_blocks(n_units, rounds, seed):
@@ -116,9 +129,23 @@ def percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if samples.shape[0] == 0:
         nan = np.full(samples.shape[1:], np.nan)
         return nan, nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    # numpy's nanpercentile takes the columns one at a time, in Python; a column without NaN gets the
+    # same ends from percentile, which takes them all at once. A column with no defined round gets
+    # NaN without asking numpy, which would warn (and silencing a warning changes the process's
+    # warning filters: not safe while other threads compute).
+    if samples.ndim == 1:
+        if np.isnan(samples).all():
+            return np.float64(np.nan), np.float64(np.nan)
         lo, hi = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+        return lo, hi
+    nan = np.isnan(samples)
+    whole, empty = ~nan.any(axis=0), nan.all(axis=0)
+    lo, hi = np.full(samples.shape[1:], np.nan), np.full(samples.shape[1:], np.nan)
+    if whole.any():
+        lo[whole], hi[whole] = np.percentile(samples[:, whole], [2.5, 97.5], axis=0)
+    partial = ~whole & ~empty
+    if partial.any():
+        lo[partial], hi[partial] = np.nanpercentile(samples[:, partial], [2.5, 97.5], axis=0)
     return lo, hi
 
 

@@ -4,6 +4,7 @@ tolerance tied), and Kendall's tau between two rankings."""
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Mapping
 
@@ -119,7 +120,10 @@ def _reach(w: np.ndarray) -> np.ndarray:
     s = w.shape[-1]
     reach = ((w > 0) | np.eye(s, dtype=bool)).astype(np.float32)
     for _ in range(max(1, math.ceil(math.log2(max(s, 2))))):
-        reach = (reach @ reach > 0).astype(np.float32)
+        wider = (reach @ reach > 0).astype(np.float32)  # chains twice as long
+        if np.array_equal(wider, reach):  # closed: squaring again changes nothing (dense data: after one or two)
+            break
+        reach = wider
     return reach > 0
 
 
@@ -140,18 +144,25 @@ def _sides(reach: np.ndarray, pivot: int, in_group: np.ndarray) -> np.ndarray:
     return out
 
 
+# choix silences the warning of its (singular by construction) LU factorisation with
+# warnings.catch_warnings, which changes the process's warning filters and is not safe when two
+# threads do it at once (before Python 3.14): the report fits several raters side by side.
+_CHOIX_LOCK = threading.Lock()
+
+
 def fit_choix(w: np.ndarray) -> np.ndarray:
     """ML log-strengths (centred) from a win matrix with choix's I-LSR.
 
     ``w[i, j]`` = wins of i over j, ties counted as 1/2 each way.  The I-LSR
     fixed point solves the likelihood equations for any non-negative
     (fractional) counts, so this is the exact MLE of the 1/2-tie likelihood.
+    One fit at a time in the process (`_CHOIX_LOCK`).
     """
-    return choix.ilsr_pairwise_dense(w, alpha=0.0, max_iter=10_000, tol=1e-11)
+    with _CHOIX_LOCK:
+        return choix.ilsr_pairwise_dense(w, alpha=0.0, max_iter=10_000, tol=1e-11)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+_NEWTON_CHUNK = 64  # rounds fitted together: their (rounds x S x S) arrays stay in the CPU's cache
 
 
 def fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
@@ -160,28 +171,48 @@ def fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10)
     ``w``: (R, S, S) win matrices, each strongly connected over all S systems.
     Used for the bootstrap rounds (verified against choix in the tests);
     steps are capped at 2 (log scale) so that far-off starts cannot overshoot.
+    Each round's iterations depend on that round alone, so the rounds are fitted in chunks small
+    enough for the CPU's cache, with the same arithmetic whatever the chunk.
     """
+    theta = np.empty(w.shape[:2])
+    for start in range(0, len(w), _NEWTON_CHUNK):
+        theta[start : start + _NEWTON_CHUNK] = _fit_newton_chunk(w[start : start + _NEWTON_CHUNK], ref, max_iter, tol)
+    return theta
+
+
+def _fit_newton_chunk(w: np.ndarray, ref: int, max_iter: int, tol: float) -> np.ndarray:
     r_n, s, _ = w.shape
     n = w + np.swapaxes(w, 1, 2)
     wins = w.sum(axis=2)
     theta = np.zeros((r_n, s))
     free = np.ones(s, dtype=bool)
     free[ref] = False
-    eye = np.eye(s - 1)
+    free_idx = np.flatnonzero(free)
+    diag = np.arange(s - 1)
     active = np.ones(r_n, dtype=bool)
     for _ in range(max_iter):
         ia = np.flatnonzero(active)
         if ia.size == 0:
             break
-        th, nn = theta[ia], n[ia]
-        p = _sigmoid(th[:, :, None] - th[:, None, :])
-        g = (wins[ia] - (nn * p).sum(axis=2))[:, free]
-        vv = (nn * p * (1.0 - p))[:, free][:, :, free]
-        info = eye * (nn * p * (1.0 - p)).sum(axis=2)[:, free][:, :, None] - vv  # minus the Hessian
+        th, nn, wi = (theta, n, wins) if ia.size == r_n else (theta[ia], n[ia], wins[ia])
+        # p = 0.5 * (1 + tanh((th_i - th_j) / 2)), the logistic function, computed in place
+        p = th[:, :, None] - th[:, None, :]
+        p *= 0.5
+        np.tanh(p, out=p)
+        p += 1.0
+        p *= 0.5
+        expected = nn * p
+        g = (wi - expected.sum(axis=2))[:, free]
+        weight = expected * np.subtract(1.0, p, out=p)  # nn * p * (1 - p)
+        # minus the Hessian over the free systems: eye * weight.sum(axis=2) - weight, one element at a time as that
+        info = weight[:, free_idx[:, None], free_idx]
+        diagonal = weight.sum(axis=2)[:, free] - info[:, diag, diag]
+        np.subtract(0.0, info, out=info)
+        info[:, diag, diag] = diagonal
         step = np.linalg.solve(info, g[:, :, None])[:, :, 0]
         big = np.abs(step).max(axis=1)
         step *= np.minimum(1.0, 2.0 / np.maximum(big, 1e-300))[:, None]
-        theta[np.ix_(ia, np.flatnonzero(free))] = th[:, free] + step
+        theta[np.ix_(ia, free_idx)] = th[:, free] + step
         active[ia[big < tol]] = False
     for r in np.flatnonzero(active):  # did not settle: let choix finish it
         th = fit_choix(w[r])

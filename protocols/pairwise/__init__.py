@@ -42,6 +42,7 @@ __all__ = [
     "overall_problems",
     "stored_overall",
     "shown_overall",
+    "read_response",
     "build_request",
     "parse_verdicts",
     "metric_outcome",
@@ -116,3 +117,12 @@ def shown_overall(stored: str, *, a_first: bool) -> str:
 def metric_outcome(stored: str, *, system_a: str, system_b: str) -> str:
     """A stored winner as the metrics count it: the winning system's key, or TIE."""
     return system_of(stored, system_a, system_b)
+
+
+def read_response(response: dict) -> tuple[dict, list[str]]:
+    """A criterion's `response` object as stored ({}: pairwise is the default and needs no
+    parameters), and what is wrong with it."""
+    extra = sorted(set(response) - {"type"})
+    if extra:
+        return {}, [f"a pairwise response takes no parameters (got {', '.join(extra)})"]
+    return {}, []

@@ -345,10 +345,12 @@ def _reason_of(item: dict) -> str:
     return ""
 
 
-def parse_verdicts(content: str, *, criteria: tuple[str, ...], allow_tie: bool) -> dict[str, tuple[str, str]]:
+def parse_verdicts(
+    content: str, *, criteria: tuple[str, ...], allow_tie: bool, responses: tuple[dict, ...] = ()
+) -> dict[str, tuple[str, str]]:
     """``{criterion_key: (winner, reason)}`` in the order of ``criteria``, winner
     ``"1"``, ``"2"`` or ``"tie"``; raises :class:`InvalidResponse` (rules in the
-    module docstring)."""
+    module docstring). ``responses`` is unused: a pairwise criterion has no parameters."""
     criteria = tuple(criteria)
     items = _items(_decode(content, criteria), criteria)
     found: dict[str, tuple[str, str]] = {}

@@ -61,6 +61,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--per-criterion", action="store_true", help="one call per criterion instead of one per category")
         parser.add_argument("--no-structured-output", action="store_true", help="do not send a JSON schema (response_format)")
+        parser.add_argument(
+            "--confidence",
+            default="none",
+            help="each verdict's confidence: none (default), logprobs (token probabilities, where the endpoint gives them) "
+            "or samples:N (N calls per unit and order, each billed; the share agreeing; give a temperature above 0)",
+        )
         parser.add_argument("--update", action="store_true", help="change the judge if the name already exists")
         parser.add_argument(
             "--check",
@@ -101,6 +107,7 @@ class Command(BaseCommand):
             batch_input_price=options["batch_input_price"],
             batch_output_price=options["batch_output_price"],
             per_criterion=options["per_criterion"],
+            confidence=options["confidence"],
             structured_output=not options["no_structured_output"],
             update=options["update"],
         )
@@ -120,5 +127,7 @@ class Command(BaseCommand):
             limits = [f"{value} {label}" for value, label in ((judge.rpm, "requests"), (judge.tpm, "tokens")) if value]
             if limits:
                 self.stdout.write(f"Runs are paced under {' and '.join(limits)} per minute.")
+            if judge.confidence != "none":
+                self.stdout.write(f"Each verdict carries a confidence ({judge.confidence}).")
         else:
             self.stdout.write(f"Judge '{judge.name}' {verb}: {judge.get_kind_display()}, {judge.get_mode_display().lower()}.")

@@ -1,0 +1,81 @@
+"""Speed and attention, read for staff: each annotator's times and rationales from the database, given to
+the pure rules of `calibration.metrics.attention`. Flags to look at, never a rejection: nothing here
+changes a label, a claim or the report.
+
+Only submitted work counts (gold pairs included: they are answered like any other pair). Times:
+
+* a pair's time is from first opening it to submitting it;
+* a criterion's time is from the previous answer on the same pair (or from first opening the pair,
+  for the first answer) to this criterion's first answer. The annotation page shows one criterion
+  after another, so this is the time spent reading for and deciding it; an answer changed later does
+  not move it.
+
+A pair opened before a time was recorded (imported work) gives no time and counts as untimed.
+
+Position figures (`quality.human_position`, the judges' own code run per annotator) read the labels the
+report reads: each annotator's first-position rate (0.5: no lean) and position consistency, which stays
+at n 0 until the same annotator meets a pair again in the other order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotate.models import Assignment, Campaign, Label
+from calibration import selectors
+from calibration.metrics.attention import RaterRationales, Rationale, SpeedReport, Timing, repeated_rationales, speed_flags
+from calibration.metrics.quality import HumanPosition, human_position
+
+
+@dataclass(frozen=True)
+class AttentionInputs:
+    timings: list[Timing]
+    rationales: list[Rationale]
+
+
+def _seconds(start, end) -> float | None:
+    return (end - start).total_seconds() if start is not None and end is not None else None
+
+
+def attention_inputs(*, campaign: Campaign) -> AttentionInputs:
+    """The campaign's submitted work as the timings and rationales `metrics.attention` reads (raters by username)."""
+    work = Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED)
+    opened = {pk: (name, pair_id, first, submitted) for pk, name, pair_id, first, submitted in work.values_list(
+        "pk", "annotator__username", "pair_id", "first_opened_at", "submitted_at"
+    )}  # fmt: skip
+    timings = [Timing(name, str(pair_id), _seconds(first, submitted)) for name, pair_id, first, submitted in opened.values()]
+    rationales = []
+    previous: dict[int, object] = {}
+    labels = (
+        Label.objects.filter(assignment__in=work)
+        .exclude(winner="")
+        .order_by("assignment_id", "created_at", "pk")
+        .values_list("assignment_id", "criterion__key", "created_at", "rationale")
+    )
+    for assignment_id, key, created, text in labels:
+        name, pair_id, first, _ = opened[assignment_id]
+        start = previous.get(assignment_id, first)
+        timings.append(Timing(name, str(pair_id), _seconds(start, created), key))
+        previous[assignment_id] = created
+        rationales.append(Rationale(name, str(pair_id), key, text))
+    return AttentionInputs(timings, rationales)
+
+
+@dataclass(frozen=True)
+class AttentionFlags:
+    speed: SpeedReport
+    rationales: list[RaterRationales]
+    n_answers: int  # submitted answers read
+    n_pairs: int  # submitted pairs read
+    position: list[HumanPosition]  # raters named `human:<username>`, as in the report
+
+
+def attention_flags(*, campaign: Campaign) -> AttentionFlags:
+    inputs = attention_inputs(campaign=campaign)
+    return AttentionFlags(
+        speed_flags(inputs.timings),
+        repeated_rationales(inputs.rationales),
+        n_answers=len(inputs.rationales),
+        n_pairs=sum(1 for t in inputs.timings if t.criterion is None),
+        position=human_position(selectors.calibration_table(campaign=campaign)),
+    )

@@ -1,0 +1,175 @@
+"""`calibration_report --format methods`: a methods paragraph and a table, from the report's own figures.
+
+Nothing is computed here: every figure is read from the report's sections (`plan`, `humans`,
+`judges`, `alt_test`, `selective` when present) and written with its n, and its 95% CI where it is
+an estimate. Plain Markdown text. Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from calibration.plan_check import deviation_text
+
+DASH = "—"
+
+
+def _ci(ci) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return "no CI"
+    return f"95% CI {ci[0]:.3f}–{ci[1]:.3f}"
+
+
+def _flat(section: dict, name: str, n_key: str | None = None) -> str:
+    """A flat figure (`<name>`, `<name>_ci`, n, pairs) in words: `0.712 (95% CI 0.650–0.770; n = 120 labels, 12 pairs)`."""
+    value = section.get(name)
+    if value is None:
+        return "not estimable"
+    n = section.get(n_key or f"{name}_n")
+    pairs = section.get(f"{name}_n_pairs")
+    ci = section.get(f"{name}_ci_note") or _ci(section.get(f"{name}_ci"))
+    return f"{value:.3f} ({ci}; n = {n:,}{'' if pairs is None else f', {pairs:,} pairs'})"
+
+
+def _nested(entry: dict | None) -> str:
+    if not entry or entry.get("value") is None:
+        return "not estimable"
+    ci = entry.get("ci_note") or _ci(entry.get("ci"))
+    pairs = entry.get("n_pairs")
+    return f"{entry['value']:.3f} ({ci}; n = {entry['n']:,}{'' if pairs is None else f', {pairs:,} pairs'})"
+
+
+def _design_sentence(report: dict) -> str:
+    c, plan, humans = report["campaign"], report.get("plan") or {}, report["humans"]
+    design, rubric = plan.get("design") or {}, plan.get("rubric") or {}
+    protocol = design.get("protocol", "pairwise")
+    criteria = rubric.get("n_criteria")
+    parts = [
+        f"Campaign “{c['name']}” used the {protocol} protocol: annotators saw two articles on one topic and chose the better on each "
+        f"criterion of the rubric {c['criterion_set']}" + (f" ({criteria} criteria)" if criteria is not None else "") + ".",
+        f"The campaign holds {design['pairs']:,} pairs" if design.get("pairs") is not None else "The campaign's pairs",
+    ]
+    if design.get("overlap") is not None:
+        parts[-1] += f", each to be labelled by {design['overlap']} annotator{'s' if design['overlap'] != 1 else ''}"
+    parts[-1] += (
+        f"; the analysis rests on {report['n_pairs']:,} pairs, with {humans['n_labels']:,} human labels from "
+        f"{humans['n_annotators']} annotators on {humans['n_items']:,} items (pair × criterion)."
+    )
+    if design:
+        parts.append(
+            f"Ties were {'allowed' if design.get('allow_tie') else 'not allowed'}; a rationale was "
+            f"{'required' if design.get('rationale_required') else 'optional'}"
+            + (f" (at least {design['rationale_min_length']} characters)" if design.get("rationale_required") else "")
+            + f"; bold and italic were {'neutralised' if design.get('neutral_emphasis') else 'shown as written'}."
+        )
+    return " ".join(parts)
+
+
+def _humans_sentence(humans: dict) -> str:
+    return (
+        "Agreement among the annotators: leave-one-out pairwise agreement (each annotator against the majority of the others) "
+        f"{_flat(humans, 'par_leave_one_out')}; Fleiss' κ {_nested(humans.get('fleiss_kappa'))}; "
+        f"Krippendorff's α {_flat(humans, 'krippendorff_alpha')}. Intervals are pair-bootstrap percentiles."
+    )
+
+
+def _judges_sentence(report: dict) -> str:
+    judges = report["judges"]
+    if not judges:
+        return "No judge was evaluated."
+    each = [f"{j['name']} {_flat(j, 'par', 'n_labels')}" for j in judges]
+    return f"Pairwise agreement of each judge with the human majority (PAR): {'; '.join(each)}."
+
+
+def _alt_sentence(report: dict) -> str:
+    alt = report.get("alt_test")
+    if not alt:
+        return ""
+    if alt.get("epsilon") is None:
+        return "The alternative annotator test was not run: no ε was chosen."
+    words = []
+    for name, figures in (alt.get("judges") or {}).items():
+        pooled = figures["pooled"]
+        if not pooled.get("ran"):
+            words.append(f"{name}: not run ({pooled.get('reason')})")
+            continue
+        items = pooled.get("items_per_annotator") or {}
+        spread = f"{min(items.values())}–{max(items.values())}" if items else DASH
+        words.append(
+            f"{name}: ω = {pooled['omega']:.3f} ({pooled['n_rejected']} of {pooled['n_annotators']} annotators beaten), "
+            f"ρ = {_nested(pooled['rho'])}, {spread} {alt['unit']}s per annotator, {'passes' if pooled['passes'] else 'does not pass'}"
+        )
+    return (
+        f"The alternative annotator test (ε = {alt['epsilon']:g}: {alt.get('epsilon_reason') or 'no reason recorded'}; "
+        f"unit: {alt['unit']}; Benjamini–Yekutieli at q = {alt['q']:g}) gives " + ("; ".join(words) or "no judge") + "."
+    )
+
+
+def _selective_sentence(report: dict) -> str:
+    sel = report.get("selective")
+    if not sel:
+        return ""
+    stages = [f"{s['judge']} accepts {s['n_accepted']} of {s['n_reaching']} items" for s in sel.get("stages", [])]
+    return (
+        f"Selective judging (α = {sel['alpha']:g}, δ = {sel['delta']:g}): {sel['guarantee_words']}; "
+        + ("; ".join(stages) or "no judge")
+        + "."
+    )
+
+
+def _plan_sentence(plan: dict | None) -> str:
+    if not plan or not plan.get("frozen"):
+        return "The analysis was not pre-registered (no study plan was frozen)."
+    head = f"The analysis plan was frozen on {plan['frozen_at']} (SHA-256 {plan['sha256']}), with {plan['planned_pairs']:,} planned pairs."
+    deviations = plan.get("deviations") or []
+    if not deviations:
+        return head + " There was no deviation from it."
+    return head + f" Deviations ({len(deviations)}): " + "; ".join(deviation_text(d) for d in deviations) + "."
+
+
+def render_methods(report: dict) -> str:
+    paragraph = " ".join(
+        s
+        for s in (
+            _design_sentence(report),
+            _humans_sentence(report["humans"]),
+            _judges_sentence(report),
+            _alt_sentence(report),
+            _selective_sentence(report),
+            _plan_sentence(report.get("plan")),
+        )
+        if s
+    )
+    lines = [
+        "## Methods",
+        "",
+        paragraph,
+        "",
+        "| Rater | PAR (95% CI) | n labels | n pairs | Cohen's κ (95% CI) | ω | ρ |",
+        "|---|---|---:|---:|---|---:|---:|",
+    ]
+    humans = report["humans"]
+    lines.append(
+        f"| Humans (leave-one-out) | {_value_ci(humans, 'par_leave_one_out')} | {humans.get('par_leave_one_out_n') or 0:,} | "
+        f"{humans.get('par_leave_one_out_n_pairs') or 0:,} | {DASH} | {DASH} | {DASH} |"
+    )
+    alt_judges = (report.get("alt_test") or {}).get("judges") or {}
+    for j in report["judges"]:
+        pooled = (alt_judges.get(j["name"]) or {}).get("pooled") or {}
+        omega = DASH if pooled.get("omega") is None else f"{pooled['omega']:.3f}"
+        rho_entry = pooled.get("rho") or {}
+        rho = (
+            DASH
+            if rho_entry.get("value") is None
+            else f"{rho_entry['value']:.3f}" + (f" [{rho_entry['ci'][0]:.3f}, {rho_entry['ci'][1]:.3f}]" if rho_entry.get("ci") else "")
+        )
+        lines.append(
+            f"| {j['name']} | {_value_ci(j, 'par')} | {j['n_labels']:,} | {j.get('par_n_pairs') or 0:,} | {_value_ci(j, 'cohen_kappa')} | {omega} | {rho} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _value_ci(section: dict, name: str) -> str:
+    value = section.get(name)
+    if value is None:
+        return DASH
+    ci = section.get(f"{name}_ci")
+    return f"{value:.3f}" + ("" if not ci or ci[0] is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")

@@ -1,0 +1,245 @@
+"""Selective judging and cascades on a campaign (`calibrate_selective`, the dashboard's cascade panel).
+
+Reads the campaign's human labels and the named judges' verdicts with their confidences, and hands
+them to `calibration.metrics.selective` (`cascade_calibrate`, `cascade_holdout`).
+
+Items: (pair, criterion) with a strict majority of the human labels (the reference; items whose
+humans are split are left out). A judge's verdict on an item merges its orders: when the item has
+samples (judges with `--confidence samples:N`), every sample of both orders is pooled
+(`sample_confidence`: the side most samples give, and the share giving it); otherwise the orders'
+verdicts must agree, the confidence then being the lowest of theirs, and a judge whose orders
+disagree gives a tie with confidence 0 (it contradicts itself). An item a judge did not judge, or
+judged without a confidence, is never accepted by it (confidence NaN).
+
+Split rule: the pairs are split in two by the first byte of SHA-256("selective:<pair id>"): even
+calibrates the thresholds, odd is held out to check them; every criterion of a pair lands on the
+same side, and the split depends on the pair alone, never on a label or a verdict.
+
+Sending to humans (`abstained_pair_ids`): the calibrated thresholds are applied to every item
+(pair, criterion) of the campaign's pairs, known-answer pairs aside; a pair goes to humans when
+at least one of its items is accepted by no judge of the cascade (never judged counts as not
+accepted).
+
+Costs: a judge's cost per item asked is what its calls for the campaign cost (USD) over the items it
+judged; unknown when the judge has no prices or a call had none. The cascade is ordered cheapest
+first when every cost is known, else in the order given, and its costs are then unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from dataclasses import asdict
+
+import numpy as np
+from django.db.models import Q, Sum
+
+from annotate.models import Campaign
+from calibration.metrics.confidence import sample_confidence
+from calibration.metrics.selective import CascadeJudge, cascade_calibrate, cascade_holdout
+from calibration.selectors import human_label_rows, judge_verdict_rows
+from judges.models import Judge, JudgeCall, JudgeVerdict
+
+SPLIT_RULE = (
+    'pairs split by the first byte of SHA-256("selective:<pair id>"): even calibrates, odd is held out '
+    "(every criterion of a pair on one side; the split ignores labels and verdicts)"
+)
+
+
+def selective_parameters(alpha, delta, human_cost=None) -> dict:
+    """Checked α, δ and human cost per item (None: unknown); ValueError with a one-line message."""
+    values = {}
+    for name, value in (("alpha", alpha), ("delta", delta)):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a number between 0 and 1 (exclusive), got '{value}'") from None
+        if not 0.0 < number < 1.0:
+            raise ValueError(f"{name} must be a number between 0 and 1 (exclusive), got '{value}'")
+        values[name] = number
+    values["human_cost"] = None
+    if human_cost not in (None, ""):
+        try:
+            values["human_cost"] = float(human_cost)
+        except (TypeError, ValueError):
+            values["human_cost"] = -1.0
+        if not math.isfinite(values["human_cost"]) or values["human_cost"] < 0:
+            raise ValueError(f"the human cost per item must be a number of USD, zero or more, got '{human_cost}'")
+    return values
+
+
+def heldout_pair(pair_id: int) -> bool:
+    return hashlib.sha256(f"selective:{pair_id}".encode()).digest()[0] % 2 == 1
+
+
+def _human_reference(campaign: Campaign) -> dict[tuple[int, str], str]:
+    sides: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for pair_id, criterion, side in human_label_rows(campaign=campaign).values_list("assignment__pair_id", "criterion__key", "winner"):
+        sides[pair_id, criterion].append(side)
+    reference = {}
+    for item, given in sides.items():
+        top = max(set(given), key=given.count)
+        if given.count(top) * 2 > len(given):
+            reference[item] = top
+    return reference
+
+
+def judge_item_confidences(campaign: Campaign, judge: Judge) -> dict[tuple[int, str], tuple[str, float]]:
+    """(pair, criterion) -> (merged side, confidence; NaN when unknown), by the module's rule."""
+    orders: dict[tuple[int, str], list[tuple]] = defaultdict(list)
+    rows = judge_verdict_rows(campaign=campaign).filter(unit__judge=judge)
+    for pair_id, criterion, a_first, side, sure, samples in rows.values_list(
+        "unit__pair_id", "criterion__key", "unit__a_first", "winner", "confidence", "samples"
+    ):
+        orders[pair_id, criterion].append((a_first, side, sure, samples))
+    out = {}
+    for item, given in orders.items():
+        if any(samples for *_, samples in given):
+            answers, swapped = [], []
+            for a_first, _, _, samples in given:
+                for answer in filter(None, samples.split(",")):
+                    answers.append(answer)
+                    swapped.append(not a_first)
+            pooled = sample_confidence(answers, swapped)
+            out[item] = (pooled.verdict, pooled.confidence)
+            continue
+        sides = {side for _, side, _, _ in given}
+        known = [sure for *_, sure, _ in given if sure is not None]
+        if len(sides) > 1:
+            out[item] = ("tie", 0.0)
+        else:
+            out[item] = (sides.pop(), min(known) if len(known) == len(given) else math.nan)
+    return out
+
+
+def _cost_per_item(campaign: Campaign, judge: Judge, n_items: int) -> float | None:
+    if not judge.costs_known or n_items == 0:
+        return None
+    calls = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign)
+    if calls.filter(cost_usd__isnull=True).exists():
+        return None
+    total = calls.aggregate(total=Sum("cost_usd"))["total"] or 0
+    return float(total) / n_items
+
+
+def selective_inputs(*, campaign: Campaign, judge_names: list[str]) -> dict:
+    """The aligned arrays `cascade_calibrate` takes: items, pair ids, held-out mask, and per judge
+    its confidence, agreement and cost per item. ValueError (one line) for an unknown judge or one
+    without confidences on the campaign's human-labelled items."""
+    if not judge_names:
+        raise ValueError("give at least one judge (--judges a,b,c)")
+    judges = {j.name: j for j in Judge.objects.filter(name__in=judge_names)}
+    missing = [name for name in judge_names if name not in judges]
+    if missing:
+        raise ValueError(f"no judge named {', '.join(repr(m) for m in missing)}")
+    reference = _human_reference(campaign)
+    items = sorted(reference)
+    if not items:
+        raise ValueError(f"campaign '{campaign.name}' has no item with a human majority to calibrate on")
+    pair_ids = np.array([pair for pair, _ in items])
+    out = {"items": items, "pair": pair_ids, "heldout": np.array([heldout_pair(int(p)) for p in pair_ids], bool), "judges": {}}
+    for name in judge_names:
+        merged = judge_item_confidences(campaign, judges[name])
+        confidence = np.array([merged.get(item, ("", math.nan))[1] for item in items], float)
+        if not np.isfinite(confidence).any():
+            raise ValueError(
+                f"judge '{name}' has no confidences on this campaign's labelled items "
+                "(add it with --confidence logprobs or samples:N and run it, or import a confidence column)"
+            )
+        agree = np.array([merged.get(item, ("", 0))[0] == reference[item] for item in items], bool)
+        out["judges"][name] = {"confidence": confidence, "agree": agree, "cost": _cost_per_item(campaign, judges[name], len(merged))}
+    return out
+
+
+def _estimate(estimate) -> dict | None:
+    return None if estimate is None else {k: v for k, v in asdict(estimate).items() if k in ("value", "n", "ci_low", "ci_high", "n_pairs")}
+
+
+def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delta, human_cost=None, rounds: int = 1000) -> dict:
+    """The cascade calibrated on the calibration half and checked on the held-out half, as plain data."""
+    params = selective_parameters(alpha, delta, human_cost)
+    data = selective_inputs(campaign=campaign, judge_names=judge_names)
+    costs = {name: j["cost"] for name, j in data["judges"].items()}
+    costs_known = all(c is not None for c in costs.values()) and params["human_cost"] is not None
+    calib, held = ~data["heldout"], data["heldout"]
+    judges = [
+        CascadeJudge(name, j["confidence"][calib], j["agree"][calib], costs[name] if costs[name] is not None and costs_known else 0.0)
+        for name, j in data["judges"].items()
+    ]
+    result = cascade_calibrate(
+        judges, alpha=params["alpha"], delta=params["delta"], human_cost_per_item=params["human_cost"] or 0.0,
+        pair=data["pair"][calib], rounds=rounds,
+    )  # fmt: skip
+    ordered = [s.selective.judge for s in result.stages]
+    check = None
+    if held.any():
+        check = cascade_holdout(
+            result, [data["judges"][n]["confidence"][held] for n in ordered], [data["judges"][n]["agree"][held] for n in ordered],
+            pair=data["pair"][held], rounds=rounds,
+        )  # fmt: skip
+    stages = []
+    for i, stage in enumerate(result.stages):
+        sel = stage.selective
+        hold = check["stages"][i] if check else None
+        stages.append({
+            "judge": sel.judge, "threshold": sel.threshold, "n_reaching": stage.n_reaching, "n_accepted": stage.n_accepted,
+            "coverage": _estimate(sel.coverage), "agreement": _estimate(sel.agreement), "bound": sel.bound,
+            "guarantee": sel.guarantee, "cost_per_item": costs[sel.judge],
+            "cost_per_accepted": stage.cost_per_accepted if costs_known else None,
+            "holdout": None if hold is None else {"n": hold.n, "n_accepted": hold.n_accepted, "agreement": _estimate(hold.agreement),
+                                                  "target": hold.target, "meets": hold.meets},
+        })  # fmt: skip
+    overall = check["overall"] if check else None
+    return {
+        "campaign": campaign.name, "alpha": params["alpha"], "delta": params["delta"], "target": 1 - params["alpha"],
+        "guarantee_words": f"with probability ≥ 1 − δ = {1 - params['delta']:g}, agreement with the humans on accepted items is ≥ 1 − α = {1 - params['alpha']:g}",
+        "split_rule": SPLIT_RULE, "n_items": len(data["items"]), "n_calibration": int(calib.sum()), "n_heldout": int(held.sum()),
+        "stages": stages, "n_to_humans": result.n_to_humans, "human_share": result.human_share,
+        "agreement": _estimate(result.agreement), "cascade_guarantee": result.guarantee,
+        "human_cost_per_item": params["human_cost"], "cost": result.cost if costs_known else None,
+        "all_human_cost": result.all_human_cost if costs_known else None, "saving": result.saving if costs_known else None,
+        "holdout": None if overall is None else {"n": overall.n, "n_accepted": overall.n_accepted, "agreement": _estimate(overall.agreement),
+                                                 "target": overall.target, "meets": overall.meets, "n_to_humans": check["n_to_humans"]},
+    }  # fmt: skip
+
+
+def estimate_text(estimate: dict | None) -> str:
+    """An estimate as `0.912 [0.880, 0.940] (n = 120)`; `-` when there is none."""
+    if estimate is None or estimate["value"] is None:
+        return "-"
+    ci = "" if estimate["ci_low"] is None else f" [{estimate['ci_low']:.3f}, {estimate['ci_high']:.3f}]"
+    return f"{estimate['value']:.3f}{ci} (n = {estimate['n']})"
+
+
+def usd_text(value) -> str:
+    return "unknown" if value is None else f"${value:.6f}"
+
+
+def judges_with_confidences(*, campaign: Campaign) -> list[str]:
+    """Names of the judges with at least one verdict carrying a confidence (or samples) on the
+    campaign, cheapest first: by what their calls cost per verdict (unknown costs last), then name."""
+    with_confidence = judge_verdict_rows(campaign=campaign).filter(Q(confidence__isnull=False) | ~Q(samples=""))
+    names = sorted(set(with_confidence.values_list("unit__judge__name", flat=True)))
+    keys = {}
+    for judge in Judge.objects.filter(name__in=names):
+        n = JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__campaign=campaign).count()
+        cost = _cost_per_item(campaign, judge, n)
+        keys[judge.name] = (cost is None, cost or 0.0, judge.name)
+    return sorted(names, key=keys.__getitem__)
+
+
+def abstained_pair_ids(*, campaign: Campaign, out: dict) -> list[int]:
+    """Pairs of the campaign (known-answer pairs aside) with at least one item that no judge of the
+    calibrated cascade `out` (`selective_cascade`) accepts, in the campaign's order."""
+    criteria = list(campaign.criterion_set.criteria.values_list("key", flat=True))
+    pairs = list(campaign.pairs.filter(gold__isnull=True).values_list("pk", flat=True))
+    judges = {j.name: j for j in Judge.objects.filter(name__in=[s["judge"] for s in out["stages"]])}
+    accepted: set[tuple[int, str]] = set()
+    for stage in out["stages"]:
+        if stage["threshold"] is None:
+            continue
+        for item, (_, sure) in judge_item_confidences(campaign, judges[stage["judge"]]).items():
+            if sure >= stage["threshold"]:  # NaN (no confidence) compares False: never accepted
+                accepted.add(item)
+    return [pair for pair in pairs if any((pair, key) not in accepted for key in criteria)]

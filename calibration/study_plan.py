@@ -1,0 +1,221 @@
+"""The study plan of a campaign: its record (reads), freezing it (the one write), and the report's `plan` section.
+
+What a record holds (docs/calibration-report.md, "The study plan"):
+- `rubric`: the criterion set's key and version, and the SHA-256 of its criteria (key, category, text, in order);
+- `judges`: each judge of the campaign (a run on it or units on its pairs, or named when freezing) with its
+  model, the SHA-256 of the pairwise prompt built for a fixed dummy item (`prompt_sha256`, LLM judges only),
+  temperature, max tokens, confidence option, mode and structured output;
+- `design`: protocol, pair mode, pairs, overlap, calibration pairs, gold rate, neutral emphasis, ties, rationale rules, reference;
+- `epsilon` (value and reason), `alpha` and `delta` (selective judging), `planned_pairs` and `statistics`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+import protocols.pairwise as pairwise
+from annotate.models import Campaign, Label
+from calibration import plan_check
+from calibration.models import StudyPlan
+from judges.models import Judge, JudgeRun, JudgeUnit
+from protocols.base import CriterionSpec
+
+SCHEMA = "pairwise-study-plan"
+VERSION = 1
+
+# The dummy item whose prompt stands for a judge's prompt template: any change to the template changes its hash.
+_DUMMY = dict(
+    topic="Dummy topic",
+    article_1="Article one text.",
+    article_2="Article two text.",
+    category="Dummy category",
+    category_description="A category that stands for every category.",
+    criteria=[CriterionSpec("dummy_criterion", "A criterion that stands for every criterion.")],
+)
+
+
+class PlanRefused(Exception):
+    """The plan cannot be frozen; the message says why (one line)."""
+
+
+def prompt_sha256(judge: Judge, allow_tie: bool) -> str | None:
+    if judge.kind != Judge.Kind.LLM:
+        return None
+    request = pairwise.build_request(**_DUMMY, allow_tie=allow_tie, structured=judge.structured_output)
+    body = {"messages": request.messages, "response_format": request.response_format}
+    return hashlib.sha256(plan_check.canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def _judge_entry(judge: Judge, allow_tie: bool) -> dict:
+    return {
+        "name": judge.name,
+        "kind": judge.kind,
+        "model": judge.model,
+        "prompt_sha256": prompt_sha256(judge, allow_tie),
+        "temperature": judge.temperature,
+        "max_tokens": judge.max_tokens,
+        "confidence": judge.confidence,
+        "mode": judge.mode,
+        "structured_output": judge.structured_output,
+    }
+
+
+def campaign_judges(campaign: Campaign) -> list[Judge]:
+    """The judges that ran on the campaign (a run, or units on its pairs), by name."""
+    # Two subqueries rather than joins: a big campaign's units would multiply the rows to make distinct.
+    ran = Q(pk__in=JudgeRun.objects.filter(campaign=campaign).values("judge_id"))
+    judged = Q(pk__in=JudgeUnit.objects.filter(pair__campaign=campaign).values("judge_id"))
+    return list(Judge.objects.filter(ran | judged).order_by("name"))
+
+
+def _rubric(campaign: Campaign) -> dict:
+    criteria = [
+        [key, category, text]
+        for key, category, text in campaign.criterion_set.criteria.order_by("order").values_list("key", "category__key", "text")
+    ]
+    return {
+        "key": campaign.criterion_set.key,
+        "version": campaign.criterion_set.version,
+        "n_criteria": len(criteria),
+        "criteria_sha256": hashlib.sha256(plan_check.canonical_json({"criteria": criteria}).encode("utf-8")).hexdigest(),
+    }
+
+
+def _design(campaign: Campaign) -> dict:
+    return {
+        "protocol": campaign.protocol,
+        "pair_mode": campaign.pair_mode,
+        "pairs": campaign.pairs.filter(gold__isnull=True).count(),
+        "overlap": campaign.overlap,
+        "calibration_pairs": campaign.calibration_pairs,
+        "gold_rate": campaign.gold_rate,
+        "neutral_emphasis": campaign.neutral_emphasis,
+        "allow_tie": campaign.allow_tie,
+        "rationale_required": campaign.rationale_required,
+        "rationale_min_length": campaign.rationale_min_length,
+        "reference_system": campaign.reference_system.key if campaign.reference_system_id else None,
+    }
+
+
+def current_record(campaign: Campaign, judges: list[Judge] | None = None) -> dict:
+    """The campaign as it is now, in the shape of a plan record (without what only a plan states)."""
+    judges = campaign_judges(campaign) if judges is None else judges
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "campaign": campaign.name,
+        "rubric": _rubric(campaign),
+        "judges": [_judge_entry(j, campaign.allow_tie) for j in judges],
+        "design": _design(campaign),
+        "epsilon": {"value": campaign.alt_epsilon, "reason": campaign.alt_epsilon_reason or None},
+    }
+
+
+def plan_record(
+    campaign: Campaign,
+    *,
+    planned_pairs: int,
+    statistics: list[str],
+    alpha: float | None = None,
+    delta: float | None = None,
+    judge_names: list[str] | None = None,
+) -> dict:
+    """The record a freeze would store; ValueError (one line) for a bad value."""
+    if planned_pairs is None or int(planned_pairs) < 1:
+        raise ValueError(f"planned pairs must be a whole number of at least 1, got '{planned_pairs}'")
+    for name, value in (("alpha", alpha), ("delta", delta)):
+        if value is not None and not 0.0 < float(value) < 1.0:
+            raise ValueError(f"{name} must be between 0 and 1 (exclusive), got '{value}'")
+    unknown = [s for s in statistics if s not in plan_check.STATISTICS]
+    if unknown:
+        raise ValueError(f"unknown statistic '{unknown[0]}' (choose from {', '.join(plan_check.STATISTICS)})")
+    judges = campaign_judges(campaign)
+    if judge_names:
+        found = {j.name: j for j in Judge.objects.filter(name__in=judge_names)}
+        missing = [n for n in judge_names if n not in found]
+        if missing:
+            raise ValueError(f"no judge named '{missing[0]}'")
+        judges = sorted({j.name: j for j in judges + list(found.values())}.values(), key=lambda j: j.name)
+    record = current_record(campaign, judges)
+    record.update(
+        alpha=None if alpha is None else float(alpha),
+        delta=None if delta is None else float(delta),
+        planned_pairs=int(planned_pairs),
+        statistics=[s for s in plan_check.STATISTICS if s in statistics],
+    )
+    return record
+
+
+def first_label_exists(campaign: Campaign) -> bool:
+    return Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="").exists()
+
+
+def study_plan_freeze(*, campaign: Campaign, user, record: dict) -> StudyPlan:
+    """Freezes `record` as the campaign's plan; PlanRefused when labels exist or a plan is frozen already.
+
+    The unique campaign column decides between two staff freezing at once: one plan is stored, the other is refused.
+    """
+    if StudyPlan.objects.filter(campaign=campaign).exists():
+        raise PlanRefused(f"campaign '{campaign.name}' already has a frozen study plan; a frozen plan cannot change")
+    if first_label_exists(campaign):
+        raise PlanRefused(f"campaign '{campaign.name}' has labels already; a plan must be frozen before the first label")
+    try:
+        with transaction.atomic():
+            return StudyPlan.objects.create(
+                campaign=campaign, frozen_at=timezone.now(), frozen_by=user, record=record, sha256=plan_check.record_sha256(record)
+            )
+    except IntegrityError:
+        raise PlanRefused(f"campaign '{campaign.name}' already has a frozen study plan; a frozen plan cannot change") from None
+
+
+def frozen_plan(campaign: Campaign) -> StudyPlan | None:
+    return StudyPlan.objects.filter(campaign=campaign).select_related("frozen_by").first()
+
+
+def frozen_by_name(plan: StudyPlan) -> str:
+    return plan.frozen_by.get_username() if plan.frozen_by_id else "the command line"
+
+
+def statistics_used(report: dict) -> list[str]:
+    """The statistics a report computed: PAR and κ always, the alt-test when it had an ε, selective judging when present."""
+    used = ["par", "kappa"]
+    if (report.get("alt_test") or {}).get("epsilon") is not None:
+        used.append("alt-test")
+    if report.get("selective"):
+        used.append("selective")
+    return used
+
+
+def plan_section(campaign: Campaign, report: dict) -> dict:
+    """The report's `plan` section: the frozen plan's hash and time, and every deviation from it."""
+    plan = frozen_plan(campaign)
+    if plan is None:
+        # The design as it is (the methods paragraph states it), without reading the judges.
+        return {
+            "frozen": False,
+            "sha256": None,
+            "frozen_at": None,
+            "frozen_by": None,
+            "planned_pairs": None,
+            "statistics": [],
+            "deviations": [],
+            "rubric": _rubric(campaign),
+            "design": _design(campaign),
+        }
+    current = current_record(campaign)
+    found = plan_check.deviations(plan.record, current, n_pairs=report.get("n_pairs"), statistics_used=statistics_used(report))
+    return {
+        "frozen": True,
+        "sha256": plan.sha256,
+        "frozen_at": plan.frozen_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "frozen_by": frozen_by_name(plan),
+        "planned_pairs": plan.record.get("planned_pairs"),
+        "statistics": plan.record.get("statistics") or [],
+        "rubric": current["rubric"],
+        "design": current["design"],
+        "deviations": found,
+    }

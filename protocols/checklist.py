@@ -1,0 +1,134 @@
+"""The checklist protocol: one article, and a yes/no question per criterion.
+
+- An item is one article.
+- An answer is "yes" or "no", or "na" (not applicable) when the criterion allows it: the
+  criteria file's ``"response": {"type": "checklist", "allow_na": true}``. Stored and shown
+  alike (no order to undo).
+- A judge is asked with `build_request` and read with `parse_verdicts`; anything but yes, no
+  (or N/A where allowed) is an InvalidResponse, never an answer.
+- The metrics get 1.0 for yes, 0.0 for no and NaN for N/A (`metric_outcome`, the "binary"
+  table of `calibration.metrics.pointwise`).
+
+Pure: no Django.
+"""
+
+from __future__ import annotations
+
+import math
+
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
+from protocols.one_article import build_one_article_request, read_answers
+
+NAME = "checklist"
+ARTICLES = 1
+YES, NO, NA = "yes", "no", "na"
+# The response type of `calibration.metrics.pointwise` these answers make.
+METRIC_RESPONSE = "binary"
+# Figure names of `calibration.metrics.pointwise_agreement` / `pointwise_panel` that fit yes/no answers.
+AGREEMENT_STATISTICS = ("agreement", "kappa", "agreement_majority", "kappa_majority", "fleiss_kappa")
+OVERALL_CHOICES = ()  # a checklist has no overall answer
+
+SYSTEM_PROMPT = (
+    "You check one article against a list of yes/no questions. Answer each question on its own "
+    "terms and only on what it asks about; length or polish is not a merit unless the question makes "
+    "it one. Answer with JSON only."
+)
+_WORDS = {"yes": YES, "y": YES, "true": YES, "no": NO, "n": NO, "false": NO, "na": NA, "n/a": NA, "not applicable": NA}
+
+
+def read_response(response: dict) -> tuple[dict, list[str]]:
+    """A criterion's `response` object as stored, and what is wrong with it."""
+    problems = [f"a checklist response has no parameter '{name}'" for name in sorted(set(response) - {"type", "allow_na"})]
+    allow_na = response.get("allow_na", False)
+    if not isinstance(allow_na, bool):
+        problems.append(f"allow_na must be true or false, not {allow_na!r}")
+    return {"type": NAME, "allow_na": allow_na is True}, problems
+
+
+def _choices(response: dict | None) -> tuple[str, ...]:
+    return (YES, NO, NA) if (response or {}).get("allow_na") else (YES, NO)
+
+
+def answer_problems(shown: str, *, allow_tie: bool = False, response: dict | None = None) -> list[str]:
+    """What is wrong with an answer as the rater gave it ("" clears it), as sentences."""
+    choices = _choices(response)
+    if shown in (*choices, ""):
+        return []
+    return ["Answer Yes, No" + (" or N/A." if NA in choices else ".")]
+
+
+def outcome_problems(outcome: str, *, allow_tie: bool = False, response: dict | None = None) -> list[str]:
+    """What is wrong with an answer given as exports give it, as short phrases."""
+    choices = _choices(response)
+    return [] if outcome in choices else [f"'{outcome}' is not one of {', '.join(choices)}"]
+
+
+def stored_answer(shown: str, *, a_first: bool = True) -> str:
+    return shown
+
+
+def shown_answer(stored: str, *, a_first: bool = True) -> str:
+    return stored
+
+
+def overall_problems(shown: str) -> list[str]:
+    return [] if shown == "" else ["A checklist has no overall answer."]
+
+
+def stored_overall(shown: str, *, a_first: bool = True) -> str:
+    return shown
+
+
+def shown_overall(stored: str, *, a_first: bool = True) -> str:
+    return stored
+
+
+def metric_outcome(stored: str, **_context) -> float:
+    """1.0 yes, 0.0 no, NaN N/A."""
+    return {YES: 1.0, NO: 0.0}.get(stored, math.nan)
+
+
+def _answer_schema(spec: CriterionSpec) -> dict:
+    return {"type": "string", "enum": list(_choices(spec.response))}
+
+
+def build_request(
+    *,
+    topic: str,
+    article: str,
+    category: str,
+    category_description: str,
+    criteria: list[CriterionSpec],
+    structured: bool,
+    allow_tie: bool = False,
+) -> JudgeRequest:
+    return build_one_article_request(
+        protocol=NAME,
+        system_prompt=SYSTEM_PROMPT,
+        topic=topic,
+        article=article,
+        category=category,
+        category_description=category_description,
+        criteria=criteria,
+        choices=lambda spec: ", ".join(f'"{choice}"' for choice in _choices(spec.response)),
+        task='For each criterion above, answer "yes" if the article meets it and "no" if it does not; '
+        '"na" only where it is allowed and the question does not apply to this article.',
+        answer_schema=_answer_schema,
+        structured=structured,
+    )
+
+
+def read_answer(value: object, response: dict) -> str:
+    """The stored answer for a judge's `value`, or InvalidResponse saying why it is none."""
+    choices = _choices(response)
+    answer = _WORDS.get(value.strip().lower()) if isinstance(value, str) else None
+    if answer is None or answer not in choices:
+        raise InvalidResponse(f"answer {value!r} is not one of {', '.join(choices)}")
+    return answer
+
+
+def parse_verdicts(
+    content: str, *, criteria: tuple[str, ...], allow_tie: bool = False, responses: tuple[dict, ...]
+) -> dict[str, tuple[str, str]]:
+    """``{criterion_key: ("yes" | "no" | "na", reason)}``; raises InvalidResponse."""
+    return read_answers(content, criteria=criteria, responses=responses, read_answer=read_answer)

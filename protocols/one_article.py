@@ -1,0 +1,191 @@
+"""What the one-article protocols (checklist, rating, count) share: the judge prompt and reply reading.
+
+Each of them asks a question about ONE article per criterion. The prompt opens with the topic and
+the article (so the calls for the categories of one article share a long prefix), then the
+category, the criteria one per line as ``- <key>: <text>`` with the answers each allows, and the
+answer format in words. The reply is one JSON object ``{"answers": [{"criterion", "reason",
+"answer"}, ...]}``; the structured-output schema is named after the protocol (``checklist``,
+``rating``, ``count``), so a test server can tell which one it is answering.
+
+Reading is strict about the answer and tolerant only about the wrapping: code fences, prose around
+the JSON and ``<think>`` blocks are stripped, a criterion may be named case-insensitively. A reply
+without an answer for every asked criterion, an answer twice, an unknown criterion or an answer
+the criterion does not allow raises :class:`InvalidResponse` with the reason; nothing is ever
+turned into an answer it was not.
+
+Pure: no Django.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
+
+__all__ = ["build_one_article_request", "read_answers", "ANSWERS_FIELD"]
+
+ANSWERS_FIELD = "answers"
+KEY_RE = re.compile(r"[A-Za-z0-9_.-]+")
+THINK_RE = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+FENCE_RE = re.compile(r"```[^\n`]*\n(.*?)```", re.DOTALL)
+SNIPPET = 80
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def snippet(text: str) -> str:
+    text = one_line(text)
+    return repr(text if len(text) <= SNIPPET else text[:SNIPPET] + "…")
+
+
+def build_one_article_request(
+    *,
+    protocol: str,
+    system_prompt: str,
+    topic: str,
+    article: str,
+    category: str,
+    category_description: str,
+    criteria: list[CriterionSpec],
+    choices: Callable[[CriterionSpec], str],
+    task: str,
+    answer_schema: Callable[[CriterionSpec], dict],
+    structured: bool,
+) -> JudgeRequest:
+    """A request asking one answer per criterion about one article; `choices(spec)` says in words
+    what a criterion's answer may be, `answer_schema(spec)` the JSON schema of that answer."""
+    if not criteria:
+        raise ValueError("at least one criterion is needed")
+    keys = tuple(spec.key for spec in criteria)
+    for key in keys:
+        if not KEY_RE.fullmatch(key):
+            raise ValueError(f"criterion key {key!r} must be letters, digits, '_', '.' or '-'")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"duplicate criterion keys in {keys}")
+    description = one_line(category_description)
+    user = "\n".join(
+        [
+            f"Topic: {one_line(topic)}",
+            "",
+            "===== Article =====",
+            article.strip(),
+            "===== End of Article =====",
+            "",
+            f"Category: {one_line(category)}" + (f" ({description})" if description else ""),
+            "",
+            "Criteria, one per line as key: what to look for [allowed answers]:",
+            "\n".join(f"- {spec.key}: {one_line(spec.text)} [{choices(spec)}]" for spec in criteria),
+            "",
+            task + " Give a short reason, one or two sentences, pointing to what in the article decided it.",
+            "",
+            "Reply with a single JSON object and nothing else, shaped like this:",
+            '{"answers": [{"criterion": "<key>", "reason": "<short reason>", "answer": <answer>}]}',
+            "The list holds exactly one entry per criterion, in the order given above, with the key copied exactly.",
+        ]
+    )
+    response_format = None
+    if structured:
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": protocol, "strict": True, "schema": response_schema(criteria, answer_schema)},
+        }
+    return JudgeRequest(
+        messages=[{"role": "system", "content": system_prompt}, {"role": "user", "content": user}],
+        response_format=response_format,
+        criteria=keys,
+        allow_tie=False,
+        protocol=protocol,
+        responses=tuple(spec.response for spec in criteria),
+    )
+
+
+def response_schema(criteria: list[CriterionSpec], answer_schema: Callable[[CriterionSpec], dict]) -> dict:
+    """One entry per criterion; with one criterion the answer's own schema, else the union of them."""
+    answers = []
+    for spec in criteria:
+        schema = answer_schema(spec)
+        if schema not in answers:
+            answers.append(schema)
+    entry = {
+        "type": "object",
+        "properties": {
+            "criterion": {"type": "string", "enum": [spec.key for spec in criteria]},
+            "reason": {"type": "string"},
+            "answer": answers[0] if len(answers) == 1 else {"anyOf": answers},
+        },
+        "required": ["criterion", "reason", "answer"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {ANSWERS_FIELD: {"type": "array", "items": entry}},
+        "required": [ANSWERS_FIELD],
+        "additionalProperties": False,
+    }
+
+
+def decode(content: object) -> object:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidResponse("the response is empty")
+    text = THINK_RE.sub("", content).strip()
+    candidates = [text, *(block.strip() for block in FENCE_RE.findall(text))]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    raise InvalidResponse(f"the response holds no complete JSON object: {snippet(text)}")
+
+
+def criterion_named(value: object, number: int, criteria: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidResponse(f"answer {number} does not name its criterion")
+    folded = {key.lower(): key for key in criteria}
+    key = folded.get(value.strip().lower())
+    if key is None:
+        raise InvalidResponse(f"answer {number}: unknown criterion {value!r}; expected one of {', '.join(criteria)}")
+    return key
+
+
+def read_answers(
+    content: object,
+    *,
+    criteria: tuple[str, ...],
+    responses: tuple[dict, ...],
+    read_answer: Callable[[object, dict], str],
+) -> dict[str, tuple[str, str]]:
+    """``{criterion_key: (answer, reason)}`` in the order of ``criteria``; `read_answer(value,
+    response)` gives the stored form of one answer or raises InvalidResponse saying why not."""
+    criteria = tuple(criteria)
+    if len(responses) != len(criteria):
+        raise ValueError("one response description per criterion is needed")
+    by_key = dict(zip(criteria, responses))
+    value = decode(content)
+    if not isinstance(value, dict) or not isinstance(value.get(ANSWERS_FIELD), list):
+        raise InvalidResponse(f"expected a JSON object with an '{ANSWERS_FIELD}' list, got {snippet(json.dumps(value))}")
+    found: dict[str, tuple[str, str]] = {}
+    for number, item in enumerate(value[ANSWERS_FIELD], start=1):
+        if not isinstance(item, dict):
+            raise InvalidResponse(f"answer {number} is not a JSON object: {snippet(json.dumps(item))}")
+        key = criterion_named(item.get("criterion"), number, criteria)
+        if key in found:
+            raise InvalidResponse(f"criterion {key} is answered twice")
+        if "answer" not in item:
+            raise InvalidResponse(f"{key}: no answer given")
+        try:
+            answer = read_answer(item["answer"], by_key[key])
+        except InvalidResponse as exc:
+            raise InvalidResponse(f"{key}: {exc}") from None
+        reason = item.get("reason")
+        found[key] = (answer, reason.strip() if isinstance(reason, str) else "")
+    missing = [key for key in criteria if key not in found]
+    if missing:
+        raise InvalidResponse(f"{len(missing)} of {len(criteria)} criteria have no answer: {', '.join(missing)}")
+    return {key: found[key] for key in criteria}

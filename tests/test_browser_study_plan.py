@@ -1,0 +1,38 @@
+"""In a real browser: a researcher freezes the study plan on the campaign page, changes ε, and the
+calibration dashboard lists that deviation from the plan beside the plan's SHA-256."""
+
+import re
+
+import pytest
+
+from annotate.models import Campaign
+from calibration.models import StudyPlan
+from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+
+
+def test_it_freezes_the_plan_and_shows_a_deviation_on_the_dashboard(page, live_demo):  # noqa: F811
+    campaign = Campaign.objects.get(name="Demo campaign")
+    log_in(page, "researcher", "demo-researcher")
+    page.goto(f"/campaigns/{campaign.pk}/")
+    form = page.locator("#freeze-plan")
+    form.get_by_label("Planned pairs").fill("12")
+    form.get_by_label("alt-test").check()
+    form.get_by_role("button", name="Freeze the study plan").click()
+    page.wait_for_url(re.compile(rf"/calibration/campaign/{campaign.pk}/study-plan/$"))
+    plan = StudyPlan.objects.get(campaign=campaign)
+    assert page.locator("#study-plan-sha256").inner_text() == plan.sha256
+    assert plan.record["planned_pairs"] == 12 and plan.record["statistics"] == ["par", "kappa", "alt-test"]
+
+    page.goto(f"/campaigns/{campaign.pk}/")
+    epsilon = page.locator("#alt-epsilon")
+    epsilon.get_by_label("ε").fill("0.15")
+    epsilon.get_by_label("Why").fill("skilled annotators")
+    epsilon.get_by_role("button", name="Save ε").click()
+    page.wait_for_load_state()
+
+    page.goto(f"/calibration/campaign/{campaign.pk}/")
+    section = page.locator("#study-plan")
+    section.get_by_text("alt-test ε: planned none, now 0.15").wait_for()
+    assert plan.sha256 in section.inner_text()

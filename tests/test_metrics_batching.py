@@ -1,0 +1,116 @@
+"""How the bootstrap's work is batched must not change a figure: Newton's rounds fitted in chunks,
+the reach of the beat graph squared until it closes, percentile CIs taken column by column or all
+at once, draw counts kept as bytes, rater pairs found by a sparse product (no database)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import warnings
+from itertools import combinations
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from calibration import metrics as M  # noqa: E402
+from calibration.metrics import bootstrap, ranking  # noqa: E402
+from calibration.metrics.labels import LabelRow  # noqa: E402
+
+
+def win_matrices(rounds: int, systems: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 9, size=(rounds, systems, systems)) + 0.5 * rng.integers(0, 2, size=(rounds, systems, systems))
+    for r in range(rounds):
+        np.fill_diagonal(w[r], 0)
+    return w.astype(float)
+
+
+def test_it_fits_each_round_as_if_alone_whatever_its_chunk():
+    w = win_matrices(3 * ranking._NEWTON_CHUNK + 5, 7, seed=1)  # four chunks, the last one short
+    together = M.fit_newton(w, ref=3)
+    alone = np.concatenate([M.fit_newton(w[r : r + 1], ref=3) for r in range(len(w))])
+    assert together.tobytes() == alone.tobytes()  # the same bits, not merely close
+    th = M.fit_choix(w[-1])
+    assert np.allclose(together[-1], th - th[3], atol=1e-8)
+
+
+def closure(edges: np.ndarray) -> np.ndarray:
+    """Warshall's transitive closure of one boolean matrix, the reference."""
+    reach = edges | np.eye(len(edges), dtype=bool)
+    for k in range(len(edges)):
+        reach = reach | (reach[:, k][:, None] & reach[k, :][None, :])
+    return reach
+
+
+def test_it_closes_the_reach_of_a_long_chain_and_of_dense_rounds():
+    s = 30
+    chain = np.zeros((s, s))
+    chain[np.arange(s - 1), np.arange(1, s)] = 1  # 0 beats 1 beats 2 ... : 29 steps, five squarings
+    chain[s - 1, 0] = 1  # and the last beats the first: one cycle through every system
+    rng = np.random.default_rng(2)
+    dense = (rng.random((3, s, s)) < 0.3).astype(float)
+    w = np.concatenate([chain[None], chain.T[None], dense])
+    got = ranking._reach(w)
+    for r in range(len(w)):
+        assert (got[r] == closure(w[r] > 0)).all()
+    assert got[0].all()
+    broken = chain.copy()
+    broken[s - 1, 0] = 0  # no cycle: i reaches j only downstream
+    assert (ranking._reach(broken[None])[0] == np.triu(np.ones((s, s), dtype=bool))).all()
+
+
+def test_it_takes_the_same_percentile_ends_for_every_column_at_once():
+    rng = np.random.default_rng(3)
+    samples = rng.normal(size=(400, 6))
+    samples[rng.random(400) < 0.2, 1] = np.nan  # some rounds undefined
+    samples[:, 2] = np.nan  # no round defined
+    samples[:, 3] = np.round(samples[:, 3])  # ties
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to silence: an undefined column is not handed to numpy
+        lo, hi = bootstrap.percentile_ci(samples)
+    for j in (0, 1, 3, 4, 5):
+        ends = np.nanpercentile(samples[:, j], [2.5, 97.5])
+        assert lo[j].tobytes() == ends[0].tobytes() and hi[j].tobytes() == ends[1].tobytes()
+    assert np.isnan(lo[2]) and np.isnan(hi[2])
+
+
+def test_it_keeps_small_draw_counts_as_bytes_with_the_same_counts():
+    for n_units in (1, 7, 83, 255):
+        blocks = list(bootstrap.draw_count_blocks(n_units, 300, 5))
+        assert len(blocks) == 1 and blocks[0].dtype == np.float64
+        assert (blocks[0] == bootstrap.draw_counts(n_units, 300, 5)).all()
+    assert bootstrap._small_draw_counts(83, 300, 5).dtype == np.uint8
+
+
+def test_it_pairs_only_raters_with_items_in_common_in_name_order():
+    rows = []
+    outcomes = ("wikipedia", "storm", "tie")
+    for pair in range(40):
+        for rater in ("carol", "alice", "bob") if pair < 20 else ("dave", "alice"):
+            rows.append(LabelRow(pair, 0, "c", rater, "human", "wikipedia", "storm", outcomes[(pair + len(rater)) % 3]))
+    rows.append(LabelRow(99, 0, "c", "erin", "human", "wikipedia", "storm", "storm"))  # shares nothing
+    pairs = M.rater_pairs(rows, rounds=50)
+    got = [(p.rater_a, p.rater_b, p.agreement.n) for p in pairs]
+    assert got == [("alice", "bob", 20), ("alice", "carol", 20), ("alice", "dave", 20), ("bob", "carol", 20)]
+    table = M.as_table(rows)
+    for p in pairs:  # each pair against its own items, read directly
+        a, b = (table.for_rater(p.rater_a), table.for_rater(p.rater_b))
+        common = sorted(set(a.pair.tolist()) & set(b.pair.tolist()))
+        same = [a.outcome[a.pair.tolist().index(i)] == b.outcome[b.pair.tolist().index(i)] for i in common]
+        assert p.agreement.value == np.mean(same)
+    assert all(x < y for x, y in combinations([(p.rater_a, p.rater_b) for p in pairs], 2))
+
+
+def test_it_runs_one_choix_fit_at_a_time_across_threads():
+    # choix changes the process's warning filters around each fit (not thread-safe before Python 3.14),
+    # and the report fits raters on several threads: a fit waits for the one in progress.
+    w = win_matrices(1, 5, seed=4)[0]
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (M.fit_choix(w), done.set()))
+    with ranking._CHOIX_LOCK:
+        worker.start()
+        assert not done.wait(0.5)
+    assert done.wait(30)
+    worker.join()
