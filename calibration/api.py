@@ -18,6 +18,7 @@ from calibration import metrics as M
 from calibration.interchange import label_rows
 from calibration.planner import plan_labels_cached, plan_parameters
 from calibration.report import report_cached
+from calibration.report_reference import check_reference, check_sensitivity
 
 
 @extend_schema(
@@ -43,7 +44,24 @@ def _json_array(rows: Iterable[dict]) -> Iterator[str]:
 @extend_schema(
     summary="The calibration report",
     description="The JSON contract of docs/calibration-report.md, default parameters; computed once and shared while the campaign's data stay the same.",
-    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="the report")},
+    parameters=[
+        OpenApiParameter("swap_policy", str, description="tie (default), half or both"),
+        OpenApiParameter("unparsable", str, description="drop (default) or wrong"),
+        OpenApiParameter(
+            "human_reference",
+            str,
+            description="the human labels the judge statistics use: majority (default), dawid-skene, mace or exclude-flagged",
+        ),
+        OpenApiParameter(
+            "sensitivity",
+            str,
+            description="1 to fit Dawid-Skene and MACE for the competence and sensitivity sections under majority too (default 0: not computed)",
+        ),
+    ],
+    responses={
+        200: OpenApiResponse(OpenApiTypes.OBJECT, description="the report"),
+        400: OpenApiResponse(description='{"detail": message} for a bad value'),
+    },
 )
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
@@ -54,7 +72,9 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     Only `?format=json` (or no format) is served here; the dashboard's download
     links give the CSV, Markdown and HTML renderings. `?swap_policy=tie|half|both`
     and `?unparsable=drop|wrong` choose the convention (default: tie, drop); a bad
-    value answers 400 with `{"detail": message}`.
+    value answers 400 with `{"detail": message}`. `?human_reference=majority|dawid-skene|mace|exclude-flagged`
+    chooses the human labels the judge statistics are computed against (default: majority);
+    `?sensitivity=1` fits the annotator models for the competence and sensitivity sections under majority too.
     """
     campaign = get_object_or_404(
         Campaign.objects.select_related("criterion_set", "reference_system"),
@@ -64,9 +84,13 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     unparsable = request.query_params.get("unparsable") or M.DEFAULT_UNPARSABLE
     try:
         M.check_convention(swap_policy, unparsable)
+        human_reference = check_reference(request.query_params.get("human_reference"))
+        sensitivity = check_sensitivity(request.query_params.get("sensitivity"))
     except ValueError as exc:
         return Response({"detail": str(exc)}, status=400)
-    return Response(report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable))
+    return Response(
+        report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable, human_reference=human_reference, sensitivity=sensitivity)
+    )
 
 
 @extend_schema(

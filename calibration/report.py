@@ -17,7 +17,7 @@ from django.conf import settings
 from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, report_selective, selectors, study_plan
+from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
@@ -264,9 +264,15 @@ def report_from_inputs(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
+    vetting: report_reference.Vetting | None = None,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
-    campaign's; without either its section gives no verdict."""
+    campaign's; without either its section gives no verdict. The judge statistics are computed
+    against `human_reference` (`calibration.report_reference`: majority, the labels as they are, by
+    default). The annotators' vetting (Dawid-Skene, MACE, their bootstraps: `vetting`, else fitted
+    here) is computed only for another reference or when `sensitivity` is asked."""
     # One BLAS thread: the report makes thousands of small products and solves (a few thousand
     # rows by 30 systems at most), for which OpenBLAS's threads cost far more than they save, above
     # all on a busy machine, where each product waits for a second core (20 s of 60 at 100k labels).
@@ -284,6 +290,9 @@ def report_from_inputs(
             alt_epsilon=alt_epsilon,
             alt_epsilon_reason=alt_epsilon_reason,
             alt_unit=alt_unit,
+            human_reference=human_reference,
+            sensitivity=sensitivity,
+            vetting=vetting,
         )
 
 
@@ -301,14 +310,24 @@ def _report(
     alt_epsilon: float | None,
     alt_epsilon_reason: str | None,
     alt_unit: str,
+    human_reference: str,
+    sensitivity: bool,
+    vetting: report_reference.Vetting | None,
 ) -> dict:
     M.check_convention(swap_policy, unparsable)
+    human_reference = report_reference.check_reference(human_reference)
     report_alttest.check_unit(alt_unit)
     epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
     reference = resolve_reference(campaign, inputs.systems, reference)
     ensembles = list(ensembles or [])
     table = inputs.table
     humans = table.humans()
+    if report_reference.vetting_needed(human_reference, sensitivity):
+        vetting = vetting if vetting is not None else report_reference.vet(humans, rounds, seed)
+    else:
+        vetting = None  # the default report fits no annotator model
+    # What the judges are measured against: the humans themselves under the default reference.
+    reference_labels = humans if vetting is None else vetting.labels(human_reference)
     failed = inputs.failed if inputs.failed is not None else M.LabelTable.empty(table.vocab)
     notes: list[str] = []
     if not len(humans):
@@ -334,7 +353,7 @@ def _report(
         votes = M.judge_votes(raw, failed.for_rater(summary.name), swap_policy=swap_policy, unparsable=unparsable)
         merged = votes.items if votes.share is None else (M.merge_swapped(raw) if len(raw) else raw)
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
-        judges.append(sections.judge_section(summary, raw, merged, votes, humans, rounds, seed))
+        judges.append(sections.judge_section(summary, raw, merged, votes, reference_labels, rounds, seed))
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
     judge_pairs = (
         pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
@@ -347,26 +366,35 @@ def _report(
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, M.Votes(merged, None, 0)
         judges.append(
             sections.judge_section(
-                summary, merged, merged, votes_by_judge[summary.name], humans, rounds, seed, members=[by_section[m] for m in members]
+                summary,
+                merged,
+                merged,
+                votes_by_judge[summary.name],
+                reference_labels,
+                rounds,
+                seed,
+                members=[by_section[m] for m in members],
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
     rater_tables = [(HUMANS, humans)] if len(humans) else []
     rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
     rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed) for _, table in rater_tables]
-    powered = pool.submit(report_ppi.section, humans, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR)
+    powered = pool.submit(report_ppi.section, reference_labels, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR)
 
     rated = [j for j in judges if j["par"] is not None]
     comparisons, differences = [], []
     for ja, jb in combinations(rated, 2):
         va, vb = votes_by_judge[ja["name"]], votes_by_judge[jb["name"]]
-        d = M.paired_difference(va.items, vb.items, humans, rounds, seed, share_a=va.share, share_b=vb.share)
+        d = M.paired_difference(va.items, vb.items, reference_labels, rounds, seed, share_a=va.share, share_b=vb.share)
         differences.append(d)
         comparisons.append(sections.comparison(ja["name"], jb["name"], d))
 
     points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated]
     frontier = [p.name for p in M.pareto_frontier(points)]
-    recommendation, recommended, tied = _recommendation(judges, differences, bool(len(humans)))
+    recommendation, recommended, tied = _recommendation(judges, differences, bool(len(reference_labels)))
+    if human_reference != report_reference.DEFAULT_REFERENCE:
+        notes.append(report_reference.reference_section(vetting, human_reference)["statement"])
 
     raters = [_Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, rater_fits)]
     anchors = None
@@ -408,7 +436,7 @@ def _report(
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
         "prediction_powered": powered.result(),
         "alt_test": report_alttest.section(
-            humans,
+            reference_labels,
             {j["name"]: merged_by_judge[j["name"]] for j in judges},
             epsilon=epsilon[0],
             reason=epsilon[1],
@@ -420,6 +448,19 @@ def _report(
         "notes": notes,
         "tied_for_best": tied,
         "cost_unknown": [j["name"] for j in judges if j["cost_usd"] is None],
+        "human_reference": report_reference.reference_section(vetting, human_reference),
+        "competence": report_reference.competence_section(vetting, humans, seed),
+        "sensitivity": report_reference.sensitivity_section(
+            vetting,
+            humans,
+            votes_by_judge,
+            merged_by_judge,
+            chosen=human_reference,
+            epsilon=epsilon[0],
+            unit=alt_unit,
+            rounds=rounds,
+            seed=seed,
+        ),  # fmt: skip
     }
 
 
@@ -436,16 +477,23 @@ def build_report(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
 ) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     M.check_convention(swap_policy, unparsable)
+    human_reference = report_reference.check_reference(human_reference)
     alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
+    alt.update(human_reference=human_reference, sensitivity=sensitivity)
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
+    vetting = None
+    if report_reference.vetting_needed(human_reference, sensitivity):
+        vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed)
     report = report_from_inputs(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
-        **alt,
+        vetting=vetting, **alt,
     )  # fmt: skip
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
@@ -472,12 +520,18 @@ def report_cached(
     alt_epsilon_reason: str | None = None,
     alt_unit: str = report_alttest.DEFAULT_UNIT,
     selective: dict | None = None,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
     (or the alt-test's epsilon recorded on it), with the `selective` section (`selective`: the options
     alpha, delta, cascade and human_cost, else the frozen plan's α and δ; `calibration.report_selective`)."""
     rounds = default_rounds() if rounds is None else rounds
     params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
+    if report_reference.check_reference(human_reference) != report_reference.DEFAULT_REFERENCE:  # the default's key stays as it was
+        params["human_reference"] = human_reference
+    if sensitivity:  # likewise: asked for, the key says so
+        params["sensitivity"] = True
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)
@@ -504,11 +558,26 @@ def report_and_charts_cached(
     unparsable: str = M.DEFAULT_UNPARSABLE,
     wait: bool = True,
     stamp: tuple | None = None,
+    human_reference: str = report_reference.DEFAULT_REFERENCE,
+    sensitivity: bool = False,
 ) -> tuple[dict, dict[str, str]]:
     """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    report = report_cached(campaign, stamp=stamp, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable, wait=wait)
+    report = report_cached(
+        campaign,
+        stamp=stamp,
+        ensembles=ensembles,
+        swap_policy=swap_policy,
+        unparsable=unparsable,
+        wait=wait,
+        human_reference=human_reference,
+        sensitivity=sensitivity,
+    )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
+    if human_reference != report_reference.DEFAULT_REFERENCE:
+        params["human_reference"] = human_reference
+    if sensitivity:
+        params["sensitivity"] = True
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
         params.update(swap_policy=swap_policy, unparsable=unparsable)
     return report, report_cache.campaign_cached(campaign, "charts", stamp, params, lambda: charts.report_charts(report), wait=wait)

@@ -179,7 +179,7 @@ def render_table_csv(report: dict, key: str) -> str:
 def _md_table(table: Table) -> list[str]:
     lines = [f"## {table.title}", ""]
     if not table.rows:
-        return lines + ["Nothing to show.", ""]
+        return lines + [table.empty or "Nothing to show.", ""]
     lines.append("| " + " | ".join(table.headers) + " |")
     lines.append("|" + "|".join("---:" if num else "---" for num in table.numeric) + "|")
     for row in table.rows_head:
@@ -213,6 +213,8 @@ def render_md(report: dict) -> str:
     ]
     if head.ensembles:
         lines += [head.ensembles, ""]
+    if head.human_reference:
+        lines += [head.human_reference, ""]
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)

@@ -17,6 +17,7 @@ from calibration.report import HUMANS
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
+from calibration.report_tables_reference import reference_line, reference_tables
 from calibration.report_tables_selective import selective_tables
 from calibration.table_format import (
     DASH,
@@ -325,6 +326,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(powered_tables(report))
     out.update(alttest_tables(report))
     out.update(selective_tables(report))
+    out.update(reference_tables(report))
     out.update(plan_tables(report))
     return out
 
@@ -339,6 +341,8 @@ ORDER = {
         "alt_test_criteria",
         "alt_test_annotators",
         "selective",
+        "sensitivity",
+        "competence",
         "comparisons",
         "categories",
         "criteria",
@@ -370,6 +374,7 @@ class Heading:
     convention: str
     frontier: str
     ensembles: str | None
+    human_reference: str | None = None
 
 
 def heading(report: dict) -> Heading:
@@ -394,4 +399,4 @@ def heading(report: dict) -> Heading:
             f"Ensemble judges (majority vote of their members; {p['ensemble_tie_rule']}; cost = the sum of the members' costs): "
             + ", ".join(p["ensembles"])
         )
-    return Heading(generated, convention, frontier, ensembles)
+    return Heading(generated, convention, frontier, ensembles, reference_line(report))

@@ -70,6 +70,7 @@ class Table:
     rows: list[list[str]]
     numeric: list[bool]
     note: str = ""
+    empty: str = ""  # shown instead of "Nothing to show" when there are no rows
 
     @property
     def numeric_columns(self) -> set[int]:

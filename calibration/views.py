@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.models import Campaign
 from annotate.services.gold import gold_pause_lift
-from calibration import attention, gold, report_cache, report_formats, selectors
+from calibration import attention, gold, report_cache, report_formats, report_reference, selectors
 from calibration import metrics as M
 from calibration import report as reports
 from calibration.interchange import FORMATS as LABEL_FORMATS
@@ -49,16 +49,23 @@ def _browser(campaign: Campaign, stamp: tuple, requested: str | None = None, jud
 
 @dataclass(frozen=True)
 class _Options:
-    """What a dashboard URL asks of the report: ensembles and the convention (both optional)."""
+    """What a dashboard URL asks of the report: ensembles, the convention and the human reference (all optional)."""
 
     values: list[str]  # ensembles as `a,b,c` texts
     ensembles: list[tuple[str, ...]]
     swap_policy: str
     unparsable: str
+    human_reference: str = report_reference.DEFAULT_REFERENCE
+    sensitivity: bool = False
 
     @property
     def convention(self) -> dict:
         return {"swap_policy": self.swap_policy, "unparsable": self.unparsable}
+
+    @property
+    def choices(self) -> dict:
+        """The keyword arguments of the cached report: the convention and the human reference."""
+        return {**self.convention, "human_reference": self.human_reference, "sensitivity": self.sensitivity}
 
     @property
     def query(self) -> str:
@@ -66,16 +73,22 @@ class _Options:
         pairs = [("ensemble", v) for v in self.values]
         if (self.swap_policy, self.unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
             pairs += [("swap_policy", self.swap_policy), ("unparsable", self.unparsable)]
+        if self.human_reference != report_reference.DEFAULT_REFERENCE:
+            pairs.append(("human_reference", self.human_reference))
+        if self.sensitivity:
+            pairs.append(("sensitivity", "1"))
         return urlencode(pairs)
 
 
 def _options(request: HttpRequest) -> _Options:
-    """Ensembles and the convention from the query string; ValueError with the reason for a bad one."""
+    """Ensembles, the convention and the human reference from the query string; ValueError with the reason for a bad one."""
     values = _ensemble_values(request)
     swap_policy = request.GET.get("swap_policy") or M.DEFAULT_SWAP_POLICY
     unparsable = request.GET.get("unparsable") or M.DEFAULT_UNPARSABLE
     M.check_convention(swap_policy, unparsable)
-    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable)
+    human_reference = report_reference.check_reference(request.GET.get("human_reference"))
+    sensitivity = report_reference.check_sensitivity(request.GET.get("sensitivity"))
+    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity)
 
 
 def _bad_request(exc: ValueError) -> HttpResponse:
@@ -100,9 +113,7 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
         options = _options(request)
         # Never held behind another process's computation (a big campaign's takes minutes, longer
         # than a web worker may take): the page then says so and looks again.
-        report, charts = reports.report_and_charts_cached(
-            campaign, ensembles=options.ensembles, wait=False, stamp=stamp, **options.convention
-        )
+        report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, wait=False, stamp=stamp, **options.choices)
     except report_cache.Computing:
         return render(request, COMPUTING_PAGE, {"campaign": campaign, "seconds": COMPUTING_REFRESH}, status=202)
     except ValueError as exc:
@@ -141,6 +152,9 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         "convention": options.convention,
         "swap_policies": M.SWAP_POLICIES,
         "unparsable_policies": M.UNPARSABLE_POLICIES,
+        "human_reference": options.human_reference,
+        "human_references": report_reference.REFERENCES,
+        "sensitivity": options.sensitivity,
     }
 
 
@@ -164,7 +178,7 @@ def report_table(request: HttpRequest, campaign_id: int, key: str) -> HttpRespon
     try:
         options = _options(request)
         number = _page_number(request.GET.get("page", "1"))
-        report = reports.report_cached(campaign, ensembles=options.ensembles, **options.convention)
+        report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
     except ValueError as exc:
         return _bad_request(exc)
     every = report_formats.tables(report)
@@ -203,10 +217,10 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
         if table is not None and fmt != "csv":
             raise ValueError("table= goes with the CSV format only (report.csv?table=…)")
         if fmt == "html":
-            report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, **options.convention)
+            report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, **options.choices)
             body = report_formats.render_html(report, charts)
         else:
-            report = reports.report_cached(campaign, ensembles=options.ensembles, **options.convention)
+            report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
             body = report_formats.render_table_csv(report, table) if table is not None else report_formats.render(report, fmt)
     except ValueError as exc:
         return _bad_request(exc)
