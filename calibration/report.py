@@ -338,6 +338,11 @@ def _report(
         )
     if not inputs.judges:
         notes.append("No judge has worked on this campaign yet.")
+    if getattr(campaign, "sampling", "uniform") == "active":
+        notes.append(
+            "This campaign admits pairs for human labels with unequal probabilities (active sampling); the estimates of this "
+            "report do not weight by them yet, so the prediction-powered figures assume a uniform sample and may be biased."
+        )
     # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
     humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
     unordered = int((humans.first == M.UNKNOWN).sum()) if len(humans) else 0

@@ -10,6 +10,7 @@ from annotate.forms import CampaignForm
 from annotate.models import Campaign, Pair, PairAdmission
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
+from calibration.report import build_report
 from calibration.sampling import MIN_FIT, sample_pairs
 from tests.calibration_builders import by_criterion, hand_campaign, judge_rows, label_pairs
 
@@ -150,3 +151,11 @@ def test_it_creates_an_active_campaign_from_the_command_and_the_form(catalogue, 
     form = CampaignForm(data={"sampling": "active", "sampling_budget": "0", "sampling_uniform_share": "2"})
     assert not form.is_valid()
     assert {"sampling_budget", "sampling_uniform_share"} <= set(form.errors)
+
+
+@pytest.mark.django_db
+def test_it_warns_in_the_report_that_its_estimates_do_not_weight_an_active_sample_yet(alice, bob):
+    campaign = hand_campaign([alice, bob], topics=TOPICS)
+    warning = "active sampling"
+    assert not any(warning in note for note in build_report(campaign, rounds=20)["notes"])
+    assert any(warning in note for note in build_report(active(campaign), rounds=20)["notes"])
