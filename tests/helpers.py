@@ -32,19 +32,9 @@ def run(name: str, *args: str) -> CommandResult:
 # out here so that a change to the code's columns fails the tests that compare against it: the long
 # format's columns and annotator_removed, then neutral_emphasis in an export of human labels only.
 LABEL_HEADER = (
-    "campaign",
-    "topic",
-    "criterion",
-    "rater_kind",
-    "rater",
-    "left_system",
-    "right_system",
-    "winner_system",
-    "rationale",
-    "started_at",
-    "saved_at",
-    "annotator_removed",
-)
+    "campaign", "topic", "criterion", "rater_kind", "rater", "left_system", "right_system",
+    "winner_system", "rationale", "started_at", "saved_at", "annotator_removed",
+)  # fmt: skip
 HUMAN_LABEL_HEADER = (*LABEL_HEADER, "neutral_emphasis")
 
 
