@@ -59,6 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.helpers import LABEL_HEADER as EXPORT_LABEL_HEADER  # noqa: E402
+
 BASELINE_SECONDS, BASELINE_MB = 18.2, 430
 TARGET_SECONDS, TARGET_MB = 10.0, 1024
 DATABASE, MANIFEST = "bench.sqlite3", "bench.json"
@@ -150,28 +152,11 @@ RATIONALES = (
     "On balance {w} handles this criterion better.",
 )
 TIE_RATIONALES = ("Both articles are about equally good here.", "No real difference on this criterion.")
+# export_labels' columns and annotator_removed (the tests' copy of the contract), then JUDGE_COLUMNS.
 LABEL_HEADER = (
-    "campaign",
-    "topic",
-    "criterion",
-    "rater_kind",
-    "rater",
-    "left_system",
-    "right_system",
-    "winner_system",
-    "rationale",
-    "started_at",
-    "saved_at",
-    "annotator_removed",
-    "model",
-    "prompt_tokens",
-    "completion_tokens",
-    "cost_usd",
-    "latency_ms",
-    "position",
-    "call_id",
-    "error",
-)  # fmt: skip  (export_labels' LABEL_COLUMNS + annotator_removed + JUDGE_COLUMNS)
+    *EXPORT_LABEL_HEADER,
+    "model", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "position", "call_id", "error",
+)  # fmt: skip
 
 
 # --------------------------------------------------------------------------

@@ -28,51 +28,13 @@ MAX_RATE = 2**31 - 1  # the largest rpm/tpm the column holds
 # --- judges -----------------------------------------------------------------------
 
 
-def judge_create(
-    *,
-    name: str,
-    kind: str = Judge.Kind.LLM,
-    model: str = "",
-    base_url: str = "",
-    api_key_env: str = "",
-    endpoint: str = "",
-    input_price: Decimal | float | str | None = None,
-    output_price: Decimal | float | str | None = None,
-    cached_input_price: Decimal | float | str | None = None,
-    temperature: float = 0.0,
-    max_tokens: int = 4096,
-    per_criterion: bool = False,
-    structured_output: bool = True,
-    timeout_seconds: float | None = None,
-    max_attempts: int | None = None,
-    rpm: int | None = None,
-    tpm: int | None = None,
-    batch_input_price: Decimal | float | str | None = None,
-    batch_output_price: Decimal | float | str | None = None,
-    confidence: str = "none",
-    update: bool = False,
-    by=None,
-) -> tuple[Judge, bool]:
+def judge_create(**arguments) -> tuple[Judge, bool]:
     """Creates a judge, or updates it with `update`; returns (judge, created).
 
-    The API key itself is never taken: only the name of the environment variable
-    that holds it, checked to look like a variable name so a pasted key is refused.
-    `endpoint` names one of the endpoints configured on the server (JUDGE_ENDPOINTS), which gives
-    the base URL and the key variable; `by` is the user saving the judge (None: a command on the
-    server), and only a superuser may type a base URL and a key variable instead
-    (`judges.endpoints`). Prices left None are unknown, and so are the judge's costs; give both
-    or neither. `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no
-    limit); the batch prices left None are half the synchronous ones. `confidence` is none,
-    logprobs or samples:N (`judges.sampling`). An update sets every field, so a limit or a
-    price not given again is cleared.
+    The arguments are `judge_build`'s, which checks them: a ValidationError lists every problem.
+    An update sets every field, so a limit or a price not given again is cleared.
     """
-    judge = judge_build(
-        name=name, kind=kind, model=model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
-        input_price=input_price, output_price=output_price, cached_input_price=cached_input_price,
-        temperature=temperature, max_tokens=max_tokens, per_criterion=per_criterion, structured_output=structured_output,
-        timeout_seconds=timeout_seconds, max_attempts=max_attempts, rpm=rpm, tpm=tpm,
-        batch_input_price=batch_input_price, batch_output_price=batch_output_price, confidence=confidence, update=update, by=by,
-    )  # fmt: skip
+    judge = judge_build(**arguments)
     values = {f.name: getattr(judge, f.name) for f in Judge._meta.concrete_fields if f.name not in ("id", "name", "created_at")}
     return Judge.objects.update_or_create(name=judge.name, defaults=values)
 
@@ -102,8 +64,19 @@ def judge_build(
     update: bool = False,
     by=None,
 ) -> Judge:
-    """The judge `judge_create` would save, checked and unsaved (the arguments are `judge_create`'s);
-    a ValidationError lists every problem. "Test connection" checks one without saving it."""
+    """The judge `judge_create` would save, checked and unsaved; a ValidationError lists every problem.
+    "Test connection" checks one without saving it.
+
+    The API key itself is never taken: only the name of the environment variable
+    that holds it, checked to look like a variable name so a pasted key is refused.
+    `endpoint` names one of the endpoints configured on the server (JUDGE_ENDPOINTS), which gives
+    the base URL and the key variable; `by` is the user saving the judge (None: a command on the
+    server), and only a superuser may type a base URL and a key variable instead
+    (`judges.endpoints`). Prices left None are unknown, and so are the judge's costs; give both
+    or neither. `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no
+    limit); the batch prices left None are half the synchronous ones. `confidence` is none,
+    logprobs or samples:N (`judges.sampling`). `update` lets an existing judge of that name change.
+    """
     errors: list[str] = []
     name = name.strip()
     base_url, api_key_env = base_url.strip(), api_key_env.strip()

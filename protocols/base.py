@@ -25,6 +25,7 @@ Pure: no Django.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 # The names a protocol module defines.
@@ -65,6 +66,23 @@ class JudgeRequest:
     allow_tie: bool
     protocol: str = "pairwise"
     responses: tuple[dict, ...] = ()  # per criterion, what `parse_verdicts` needs to read its answer
+
+
+KEY_RE = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def criterion_keys(criteria: list[CriterionSpec]) -> tuple[str, ...]:
+    """The keys of the criteria a judge is asked about; ValueError unless there is at least one and
+    each is letters, digits, '_', '.' or '-' and given once."""
+    if not criteria:
+        raise ValueError("at least one criterion is needed")
+    keys = tuple(spec.key for spec in criteria)
+    for key in keys:
+        if not KEY_RE.fullmatch(key):
+            raise ValueError(f"criterion key {key!r} must be letters, digits, '_', '.' or '-'")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"duplicate criterion keys in {keys}")
+    return keys
 
 
 class InvalidResponse(Exception):

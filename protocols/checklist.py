@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
-from protocols.one_article import build_one_article_request, read_answers
+from protocols.base import CriterionSpec, InvalidResponse
+from protocols.one_article import as_given, no_overall, request_builder, verdicts_reader
 
 NAME = "checklist"
 ARTICLES = 1
@@ -63,24 +63,8 @@ def outcome_problems(outcome: str, *, allow_tie: bool = False, response: dict | 
     return [] if outcome in choices else [f"'{outcome}' is not one of {', '.join(choices)}"]
 
 
-def stored_answer(shown: str, *, a_first: bool = True) -> str:
-    return shown
-
-
-def shown_answer(stored: str, *, a_first: bool = True) -> str:
-    return stored
-
-
-def overall_problems(shown: str) -> list[str]:
-    return [] if shown == "" else ["A checklist has no overall answer."]
-
-
-def stored_overall(shown: str, *, a_first: bool = True) -> str:
-    return shown
-
-
-def shown_overall(stored: str, *, a_first: bool = True) -> str:
-    return stored
+stored_answer = shown_answer = stored_overall = shown_overall = as_given
+overall_problems = no_overall(NAME)
 
 
 def metric_outcome(stored: str, **_context) -> float:
@@ -92,30 +76,14 @@ def _answer_schema(spec: CriterionSpec) -> dict:
     return {"type": "string", "enum": list(_choices(spec.response))}
 
 
-def build_request(
-    *,
-    topic: str,
-    article: str,
-    category: str,
-    category_description: str,
-    criteria: list[CriterionSpec],
-    structured: bool,
-    allow_tie: bool = False,
-) -> JudgeRequest:
-    return build_one_article_request(
-        protocol=NAME,
-        system_prompt=SYSTEM_PROMPT,
-        topic=topic,
-        article=article,
-        category=category,
-        category_description=category_description,
-        criteria=criteria,
-        choices=lambda spec: ", ".join(f'"{choice}"' for choice in _choices(spec.response)),
-        task='For each criterion above, answer "yes" if the article meets it and "no" if it does not; '
-        '"na" only where it is allowed and the question does not apply to this article.',
-        answer_schema=_answer_schema,
-        structured=structured,
-    )
+build_request = request_builder(
+    protocol=NAME,
+    system_prompt=SYSTEM_PROMPT,
+    choices=lambda spec: ", ".join(f'"{choice}"' for choice in _choices(spec.response)),
+    task='For each criterion above, answer "yes" if the article meets it and "no" if it does not; '
+    '"na" only where it is allowed and the question does not apply to this article.',
+    answer_schema=_answer_schema,
+)
 
 
 def read_answer(value: object, response: dict) -> str:
@@ -127,8 +95,4 @@ def read_answer(value: object, response: dict) -> str:
     return answer
 
 
-def parse_verdicts(
-    content: str, *, criteria: tuple[str, ...], allow_tie: bool = False, responses: tuple[dict, ...]
-) -> dict[str, tuple[str, str]]:
-    """``{criterion_key: ("yes" | "no" | "na", reason)}``; raises InvalidResponse."""
-    return read_answers(content, criteria=criteria, responses=responses, read_answer=read_answer)
+parse_verdicts = verdicts_reader(read_answer)  # {criterion_key: ("yes" | "no" | "na", reason)}; raises InvalidResponse

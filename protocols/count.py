@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import re
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
-from protocols.one_article import build_one_article_request, read_answers
+from protocols.base import CriterionSpec, InvalidResponse
+from protocols.one_article import as_given, no_overall, request_builder, verdicts_reader, whole_number
 
 NAME = "count"
 ARTICLES = 1
@@ -105,20 +105,8 @@ def stored_answer(shown: str, *, a_first: bool = True) -> str:
     return str(int(shown)) if shown else ""  # "007" is stored as "7"
 
 
-def shown_answer(stored: str, *, a_first: bool = True) -> str:
-    return stored
-
-
-def overall_problems(shown: str) -> list[str]:
-    return [] if shown == "" else ["A count has no overall answer."]
-
-
-def stored_overall(shown: str, *, a_first: bool = True) -> str:
-    return shown
-
-
-def shown_overall(stored: str, *, a_first: bool = True) -> str:
-    return stored
+shown_answer = stored_overall = shown_overall = as_given
+overall_problems = no_overall(NAME)
 
 
 def metric_outcome(stored: str, *, response: dict | None = None, **_context) -> float:
@@ -134,45 +122,21 @@ def _answer_schema(spec: CriterionSpec) -> dict:
     return {"type": "integer", "minimum": 0, "maximum": _most(spec.response)}
 
 
-def build_request(
-    *,
-    topic: str,
-    article: str,
-    category: str,
-    category_description: str,
-    criteria: list[CriterionSpec],
-    structured: bool,
-    allow_tie: bool = False,
-) -> JudgeRequest:
-    return build_one_article_request(
-        protocol=NAME,
-        system_prompt=SYSTEM_PROMPT,
-        topic=topic,
-        article=article,
-        category=category,
-        category_description=category_description,
-        criteria=criteria,
-        choices=_choices,
-        task="For each criterion above, answer with the number of times the article has the problem it describes (0 if never).",
-        answer_schema=_answer_schema,
-        structured=structured,
-    )
+build_request = request_builder(
+    protocol=NAME,
+    system_prompt=SYSTEM_PROMPT,
+    choices=_choices,
+    task="For each criterion above, answer with the number of times the article has the problem it describes (0 if never).",
+    answer_schema=_answer_schema,
+)
 
 
 def read_answer(value: object, response: dict) -> str:
     """The stored answer for a judge's `value` (a non-negative integer), or InvalidResponse."""
-    number = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
-        number = int(value.strip())
+    number = whole_number(value)
     if number is None or not 0 <= number <= _most(response):
         raise InvalidResponse(f"answer {value!r} is not a count from 0 to {_most(response)}")
     return str(number)
 
 
-def parse_verdicts(
-    content: str, *, criteria: tuple[str, ...], allow_tie: bool = False, responses: tuple[dict, ...]
-) -> dict[str, tuple[str, str]]:
-    """``{criterion_key: (count, reason)}``, the count as digits; raises InvalidResponse."""
-    return read_answers(content, criteria=criteria, responses=responses, read_answer=read_answer)
+parse_verdicts = verdicts_reader(read_answer)  # {criterion_key: (count, reason)}, the count as digits; raises InvalidResponse

@@ -1,4 +1,5 @@
-"""What the one-article protocols (checklist, rating, count) share: the judge prompt and reply reading.
+"""What the one-article protocols (checklist, rating, count) share: the judge prompt and reply reading,
+and the answers that need no order undone.
 
 Each of them asks a question about ONE article per criterion. The prompt opens with the topic and
 the article (so the calls for the categories of one article share a long prefix), then the
@@ -13,6 +14,12 @@ without an answer for every asked criterion, an answer twice, an unknown criteri
 the criterion does not allow raises :class:`InvalidResponse` with the reason; nothing is ever
 turned into an answer it was not.
 
+A protocol module binds the shared parts under its own names: `request_builder` and
+`verdicts_reader` make its ``build_request`` and ``parse_verdicts`` from what is its own (the
+system prompt, the words of its answers, their schema and how one is read); `as_given` is its
+``shown_answer`` and overall answers (one article has no order to undo), `no_overall` its
+``overall_problems``.
+
 Pure: no Django.
 """
 
@@ -22,14 +29,23 @@ import json
 import re
 from collections.abc import Callable
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys
 
-__all__ = ["build_one_article_request", "read_answers", "ANSWERS_FIELD"]
+__all__ = [
+    "ANSWERS_FIELD",
+    "as_given",
+    "build_one_article_request",
+    "no_overall",
+    "read_answers",
+    "request_builder",
+    "verdicts_reader",
+    "whole_number",
+]
 
 ANSWERS_FIELD = "answers"
-KEY_RE = re.compile(r"[A-Za-z0-9_.-]+")
 THINK_RE = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
 FENCE_RE = re.compile(r"```[^\n`]*\n(.*?)```", re.DOTALL)
+WHOLE_NUMBER_RE = re.compile(r"-?\d+")
 SNIPPET = 80
 
 
@@ -58,14 +74,7 @@ def build_one_article_request(
 ) -> JudgeRequest:
     """A request asking one answer per criterion about one article; `choices(spec)` says in words
     what a criterion's answer may be, `answer_schema(spec)` the JSON schema of that answer."""
-    if not criteria:
-        raise ValueError("at least one criterion is needed")
-    keys = tuple(spec.key for spec in criteria)
-    for key in keys:
-        if not KEY_RE.fullmatch(key):
-            raise ValueError(f"criterion key {key!r} must be letters, digits, '_', '.' or '-'")
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"duplicate criterion keys in {keys}")
+    keys = criterion_keys(criteria)
     description = one_line(category_description)
     user = "\n".join(
         [
@@ -189,3 +198,82 @@ def read_answers(
     if missing:
         raise InvalidResponse(f"{len(missing)} of {len(criteria)} criteria have no answer: {', '.join(missing)}")
     return {key: found[key] for key in criteria}
+
+
+# --- what the protocols' modules bind under their own names ---------------------------
+
+
+def as_given(answer: str, *, a_first: bool = True) -> str:
+    """An answer about one article, stored as the rater gave it and shown as stored: no order to undo."""
+    return answer
+
+
+def no_overall(name: str) -> Callable[[str], list[str]]:
+    """The ``overall_problems`` of protocol `name`, which has no overall answer: only "" is one."""
+
+    def overall_problems(shown: str) -> list[str]:
+        return [] if shown == "" else [f"A {name} has no overall answer."]
+
+    return overall_problems
+
+
+def request_builder(
+    *,
+    protocol: str,
+    system_prompt: str,
+    choices: Callable[[CriterionSpec], str],
+    task: str,
+    answer_schema: Callable[[CriterionSpec], dict],
+    check: Callable[[list[CriterionSpec]], None] | None = None,
+) -> Callable[..., JudgeRequest]:
+    """The ``build_request`` of `protocol` (see `build_one_article_request`); `check(criteria)`,
+    when given, raises ValueError first for criteria the protocol cannot ask about."""
+
+    def build_request(
+        *,
+        topic: str,
+        article: str,
+        category: str,
+        category_description: str,
+        criteria: list[CriterionSpec],
+        structured: bool,
+        allow_tie: bool = False,
+    ) -> JudgeRequest:
+        if check is not None:
+            check(criteria)
+        return build_one_article_request(
+            protocol=protocol,
+            system_prompt=system_prompt,
+            topic=topic,
+            article=article,
+            category=category,
+            category_description=category_description,
+            criteria=criteria,
+            choices=choices,
+            task=task,
+            answer_schema=answer_schema,
+            structured=structured,
+        )
+
+    return build_request
+
+
+def verdicts_reader(read_answer: Callable[[object, dict], str]) -> Callable[..., dict[str, tuple[str, str]]]:
+    """The ``parse_verdicts`` of a protocol whose `read_answer(value, response)` stores one answer."""
+
+    def parse_verdicts(
+        content: str, *, criteria: tuple[str, ...], allow_tie: bool = False, responses: tuple[dict, ...]
+    ) -> dict[str, tuple[str, str]]:
+        """``{criterion_key: (answer, reason)}``, each answer as the protocol stores it; raises InvalidResponse."""
+        return read_answers(content, criteria=criteria, responses=responses, read_answer=read_answer)
+
+    return parse_verdicts
+
+
+def whole_number(value: object) -> int | None:
+    """A judge's answer as an integer (a JSON number, or a string of digits), or None if it is none."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and WHOLE_NUMBER_RE.fullmatch(value.strip()):
+        return int(value.strip())
+    return None

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
-from protocols.one_article import build_one_article_request, read_answers
+from protocols.base import CriterionSpec, InvalidResponse
+from protocols.one_article import as_given, no_overall, request_builder, verdicts_reader, whole_number
 
 NAME = "rating"
 ARTICLES = 1
@@ -97,24 +97,8 @@ def outcome_problems(outcome: str, *, allow_tie: bool = False, response: dict | 
     return [f"'{outcome}' is not a point of the scale {values[0]}-{values[-1]}" if values else "the criterion has no scale"]
 
 
-def stored_answer(shown: str, *, a_first: bool = True) -> str:
-    return shown
-
-
-def shown_answer(stored: str, *, a_first: bool = True) -> str:
-    return stored
-
-
-def overall_problems(shown: str) -> list[str]:
-    return [] if shown == "" else ["A rating has no overall answer."]
-
-
-def stored_overall(shown: str, *, a_first: bool = True) -> str:
-    return shown
-
-
-def shown_overall(stored: str, *, a_first: bool = True) -> str:
-    return stored
+stored_answer = shown_answer = stored_overall = shown_overall = as_given
+overall_problems = no_overall(NAME)
 
 
 def metric_outcome(stored: str, **_context) -> float:
@@ -130,49 +114,29 @@ def _answer_schema(spec: CriterionSpec) -> dict:
     return {"type": "integer", "enum": list(points(spec.response))}
 
 
-def build_request(
-    *,
-    topic: str,
-    article: str,
-    category: str,
-    category_description: str,
-    criteria: list[CriterionSpec],
-    structured: bool,
-    allow_tie: bool = False,
-) -> JudgeRequest:
+def _check_scales(criteria: list[CriterionSpec]) -> None:
     for spec in criteria:
         if not points(spec.response):
             raise ValueError(f"criterion {spec.key} has no rating scale")
-    return build_one_article_request(
-        protocol=NAME,
-        system_prompt=SYSTEM_PROMPT,
-        topic=topic,
-        article=article,
-        category=category,
-        category_description=category_description,
-        criteria=criteria,
-        choices=_choices,
-        task="For each criterion above, answer with the number of the point of its scale that fits the article best.",
-        answer_schema=_answer_schema,
-        structured=structured,
-    )
+
+
+build_request = request_builder(
+    protocol=NAME,
+    system_prompt=SYSTEM_PROMPT,
+    choices=_choices,
+    task="For each criterion above, answer with the number of the point of its scale that fits the article best.",
+    answer_schema=_answer_schema,
+    check=_check_scales,
+)
 
 
 def read_answer(value: object, response: dict) -> str:
     """The stored answer for a judge's `value` (an integer of the scale), or InvalidResponse."""
     values = points(response)
-    number = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
-        number = int(value.strip())
+    number = whole_number(value)
     if number is None or number not in values:
         raise InvalidResponse(f"answer {value!r} is not a point of the scale {values[0]}-{values[-1]}")
     return str(number)
 
 
-def parse_verdicts(
-    content: str, *, criteria: tuple[str, ...], allow_tie: bool = False, responses: tuple[dict, ...]
-) -> dict[str, tuple[str, str]]:
-    """``{criterion_key: (point, reason)}``, the point as digits; raises InvalidResponse."""
-    return read_answers(content, criteria=criteria, responses=responses, read_answer=read_answer)
+parse_verdicts = verdicts_reader(read_answer)  # {criterion_key: (point, reason)}, the point as digits; raises InvalidResponse

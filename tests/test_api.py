@@ -12,6 +12,7 @@ from annotate.services import criterion_set_import
 from annotate.services.campaigns import campaign_create, campaign_set_open
 from annotate.services.labelling import assignment_missing
 from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
+from tests.helpers import HUMAN_LABEL_HEADER
 
 pytestmark = pytest.mark.django_db
 
@@ -160,21 +161,7 @@ def test_it_exports_the_labels_to_staff_only(api_campaign, alice, bob, rachel):
     a, b = assignment.pair.article_a.system.key, assignment.pair.article_b.system.key
     left, right = (a, b) if assignment.a_first else (b, a)
     first = rows[0]
-    assert set(first) == {
-        "campaign",
-        "topic",
-        "criterion",
-        "rater_kind",
-        "rater",
-        "left_system",
-        "right_system",
-        "winner_system",
-        "rationale",
-        "started_at",
-        "saved_at",
-        "annotator_removed",
-        "neutral_emphasis",
-    }
+    assert set(first) == set(HUMAN_LABEL_HEADER)
     assert (first["campaign"], first["rater_kind"], first["rater"]) == ("API campaign", "human", "alice")
     assert first["started_at"].endswith("Z") and first["rationale"] == REASON
     assert {(row["left_system"], row["right_system"], row["winner_system"]) for row in rows} == {(left, right, right)}

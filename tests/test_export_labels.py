@@ -12,7 +12,7 @@ from annotate.services.answers import label_save, overall_save
 from annotate.services.claims import assignment_claim_next, assignment_open
 from annotate.services.labelling import assignment_submit, span_add
 from calibration.interchange import label_rows
-from tests.helpers import run
+from tests.helpers import HUMAN_LABEL_HEADER, run
 
 pytestmark = pytest.mark.django_db
 
@@ -112,21 +112,7 @@ def test_it_names_the_system_each_annotator_chose_whichever_side_it_was_on(demo_
     assert second.labels.get(criterion__key="ww_cc_1").winner == Label.Winner.B
     assert rows["annotator1", "ww_cc_1"]["winner_system"] == "wikipedia"
     assert rows["annotator2", "ww_cc_1"]["winner_system"] != "wikipedia"
-    assert list(read_csv(out)[0]) == [
-        "campaign",
-        "topic",
-        "criterion",
-        "rater_kind",
-        "rater",
-        "left_system",
-        "right_system",
-        "winner_system",
-        "rationale",
-        "started_at",
-        "saved_at",
-        "annotator_removed",
-        "neutral_emphasis",
-    ]
+    assert list(read_csv(out)[0]) == list(HUMAN_LABEL_HEADER)
     assert "4 label rows written" in result.out
 
 

@@ -49,12 +49,10 @@ from __future__ import annotations
 import json
 import re
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys
 from protocols.pairwise.words import FIRST, SECOND, TIE
 
 __all__ = ["SYSTEM_PROMPT", "build_request", "parse_verdicts", "response_schema"]
-
-_KEY_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 # ------------------------------------------------------------------ the prompt
@@ -108,14 +106,7 @@ def build_request(
     allow_tie: bool,
     structured: bool,
 ) -> JudgeRequest:
-    if not criteria:
-        raise ValueError("at least one criterion is needed")
-    keys = tuple(spec.key for spec in criteria)
-    for key in keys:
-        if not _KEY_RE.fullmatch(key):
-            raise ValueError(f"criterion key {key!r} must be letters, digits, '_', '.' or '-'")
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"duplicate criterion keys in {keys}")
+    keys = criterion_keys(criteria)
 
     winners = '"1", "2" or "tie"' if allow_tie else '"1" or "2"'
     choices = '"1" for Article 1, "2" for Article 2' + (', "tie" if neither is better' if allow_tie else "")
