@@ -91,89 +91,23 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from email import policy as email_policy
-from email.parser import BytesParser
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["FakeLLM", "FAULTS", "default_policy", "shared_server"]
+from tests.llm_batches import BatchAPI
+from tests.llm_replies import content_text, criterion_keys, default_confidence, default_policy, token_logprobs
+
+__all__ = ["FakeLLM", "FAULTS", "criterion_keys", "default_confidence", "default_policy", "shared_server", "token_logprobs"]
 
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
 BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
 # The schema names of the one-article protocols (protocols/one_article.py), answered as {"answers": [...]}.
 ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count")
-_CRITERION_LINE_RE = re.compile(r"^- ([A-Za-z0-9_.-]+): ", re.MULTILINE)
-
-
-def default_policy(criterion_key: str, user_message: str) -> str:
-    digest = hashlib.sha256(f"{criterion_key}\0{user_message[:200]}".encode("utf-8")).digest()
-    return "1" if digest[0] % 2 == 0 else "2"
-
-
-def default_confidence(criterion_key: str, user_message: str) -> float:
-    """The probability the fake model gives its answer: 0.5 to 1 by a hash, in steps of 1/256."""
-    digest = hashlib.sha256(f"{criterion_key}\0{user_message[:200]}".encode("utf-8")).digest()
-    return 0.5 + digest[1] / 512
-
-
-_WINNER_VALUE_RE = re.compile(r'"winner": "([^"]*)"')
-
-
-def token_logprobs(content: str, confidences: list[float], top: int) -> list[dict]:
-    """``logprobs.content`` for a reply: each winner's value is a token of its own whose
-    ``top_logprobs`` give it probability p (its confidence) and the other position 1 - p; the text
-    between is one token each, certain."""
-    entries, at = [], 0
-
-    def certain(text: str) -> None:
-        if text:
-            entries.append(
-                {"token": text, "logprob": 0.0, "bytes": list(text.encode()), "top_logprobs": [{"token": text, "logprob": 0.0}][:top]}
-            )
-
-    for match, p in zip(_WINNER_VALUE_RE.finditer(content), confidences):
-        certain(content[at : match.start(1)])
-        chosen = match.group(1)
-        other = "2" if chosen == "1" else "1"
-        alternatives = [{"token": chosen, "logprob": math.log(p)}]
-        if p < 1:
-            alternatives.append({"token": other, "logprob": math.log(1 - p)})
-        entries.append({"token": chosen, "logprob": math.log(p), "bytes": list(chosen.encode()), "top_logprobs": alternatives[:top]})
-        at = match.end(1)
-    certain(content[at:])
-    return entries
-
-
-def _text(content) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": …}]
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return "" if content is None else json.dumps(content)
-
-
-def criterion_keys(user_message: str) -> list[str]:
-    """Keys of the last contiguous block of ``- <key>: `` lines."""
-    blocks: list[list[str]] = []
-    previous_end = None
-    for match in _CRITERION_LINE_RE.finditer(user_message):
-        line_start = match.start()
-        contiguous = previous_end is not None and user_message.count("\n", previous_end, line_start) == 1
-        if contiguous:
-            blocks[-1].append(match.group(1))
-        else:
-            blocks.append([match.group(1)])
-        previous_end = user_message.find("\n", match.end())
-        if previous_end == -1:
-            previous_end = len(user_message)
-    return blocks[-1] if blocks else []
 
 
 class _Server(ThreadingHTTPServer):
@@ -181,7 +115,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128  # 32+ concurrent clients must not be refused
 
 
-class FakeLLM:
+class FakeLLM(BatchAPI):
     hang_seconds = 5.0
 
     def __init__(self, *, latency: float = 0.0, policy: Callable[[str, str], str] | None = None):
@@ -352,7 +286,7 @@ class FakeLLM:
 
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
-        user_message = next((_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), "")
+        user_message = next((content_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), "")
         schema = (body.get("response_format") or {}).get("json_schema") or {}
         if schema.get("name") in ONE_ARTICLE_SCHEMAS:
             content = json.dumps({"answers": self._one_article_answers(schema["schema"], user_message)})
@@ -370,7 +304,7 @@ class FakeLLM:
             content = content[: len(content) // 2]
         if fault == "not_json":
             content = "Both articles have their merits, but on balance I would lean towards the first one."
-        prompt_tokens = math.ceil(sum(len(_text(message.get("content"))) for message in messages) / 4)
+        prompt_tokens = math.ceil(sum(len(content_text(message.get("content"))) for message in messages) / 4)
         completion_tokens = math.ceil(len(content) / 4)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -420,240 +354,6 @@ class FakeLLM:
         return answers
 
     # -------------------------------------------------------------- the Batch API
-
-    def release_batch_create(self) -> None:
-        """Lets a reply held by ``hang_batch_create`` go out."""
-        self._batch_created.set()
-
-    def _next_number(self) -> int:
-        with self._lock:
-            self._ids += 1
-            return self._ids
-
-    def _file_made(self, content: bytes, filename: str, purpose: str) -> dict:
-        number = self._next_number()
-        made = {
-            "id": f"file-fake-{number}",
-            "object": "file",
-            "bytes": len(content),
-            "created_at": int(time.time()),
-            "filename": filename,
-            "purpose": purpose,
-            "status": "processed",
-        }
-        with self._batch_lock:
-            self._files[made["id"]] = {"object": made, "content": content}
-        return made
-
-    def _batch_api(self, handler, method: str, raw: bytes) -> bool:
-        """Serves /v1/files and /v1/batches; False when the path is neither."""
-        url = urlsplit(handler.path)
-        parts = url.path.rstrip("/").split("/")
-        if parts[:2] != ["", "v1"] or len(parts) < 3 or parts[2] not in ("files", "batches"):
-            return False
-        kind, rest = parts[2], parts[3:]
-        if method == "POST" and kind == "files" and not rest:
-            self._upload(handler, raw)
-        elif method == "GET" and kind == "files" and len(rest) in (1, 2) and rest[1:] in ([], ["content"]):
-            with self._batch_lock:
-                stored = self._files.get(rest[0])
-            if stored is None:
-                handler._error(404, f"no file {rest[0]}", "invalid_request_error")
-            elif rest[1:]:
-                handler._send_bytes(200, stored["content"], "application/octet-stream")
-            else:
-                handler._send(200, stored["object"])
-        elif method == "POST" and kind == "batches" and not rest:
-            self._batch_create(handler, raw)
-        elif method == "GET" and kind == "batches" and not rest:
-            query = parse_qs(url.query)
-            with self._batch_lock:
-                newest_first = [dict(b) for b in reversed(self._batches.values())]
-            after = (query.get("after") or [""])[0]
-            if after:
-                ids = [b["id"] for b in newest_first]
-                newest_first = newest_first[ids.index(after) + 1 :] if after in ids else []
-            limit = int((query.get("limit") or ["20"])[0])
-            page = newest_first[:limit]
-            handler._send(
-                200,
-                {
-                    "object": "list",
-                    "data": page,
-                    "first_id": page[0]["id"] if page else None,
-                    "last_id": page[-1]["id"] if page else None,
-                    "has_more": len(newest_first) > limit,
-                },
-            )
-        elif method == "GET" and kind == "batches" and len(rest) == 1:
-            found = self._batch_advance(rest[0])
-            if found is None:
-                handler._error(404, f"no batch {rest[0]}", "invalid_request_error")
-            else:
-                handler._send(200, found)
-        elif method == "POST" and kind == "batches" and rest[1:] == ["cancel"]:
-            with self._batch_lock:
-                batch = self._batches.get(rest[0])
-                if batch is not None and batch["status"] in ("validating", "in_progress"):
-                    batch["status"], batch["cancelling_at"] = "cancelling", int(time.time())
-                found = None if batch is None else dict(batch)
-            if found is None:
-                handler._error(404, f"no batch {rest[0]}", "invalid_request_error")
-            else:
-                handler._send(200, found)
-        else:
-            return False
-        return True
-
-    def _upload(self, handler, raw: bytes) -> None:
-        content_type = handler.headers.get("Content-Type", "")
-        if not content_type.startswith("multipart/form-data"):
-            handler._error(400, "a file upload is multipart/form-data", "invalid_request_error")
-            return
-        message = BytesParser(policy=email_policy.HTTP).parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw)
-        fields, upload = {}, None
-        for part in message.iter_parts():
-            if part.get_filename():
-                upload = (part.get_filename(), part.get_payload(decode=True) or b"")
-            else:
-                fields[part.get_param("name", header="content-disposition")] = (part.get_payload(decode=True) or b"").decode("utf-8")
-        if upload is None or fields.get("purpose") != "batch":
-            handler._error(400, "expected a file and purpose=batch", "invalid_request_error")
-            return
-        handler._send(200, self._file_made(upload[1], upload[0], "batch"))
-
-    def _batch_create(self, handler, raw: bytes) -> None:
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            handler._error(400, "the body is not JSON", "invalid_request_error")
-            return
-        with self._batch_lock:
-            source = self._files.get(body.get("input_file_id") or "")
-        if source is None or source["object"]["purpose"] != "batch":
-            handler._error(400, f"no batch input file {body.get('input_file_id')!r}", "invalid_request_error")
-            return
-        if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
-            handler._error(400, "only /v1/chat/completions within 24h", "invalid_request_error")
-            return
-        number = self._next_number()
-        now = int(time.time())
-        batch = {
-            "id": f"batch_fake_{number}",
-            "object": "batch",
-            "endpoint": body["endpoint"],
-            "errors": None,
-            "input_file_id": body["input_file_id"],
-            "completion_window": "24h",
-            "status": "validating",
-            "output_file_id": None,
-            "error_file_id": None,
-            "created_at": now,
-            "in_progress_at": None,
-            "expires_at": now + 86_400,
-            "completed_at": None,
-            "expired_at": None,
-            "cancelling_at": None,
-            "cancelled_at": None,
-            "request_counts": {"total": 0, "completed": 0, "failed": 0},
-            "metadata": body.get("metadata"),
-        }
-        custom_ids = []
-        for line in source["content"].splitlines():
-            if line.strip():
-                try:
-                    custom_ids.append(json.loads(line).get("custom_id"))
-                except (ValueError, AttributeError):
-                    custom_ids.append(None)
-        batch["request_counts"]["total"] = len(custom_ids)
-        with self._batch_lock:
-            self._batches[batch["id"]] = batch
-            self._batch_state[batch["id"]] = {"polls": 0, "made": time.monotonic()}
-            made = dict(batch)
-        with self._lock:
-            self.batch_submissions.append({"id": batch["id"], "metadata": body.get("metadata"), "custom_ids": custom_ids})
-        if self.hang_batch_create:
-            self._batch_created.wait(self.hang_seconds)
-        handler._send(200, made)
-
-    def _batch_advance(self, batch_id: str) -> dict | None:
-        """A retrieve: the batch moves on (see the module docstring) and is returned as it now is."""
-        with self._batch_lock:
-            batch = self._batches.get(batch_id)
-            if batch is None:
-                return None
-            state = self._batch_state[batch_id]
-            state["polls"] += 1
-            now = int(time.time())
-            if batch["status"] == "cancelling":
-                batch["status"], batch["cancelled_at"] = "cancelled", now
-            elif batch["status"] in ("validating", "in_progress"):
-                due = state["polls"] > self.batch_polls and time.monotonic() - state["made"] >= self.batch_delay
-                if due and not self.hold_batches:
-                    self._batch_answer(batch)
-                elif batch["status"] == "validating":
-                    batch["status"], batch["in_progress_at"] = "in_progress", now
-            return dict(batch)
-
-    def _batch_answer(self, batch: dict) -> None:
-        """Answers the batch's lines as synchronous requests would be answered (holding _batch_lock)."""
-        outputs, errors = [], []
-        lines = [line for line in self._files[batch["input_file_id"]]["content"].splitlines() if line.strip()]
-        for index, line in enumerate(lines):
-            request = json.loads(line)
-            custom_id, body = request.get("custom_id"), request.get("body") or {}
-            number = self._next_number()
-            if self.expire_batches is not None and index >= self.expire_batches:
-                message = "This request could not be executed before the completion window expired."
-                error = {"code": "batch_expired", "message": message}
-                errors.append({"id": f"batch_req_fake_{number}", "custom_id": custom_id, "response": None, "error": error})
-                continue
-            with self._lock:
-                self.batch_requests.append(body)
-            fault = self._next_fault()
-            failure = None
-            if self.refuse_schema and "response_format" in body:
-                failure = (400, "response_format of type json_schema is not supported by this model", "invalid_request_error")
-            elif fault == "500":
-                failure = (500, "the fake server failed on purpose", "server_error")
-            elif fault == "400":
-                failure = (400, "the prompt is longer than this model's context window", "invalid_request_error")
-            elif isinstance(fault, tuple):
-                failure = (429, "rate limited on purpose", "rate_limit_error")
-            elif fault == "timeout":
-                failure = (408, "the request timed out", "timeout")
-            if failure is not None:
-                status, message, kind = failure
-                refusal = {"error": {"message": message, "type": kind, "code": None, "param": None}}
-                response = {"status_code": status, "request_id": f"req-fake-{number}", "body": refusal}
-                errors.append({"id": f"batch_req_fake_{number}", "custom_id": custom_id, "response": response, "error": None})
-                continue
-            completion = self._completion(body, number, fault)
-            self._bill(completion, number, custom_id or "", batch=True)
-            response = {"status_code": 200, "request_id": f"req-fake-{number}", "body": completion}
-            outputs.append({"id": f"batch_req_fake_{number}", "custom_id": custom_id, "response": response, "error": None})
-        now = int(time.time())
-        expired = self.expire_batches is not None and self.expire_batches < len(lines)
-        batch["status"] = "expired" if expired else "completed"
-        batch["expired_at" if expired else "completed_at"] = now
-        batch["in_progress_at"] = batch["in_progress_at"] or now
-        answered = sum(1 for line in errors if line["response"] is not None)
-        batch["request_counts"] = {"total": len(lines), "completed": len(outputs), "failed": answered}
-        for kind, rows in (("output_file_id", outputs), ("error_file_id", errors)):
-            if rows:
-                content = "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")
-                number = self._next_number()
-                made = {
-                    "id": f"file-fake-{number}",
-                    "object": "file",
-                    "bytes": len(content),
-                    "created_at": now,
-                    "filename": f"{batch['id']}_{kind[:-8]}.jsonl",
-                    "purpose": "batch_output",
-                    "status": "processed",
-                }
-                self._files[made["id"]] = {"object": made, "content": content}
-                batch[kind] = made["id"]
 
     def _handler_class(self):
         fake = self
