@@ -10,6 +10,7 @@ import io
 import os
 import random
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -55,14 +56,40 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url)
+def open_context(browser, live_server, **options):
+    """A browser context on the live server that keeps count of the requests its pages send."""
+    context = browser.new_context(base_url=live_server.url, **options)
     context.set_default_timeout(TIMEOUT_MS)
     context.add_init_script(INFLIGHT_SCRIPT)
+    pending = set()
+    context.on("request", lambda request: pending.add(request))
+    context.on("requestfinished", lambda request: pending.discard(request))
+    context.on("requestfailed", lambda request: pending.discard(request))
+    context.pending_requests = pending
+    return context
+
+
+def close_context(context) -> None:
+    """Leave every page, then close the context once what the pages sent is answered.
+
+    Leaving a page flushes its pending saves (a keep-alive request on `pagehide`); a save still on its way
+    while the test's teardown empties the database deadlocks that on PostgreSQL, or lands in the next test.
+    """
+    pages = list(context.pages)
+    for page in pages:
+        page.goto("about:blank")
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while context.pending_requests and pages and time.monotonic() < deadline:
+        pages[0].wait_for_timeout(50)  # lets Playwright deliver the requests' events
+    context.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = open_context(browser, live_server)
     page = context.new_page()
     yield page
-    context.close()
+    close_context(context)
 
 
 @pytest.fixture

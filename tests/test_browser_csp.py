@@ -19,7 +19,7 @@ from annotate.services.answers import label_save, overall_save
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit
 from calibration import charts
-from tests.test_browser import CHROMIUM, INFLIGHT_SCRIPT, TIMEOUT_MS, browser  # noqa: F401 (fixture)
+from tests.test_browser import CHROMIUM, browser, close_context, open_context  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
 
@@ -66,12 +66,10 @@ class Watcher:
 
 @pytest.fixture
 def watcher(browser, live_server):  # noqa: F811
-    context = browser.new_context(base_url=live_server.url)
-    context.set_default_timeout(TIMEOUT_MS)
-    context.add_init_script(INFLIGHT_SCRIPT)
+    context = open_context(browser, live_server)
     context.add_init_script(WATCH)
     yield Watcher(context.new_page())
-    context.close()
+    close_context(context)
 
 
 @pytest.fixture

@@ -22,13 +22,13 @@ from annotate.services.answers import label_save, overall_save
 from annotate.services.labelling import assignment_submit, span_add
 from tests.test_browser import (  # noqa: F401 (fixtures)
     CHROMIUM,
-    INFLIGHT_SCRIPT,
-    TIMEOUT_MS,
     active_id,
     browser,
     checked_position,
+    close_context,
     live_demo,
     log_in,
+    open_context,
     page,
     start_next_pair,
     wait_saved,
@@ -46,15 +46,13 @@ def new_page(browser, live_server):  # noqa: F811
     contexts = []
 
     def make(**options):
-        context = browser.new_context(base_url=live_server.url, **options)
-        context.set_default_timeout(TIMEOUT_MS)
-        context.add_init_script(INFLIGHT_SCRIPT)
+        context = open_context(browser, live_server, **options)
         contexts.append(context)
         return context.new_page()
 
     yield make
     for context in contexts:
-        context.close()
+        close_context(context)
 
 
 def criteria_of(assignment: Assignment) -> list[Criterion]:
