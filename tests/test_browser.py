@@ -44,6 +44,17 @@ window.__inflight = 0;
 document.addEventListener("htmx:beforeRequest", () => { window.__inflight += 1; });
 document.addEventListener("htmx:afterRequest", () => { window.__inflight -= 1; });
 """
+# Selects the first `length` characters of the first paragraph of the article shown at `position`, as a mouse would.
+SELECT_IN_ARTICLE = """([position, length]) => {
+    const paragraph = document.querySelector(`article.prose[data-position="${position}"] p`);
+    const node = Array.from(paragraph.childNodes).find(n => n.nodeType === Node.TEXT_NODE && n.textContent.length >= length);
+    const range = document.createRange();
+    range.setStart(node, 0);
+    range.setEnd(node, length);
+    window.getSelection().removeAllRanges();
+    window.getSelection().addRange(range);
+    document.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+}"""
 IDLE_AND_SAVED = """id => window.__inflight === 0 &&
     document.getElementById(id).querySelector(".save-status").textContent.startsWith("Saved")"""
 

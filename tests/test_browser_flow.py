@@ -22,6 +22,7 @@ from annotate.services.answers import label_save, overall_save
 from annotate.services.labelling import assignment_submit, span_add
 from tests.test_browser import (  # noqa: F401 (fixtures)
     CHROMIUM,
+    SELECT_IN_ARTICLE,
     active_id,
     browser,
     checked_position,
@@ -377,16 +378,6 @@ def test_it_grows_the_rationale_box_with_its_text(page, live_demo):  # noqa: F81
     assert textarea.evaluate("t => t.scrollHeight <= t.clientHeight + 1")  # all of it shows, no inner scroll bar
 
 
-SELECT_IN_ARTICLE = """([position, length]) => {
-    const paragraph = document.querySelector(`article.prose[data-position="${position}"] p`);
-    const node = Array.from(paragraph.childNodes).find(n => n.nodeType === Node.TEXT_NODE && n.textContent.length >= length);
-    const range = document.createRange();
-    range.setStart(node, 0);
-    range.setEnd(node, length);
-    window.getSelection().removeAllRanges();
-    window.getSelection().addRange(range);
-    document.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
-}"""
 MARKS = """id => Array.from(document.querySelectorAll(`article.prose mark[data-span="${id}"]`)).map(m => m.textContent).join("")"""
 
 

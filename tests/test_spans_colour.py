@@ -11,7 +11,15 @@ from django.urls import reverse
 from annotate.rendering import plain_text
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import span_add
-from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page, start_next_pair  # noqa: F401 (fixtures)
+from tests.test_browser import (  # noqa: F401 (fixtures)
+    CHROMIUM,
+    SELECT_IN_ARTICLE,
+    browser,
+    live_demo,
+    log_in,
+    page,
+    start_next_pair,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -58,16 +66,6 @@ def test_it_gives_the_class_in_the_fragment_htmx_swaps_in(client, alice, work):
 
 # --- in a real browser: the colour the annotator sees -------------------------------------
 
-SELECT_IN_ARTICLE = """([position, length]) => {
-    const paragraph = document.querySelector(`article.prose[data-position="${position}"] p`);
-    const node = Array.from(paragraph.childNodes).find(n => n.nodeType === Node.TEXT_NODE && n.textContent.length >= length);
-    const range = document.createRange();
-    range.setStart(node, 0);
-    range.setEnd(node, length);
-    window.getSelection().removeAllRanges();
-    window.getSelection().addRange(range);
-    document.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
-}"""
 GOOD, BAD = "rgb(31, 122, 58)", "rgb(179, 38, 30)"  # --ok and --bad in static/app.css
 
 
