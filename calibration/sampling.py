@@ -122,6 +122,40 @@ def sampler_due(*, campaign: Campaign) -> bool:
     return waiting.exists()
 
 
+@dataclass(frozen=True)
+class ErrorForecast:
+    """The sampler's error model predicted on every pair it could draw that the judges have verdicts on
+    (`errors`: None when there is no model yet, `note` says why)."""
+
+    errors: np.ndarray | None
+    note: str
+
+
+def error_forecast(*, campaign: Campaign) -> ErrorForecast:
+    """The squared judge-human error the sampler's model predicts per pair (the planner's active design):
+    fitted as `sample_pairs` fits it, on the labelled pairs with verdicts, weighted by 1 / pi where a pair
+    was drawn (a uniformly sampled campaign: equal weights)."""
+    ordinary = _ordinary_ids(campaign)
+    features, yhat = _pair_features(ordinary)
+    labelled = _human_values(list(features))
+    if len(labelled) < MIN_FIT:
+        return ErrorForecast(
+            None, f"No error model yet: it needs {MIN_FIT} labelled pairs with judge verdicts, the campaign has {len(labelled)}."
+        )
+    pi = dict(PairAdmission.objects.filter(pair_id__in=list(labelled)).values_list("pair_id", "probability"))
+    fit_ids = sorted(labelled)
+    model = error_model_fit(
+        [features[p] for p in fit_ids], [(labelled[p] - yhat[p]) ** 2 for p in fit_ids], weights=[1 / pi.get(p, 1.0) for p in fit_ids]
+    )
+    drawable = [p for p in ordinary if p in features]
+    verdict = "predict" if model.useful else "do not predict"
+    note = (
+        f"Error model fitted on {model.n} labelled pairs ({', '.join(FEATURES)}): they {verdict} the error (F-test p = {model.p_value:.3g})"
+    )
+    note += "." if model.useful else "; the active design is then the uniform one."
+    return ErrorForecast(model.predict([features[p] for p in drawable]), note)
+
+
 def sample_pairs(*, campaign: Campaign, seed: int | None = None) -> SamplingRun:
     """Writes the admissions of the campaign's eligible pairs that have none (module docstring).
     Existing admissions are never changed; a second run with nothing new writes nothing."""
