@@ -161,8 +161,12 @@ def vet(humans: M.LabelTable, rounds: int, seed: int, adjudicated: M.LabelTable 
     for name in REFERENCES:  # a model that could not run (no labels) leaves the humans as they are
         if name not in present and name != ADJUDICATED:
             references.append((name, humans, f"{name} cannot run on no labels: the human labels as they are"))
+    counts = None if adjudicated is None else adjudicated_counts(adjudicated)
+    if counts is not None:  # the note says the pairs too, as every format must
+        note = f"{_counted(counts)}; the annotators' labels of those items replaced by the final answer"
+        references = [(name, table, note if name == ADJUDICATED else n) for name, table, n in references]
     references.sort(key=lambda r: REFERENCES.index(r[0]))
-    return Vetting(ds, mc, flagged, references, rounds, None if adjudicated is None else adjudicated_counts(adjudicated))
+    return Vetting(ds, mc, flagged, references, rounds, counts)
 
 
 def humans_digest(humans: M.LabelTable) -> str:
@@ -188,10 +192,14 @@ def statement(chosen: str, adjudicated: dict | None) -> str:
     """The sentence naming the reference the judge statistics use (with the number adjudicated, for `adjudicated`)."""
     text = f"The judge statistics of this report are computed against the '{chosen}' human reference: {MEANING[chosen]}"
     if chosen == ADJUDICATED:
-        counts = adjudicated or adjudicated_counts(None)
-        items, pairs = counts["n_items"], counts["n_pairs"]
-        text += f"; {items:,} item{'' if items == 1 else 's'} adjudicated, on {pairs:,} pair{'' if pairs == 1 else 's'}"
+        text += "; " + _counted(adjudicated or adjudicated_counts(None))
     return text + "."
+
+
+def _counted(counts: dict) -> str:
+    """ "12 items adjudicated, on 9 pairs"."""
+    items, pairs = counts["n_items"], counts["n_pairs"]
+    return f"{items:,} item{'' if items == 1 else 's'} adjudicated, on {pairs:,} pair{'' if pairs == 1 else 's'}"
 
 
 def reference_section(vetting: Vetting | None, chosen: str, adjudicated: dict | None = None) -> dict:

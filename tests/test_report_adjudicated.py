@@ -84,7 +84,7 @@ def test_it_lists_adjudicated_in_the_sensitivity_only_once_an_item_is_decided(ju
     decide(campaign, rachel, dana, judged["split"], "a")
     after = build_report(campaign, rounds=ROUNDS, sensitivity=True)
     refs = {r["name"]: r for r in after["sensitivity"]["references"]}
-    assert "adjudicated" in refs and refs["adjudicated"]["note"].startswith("1 items adjudicated")
+    assert "adjudicated" in refs and refs["adjudicated"]["note"].startswith("1 item adjudicated, on 1 pair;")
     row = next(j for j in after["sensitivity"]["judges"] if j["judge"] == "leaning-a")
     assert row["par"]["majority"]["value"] == pytest.approx(0.5) and row["par"]["adjudicated"]["value"] == pytest.approx(1.0)
     assert row["par"]["adjudicated"]["shift"] == pytest.approx(0.5)
