@@ -65,7 +65,10 @@ def assignment_submit(*, assignment: Assignment, user: User, now: datetime | Non
         audit.record(assignment_id=assignment.pk, criterion_id=None, name="status", before=old, after=assignment.status, by=user.pk, at=now)
         audit.flush()
         pair_id, assignment_id = assignment.pair_id, assignment.pk
-        transaction.on_commit(lambda: assignment_submitted.send(sender=Assignment, pair_id=pair_id, assignment_id=assignment_id))
+        # robust: the submission is committed; a receiver's failure is logged, never the annotator's error.
+        transaction.on_commit(
+            lambda: assignment_submitted.send(sender=Assignment, pair_id=pair_id, assignment_id=assignment_id), robust=True
+        )
 
 
 def span_add(
