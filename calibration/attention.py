@@ -13,8 +13,10 @@ Only submitted work counts (gold pairs included: they are answered like any othe
 A pair opened before a time was recorded (imported work) gives no time and counts as untimed.
 
 Position figures (`quality.human_position`, the judges' own code run per annotator) read the labels the
-report reads: each annotator's first-position rate (0.5: no lean) and position consistency, which stays
-at n 0 until the same annotator meets a pair again in the other order.
+report reads, with each annotator's swapped repeats (`Campaign.repeat_rate`): the first-position rate
+(0.5: no lean) and the position consistency, the share of repeated answers given to the same article
+in both orders, which stays at n 0 until the annotator has submitted a repeat. Times and rationales read
+the repeats too (a rationale given again on the same criterion of the same pair is not a repeated text).
 """
 
 from __future__ import annotations
@@ -77,5 +79,5 @@ def attention_flags(*, campaign: Campaign) -> AttentionFlags:
         repeated_rationales(inputs.rationales),
         n_answers=len(inputs.rationales),
         n_pairs=sum(1 for t in inputs.timings if t.criterion is None),
-        position=human_position(selectors.calibration_table(campaign=campaign)),
+        position=human_position(selectors.calibration_table(campaign=campaign, repeats=True, judges=False)),
     )
