@@ -54,7 +54,7 @@ def position_table(report: dict) -> Table:
     section = report.get("human_position")
     headers = ["Annotator", "Position consistency [95% CI] (n)", "First-position rate [95% CI] (n)", "Lean"]
     numeric = [False, True, True, False]
-    title = "Annotators' position bias (swapped repeats)"
+    title = "Position bias of each annotator (swapped repeats)"
     if section is None:
         return Table("human_position", title, headers, [], numeric, "not in this report (made before swapped repeats)")
     rows = [

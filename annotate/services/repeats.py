@@ -65,14 +65,13 @@ def due_repeats(*, campaign: Campaign, user: User) -> list[int]:
     repeats = dict(
         Assignment.objects.filter(pair__campaign=campaign, annotator=user, repeat_of__isnull=False).values_list("repeat_of_id", "status")
     )
-    times = [row[1] for row in submitted]
     due = []
-    for index, (pk, submitted_at, repeat_of, order_known, gold) in enumerate(submitted):
+    for index, (pk, _submitted_at, repeat_of, order_known, gold) in enumerate(submitted):
         if repeat_of is not None or not order_known or gold is not None:
             continue
         if pk in repeats and repeats[pk] not in RELEASED:
             continue
-        later = sum(1 for t in times[index + 1 :] if t > submitted_at)
+        later = len(submitted) - index - 1  # submitted after it (originals and repeats alike)
         if later < campaign.repeat_gap:
             continue
         if repeat_draw(campaign_id=campaign.pk, user_id=user.pk, assignment_id=pk) < campaign.repeat_rate:
