@@ -4,6 +4,7 @@ position figures read it, in the attention page and every format of the report."
 
 import re
 
+import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -173,11 +174,11 @@ def test_it_shows_a_repeat_exactly_like_a_normal_assignment_in_the_api_and_the_p
         html = re.sub(r'nonce="[^"]*"', 'nonce="N"', html)
         pages.append(html)
     assert pages[0] == pages[1]
-    listed = APIList(alice)
-    assert set(listed[0]) == set(APIList(bob)[0])  # the list's rows have the same fields whatever their kind
+    listed = api_list(alice)
+    assert set(listed[0]) == set(api_list(bob)[0])  # the list's rows have the same fields whatever their kind
 
 
-def APIList(user) -> list[dict]:
+def api_list(user) -> list[dict]:
     from rest_framework.test import APIClient
 
     client = APIClient()
@@ -322,3 +323,40 @@ def test_it_keeps_repeats_out_of_every_other_figure_and_the_exports(campaign, al
     assert label_rows(campaign) == exported
     assert before["human_position"]["n_repeated"] == 0 and after["human_position"]["n_repeated"] > 0
     assert {a["name"]: a["position_consistency"]["value"] for a in after["human_position"]["annotators"]} == {"alice": 0.0, "bob": 0.0}
+
+
+def test_it_singles_out_a_left_leaning_annotator_through_the_claims_and_the_repeats(catalogue, django_user_model):
+    """Issue 26's done-when through the real claim path: one annotator picks the article shown first 60% of
+    the time (else answers like the others), so 80% in all; two others answer the truth 85% of the time."""
+    users = [django_user_model.objects.create_user(name) for name in ("good1", "good2", "lefty")]
+    campaign = campaign_create(
+        name="Lean",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent", "quill_researcher"],
+        pair_mode=Campaign.PairMode.ALL,
+        overlap=3,
+        annotators=users,
+        rationale_min_length=5,
+        repeat_rate=1.0,
+        repeat_gap=1,
+    )
+    rng = np.random.default_rng(26)
+    truth: dict[tuple[int, str], str] = {}
+
+    def pick(a: Assignment, key: str) -> str:
+        right = truth.setdefault((a.pair_id, key), "a" if rng.random() < 0.5 else "b")
+        if a.annotator.username == "lefty" and rng.random() < 0.6:
+            return "a" if a.a_first else "b"
+        return right if rng.random() < 0.85 else ("b" if right == "a" else "a")
+
+    for user in users:
+        work(campaign, user, pick)
+    assert Assignment.objects.filter(pair__campaign=campaign, repeat_of__isnull=False).count() == 3 * 12
+    position = {p.rater.removeprefix("human:"): p for p in attention_flags(campaign=campaign).position}
+    rates = {name: p.first_position_rate for name, p in position.items()}
+    lefty, others = rates.pop("lefty"), rates.values()
+    assert lefty.value == pytest.approx(0.8, abs=0.05) and all(lefty.ci_low > r.ci_high for r in others), (lefty, rates)
+    assert [name for name, p in position.items() if p.lean] == ["lefty"]
+    consistency = {name: p.consistency for name, p in position.items()}
+    assert consistency["lefty"].value < min(c.value for name, c in consistency.items() if name != "lefty")
+    assert all(c.n > 0 for c in consistency.values())
