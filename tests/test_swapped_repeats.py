@@ -292,11 +292,16 @@ def test_it_shows_the_position_figures_in_every_format_and_on_the_staff_pages(re
     assert re.search(r'^alice,"0\.000 \[too few pairs for an interval\]† \(n=\d+, 8 pairs\)","1\.000 ', csv_text, flags=re.M)
     client = Client()
     client.force_login(rachel)
-    for name in ("calibration-dashboard", "calibration-attention"):
-        response = client.get(reverse(name, args=[repeated.pk]))
-        assert response.status_code == 200, name
-        body = response.content.decode()
-        assert "alice" in body
+    response = client.get(reverse("calibration-dashboard", args=[repeated.pk]))
+    assert response.status_code == 200 and "Position bias of each annotator (swapped repeats)" in response.content.decode()
+    response = client.get(reverse("calibration-attention", args=[repeated.pk]))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "<table" not in body.split("</title>")[0] and body.count('id="position-alice"') == 1
+    row = body.split('id="position-alice"')[1].split("</tr>")[0]
+    _, n_repeated, _, n_answers = _position_by_hand(repeated)["alice"]
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+    assert cells == ["1.00", str(n_answers), "0.00", str(n_repeated)]
 
 
 def test_it_keeps_repeats_out_of_every_other_figure_and_the_exports(campaign, alice, bob):
