@@ -264,6 +264,9 @@ def test_it_gives_each_annotators_position_figures_equal_to_a_hand_count(repeate
     hand = _position_by_hand(repeated)
     assert hand["alice"][:3:2] == (0.0, 1.0) and hand["bob"][0] == 1.0
     flags = attention_flags(campaign=repeated)
+    # Times leave the repeats out (a pair read before is quicker): 8 timed pairs each, 16 submitted.
+    assert {(r.rater, r.n_untimed + r.fast.n) for r in flags.speed.raters if r.level == "pair"} == {("alice", 8), ("bob", 8)}
+    assert flags.n_pairs == 16 and Assignment.objects.filter(pair__campaign=repeated, status="submitted").count() == 32
     report = build_report(repeated, rounds=200)
     section = {a["name"]: a for a in report["human_position"]["annotators"]}
     for p in flags.position:
