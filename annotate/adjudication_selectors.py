@@ -50,7 +50,12 @@ def adjudication_page(*, adjudication: Adjudication) -> dict:
     """Everything the adjudicator's page shows: the articles by position, the annotators' answers, the decision."""
     pair, campaign = adjudication.pair, adjudication.campaign
     labels = (
-        Label.objects.filter(assignment__pair=pair, assignment__status=Assignment.Status.SUBMITTED, criterion=adjudication.criterion)
+        Label.objects.filter(
+            assignment__pair=pair,
+            assignment__status=Assignment.Status.SUBMITTED,
+            assignment__repeat_of__isnull=True,  # each annotator's answer once: a swapped repeat is not another annotator
+            criterion=adjudication.criterion,
+        )
         .exclude(winner="")
         .order_by("assignment__claimed_at", "assignment_id")
         .values_list("winner", "rationale")

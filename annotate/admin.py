@@ -112,7 +112,10 @@ class AssignmentAdmin(admin.ModelAdmin):
         "pair__article_b__topic",
         "annotator",
     ]
-    readonly_fields = ["pair", "annotator", "a_first", "overall", "claimed_at", "first_opened_at", "last_activity_at", "submitted_at"]
+    # repeat_of: set by the claim only (a swapped repeat of that assignment); a select of every assignment otherwise.
+    readonly_fields = [
+        "pair", "annotator", "a_first", "overall", "claimed_at", "first_opened_at", "last_activity_at", "submitted_at", "repeat_of",
+    ]  # fmt: skip
     inlines = [LabelInline]
 
 

@@ -71,6 +71,17 @@ class CampaignForm(forms.Form):
     )
     gold_pause_after = forms.IntegerField(min_value=1, max_value=32767, initial=5, required=False, label="… after this many gold pairs")
 
+    repeat_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0,
+        required=False,
+        label="Swapped repeat rate",
+        help_text="Share of each annotator's submitted pairs (0 to 1) they meet again later in the other order, "
+        "for their position consistency. 0 or empty: none.",
+    )
+    repeat_gap = forms.IntegerField(min_value=0, max_value=1000, initial=5, required=False, label="… after this many other pairs submitted")
+
     sampling = forms.ChoiceField(
         choices=[("uniform", "Uniform: every pair"), ("active", "Active: the pairs sample_pairs admits")],
         initial="uniform",
@@ -108,6 +119,8 @@ class CampaignForm(forms.Form):
             "gold_rate": data["gold_rate"] or 0.0,
             "gold_pause_below": data["gold_pause_below"],
             "gold_pause_after": data["gold_pause_after"] or 5,
+            "repeat_rate": data["repeat_rate"] or 0.0,
+            "repeat_gap": 5 if data["repeat_gap"] is None else data["repeat_gap"],
             "sampling": data["sampling"] or "uniform",
             "sampling_burn_in": data["sampling_burn_in"] or 0,
             "sampling_uniform_share": 0.2 if data["sampling_uniform_share"] is None else data["sampling_uniform_share"],

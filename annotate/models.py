@@ -211,6 +211,14 @@ class Campaign(models.Model):
     gold_pause_after = models.PositiveSmallIntegerField(
         default=5, help_text="Gold pairs an annotator must have submitted before the pause rule applies."
     )
+    repeat_rate = models.FloatField(
+        default=0.0,
+        help_text="Share of an annotator's submitted pairs they meet again later in the other order, a swapped repeat (0: none).",
+    )
+    repeat_gap = models.PositiveSmallIntegerField(
+        default=5,
+        help_text="A swapped repeat comes only after the annotator has submitted at least this many other pairs since the original.",
+    )
     adjudicators = models.ManyToManyField(
         "auth.User",
         blank=True,
@@ -245,6 +253,7 @@ class Campaign(models.Model):
                 name="campaign_alt_epsilon_open_unit",
             ),
             models.CheckConstraint(condition=models.Q(gold_rate__gte=0, gold_rate__lte=1), name="campaign_gold_rate_share"),
+            models.CheckConstraint(condition=models.Q(repeat_rate__gte=0, repeat_rate__lte=1), name="campaign_repeat_rate_share"),
         ]
 
     def __str__(self) -> str:
@@ -342,7 +351,11 @@ class GoldPauseLift(models.Model):
 
 
 class Assignment(models.Model):
-    """One annotator's work on one pair, with the left/right order drawn for them."""
+    """One annotator's work on one pair, with the left/right order drawn for them.
+
+    A swapped repeat (`repeat_of` set) is the same annotator's second look at a pair they submitted,
+    in the other order: a position check, never a second vote. Every count of annotators, overlap,
+    agreement or reference reads originals only (`ORIGINAL`); the position figures read both."""
 
     class Status(models.TextChoices):
         ACTIVE = "active", "In progress"
@@ -372,16 +385,30 @@ class Assignment(models.Model):
     first_opened_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    repeat_of = models.OneToOneField(
+        "self",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="repeat",
+        help_text="The submitted assignment this one repeats in the other order (empty: an original); never shown to the annotator.",
+    )
 
     class Meta:
         ordering = ["claimed_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["pair", "annotator"], name="assignment_one_per_annotator"),
+            models.UniqueConstraint(
+                fields=["pair", "annotator"], condition=models.Q(repeat_of__isnull=True), name="assignment_one_per_annotator"
+            ),
         ]
         indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["pair", "status"])]
 
     def __str__(self) -> str:
         return f"{self.annotator} on pair {self.pair_id}"
+
+
+# Originals only: the filter every read that counts annotators, slots or votes applies (see `Assignment`).
+ORIGINAL = models.Q(repeat_of__isnull=True)
 
 
 class Label(models.Model):

@@ -24,6 +24,7 @@ from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_prob
 from annotate.design import Design
 from annotate.models import (
     LABELS_ONLY_PREFIX,
+    ORIGINAL,
     PLACEHOLDER_SOURCE,
     Article,
     Assignment,
@@ -402,8 +403,9 @@ def _pairs_progress(campaign: Campaign) -> QuerySet[Pair]:
         .select_related("topic", "article_a__system", "article_b__system")
         .only("id", "order", "topic__title", "article_a__system__key", "article_b__system__key")
         .annotate(
-            submitted=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
-            active=Count("assignments", filter=Q(assignments__status=Assignment.Status.ACTIVE)),
+            # Swapped repeats are the same annotator again: never a slot of the overlap.
+            submitted=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED, assignments__repeat_of__isnull=True)),
+            active=Count("assignments", filter=Q(assignments__status=Assignment.Status.ACTIVE, assignments__repeat_of__isnull=True)),
         )
         .order_by("order", "id")
     )
@@ -426,7 +428,10 @@ def _annotators_progress(campaign: Campaign) -> QuerySet:
 def _criteria_progress(campaign: Campaign) -> list[tuple[Criterion, int]]:
     criteria = list(Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order"))
     per_criterion = dict(
-        Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="").values_list("criterion_id").annotate(n=Count("id"))
+        Label.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
+        .exclude(winner="")
+        .values_list("criterion_id")
+        .annotate(n=Count("id"))
     )
     return [(c, per_criterion.get(c.pk, 0)) for c in criteria]
 
@@ -494,7 +499,7 @@ def campaign_progress_page(
     """The campaign page's figures: totals over every pair, and one page of pairs and of annotators
     (a campaign of tens of thousands of imported pairs would otherwise be a page of megabytes)."""
     per_pair = dict(
-        Assignment.objects.filter(pair__campaign=campaign, pair__gold__isnull=True, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.filter(ORIGINAL, pair__campaign=campaign, pair__gold__isnull=True, status=Assignment.Status.SUBMITTED)
         .values_list("pair_id")
         .annotate(n=Count("id"))
     )
@@ -527,7 +532,11 @@ def campaign_list() -> QuerySet[Campaign]:
     list of campaigns, for the campaigns page, the API and the judges page."""
     return Campaign.objects.select_related("criterion_set").annotate(
         pair_count=Count("pairs", distinct=True),
-        submitted=Count("pairs__assignments", filter=Q(pairs__assignments__status=Assignment.Status.SUBMITTED), distinct=True),
+        submitted=Count(
+            "pairs__assignments",
+            filter=Q(pairs__assignments__status=Assignment.Status.SUBMITTED, pairs__assignments__repeat_of__isnull=True),
+            distinct=True,
+        ),
     )
 
 

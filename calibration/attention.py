@@ -13,8 +13,11 @@ Only submitted work counts (gold pairs included: they are answered like any othe
 A pair opened before a time was recorded (imported work) gives no time and counts as untimed.
 
 Position figures (`quality.human_position`, the judges' own code run per annotator) read the labels the
-report reads: each annotator's first-position rate (0.5: no lean) and position consistency, which stays
-at n 0 until the same annotator meets a pair again in the other order.
+report reads, with each annotator's swapped repeats (`Campaign.repeat_rate`): the first-position rate
+(0.5: no lean) and the position consistency, the share of repeated answers given to the same article
+in both orders, which stays at n 0 until the annotator has submitted a repeat. Times and rationales read
+the repeats' rationales too (a text given again on the same criterion of the same pair is not a repeated
+text), but not their times: a pair read before is quicker, and would look hasty against first readings.
 """
 
 from __future__ import annotations
@@ -40,10 +43,13 @@ def _seconds(start, end) -> float | None:
 def attention_inputs(*, campaign: Campaign) -> AttentionInputs:
     """The campaign's submitted work as the timings and rationales `metrics.attention` reads (raters by username)."""
     work = Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED)
-    opened = {pk: (name, pair_id, first, submitted) for pk, name, pair_id, first, submitted in work.values_list(
-        "pk", "annotator__username", "pair_id", "first_opened_at", "submitted_at"
+    opened = {pk: (name, pair_id, first, submitted, repeat) for pk, name, pair_id, first, submitted, repeat in work.values_list(
+        "pk", "annotator__username", "pair_id", "first_opened_at", "submitted_at", "repeat_of_id"
     )}  # fmt: skip
-    timings = [Timing(name, str(pair_id), _seconds(first, submitted)) for name, pair_id, first, submitted in opened.values()]
+    # A swapped repeat is a pair read before: its times would look fast against first readings, so they are left out.
+    timings = [
+        Timing(name, str(pair_id), _seconds(first, done)) for name, pair_id, first, done, repeat in opened.values() if repeat is None
+    ]
     rationales = []
     previous: dict[int, object] = {}
     labels = (
@@ -53,9 +59,10 @@ def attention_inputs(*, campaign: Campaign) -> AttentionInputs:
         .values_list("assignment_id", "criterion__key", "created_at", "rationale")
     )
     for assignment_id, key, created, text in labels:
-        name, pair_id, first, _ = opened[assignment_id]
+        name, pair_id, first, _, repeat = opened[assignment_id]
         start = previous.get(assignment_id, first)
-        timings.append(Timing(name, str(pair_id), _seconds(start, created), key))
+        if repeat is None:
+            timings.append(Timing(name, str(pair_id), _seconds(start, created), key))
         previous[assignment_id] = created
         rationales.append(Rationale(name, str(pair_id), key, text))
     return AttentionInputs(timings, rationales)
@@ -66,7 +73,7 @@ class AttentionFlags:
     speed: SpeedReport
     rationales: list[RaterRationales]
     n_answers: int  # submitted answers read
-    n_pairs: int  # submitted pairs read
+    n_pairs: int  # submitted pairs timed (swapped repeats left out)
     position: list[HumanPosition]  # raters named `human:<username>`, as in the report
 
 
@@ -77,5 +84,5 @@ def attention_flags(*, campaign: Campaign) -> AttentionFlags:
         repeated_rationales(inputs.rationales),
         n_answers=len(inputs.rationales),
         n_pairs=sum(1 for t in inputs.timings if t.criterion is None),
-        position=human_position(selectors.calibration_table(campaign=campaign)),
+        position=human_position(selectors.calibration_table(campaign=campaign, repeats=True, judges=False)),
     )

@@ -20,6 +20,7 @@ from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
+from calibration.report_position import section as position_section
 from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
@@ -346,6 +347,8 @@ def _report(
         )
     # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
     humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
+    # With the swapped repeats: the annotators' position figures, and nothing else (a repeat is not a vote).
+    position = pool.submit(position_section, inputs.position if inputs.position is not None else humans, rounds, seed)
     unordered = int((humans.first == M.UNKNOWN).sum()) if len(humans) else 0
     if unordered:
         notes.append(
@@ -429,6 +432,7 @@ def _report(
         "n_pairs": inputs.n_pairs,
         "judges": judges,
         "humans": humans_figures.result(),
+        "human_position": position.result(),
         "judge_pairs": [] if judge_pairs is None else judge_pairs.result(),
         "comparisons": comparisons,
         "pareto_frontier": frontier,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calibration.report import HUMANS
+from calibration.report_position import position_table
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
@@ -320,6 +321,7 @@ def tables(report: dict) -> dict[str, Table]:
     out: dict[str, Table] = {}
     out.update(_judge_tables(report, note))
     out["humans"] = _humans_table(report, note)
+    out["human_position"] = position_table(report)
     out["comparisons"] = _comparisons(report)
     out.update(_ranking_tables(report, note))
     out.update(agreement_tables(report, note))
@@ -343,6 +345,7 @@ ORDER = {
         "selective",
         "sensitivity",
         "competence",
+        "human_position",
         "comparisons",
         "categories",
         "criteria",

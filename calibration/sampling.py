@@ -86,7 +86,9 @@ def _human_values(pair_ids) -> dict[int, float]:
     """Per pair with submitted labels: the humans' mean value (a=1, b=-1, tie=0)."""
     values: dict[int, list[float]] = {}
     for pair_id, winner in (
-        Label.objects.filter(assignment__pair_id__in=pair_ids, assignment__status=Assignment.Status.SUBMITTED)
+        Label.objects.filter(
+            assignment__pair_id__in=pair_ids, assignment__status=Assignment.Status.SUBMITTED, assignment__repeat_of__isnull=True
+        )
         .exclude(winner="")
         .values_list("assignment__pair_id", "winner")
     ):

@@ -89,6 +89,8 @@ class CalibrationInputs:
     failed: LabelTable | None = None
     # The adjudicators' final answers, one row per adjudicated item (rater `human:<adjudicator>`). None: not read.
     adjudicated: LabelTable | None = None
+    # The human labels with each annotator's swapped repeats (the position figures only). None: not read.
+    position: LabelTable | None = None
 
 
 def _pair_infos(campaign: Campaign, *, gold: bool = False) -> dict[int, PairInfo]:
@@ -107,8 +109,12 @@ def _winner_system(info: PairInfo, side: str) -> str:
     return system_of(side, info.system_a, info.system_b)
 
 
-def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False, gold: bool = False) -> QuerySet:
+def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False, gold: bool = False, repeats: bool = False) -> QuerySet:
+    """The human labels the figures read: originals only unless `repeats` (the swapped repeats too,
+    for the position figures only: a repeat is never a second vote)."""
     labels = Label.objects.filter(assignment__pair__campaign=campaign, assignment__pair__gold__isnull=not gold).exclude(winner="")
+    if not repeats:
+        labels = labels.filter(assignment__repeat_of__isnull=True)
     if not include_unsubmitted:
         labels = labels.filter(assignment__status=Assignment.Status.SUBMITTED)
     return labels
@@ -145,13 +151,21 @@ class _Columns:
 
 
 def calibration_table(
-    *, campaign: Campaign, include_unsubmitted: bool = False, pairs: dict[int, PairInfo] | None = None, gold: bool = False
+    *,
+    campaign: Campaign,
+    include_unsubmitted: bool = False,
+    pairs: dict[int, PairInfo] | None = None,
+    gold: bool = False,
+    repeats: bool = False,
+    judges: bool = True,
 ) -> LabelTable:
     """Human labels (raters `human:<username>`) and judge verdicts (raters = judge names) of a campaign;
-    `gold`: those on its known-answer pairs instead, which the report leaves out."""
+    `gold`: those on its known-answer pairs instead, which the report leaves out. `repeats`: the
+    humans' swapped repeats too (a rater then has the same item twice, once in each order: only the
+    position figures may read that); `judges` False leaves the verdicts out."""
     pairs = pairs if pairs is not None else _pair_infos(campaign, gold=gold)
     columns = _Columns()
-    humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted, gold=gold).values_list(
+    humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted, gold=gold, repeats=repeats).values_list(
         "assignment__pair_id",
         "criterion__key",
         "criterion__category__key",
@@ -162,6 +176,8 @@ def calibration_table(
     )
     for pair_id, criterion, category, username, side, a_first, order_known in humans:
         columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first if order_known else None)
+    if not judges:
+        return columns.table()
     verdicts = judge_verdict_rows(campaign=campaign, gold=gold).values_list(
         "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
     )
@@ -269,7 +285,7 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
 
 def annotator_times(*, campaign: Campaign, include_unsubmitted: bool = False) -> list[AnnotatorTime]:
     """Per annotator (by username), the time of each pair whose labels the report counts."""
-    assignments = Assignment.objects.filter(pair__campaign=campaign, pair__gold__isnull=True)
+    assignments = Assignment.objects.filter(pair__campaign=campaign, pair__gold__isnull=True, repeat_of__isnull=True)
     if not include_unsubmitted:
         assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
     rows = assignments.annotate(n_labels=Count("labels", filter=~Q(labels__winner=""))).values_list(
@@ -303,6 +319,7 @@ def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False)
         annotator_times=annotator_times(campaign=campaign, include_unsubmitted=include_unsubmitted),
         failed=failed_table(campaign=campaign, pairs=pairs),
         adjudicated=adjudicated_table(campaign=campaign, pairs=pairs),
+        position=calibration_table(campaign=campaign, include_unsubmitted=include_unsubmitted, pairs=pairs, repeats=True, judges=False),
     )
 
 

@@ -24,7 +24,7 @@ from tests.test_labels_only import write_csv
 ANSWERS = ("sys_a", "sys_b", "tie")
 CAREFUL = ("h1", "h2", "h3", "h4")
 CARELESS = "careless"
-NEW_KEYS = {"human_reference", "competence", "sensitivity"}
+NEW_KEYS = {"human_reference", "competence", "sensitivity", "human_position"}
 EPSILON = dict(alt_epsilon=0.15, alt_epsilon_reason="trained annotators with a written guide")
 
 

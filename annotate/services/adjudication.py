@@ -35,7 +35,10 @@ def disagreements(*, campaign: Campaign, criteria: list[Criterion] | None = None
     if kind not in KINDS:
         raise ValidationError([f"Unknown disagreement kind {kind!r}: choose one of {', '.join(KINDS)}."])
     labels = Label.objects.filter(
-        assignment__pair__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED, assignment__pair__gold__isnull=True
+        assignment__pair__campaign=campaign,
+        assignment__status=Assignment.Status.SUBMITTED,
+        assignment__pair__gold__isnull=True,
+        assignment__repeat_of__isnull=True,  # a swapped repeat is a position check, not a second annotator
     ).exclude(winner="")
     if criteria is not None:
         labels = labels.filter(criterion__in=criteria)

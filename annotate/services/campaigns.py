@@ -31,12 +31,14 @@ from annotate.models import (
 from annotate.rendering import render_html
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
 from annotate.services.placeholders import criterion_set_for_labels
+from annotate.services.repeats import repeat_gap_problem, repeat_rate_problem
 from annotate.services.sampling import sampling_problems
 from common.names import REFERENCE_SYSTEM, name_problem
 
 CLAIM_TIMEOUT_MINUTES = Campaign._meta.get_field("claim_timeout_minutes").default
 RATIONALE_MIN_LENGTH = Campaign._meta.get_field("rationale_min_length").default
 GOLD_PAUSE_AFTER = Campaign._meta.get_field("gold_pause_after").default
+REPEAT_GAP = Campaign._meta.get_field("repeat_gap").default
 # The largest value a PositiveSmallIntegerField holds on every database Django supports.
 CALIBRATION_PAIRS_MAX = 32767
 
@@ -75,6 +77,8 @@ def campaign_create(
     gold_rate: float = 0.0,
     gold_pause_below: float | None = None,
     gold_pause_after: int = GOLD_PAUSE_AFTER,
+    repeat_rate: float = 0.0,
+    repeat_gap: int = REPEAT_GAP,
     sampling: str = "uniform",
     sampling_burn_in: int = 0,
     sampling_uniform_share: float = 0.2,
@@ -103,6 +107,9 @@ def campaign_create(
     `make_gold` has made some; `gold_pause_below` (an accuracy) pauses an annotator's new claims
     when their gold accuracy is clearly below it after `gold_pause_after` gold pairs.
 
+    `repeat_rate` (0 to 1) is the share of an annotator's submitted pairs they meet again, in the
+    other order, once they have submitted `repeat_gap` other pairs (`annotate.services.repeats`).
+
     `sampling` "active" puts in the human queue only the pairs `sample_pairs` admits: the first
     `sampling_burn_in` at the uniform rate budget / pairs, the others with a probability from the
     judges' predicted error, `sampling_uniform_share` of the `sampling_budget` (expected pairs to
@@ -113,6 +120,9 @@ def campaign_create(
     gold_errors = [p for p in [gold_rate_problem(gold_rate)] if p] + gold_pause_problems(gold_pause_below, gold_pause_after)
     if gold_errors:
         raise ValidationError(gold_errors)
+    repeat_errors = [p for p in (repeat_rate_problem(repeat_rate), repeat_gap_problem(repeat_gap)) if p]
+    if repeat_errors:
+        raise ValidationError(repeat_errors)
     sampling_errors = sampling_problems(
         sampling=sampling,
         burn_in=sampling_burn_in,
@@ -137,6 +147,7 @@ def campaign_create(
                 ("neutral emphasis", neutral_emphasis),
                 ("calibration set", calibration_pairs != 0),
                 ("gold pairs", bool(gold_rate) or gold_pause_below is not None),
+                ("swapped repeats", bool(repeat_rate)),
                 ("active sampling", sampling != "uniform"),
                 ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
             )
@@ -248,6 +259,8 @@ def campaign_create(
             gold_rate=gold_rate,
             gold_pause_below=gold_pause_below,
             gold_pause_after=gold_pause_after,
+            repeat_rate=repeat_rate,
+            repeat_gap=repeat_gap,
             sampling=sampling,
             sampling_burn_in=sampling_burn_in,
             sampling_uniform_share=sampling_uniform_share,

@@ -17,9 +17,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import Assignment, Campaign, LabelChange, Pair
+from annotate.models import ORIGINAL, Assignment, Campaign, LabelChange, Pair
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
+from annotate.services.repeats import due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 
 # What a member asking a closed campaign for work is told (page and API alike).
@@ -101,13 +102,13 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]
         return [], []
     rows = list(
         Pair.objects.filter(campaign=campaign, gold__isnull=True)
-        .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
+        .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED) & Q(assignments__repeat_of__isnull=True)))
         .order_by("order", "id")
         .values_list("id", "topic_id", "taken", "order")
     )
     mine = {
         pair_id: (topic_id, status)
-        for pair_id, topic_id, status in Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list(
+        for pair_id, topic_id, status in Assignment.objects.filter(ORIGINAL, annotator=user, pair__campaign=campaign).values_list(
             "pair_id", "pair__topic_id", "status"
         )
     }
@@ -127,7 +128,7 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]
         free_by_topic[topic_id] = free_by_topic.get(topic_id, 0) + max(0, slots - taken)
     # How many annotators have met each topic (a released claim still showed them its reference).
     seen_by = dict(
-        Assignment.objects.filter(pair__campaign=campaign)
+        Assignment.objects.filter(ORIGINAL, pair__campaign=campaign)
         .values("pair__topic_id")
         .annotate(n=Count("annotator", distinct=True))
         .values_list("pair__topic_id", "n")
@@ -162,7 +163,7 @@ def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
     A gold pair has a slot for every member, whatever the overlap: each member labels it once."""
     if not campaign.gold_rate or campaign.labels_only:
         return []
-    mine = dict(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair_id", "status"))
+    mine = dict(Assignment.objects.filter(ORIGINAL, annotator=user, pair__campaign=campaign).values_list("pair_id", "status"))
     met = set(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair__topic_id", flat=True))
     rows = []
     for pair_id, topic_id, order in (
@@ -179,8 +180,9 @@ def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
 
 
 def _claims_made(campaign: Campaign, user: User) -> int:
-    """The index of the user's next new claim: the pairs they have claimed in the campaign so far."""
-    return Assignment.objects.filter(annotator=user, pair__campaign=campaign).count()
+    """The index of the user's next new claim: the pairs they have claimed in the campaign so far
+    (swapped repeats left out: they come on top of the mix)."""
+    return Assignment.objects.filter(ORIGINAL, annotator=user, pair__campaign=campaign).count()
 
 
 def _gold_turn(campaign: Campaign, user: User, index: int) -> bool:
@@ -194,7 +196,8 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = No
     expires frees its slot again. The calibration pairs still owed count with the pairs that
     follow them. Known-answer pairs count as the claims will give them (`gold_draw` is fixed per
     claim): each of the user's next claims gives one on its gold turn while any is left, so the
-    count falls by one per pair, whatever its kind."""
+    count falls by one per pair, whatever its kind. Swapped repeats due now count too (`repeats`);
+    those that fall due after later submissions join the count then."""
     owed, ranked = _candidates(campaign=campaign, user=user)
     candidates = owed + ranked
     if campaign.forbid_repeats:
@@ -209,14 +212,14 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = No
         else:
             normal -= 1
         total += 1
-    return total + (active is not None)
+    return total + len(due_repeats(campaign=campaign, user=user)) + (active is not None)
 
 
 def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -> Assignment | None:
     """Claims a locked pair for the user if it still has a free slot (`overlap` None: a slot per member)."""
-    if overlap is not None and pair.assignments.exclude(status__in=RELEASED).count() >= overlap:
+    if overlap is not None and pair.assignments.filter(ORIGINAL).exclude(status__in=RELEASED).count() >= overlap:
         return None
-    mine = pair.assignments.filter(annotator=user).first()
+    mine = pair.assignments.filter(ORIGINAL, annotator=user).first()
     if mine is not None:
         if mine.status not in RELEASED:
             return None
@@ -260,6 +263,10 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
     pair the user has not had, if any is left and other work is too; the claim, its display order
     and what it returns are the same as for any pair. A registered gate (`CLAIM_GATES`) may refuse
     new claims with its message (`ClaimsPaused`, a 403); unfinished work is still given back.
+
+    With a repeat rate, a swapped repeat that is due (`repeats.due_repeats`) is handed out first, even
+    when no other work is left; the user's lock serializes it, and `repeat_of` being unique keeps it
+    to one repeat per original whatever arrives at once.
     """
     now = now or timezone.now()
     if not can_annotate(campaign, user):
@@ -284,6 +291,12 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
                 if reason := gate(campaign=campaign, user=user):
                     raise ClaimsPaused(reason)
             candidates = claim_candidates(campaign=campaign, user=user)
+            # A swapped repeat that is due comes before new work (once the calibration pairs are done):
+            # it is the user's own pair, so the user's lock is the only one it needs.
+            owed = candidates and candidates[0] in calibration
+            due = [] if owed else due_repeats(campaign=campaign, user=user)
+            if due:
+                return repeat_claim(original_id=due[0], user=user, now=now)
             if not candidates:
                 return None
             # A gold turn puts the known-answer pairs first; gold pairs are mixed in only while

@@ -56,9 +56,11 @@ def _head(assignment: Assignment) -> dict:
 
 
 def label_rows(campaign: Campaign) -> list[dict]:
-    """Every human label that names a winner, then the judges' rows (`judge_label_rows`)."""
+    """Every human label that names a winner, then the judges' rows (`judge_label_rows`). Swapped
+    repeats are left out of every export (labels, overall answers, spans): each row is one annotator's
+    answer, as the import reads it back; the repeats serve only the report's position figures."""
     labels = (
-        Label.objects.filter(assignment__pair__campaign=campaign)
+        Label.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
         .exclude(winner="")
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
@@ -176,7 +178,9 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
 
 def overall_rows(campaign: Campaign) -> list[dict]:
     """Every overall answer, naming the winning system (or tie / both_bad)."""
-    assignments = Assignment.objects.filter(pair__campaign=campaign).exclude(overall="").select_related(*_ASSIGNMENT_JOINS)
+    assignments = (
+        Assignment.objects.filter(pair__campaign=campaign, repeat_of__isnull=True).exclude(overall="").select_related(*_ASSIGNMENT_JOINS)
+    )
     rows = []
     for assignment in sorted(assignments, key=_order):
         # Stored by side; tie and both_bad are kept as they are.
@@ -188,7 +192,7 @@ def overall_rows(campaign: Campaign) -> list[dict]:
 
 
 def span_rows(campaign: Campaign) -> list[dict]:
-    spans = Span.objects.filter(assignment__pair__campaign=campaign).select_related(
+    spans = Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
         "article__system", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
     )
     rows = []

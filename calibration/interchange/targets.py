@@ -118,7 +118,10 @@ class Context:
         self.assignments = {
             (a.pair_id, a.annotator_id): a
             for start in range(0, len(user_ids), CHUNK)
-            for a in Assignment.objects.filter(pair__campaign=campaign, annotator_id__in=user_ids[start : start + CHUNK])
+            # Originals: an import writes each annotator's one answer, never onto a swapped repeat.
+            for a in Assignment.objects.filter(
+                pair__campaign=campaign, repeat_of__isnull=True, annotator_id__in=user_ids[start : start + CHUNK]
+            )
         }
         self._texts: dict[int, str] = {}
         # The order of the next pair created (`pair_ensure`), read from the campaign when first needed.

@@ -99,6 +99,21 @@ class Command(BaseCommand):
             help="gold pairs an annotator must have submitted before the pause rule applies (default 5)",
         )
         parser.add_argument(
+            "--repeat-rate",
+            type=float,
+            default=0.0,
+            metavar="SHARE",
+            help="share of each annotator's submitted pairs (0 to 1) they meet again later in the other order, a swapped "
+            "repeat for their position consistency (default 0: none; not the same as --no-repeats, which is about topics)",
+        )
+        parser.add_argument(
+            "--repeat-gap",
+            type=int,
+            default=5,
+            metavar="N",
+            help="a swapped repeat comes only after the annotator has submitted N other pairs since the original (default 5)",
+        )
+        parser.add_argument(
             "--sampling",
             default="uniform",
             help="which pairs humans label: uniform (every pair, the default) or active (the pairs sample_pairs admits)",
@@ -185,6 +200,8 @@ class Command(BaseCommand):
                 gold_rate=options["gold_rate"],
                 gold_pause_below=options["gold_pause_below"],
                 gold_pause_after=options["gold_pause_after"],
+                repeat_rate=options["repeat_rate"],
+                repeat_gap=options["repeat_gap"],
                 sampling=options["sampling"],
                 sampling_burn_in=options["sampling_burn_in"],
                 sampling_uniform_share=options["sampling_uniform_share"],
