@@ -72,7 +72,7 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     Only `?format=json` (or no format) is served here; the dashboard's download
     links give the CSV, Markdown and HTML renderings. `?swap_policy=tie|half|both`
     and `?unparsable=drop|wrong` choose the convention (default: tie, drop); a bad
-    value answers 400 with `{"detail": message}`. `?human_reference=majority|dawid-skene|mace|exclude-flagged`
+    value answers 400 with `{"detail": message}`. `?human_reference=majority|dawid-skene|mace|exclude-flagged|adjudicated`
     chooses the human labels the judge statistics are computed against (default: majority);
     `?sensitivity=1` fits the annotator models for the competence and sensitivity sections under majority too.
     """

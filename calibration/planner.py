@@ -5,7 +5,8 @@ with `calibration.metrics.planning`, whose docstring holds the formulas. It answ
 each with its assumptions in words: (a) pairs for each judge's PAR CI to reach a half-width, (b) pairs
 to tell the two leading judges apart at their observed difference with a given power, (c) pairs for
 the judge's prediction-powered win rates to reach the half-width, and (d) items per annotator for the
-alt-test (`calibration.planner_alttest`). One JSON-serialisable dict, read by
+alt-test (`calibration.planner_alttest`), and (e) compares the uniform and the active design for (c)'s
+target in pairs and in money (`calibration.planner_designs`). One JSON-serialisable dict, read by
 the `plan_labels` command and the dashboard.
 """
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration import planner_alttest, report_alttest, report_cache, selectors
+from calibration import planner_alttest, planner_designs, report_alttest, report_cache, sampling, selectors
 from calibration.metrics import planning, powered
 from calibration.report import resolve_reference
 
@@ -171,7 +172,21 @@ def plan_labels(
         reference=resolve_reference(campaign, inputs.systems, None), include_unsubmitted=include_unsubmitted,
         judge=judge, target_halfwidth=target_halfwidth, power=power, batch=batch,
         alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_reason, alt_margin=alt_margin,
+        designs=design_inputs(campaign, inputs.judges),
     )  # fmt: skip
+
+
+def design_inputs(campaign: Campaign, judges: list[selectors.JudgeSummary]) -> planner_designs.DesignInputs:
+    """(e)'s inputs from the database: the sampler's error model predicted on every pair, and the costs."""
+    forecast = sampling.error_forecast(campaign=campaign)
+    cost = campaign.human_cost_per_pair
+    return planner_designs.DesignInputs(
+        predicted_error=forecast.errors,
+        note=forecast.note,
+        uniform_share=campaign.sampling_uniform_share if campaign.sampling_uniform_share > 0 else 0.2,
+        human_cost=None if cost is None else float(cost),
+        judge_cost_usd={s.name: s.cost_usd for s in judges},
+    )
 
 
 def plan_from_table(
@@ -190,10 +205,11 @@ def plan_from_table(
     alt_epsilon: float | None = None,
     alt_epsilon_reason: str | None = None,
     alt_margin: float = 0.05,
+    designs: planner_designs.DesignInputs | None = None,
 ) -> dict:
     """`plan_labels` without the database: `table` holds the human labels and the judges' raw
     verdicts, `known` the judges' names, `n_pairs` and `systems` the campaign's pairs and the systems
-    they compare."""
+    they compare, `designs` what (e) needs beyond them (none: no error model, costs unknown)."""
     _check(target_halfwidth, power, batch, alt_margin)
     humans = table.humans()
     labelled = int(np.unique(humans.pair).size) if len(humans) else 0
@@ -250,7 +266,10 @@ def plan_from_table(
         "leading_pair_reason": reason,
         "scores": score_entries,
         "alt_test": planner_alttest.alt_test_plan(humans, epsilon=alt_epsilon, reason=alt_epsilon_reason, margin=alt_margin),
-        "assumptions": dict(ASSUMPTIONS),
+        "designs": planner_designs.design_section(
+            score_entries, humans, merged, designs or planner_designs.DesignInputs(), n_pairs=n_pairs, n_labelled_pairs=labelled
+        ),
+        "assumptions": {**ASSUMPTIONS, "designs": planner_designs.ASSUMPTION},
         "notes": notes,
     }
 

@@ -324,7 +324,8 @@ def _report(
     table = inputs.table
     humans = table.humans()
     if report_reference.vetting_needed(human_reference, sensitivity):
-        vetting = vetting if vetting is not None else report_reference.vet(humans, rounds, seed)
+        adjudicated = report_reference.adjudicated_used(human_reference, inputs.adjudicated)
+        vetting = vetting if vetting is not None else report_reference.vet(humans, rounds, seed, adjudicated)
     else:
         vetting = None  # the default report fits no annotator model
     # What the judges are measured against: the humans themselves under the default reference.
@@ -401,8 +402,9 @@ def _report(
     points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated]
     frontier = [p.name for p in M.pareto_frontier(points)]
     recommendation, recommended, tied = _recommendation(judges, differences, bool(len(reference_labels)))
+    reference_section = report_reference.reference_section(vetting, human_reference, _adjudicated_counts(inputs))
     if human_reference != report_reference.DEFAULT_REFERENCE:
-        notes.append(report_reference.reference_section(vetting, human_reference)["statement"])
+        notes.append(reference_section["statement"])
 
     raters = [_Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, rater_fits)]
     anchors = None
@@ -457,7 +459,7 @@ def _report(
         "notes": notes,
         "tied_for_best": tied,
         "cost_unknown": [j["name"] for j in judges if j["cost_usd"] is None],
-        "human_reference": report_reference.reference_section(vetting, human_reference),
+        "human_reference": reference_section,
         "competence": report_reference.competence_section(vetting, humans, seed),
         "sensitivity": report_reference.sensitivity_section(
             vetting,
@@ -471,6 +473,10 @@ def _report(
             seed=seed,
         ),  # fmt: skip
     }
+
+
+def _adjudicated_counts(inputs: selectors.CalibrationInputs) -> dict | None:
+    return None if inputs.adjudicated is None else report_reference.adjudicated_counts(inputs.adjudicated)
 
 
 def build_report(
@@ -499,7 +505,8 @@ def build_report(
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
     vetting = None
     if report_reference.vetting_needed(human_reference, sensitivity):
-        vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed)
+        adjudicated = report_reference.adjudicated_used(human_reference, inputs.adjudicated)
+        vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed, adjudicated)
     report = report_from_inputs(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
         vetting=vetting, **alt,

@@ -81,6 +81,9 @@ CSV_COLUMNS = (
     "n_unparsable",
     "swap_policy",
     "unparsable",
+    "human_reference",
+    "adjudicated_items",
+    "adjudicated_pairs",
 )
 
 
@@ -102,6 +105,12 @@ def render_csv(report: dict) -> str:
         return (None, None) if pair is None else tuple(pair)
 
     convention = {"swap_policy": report["parameters"].get("swap_policy"), "unparsable": report["parameters"].get("unparsable")}
+    # Every row says which humans the judges were measured against, and how many items were adjudicated (on how many pairs).
+    reference = report.get("human_reference") or {}
+    counts = reference.get("adjudicated") or {}
+    convention.update(
+        human_reference=reference.get("used"), adjudicated_items=counts.get("n_items"), adjudicated_pairs=counts.get("n_pairs")
+    )
     for j in report["judges"]:
         par_lo, par_hi = ci(j, "par")
         maj_lo, maj_hi = ci(j, "par_majority")

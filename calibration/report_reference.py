@@ -4,8 +4,9 @@ sections (issue 26 item 4).
 Every judge statistic assumes the humans are right. The reference they are computed against is
 chosen (`--human-reference`, `?human_reference=`) among :data:`REFERENCES`: the human labels as
 they are (`majority`, the default and the report as it always was), one label per item from
-Dawid-Skene or MACE (`calibration.metrics.competence`), or the labels without those of the
-annotators the flag rule (:data:`FLAG_RULE`) marks. Whatever the choice, the `competence` section
+Dawid-Skene or MACE (`calibration.metrics.competence`), the labels without those of the
+annotators the flag rule (:data:`FLAG_RULE`) marks, or the adjudicators' final answers on the
+items they decided and the human labels elsewhere (`adjudicated`; issue 26 item 5). Whatever the choice, the `competence` section
 gives each annotator's competence under both models and the `sensitivity` section how each judge's
 PAR, κ and alt-test verdict move under every reference (`calibration.metrics.sensitivity`).
 Field by field in docs/calibration-report.md.
@@ -28,7 +29,8 @@ from calibration.metrics.sensitivity import reference_sensitivity, standard_refe
 from calibration.report_alttest import SCORING, human_ratings, judge_ratings
 from calibration.report_sections import display, estimate, rounded
 
-REFERENCES = ("majority", "dawid-skene", "mace", "exclude-flagged")
+REFERENCES = ("majority", "dawid-skene", "mace", "exclude-flagged", "adjudicated")
+ADJUDICATED = "adjudicated"
 DEFAULT_REFERENCE = "majority"
 # Each round of the competence bootstrap refits an EM (MACE: ~0.2 s CPU a round on 100,000 labels), so
 # the rounds are capped: at most 200, and at most COMPETENCE_CELLS / labels, but never fewer than 50.
@@ -55,6 +57,10 @@ MEANING = {
     "dawid-skene": "one Dawid-Skene label per item (the class with the highest posterior); unresolved items left out",
     "mace": "one MACE label per item (the class with the highest posterior); unresolved items left out",
     "exclude-flagged": "the human labels without those of the flagged annotators (flag_rule)",
+    ADJUDICATED: (
+        "the adjudicator's final answer on each adjudicated item (the annotators' labels of that item set aside), the human labels "
+        "as they are on every other item"
+    ),
 }
 SCOPE = (
     "the chosen reference stands for the humans in every judge statistic (judges, comparisons, Pareto frontier, "
@@ -68,6 +74,21 @@ NOT_COMPUTED = (
     "not computed: ask with --sensitivity (or ?sensitivity=1); it fits Dawid–Skene and MACE with a bootstrap, "
     "about 14 s of CPU on 100k labels"
 )
+
+
+def adjudicated_counts(adjudicated: M.LabelTable | None) -> dict:
+    """How many items (a pair and a criterion) were adjudicated, on how many pairs."""
+    if adjudicated is None or not len(adjudicated):
+        return {"n_items": 0, "n_pairs": 0}
+    return {"n_items": int(np.unique(adjudicated.item).size), "n_pairs": int(np.unique(adjudicated.pair).size)}
+
+
+def adjudicated_used(chosen: str, adjudicated: M.LabelTable | None) -> M.LabelTable | None:
+    """The adjudicated answers the references take: always when `adjudicated` is chosen (none yet: an
+    empty table, so the reference is the humans as they are), else only when some item was adjudicated."""
+    if chosen == ADJUDICATED:
+        return adjudicated if adjudicated is not None else M.LabelTable.empty()
+    return adjudicated if adjudicated is not None and len(adjudicated) else None
 
 
 def vetting_needed(chosen: str, sensitivity: bool) -> bool:
@@ -107,6 +128,7 @@ class Vetting:
     flagged: dict[str, tuple[str, ...]]
     references: list[tuple[str, M.LabelTable, str]]
     rounds: int
+    adjudicated: dict | None = None  # adjudicated_counts, when the `adjudicated` reference is among the references
 
     def labels(self, name: str) -> M.LabelTable:
         return next(table for ref, table, _ in self.references if ref == name)
@@ -127,19 +149,24 @@ def competence_rounds(rounds: int, n_labels: int) -> int:
     return min(rounds, COMPETENCE_ROUNDS, budget)
 
 
-def vet(humans: M.LabelTable, rounds: int, seed: int) -> Vetting:
-    """Fit both models on the human labels, flag annotators, and build the references."""
+def vet(humans: M.LabelTable, rounds: int, seed: int, adjudicated: M.LabelTable | None = None) -> Vetting:
+    """Fit both models on the human labels, flag annotators, and build the references (`adjudicated`
+    among them when the adjudicated answers are given, see `adjudicated_used`)."""
     rounds = competence_rounds(rounds, len(humans))
     ds, mc = dawid_skene(humans, rounds=rounds, seed=seed), mace(humans, rounds=rounds, seed=seed)
     position = human_position(humans, margin=POSITION_MARGIN, rounds=rounds, seed=seed) if len(humans) else []
     flagged = flagged_raters(position=position, flagged_elsewhere=_competence_flags(mc))
-    references = standard_references(humans, dawid_skene=ds, mace=mc, flagged=flagged)
+    references = standard_references(humans, dawid_skene=ds, mace=mc, flagged=flagged, adjudicated=adjudicated)
     present = {name for name, _, _ in references}
     for name in REFERENCES:  # a model that could not run (no labels) leaves the humans as they are
-        if name not in present:
+        if name not in present and name != ADJUDICATED:
             references.append((name, humans, f"{name} cannot run on no labels: the human labels as they are"))
+    counts = None if adjudicated is None else adjudicated_counts(adjudicated)
+    if counts is not None:  # the note says the pairs too, as every format must
+        note = f"{_counted(counts)}; the annotators' labels of those items replaced by the final answer"
+        references = [(name, table, note if name == ADJUDICATED else n) for name, table, n in references]
     references.sort(key=lambda r: REFERENCES.index(r[0]))
-    return Vetting(ds, mc, flagged, references, rounds)
+    return Vetting(ds, mc, flagged, references, rounds, counts)
 
 
 def humans_digest(humans: M.LabelTable) -> str:
@@ -150,22 +177,41 @@ def humans_digest(humans: M.LabelTable) -> str:
     return h.hexdigest()
 
 
-def vet_cached(campaign_pk: int, humans: M.LabelTable, rounds: int, seed: int) -> Vetting:
-    """`vet`, shared while the human labels stay the same: a judge's new verdicts do not refit the
-    models (their bootstrap is most of the reference's cost)."""
+def vet_cached(campaign_pk: int, humans: M.LabelTable, rounds: int, seed: int, adjudicated: M.LabelTable | None = None) -> Vetting:
+    """`vet`, shared while the human labels (and adjudicated answers) stay the same: a judge's new
+    verdicts do not refit the models (their bootstrap is most of the reference's cost)."""
     parts = (campaign_pk, "human-reference", rounds, seed, humans_digest(humans))
-    return report_cache.computed_once(parts, lambda: vet(humans, rounds, seed), what=f"annotator competence of campaign {campaign_pk}")
+    if adjudicated is not None:  # without it the key stays as it was
+        parts += ("adjudicated", humans_digest(adjudicated))
+    return report_cache.computed_once(
+        parts, lambda: vet(humans, rounds, seed, adjudicated), what=f"annotator competence of campaign {campaign_pk}"
+    )
 
 
-def reference_section(vetting: Vetting | None, chosen: str) -> dict:
+def statement(chosen: str, adjudicated: dict | None) -> str:
+    """The sentence naming the reference the judge statistics use (with the number adjudicated, for `adjudicated`)."""
+    text = f"The judge statistics of this report are computed against the '{chosen}' human reference: {MEANING[chosen]}"
+    if chosen == ADJUDICATED:
+        text += "; " + _counted(adjudicated or adjudicated_counts(None))
+    return text + "."
+
+
+def _counted(counts: dict) -> str:
+    """ "12 items adjudicated, on 9 pairs"."""
+    items, pairs = counts["n_items"], counts["n_pairs"]
+    return f"{items:,} item{'' if items == 1 else 's'} adjudicated, on {pairs:,} pair{'' if pairs == 1 else 's'}"
+
+
+def reference_section(vetting: Vetting | None, chosen: str, adjudicated: dict | None = None) -> dict:
     """The `human_reference` section: the reference the main figures use, and every choice's size
-    (without the annotator models, only the reference used)."""
+    (without the annotator models, only the reference used). `adjudicated`: `adjudicated_counts` of the campaign."""
     head = {
         "used": chosen,
         "default": DEFAULT_REFERENCE,
         "choices": list(REFERENCES),
         "scope": SCOPE,
-        "statement": f"The judge statistics of this report are computed against the '{chosen}' human reference: {MEANING[chosen]}.",
+        "statement": statement(chosen, adjudicated),
+        "adjudicated": adjudicated,
         "flag_rule": FLAG_RULE,
         "computed": vetting is not None,
     }

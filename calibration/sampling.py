@@ -15,6 +15,10 @@ once, when it first becomes eligible, and never again.
   not yet spent (sum of pi over the admissions so far).
 
 Calibration and known-answer (gold) pairs are not sampled: the claim path hands them out as before.
+
+Staff run it (`manage.py sample_pairs`) to draw the burn-in; after that the task worker runs it again
+by itself (`calibration.tasks.active_sample_task`) whenever a submission leaves it something to draw
+(`sampler_due`): without that, an active campaign would hand out nothing beyond its burn-in.
 """
 
 from __future__ import annotations
@@ -92,6 +96,68 @@ def _human_values(pair_ids) -> dict[int, float]:
     return {pair_id: float(np.mean(v)) for pair_id, v in values.items()}
 
 
+def _ordinary_ids(campaign: Campaign) -> list[int]:
+    """The pairs the sampler draws, in campaign order: neither gold nor among the first calibration pairs."""
+    ordinary = list(Pair.objects.filter(campaign=campaign, gold__isnull=True).order_by("order", "id").values_list("id", flat=True))
+    return ordinary[campaign.calibration_pairs :]
+
+
+def sampler_due(*, campaign: Campaign) -> bool:
+    """Whether a run of `sample_pairs` now would draw an active pair: the campaign samples actively, its
+    burn-in is drawn and done (every admitted burn-in pair has a submitted assignment and none still in
+    progress), at least MIN_FIT admitted pairs are labelled, and a pair still waiting for its draw has a
+    judge verdict. A few counting queries: the submit path asks it after every submission."""
+    if campaign.sampling != "active":
+        return False
+    admissions = PairAdmission.objects.filter(pair__campaign=campaign)
+    burn_in = admissions.filter(phase=PairAdmission.Phase.BURN_IN, admitted=True)
+    if not admissions.filter(phase=PairAdmission.Phase.BURN_IN).exists():
+        return False  # staff have not drawn the burn-in yet
+    submitted = Assignment.Status.SUBMITTED
+    if burn_in.exclude(pair__assignments__status=submitted).exists():
+        return False
+    if burn_in.filter(pair__assignments__status=Assignment.Status.ACTIVE).exists():
+        return False
+    if admissions.filter(admitted=True, pair__assignments__status=submitted).values("pair").distinct().count() < MIN_FIT:
+        return False
+    waiting = Pair.objects.filter(pk__in=_ordinary_ids(campaign), admission__isnull=True, judge_units__status=JudgeUnit.Status.DONE)
+    return waiting.exists()
+
+
+@dataclass(frozen=True)
+class ErrorForecast:
+    """The sampler's error model predicted on every pair it could draw that the judges have verdicts on
+    (`errors`: None when there is no model yet, `note` says why)."""
+
+    errors: np.ndarray | None
+    note: str
+
+
+def error_forecast(*, campaign: Campaign) -> ErrorForecast:
+    """The squared judge-human error the sampler's model predicts per pair (the planner's active design):
+    fitted as `sample_pairs` fits it, on the labelled pairs with verdicts, weighted by 1 / pi where a pair
+    was drawn (a uniformly sampled campaign: equal weights)."""
+    ordinary = _ordinary_ids(campaign)
+    features, yhat = _pair_features(ordinary)
+    labelled = _human_values(list(features))
+    if len(labelled) < MIN_FIT:
+        return ErrorForecast(
+            None, f"No error model yet: it needs {MIN_FIT} labelled pairs with judge verdicts, the campaign has {len(labelled)}."
+        )
+    pi = dict(PairAdmission.objects.filter(pair_id__in=list(labelled)).values_list("pair_id", "probability"))
+    fit_ids = sorted(labelled)
+    model = error_model_fit(
+        [features[p] for p in fit_ids], [(labelled[p] - yhat[p]) ** 2 for p in fit_ids], weights=[1 / pi.get(p, 1.0) for p in fit_ids]
+    )
+    drawable = [p for p in ordinary if p in features]
+    verdict = "predict" if model.useful else "do not predict"
+    note = (
+        f"Error model fitted on {model.n} labelled pairs ({', '.join(FEATURES)}): they {verdict} the error (F-test p = {model.p_value:.3g})"
+    )
+    note += "." if model.useful else "; the active design is then the uniform one."
+    return ErrorForecast(model.predict([features[p] for p in drawable]), note)
+
+
 def sample_pairs(*, campaign: Campaign, seed: int | None = None) -> SamplingRun:
     """Writes the admissions of the campaign's eligible pairs that have none (module docstring).
     Existing admissions are never changed; a second run with nothing new writes nothing."""
@@ -101,8 +167,7 @@ def sample_pairs(*, campaign: Campaign, seed: int | None = None) -> SamplingRun:
     with transaction.atomic():
         # One run at a time per campaign: the campaign's row is the lock.
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        ordinary = list(Pair.objects.filter(campaign=campaign, gold__isnull=True).order_by("order", "id").values_list("id", flat=True))
-        ordinary = ordinary[campaign.calibration_pairs :]
+        ordinary = _ordinary_ids(campaign)
         if not ordinary:
             return SamplingRun(0, 0, 0, 0, "", 0)
         existing = dict(PairAdmission.objects.filter(pair_id__in=ordinary).values_list("pair_id", "probability"))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Pair
+from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Pair
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import system_of
@@ -87,6 +87,8 @@ class CalibrationInputs:
     # One row per (judge, item, order) of the judges' units left in ERROR: verdicts they failed to give
     # (the row's winner is a placeholder). None: not read.
     failed: LabelTable | None = None
+    # The adjudicators' final answers, one row per adjudicated item (rater `human:<adjudicator>`). None: not read.
+    adjudicated: LabelTable | None = None
     # The human labels with each annotator's swapped repeats (the position figures only). None: not read.
     position: LabelTable | None = None
 
@@ -209,6 +211,22 @@ def failed_table(*, campaign: Campaign, pairs: dict[int, PairInfo] | None = None
     return columns.table()
 
 
+def adjudicated_table(*, campaign: Campaign, pairs: dict[int, PairInfo] | None = None) -> LabelTable:
+    """The final answers of the campaign's adjudicated items (known-answer pairs left out), one row
+    each, as the adjudicator gave it (rater `human:<adjudicator>`, in the order the item was shown)."""
+    pairs = pairs if pairs is not None else _pair_infos(campaign)
+    rows = (
+        Adjudication.objects.filter(campaign=campaign, pair__gold__isnull=True)
+        .exclude(winner="")
+        .order_by("pk")
+        .values_list("pair_id", "criterion__key", "criterion__category__key", "decided_by__username", "winner", "a_first")
+    )
+    columns = _Columns()
+    for pair_id, criterion, category, username, side, a_first in rows:
+        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first)
+    return columns.table()
+
+
 def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
     """Every judge with work on the campaign, by name; costs count every completed call, valid or
     not, and calls with no answer recorded are counted apart (possibly billed). A cost is None,
@@ -300,12 +318,13 @@ def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False)
         include_unsubmitted=include_unsubmitted,
         annotator_times=annotator_times(campaign=campaign, include_unsubmitted=include_unsubmitted),
         failed=failed_table(campaign=campaign, pairs=pairs),
+        adjudicated=adjudicated_table(campaign=campaign, pairs=pairs),
         position=calibration_table(campaign=campaign, include_unsubmitted=include_unsubmitted, pairs=pairs, repeats=True, judges=False),
     )
 
 
 def calibration_stamp(*, campaign: Campaign) -> tuple:
-    """Changes whenever a label, a submission, a verdict or a call of the campaign changes (cache key)."""
+    """Changes whenever a label, a submission, a verdict, a call or an adjudicated answer of the campaign changes (cache key)."""
     labels = Label.objects.filter(assignment__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))
     assignments = Assignment.objects.filter(pair__campaign=campaign).aggregate(
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), last=Max("last_activity_at")
@@ -316,9 +335,13 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
     calls = JudgeCall.objects.filter(unit__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
     # Every change of a winner or rationale writes one (an import may change labels and no time).
     changes = LabelChange.objects.filter(assignment__pair__campaign=campaign).aggregate(last=Max("id"))
+    # A decided item is never decided again (`answers.adjudication_save`), so the count and the last time see every decision.
+    adjudications = Adjudication.objects.filter(campaign=campaign).aggregate(
+        decided=Count("id", filter=~Q(winner="")), last=Max("decided_at")
+    )
     parts = (
         labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
-        units["verdicts"], calls["n"], calls["last"], changes["last"],
+        units["verdicts"], calls["n"], calls["last"], changes["last"], adjudications["decided"], adjudications["last"],
     )  # fmt: skip
     return tuple(p.isoformat() if hasattr(p, "isoformat") else p for p in parts)
 

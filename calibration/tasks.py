@@ -1,8 +1,10 @@
 """Background work of calibration, run by `manage.py db_worker` (make serve runs one)."""
 
+from django.core.exceptions import ValidationError
 from django.tasks import task
 
 from annotate.models import Campaign
+from calibration.sampling import sample_pairs, sampler_due
 from calibration.views import dashboard_warm
 
 
@@ -17,3 +19,29 @@ def report_warm_task(campaign_id: int) -> str:
         return "gone"
     dashboard_warm(campaign)
     return "ready"
+
+
+@task
+def active_sample_task(campaign_id: int) -> str:
+    """Runs the active sampler (`calibration.sampling.sample_pairs`) on a campaign whose burn-in is done,
+    so that its active pairs reach the human queue without staff running `sample_pairs`. Queued after a
+    submission (`sample_when_due`). Idempotent and safe to run twice at once: the sampler takes the
+    campaign's row as its lock and writes an admission only for a pair without one (written once)."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return "gone"
+    if not sampler_due(campaign=campaign):
+        return "nothing to draw"
+    try:
+        run = sample_pairs(campaign=campaign)
+    except ValidationError as exc:  # the budget is spent: staff must raise it, nothing is drawn
+        return " ".join(exc.messages)
+    return f"{run.active} active admissions written, {run.admitted} admitted; {run.waiting} pairs wait"
+
+
+def sample_when_due(sender, *, pair_id: int, **kwargs) -> None:
+    """Receiver of `annotate.signals.assignment_submitted`: queues the sampler for the task worker when
+    the submission leaves it something to draw (one query for a campaign that samples uniformly)."""
+    campaign = Campaign.objects.filter(pairs=pair_id, sampling="active").first()
+    if campaign is not None and sampler_due(campaign=campaign):
+        active_sample_task.enqueue(campaign.pk)

@@ -234,7 +234,9 @@ def test_it_answers_400_to_an_unknown_reference(study, client, rachel, where):
     url = reverse("calibration-download", args=[study.pk, "md"]) if where == "download" else reverse(where, args=[study.pk])
     response = client.get(url, {"human_reference": "experts"})
     assert response.status_code == 400
-    assert "unknown human reference 'experts' (choose majority, dawid-skene, mace, exclude-flagged)" in response.content.decode()
+    assert (
+        "unknown human reference 'experts' (choose majority, dawid-skene, mace, exclude-flagged, adjudicated)" in response.content.decode()
+    )
 
 
 def test_it_keeps_one_cached_report_per_reference(study):

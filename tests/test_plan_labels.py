@@ -23,7 +23,7 @@ TOPICS = ("Red Fox", "Salt Marsh", "Tide Pool", "Oak Gall", "Moss Bank", "Fen Ed
 MINI, LONGER = "gpt-4.1-mini", "longer"
 N_CRITERIA = len(CRITERIA)
 TOP = {"campaign", "n_pairs", "n_labelled_pairs", "target_halfwidth", "power", "confidence_level", "batch", "par",
-       "leading_pair", "leading_pair_reason", "scores", "alt_test", "assumptions", "notes"}  # fmt: skip
+       "leading_pair", "leading_pair_reason", "scores", "alt_test", "designs", "assumptions", "notes"}  # fmt: skip
 PAR_KEYS = {
     "judge",
     "par",
@@ -103,7 +103,7 @@ def test_it_plans_every_judge_as_a_json_serialisable_dict(planned):
     json.dumps(plan, allow_nan=False)
     assert set(plan) == TOP
     assert (plan["campaign"], plan["n_pairs"], plan["target_halfwidth"], plan["power"], plan["batch"]) == ("Plan", 16, 0.05, 0.9, 4)
-    assert plan["confidence_level"] == 0.95 and set(plan["assumptions"]) == {"par", "leading_pair", "scores"}
+    assert plan["confidence_level"] == 0.95 and set(plan["assumptions"]) == {"par", "leading_pair", "scores", "designs"}
     humans = selectors.calibration_inputs(campaign=planned).table.humans()
     assert 16 > plan["n_labelled_pairs"] == int(np.unique(humans.pair).size) > 2
     assert [e["judge"] for e in plan["par"]] == [MINI, LONGER]  # the higher PAR first
@@ -145,14 +145,15 @@ def test_it_writes_a_readable_table_per_section(planned):
         "(a) Each judge's agreement with the humans (PAR)",
         "(b) Telling the two leading judges apart",
         "(c) Prediction-powered system scores (win rates against wikipedia)",
+        "(e) Uniform or active sampling for (c)'s target: pairs and money",
     ):
         assert heading in out
-    assert out.count("\n  Assumes: ") == 3 and max(len(line) for line in out.splitlines() if "Assumes" in line) <= 110
+    assert out.count("\n  Assumes: ") == 4 and max(len(line) for line in out.splitlines() if "Assumes" in line) <= 110
     flat = " ".join(out.split())
     assert all(f"Assumes: {text}" in flat for text in ASSUMPTIONS.values())
     assert f"{MINI} vs {LONGER}: PAR difference" in out
     rows = [line.split() for line in out.splitlines() if line.startswith(f"  {MINI} ") and " vs " not in line]
-    assert len(rows) == 2  # one row in (a), one in (c)
+    assert len(rows) == 3  # one row in (a), one in (c), one in (e)
     par, scores = plan_labels(campaign=planned, target_halfwidth=0.05, batch=4)["par"][0], plan_labels(campaign=planned)["scores"][0]
     assert rows[0][:6] == [
         MINI,
@@ -163,6 +164,8 @@ def test_it_writes_a_readable_table_per_section(planned):
         f"{par['halfwidth_after_batch']:.3f}",
     ]
     assert rows[1][:2] == [MINI, scores["worst_system"]]
+    assert rows[2][:3] == [MINI, "-", "-"]  # (c) not reached within the campaign: no pairs, so no money
+    assert f"  {MINI}: cost unknown: the human cost per pair not known." in out  # never $0
 
 
 def test_it_plans_one_judge_with_a_dotted_name_in_json(planned):

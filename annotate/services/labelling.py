@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems
 from annotate.models import Assignment, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
+from annotate.signals import assignment_submitted
 from protocols.pairwise import POSITIONS, SIDE_A, side_of
 
 
@@ -63,6 +64,11 @@ def assignment_submit(*, assignment: Assignment, user: User, now: datetime | Non
         audit = AuditTrail(source=source)
         audit.record(assignment_id=assignment.pk, criterion_id=None, name="status", before=old, after=assignment.status, by=user.pk, at=now)
         audit.flush()
+        pair_id, assignment_id = assignment.pair_id, assignment.pk
+        # robust: the submission is committed; a receiver's failure is logged, never the annotator's error.
+        transaction.on_commit(
+            lambda: assignment_submitted.send(sender=Assignment, pair_id=pair_id, assignment_id=assignment_id), robust=True
+        )
 
 
 def span_add(

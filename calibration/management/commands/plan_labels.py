@@ -50,6 +50,40 @@ def alt_test_lines(alt: dict) -> list[str]:
     return lines + _assumes(f"the simulation model: {alt['model']}.")
 
 
+def _money(x, pairs, note) -> str:
+    if pairs is None:
+        return "-"
+    return "cost unknown" if note or x is None else f"${x:,.2f}"
+
+
+def design_lines(plan: dict) -> list[str]:
+    """The planner's (e): per judge, each design's pairs and money, the active design's promise and the ceiling."""
+    d = plan["designs"]
+    lines = [f"  {d['note']}"]
+    if d["variance_ratio"] is not None:
+        lines.append(
+            f"  variance ratio R = {d['variance_ratio']:g} over {d['n_pairs_predicted']} pairs (uniform share {d['uniform_share']:g}): "
+            f"each actively drawn label is worth 1/R uniform ones"
+        )
+    header = ["judge", "uniform pairs", "uniform money", "active pairs", "active money", "promise", "ceiling 1/(1-rho^2)", "rho"]
+    rows = [
+        [
+            r["judge"],
+            _int(r["uniform_pairs"]),
+            _money(r["uniform_cost_usd"], r["uniform_pairs"], r["cost_note"]),
+            _int(r["active_pairs"]),
+            _money(r["active_cost_usd"], r["active_pairs"], r["cost_note"]),
+            "-" if r["promise"] is None else f"x{r['promise']:g}",
+            "-" if r["ceiling"] is None else f"x{r['ceiling']:g}",
+            _num(r["rho"]),
+        ]
+        for r in d["rows"]
+    ]
+    lines += _table(header, rows) if rows else ["  no judge"]
+    lines += [f"  {r['judge']}: {r['cost_note']}." for r in d["rows"] if r["cost_note"]]
+    return lines + _assumes(plan["assumptions"]["designs"])
+
+
 def render_text(plan: dict) -> str:
     n, b = plan["n_pairs"], plan["batch"]
     lines = [
@@ -109,6 +143,7 @@ def render_text(plan: dict) -> str:
             )
     lines += _assumes(plan["assumptions"]["scores"])
     lines += ["", "(d) Items per annotator for the alt-test (can a judge replace the annotators?)"] + alt_test_lines(plan["alt_test"])
+    lines += ["", "(e) Uniform or active sampling for (c)'s target: pairs and money"] + design_lines(plan)
     if plan["notes"]:
         lines += ["", "Notes:"] + [f"- {note}" for note in plan["notes"]]
     return "\n".join(lines) + "\n"
