@@ -172,13 +172,16 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
                     **head, "criterion": criterion.key, "winner_system": "", "rationale": "",
                     **_call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error",
                 })  # fmt: skip
-    return rows + judge_answer_rows(campaign)
+    return rows + judge_answer_rows(campaign, [c for c in criteria if one_article(c)])
 
 
-def judge_answer_rows(campaign: Campaign) -> list[dict]:
-    """A judge's answer (or an error) row for every one-article criterion of every finished reading
-    unit (checklist, rating, count): `response` names the criterion's protocol, `answer` holds the
-    answer as stored; the article's system is `left_system`, and there is no winner or position."""
+def judge_answer_rows(campaign: Campaign, criteria: list[Criterion]) -> list[dict]:
+    """A judge's answer (or an error) row for each of `criteria` (the rubric's one-article ones:
+    checklist, rating, count) on every finished reading unit: `response` names the criterion's
+    protocol, `answer` holds the answer as stored; the article's system is `left_system`, and there
+    is no winner or position. No query for a rubric without such criteria."""
+    if not criteria:
+        return []
     units = list(
         JudgeUnit.objects.filter(reading__campaign=campaign)
         .exclude(status=JudgeUnit.Status.PENDING)
@@ -192,7 +195,6 @@ def judge_answer_rows(campaign: Campaign) -> list[dict]:
     last_calls = {
         call.unit_id: call for call in JudgeCall.objects.filter(unit__in=units, unit__status=JudgeUnit.Status.ERROR).order_by("id")
     }
-    criteria = [c for c in campaign.criterion_set.criteria.order_by("order", "id") if one_article(c)]
     by_category: dict[int, list[Criterion]] = {}
     for criterion in criteria:
         by_category.setdefault(criterion.category_id, []).append(criterion)
