@@ -433,6 +433,67 @@ class Label(models.Model):
         ]
 
 
+class Reading(models.Model):
+    """One article of a campaign as the item of its one-article criteria (checklist, rating, count;
+    `protocols` with ARTICLES == 1): the article is shown alone, and each such criterion is answered
+    on it. A campaign whose rubric has one-article criteria has a reading per article of its pairs."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="readings")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
+    article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "article"], name="reading_unique_article"),
+        ]
+
+    def __str__(self) -> str:
+        return f"reading {self.pk} of article {self.article_id}"
+
+
+class ReadingAssignment(models.Model):
+    """One annotator's work on one reading (one article alone), as `Assignment` is on a pair."""
+
+    reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="reading_assignments")
+    status = models.CharField(max_length=20, choices=Assignment.Status.choices, default=Assignment.Status.ACTIVE)
+    # Empty only for imported work whose file gave no start time.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    first_opened_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["claimed_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["reading", "annotator"], name="readingassignment_one_per_annotator"),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["reading", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on reading {self.reading_id}"
+
+
+class Answer(models.Model):
+    """An answer to one one-article criterion: `value` in its protocol's stored form ("yes"/"no"/"na"
+    for a checklist, the point of a rating scale, the count), empty until answered."""
+
+    assignment = models.ForeignKey(ReadingAssignment, on_delete=models.CASCADE, related_name="answers")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    value = models.CharField(max_length=20, blank=True)
+    rationale = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    # Empty only for an imported answer whose file gave no time.
+    saved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "criterion"], name="answer_one_per_criterion"),
+        ]
+
+
 class Adjudication(models.Model):
     """One item (a pair and a criterion) whose annotators disagree, put before the campaign's adjudicators,
     and its final answer once one of them records it (`winner` by side, like labels; "" while open).
@@ -470,8 +531,9 @@ class Adjudication(models.Model):
 
 
 class LabelChange(models.Model):
-    """Audit trail: every change to a label, overall answer or submission, and every adjudicated answer
-    (`adjudication` set, no assignment), with where it came from (`source`)."""
+    """Audit trail: every change to a label, overall answer or submission, to a one-article answer
+    (`reading_assignment` set), and every adjudicated answer (`adjudication` set), with where it came
+    from (`source`). Exactly one of the three is set."""
 
     class Source(models.TextChoices):
         PAGE = "page", "The annotation page"
@@ -480,6 +542,7 @@ class LabelChange(models.Model):
         ADJUDICATED = "adjudicated", "An adjudicator's final answer"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
+    reading_assignment = models.ForeignKey(ReadingAssignment, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
     adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
     source = models.CharField(max_length=12, choices=Source.choices, default=Source.PAGE)
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
@@ -493,9 +556,10 @@ class LabelChange(models.Model):
         ordering = ["changed_at", "id"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(assignment__isnull=False, adjudication__isnull=True)
-                | models.Q(assignment__isnull=True, adjudication__isnull=False),
-                name="labelchange_of_work_or_adjudication",
+                condition=models.Q(assignment__isnull=False, adjudication__isnull=True, reading_assignment__isnull=True)
+                | models.Q(assignment__isnull=True, adjudication__isnull=False, reading_assignment__isnull=True)
+                | models.Q(assignment__isnull=True, adjudication__isnull=True, reading_assignment__isnull=False),
+                name="labelchange_of_one_work",
             ),
         ]
 

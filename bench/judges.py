@@ -2,6 +2,7 @@
 
     python bench/judges.py [../shared/wlc-sample] [--pairs 100] [--latency 0.2] [--concurrency 32 8] [--sequential]
     python bench/judges.py --pacing [--concurrency 32]     # about 150 s
+    python bench/judges.py --checklist [--concurrency 32]  # one-article criteria: readings x 4 categories
 
 Builds a fresh SQLite database (set DATABASE_URL to measure another server) with
 `--pairs` reference pairs: the Wiki Live Challenge sample when present, else
@@ -29,6 +30,13 @@ The engine keeps a client per endpoint, key and concurrency, so each timed run
 makes its own (about 40 ms of its wall time here), as in a fresh worker process;
 the warm-up run only loads the client's modules.
 
+`--checklist` runs, instead, the one-article scenario (issue 25): a campaign of the checklist
+rubric (fixtures/checklist_report_presentation.json, 10 yes/no questions in 4 categories) whose
+readings (one per article of the first `--pairs` pairs, made directly) are judged one call per
+reading and category at the first `--concurrency`. Printed: readings, calls, wall time, the ideal
+(units x latency / concurrency) and their ratio (target <= 1.2 at 32), the answers stored, the
+bare floor (as above) and the database's share of the wall time.
+
 `--pacing` runs, instead, the provider-limits scenario: a judge with `rpm=120`
 against an endpoint that answers 429 to the 151st request within any trailing
 60 s, 300 calls (100 pairs x 3) at the first `--concurrency`. Printed: the 429s
@@ -54,6 +62,8 @@ sys.path.insert(0, str(ROOT))
 from harness import django_on_scratch_database, load_sample_or_demo  # noqa: E402  (bench/ is on sys.path)
 
 TARGET_RATIO_AT_32 = 1.3
+TARGET_CHECKLIST_RATIO = 1.2
+CHECKLIST = ROOT / "fixtures" / "checklist_report_presentation.json"
 KEY_ENV = "BENCH_JUDGE_API_KEY"
 PACED_RPM = 120
 SERVER_LIMIT = (150, 60.0)  # requests within a trailing window of seconds, as a provider's rpm limit
@@ -170,6 +180,7 @@ def main() -> None:
         action="store_true",
         help=f"instead: a judge with rpm={PACED_RPM} against a server allowing {SERVER_LIMIT[0]} requests a minute",
     )
+    parser.add_argument("--checklist", action="store_true", help="instead: a checklist rubric's readings (one article per call)")
     args = parser.parse_args()
 
     os.environ[KEY_ENV] = "bench-not-a-real-key"
@@ -201,6 +212,9 @@ def main() -> None:
     )
     if args.pacing:
         pacing(campaign, pairs, args.latency, args.concurrency[0])
+        return
+    if args.checklist:
+        checklist(systems, reference.key, pairs, args.latency, args.concurrency[0])
         return
 
     levels = list(dict.fromkeys(args.concurrency + ([1] if args.sequential else [])))
@@ -280,6 +294,57 @@ def pacing(campaign, pairs: int, latency: float, concurrency: int) -> None:
     print("paced s: the workers' waits for the pacer, summed over the workers.")
     verdict = "ok" if endpoint.rate_limited == run.rate_limited == 0 else "RATE LIMITED"
     print(f"429s: {endpoint.rate_limited} at the server, {run.rate_limited} on the run: {verdict}")
+
+
+def checklist(systems: list[str], reference: str, pairs: int, latency: float, concurrency: int) -> None:
+    """One-article criteria: a checklist campaign's readings, one call per reading and category."""
+    from django.db import connection
+
+    from annotate.models import Pair
+    from annotate.services.campaigns import campaign_create
+    from judges.engine import judge_run_execute
+    from judges.models import JudgeVerdict
+    from judges.services import judge_create, judge_run_create
+    from tests.reading_builders import readings_create, rubric_import
+
+    criterion_set = rubric_import(CHECKLIST, "checklist_report_presentation")
+    campaign = campaign_create(name="Bench checklist", criterion_set=criterion_set, systems=systems, reference=reference)
+    # The first `pairs` pairs, and so their articles' readings.
+    keep = list(Pair.objects.filter(campaign=campaign).order_by("order", "id").values_list("pk", flat=True)[:pairs])
+    Pair.objects.filter(campaign=campaign).exclude(pk__in=keep).delete()
+    readings = len(readings_create(campaign))
+    categories = criterion_set.categories.count()
+    print(
+        f"checklist: {readings} readings x {categories} categories ({criterion_set.criteria.count()} yes/no criteria); concurrency {concurrency}"
+    )
+    with fake_endpoint(latency) as endpoint:
+        warm, _ = judge_create(name="bench-checklist-warm-up", model="fake-judge-warm-up", base_url=endpoint.base_url, api_key_env=KEY_ENV)
+        judge_run_execute(run=judge_run_create(campaign=campaign, judge=warm, concurrency=1, limit=1))
+        judge, _ = judge_create(
+            name="bench-checklist", model="fake-judge-checklist", base_url=endpoint.base_url, api_key_env=KEY_ENV,
+            input_price="2.5", output_price="10",
+        )  # fmt: skip
+        bare = bare_client_seconds(campaign, judge, concurrency, pairs)
+        run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency)
+        timer = QueryTimer()
+        with connection.execute_wrapper(timer):
+            started = time.perf_counter()
+            run = judge_run_execute(run=run)
+            wall = time.perf_counter() - started
+    if run.status != "finished" or run.errors:
+        print(f"run {run.pk}: {run.status} {run.message}")
+    ideal = run.units_total * latency / concurrency
+    answers = JudgeVerdict.objects.filter(unit__run=run).exclude(answer="").count()
+    print(
+        f"{'units':>6} {'calls':>6} {'answers':>7} {'wall s':>7} {'ideal s':>7} {'ratio':>6} {'bare s':>7} {'bare ratio':>10} {'db s':>6} {'db share':>8}"
+    )
+    print(
+        f"{run.units_total:>6} {run.calls:>6} {answers:>7} {wall:>7.2f} {ideal:>7.2f} {wall / ideal:>6.2f} {bare:>7.2f} {bare / ideal:>10.2f} "
+        f"{timer.seconds:>6.2f} {timer.seconds / wall:>8.0%}"
+    )
+    print("bare: the same requests from a plain thread pool, no engine and no database (what this machine allows now).")
+    verdict = "ok" if wall / ideal <= TARGET_CHECKLIST_RATIO else "SLOWER THAN THE TARGET"
+    print(f"ratio at {concurrency}: {wall / ideal:.2f} (target <= {TARGET_CHECKLIST_RATIO}): {verdict}")
 
 
 def bare_client_seconds(campaign, judge, level: int, pairs: int) -> float:

@@ -39,10 +39,10 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeUnit)
 class JudgeUnitAdmin(admin.ModelAdmin):
-    list_display = ["id", "judge", "pair", "category", "criterion", "a_first", "status", "updated_at"]
+    list_display = ["id", "judge", "pair", "reading", "category", "criterion", "a_first", "status", "updated_at"]
     list_filter = ["status", "judge"]
     list_select_related = ["judge", "pair__topic", "pair__article_a__system", "pair__article_b__system", "category", "criterion"]
-    raw_id_fields = ["pair", "run"]
+    raw_id_fields = ["pair", "reading", "run"]
 
 
 @admin.register(JudgeCall)
@@ -66,7 +66,7 @@ class JudgeCallAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeVerdict)
 class JudgeVerdictAdmin(admin.ModelAdmin):
-    list_display = ["id", "unit", "criterion", "winner"]
+    list_display = ["id", "unit", "criterion", "winner", "answer"]
     list_filter = ["winner"]
     raw_id_fields = ["unit", "call"]
 

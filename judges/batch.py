@@ -63,7 +63,7 @@ from django.db.models import Q
 import protocols
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices
-from judges.selectors import RunPlan, UnitPlan, campaign_categories
+from judges.selectors import RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, one_article
 from judges.transport import (
     FATAL_STATUSES,
     HTTP_RETRIES,
@@ -200,7 +200,9 @@ class _BatchRun:
     def resume(self) -> set[int]:
         """Takes over the batches earlier runs of this judge on this campaign left at the provider, and
         returns the units whose answers are awaited there: polled for, never submitted again."""
-        mine = JudgeCall.objects.filter(unit__judge=self.judge, unit__pair__campaign=self.plan.campaign, status=JudgeCall.Status.SENT)
+        mine = JudgeCall.objects.filter(
+            campaign_units_q(self.plan.campaign, "unit__"), unit__judge=self.judge, status=JudgeCall.Status.SENT
+        )
         unlinked = mine.filter(batch__isnull=True, client_request_id__startswith=SUBMISSION_PREFIX)
         orphans = list(unlinked.values_list("client_request_id", "created_at"))
         if orphans:
@@ -523,7 +525,7 @@ class _BatchRun:
         attempt.raw_response = self.prices.scrub((text if completion.problem else completion.content)[:MAX_STORED_RESPONSE])
         criteria = tuple(c.key for c in job.plan.criteria)
         try:
-            outcome.verdicts = protocols.get(self.plan.campaign.protocol).parse_verdicts(
+            outcome.verdicts = protocols.get(job.plan.protocol).parse_verdicts(
                 completion.content,
                 criteria=criteria,
                 allow_tie=self.plan.campaign.allow_tie,
@@ -564,11 +566,15 @@ class _BatchRun:
         seed, or done meanwhile) gets one from its row, enough to read and store its answer."""
         job = self.jobs.get(unit_id)
         if job is None:
-            unit = JudgeUnit.objects.select_related("pair", "category", "criterion").get(pk=unit_id)
+            unit = JudgeUnit.objects.select_related("pair", "reading", "category", "criterion").get(pk=unit_id)
             if self._criteria is None:
                 self._criteria = {category.pk: criteria for category, criteria in campaign_categories(campaign=self.plan.campaign)}
-            criteria = (unit.criterion,) if unit.criterion_id else self._criteria.get(unit.category_id, ())
-            job = self.jobs[unit_id] = Job(plan=UnitPlan(unit.pair, unit.category, criteria, unit.criterion, unit.a_first), unit_id=unit_id)
+            reading = unit.reading_id is not None
+            everything = (unit.criterion,) if unit.criterion_id else self._criteria.get(unit.category_id, ())
+            criteria = tuple(c for c in everything if one_article(c) == reading)
+            protocol = criterion_protocol(criteria[0]) if reading and criteria else self.plan.campaign.protocol
+            plan = UnitPlan(unit.pair, unit.category, criteria, unit.criterion, unit.a_first, reading=unit.reading, protocol=protocol)
+            job = self.jobs[unit_id] = Job(plan=plan, unit_id=unit_id)
             self.outside.add(unit_id)
         return job
 

@@ -31,7 +31,7 @@ from decimal import Decimal
 
 import openai
 from django.conf import settings as django_settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -42,7 +42,7 @@ from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.queued_rows import QueuedRows, take
-from judges.selectors import RunPlan, UnitPlan, run_plan
+from judges.selectors import RunPlan, UnitPlan, run_plan, stored_units
 from judges.transport import (
     BATCH_SECONDS,
     Ahead,
@@ -57,6 +57,7 @@ from judges.transport import (
     openai_client,
     work_loop,
 )
+from judges.verdict_rows import verdict_rows, verdicts_insert
 from judges.workers import this_worker
 from protocols.base import InvalidResponse
 
@@ -75,24 +76,6 @@ def _baseline_verdicts(plan: UnitPlan, texts: dict[int, str], kind: str, seed: i
     return baselines.baseline_verdicts(
         kind, texts[first], texts[second], criteria, seed=seed, parts=(pair.pk, plan.a_first), allow_tie=allow_tie
     )
-
-
-def _verdicts_insert(rows: list[tuple]) -> None:
-    """(unit_id, call_id, criterion_id, winner, reason, confidence, samples) rows, in one statement run many times.
-
-    Plain SQL on the hot path: a run writes a verdict per criterion, and building
-    model instances for bulk_create cost several times the insert itself. Every
-    value is an id or text already checked; the database constraints still apply.
-    """
-    if not rows:
-        return
-    table = connection.ops.quote_name(JudgeVerdict._meta.db_table)
-    columns = ", ".join(
-        connection.ops.quote_name(JudgeVerdict._meta.get_field(name).column)
-        for name in ("unit", "call", "criterion", "winner", "rationale", "confidence", "samples")
-    )
-    with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)", rows)
 
 
 class Engine:
@@ -201,24 +184,7 @@ class Engine:
                 if any(statuses.get(pk) == JudgeUnit.Status.ERROR for pk in ids):
                     # An imported unit in error may hold the verdicts it had.
                     JudgeVerdict.objects.filter(unit_id__in=ids).delete()
-                rows = []
-                protocol = protocols.get(run.campaign.protocol)  # the campaign is loaded: the plan was made from it
-                for job, outcome in done:
-                    by_key = {c.key: c.pk for c in job.plan.criteria}
-                    call = valid_calls.get(job.unit_id)
-                    sure, said = outcome.confidences or {}, outcome.samples or {}
-                    rows += [
-                        (
-                            job.unit_id,
-                            call.pk if call else None,
-                            by_key[key],
-                            protocol.stored_answer(position, a_first=job.plan.a_first),
-                            reason,
-                        )
-                        + (sure.get(key), said.get(key, ""))
-                        for key, (position, reason) in outcome.verdicts.items()
-                    ]
-                _verdicts_insert(rows)
+                verdicts_insert(verdict_rows(done, valid_calls))
             for job, outcome in failed:
                 JudgeUnit.objects.filter(pk=job.unit_id).update(status=JudgeUnit.Status.ERROR, error=outcome.error, run=run, updated_at=now)
             self.done_now += len(done)
@@ -274,16 +240,18 @@ class Engine:
         if missing:
             JudgeUnit.objects.bulk_create(
                 [
-                    JudgeUnit(judge=self.judge, pair=u.pair, category=u.category, criterion=u.criterion, a_first=u.a_first, run=self.run)
+                    JudgeUnit(
+                        judge=self.judge, pair=u.pair, reading=u.reading, category=u.category, criterion=u.criterion, a_first=u.a_first,
+                        run=self.run,
+                    )
                     for u in missing
                 ],
                 ignore_conflicts=True,
-            )
+            )  # fmt: skip
             # ignore_conflicts gives no primary keys back: read the units again.
-            pairs = {u.pair.pk for u in plan.units}
-            plan.stored = {
-                (u.pair_id, u.category_id, u.criterion_id, u.a_first): u for u in JudgeUnit.objects.filter(judge=self.judge, pair__in=pairs)
-            }
+            pairs = list({u.pair.pk for u in plan.units if u.pair})
+            readings = list({u.reading.pk for u in plan.units if u.reading})
+            plan.stored = stored_units(judge=self.judge, pairs=pairs, readings=readings)
         for job in jobs:
             job.unit_id = plan.stored[job.plan.key].pk
 

@@ -2,7 +2,7 @@ from decimal import Decimal
 
 from django.db import models
 
-from annotate.models import Campaign, Category, Criterion, Pair, validate_name
+from annotate.models import Campaign, Category, Criterion, Pair, Reading, validate_name
 from common.names import NAME_MAX_LENGTH
 
 
@@ -146,7 +146,8 @@ class JudgeRun(models.Model):
 
 
 class JudgeUnit(models.Model):
-    """One piece of judging work: a pair, in one order, on one category (or criterion).
+    """One piece of judging work: a pair, in one order, on one category (or criterion); or, for the
+    one-article criteria (checklist, rating, count), one reading (an article alone; `a_first` True).
 
     The unique key makes runs resumable: a unit that is done is never redone.
     """
@@ -157,7 +158,8 @@ class JudgeUnit(models.Model):
         ERROR = "error", "Error"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
+    reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="+")
     criterion = models.ForeignKey(
         Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Set in per-criterion mode."
@@ -180,6 +182,20 @@ class JudgeUnit(models.Model):
                 fields=["judge", "pair", "criterion", "a_first"],
                 condition=models.Q(criterion__isnull=False),
                 name="judgeunit_unique_criterion",
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "reading", "category"],
+                condition=models.Q(criterion__isnull=True, reading__isnull=False),
+                name="judgeunit_unique_reading_category",
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "reading", "criterion"],
+                condition=models.Q(criterion__isnull=False, reading__isnull=False),
+                name="judgeunit_unique_reading_criterion",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(pair__isnull=False, reading__isnull=True) | models.Q(pair__isnull=True, reading__isnull=False),
+                name="judgeunit_of_pair_or_reading",
             ),
         ]
 
@@ -265,12 +281,15 @@ class JudgeCall(models.Model):
 
 
 class JudgeVerdict(models.Model):
-    """A judge's winner on one criterion; `winner` names a side of the pair (a/b), like human labels."""
+    """A judge's winner on one criterion; `winner` names a side of the pair (a/b), like human labels.
+    On a reading's unit (one article) `winner` is empty and `answer` holds the criterion's protocol's
+    stored answer, as `annotate.Answer.value` does."""
 
     unit = models.ForeignKey(JudgeUnit, on_delete=models.CASCADE, related_name="verdicts")
     call = models.ForeignKey(JudgeCall, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
-    winner = models.CharField(max_length=3, choices=[("a", "A"), ("b", "B"), ("tie", "Tie")])
+    winner = models.CharField(max_length=3, choices=[("a", "A"), ("b", "B"), ("tie", "Tie")], blank=True)
+    answer = models.CharField(max_length=20, blank=True, default="", db_default="")
     rationale = models.TextField(blank=True)
     # In [0, 1]: the chosen answer's probability (logprobs) or the share of samples giving it; empty: unknown.
     confidence = models.FloatField(null=True, blank=True)

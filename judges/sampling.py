@@ -18,6 +18,9 @@
 
 Answers read from the cache carry no confidence (the cache keeps text only), so judges with a
 confidence option never read the cache. Batch runs do not ask for confidences.
+
+Confidences are pairwise only: a unit of one-article criteria (a reading: checklist, rating,
+count) is asked once, without logprobs, whatever the option, and its verdicts carry none.
 """
 
 from __future__ import annotations

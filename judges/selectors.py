@@ -1,9 +1,17 @@
 """Reads for judges: the units a run would judge, what they would cost, and the pages' data.
 
 A unit is one pair, in one order, on one criterion category (or one criterion
-in per-criterion mode). The plan of a run is a pure function of the campaign,
-the judge's mode, `swap`, `limit` and `seed`, so running the same command twice
-plans the same units and the second run only does what the first left undone.
+in per-criterion mode), for the rubric's pairwise criteria; or one reading (an
+article alone, `annotate.Reading`) on one category (or criterion) for its
+one-article criteria (checklist, rating, count: `protocols` with ARTICLES == 1),
+asked by their protocol. A category mixing one-article protocols is asked one
+criterion per unit (a reading has one category-wide unit per category).
+Swap does not apply to readings (one article, one order: `a_first` is True).
+Offline baselines compare two articles: they judge pairs only.
+
+The plan of a run is a pure function of the campaign, the judge's mode, `swap`,
+`limit` and `seed`, so running the same command twice plans the same units and
+the second run only does what the first left undone.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.models import Article, Campaign, Category, Criterion, Pair
+from annotate.models import Article, Campaign, Category, Criterion, Pair, Reading
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices, token_cost
 from judges.wire import estimate_completion_tokens, estimate_prompt_tokens, request_hashes
@@ -27,15 +35,43 @@ ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPP
 
 @dataclass(frozen=True)
 class UnitPlan:
-    pair: Pair
+    pair: Pair | None
     category: Category
     criteria: tuple[Criterion, ...]
     criterion: Criterion | None
     a_first: bool
+    reading: Reading | None = None  # set instead of `pair` for a unit of one-article criteria
+    protocol: str = protocols.DEFAULT  # what the unit is asked with: the campaign's, or its criteria's
 
     @property
-    def key(self) -> tuple[int, int, int | None, bool]:
-        return (self.pair.pk, self.category.pk, self.criterion.pk if self.criterion else None, self.a_first)
+    def key(self) -> tuple[int | None, int | None, int, int | None, bool]:
+        return (
+            self.pair.pk if self.pair else None,
+            self.reading.pk if self.reading else None,
+            self.category.pk,
+            self.criterion.pk if self.criterion else None,
+            self.a_first,
+        )
+
+
+def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int, int | None, bool]:
+    """A stored unit's `UnitPlan.key`."""
+    return (unit.pair_id, unit.reading_id, unit.category_id, unit.criterion_id, unit.a_first)
+
+
+def criterion_protocol(criterion: Criterion) -> str:
+    """The protocol a criterion's answers follow: its response type, pairwise when it has none."""
+    return (criterion.response or {}).get("type") or protocols.DEFAULT
+
+
+def one_article(criterion: Criterion) -> bool:
+    """Whether a criterion is asked about one article (a reading) rather than a pair."""
+    return protocols.get(criterion_protocol(criterion)).ARTICLES == 1
+
+
+def campaign_units_q(campaign: Campaign, prefix: str = "") -> Q:
+    """The filter for a campaign's units (pairs' and readings'); `prefix` is the path to the unit, e.g. "unit__"."""
+    return Q(**{f"{prefix}pair__campaign": campaign}) | Q(**{f"{prefix}reading__campaign": campaign})
 
 
 @dataclass
@@ -50,6 +86,17 @@ class RunPlan:
         return [u for u in self.units if (s := self.stored.get(u.key)) is None or s.status != JudgeUnit.Status.DONE]
 
     def request(self, unit: UnitPlan) -> JudgeRequest:
+        specs = [CriterionSpec(key=c.key, text=c.text, response=c.response) for c in unit.criteria]
+        if unit.reading is not None:
+            # The article as the pair page shows it (its cleaned display text), alone.
+            return protocols.get(unit.protocol).build_request(
+                topic=unit.reading.topic.title,
+                article=self.texts[unit.reading.article_id],
+                category=unit.category.name,
+                category_description=unit.category.description,
+                criteria=specs,
+                structured=self.judge.structured_output,
+            )
         pair = unit.pair
         first, second = (pair.article_a_id, pair.article_b_id) if unit.a_first else (pair.article_b_id, pair.article_a_id)
         # Units are pairs: the campaign's protocol is one of two articles (`protocols.NAMES`).
@@ -59,7 +106,7 @@ class RunPlan:
             article_2=self.texts[second],
             category=unit.category.name,
             category_description=unit.category.description,
-            criteria=[CriterionSpec(key=c.key, text=c.text, response=c.response) for c in unit.criteria],
+            criteria=specs,
             allow_tie=self.campaign.allow_tie,
             structured=self.judge.structured_output,
         )
@@ -105,22 +152,57 @@ def campaign_pairs(*, campaign: Campaign, limit: int | None = None) -> list[Pair
     return list(pairs[:limit] if limit is not None else pairs)
 
 
+def campaign_readings(*, campaign: Campaign, pairs: list[Pair]) -> list[Reading]:
+    """The campaign's readings of the articles of `pairs` (all its pairs, or the first `limit`)."""
+    article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
+    readings = Reading.objects.filter(campaign=campaign).select_related("topic").order_by("order", "id")
+    return [reading for reading in readings if reading.article_id in article_ids]
+
+
+def reading_groups(criteria: tuple[Criterion, ...], mode: str) -> list[tuple[tuple[Criterion, ...], Criterion | None, str]]:
+    """How a category's one-article criteria are asked about a reading: (criteria, the unit's
+    criterion or None, protocol) per unit. Category mode asks them in one call when they share a
+    protocol, else one criterion per call (the unit key allows one category-wide unit per reading)."""
+    mine = [c for c in criteria if one_article(c)]
+    names = {criterion_protocol(c) for c in mine}
+    if mode == Judge.Mode.CATEGORY and len(names) == 1:
+        return [(tuple(mine), None, names.pop())]
+    return [((c,), c, criterion_protocol(c)) for c in mine]
+
+
+def stored_units(*, judge: Judge, pairs: list[Pair], readings: list[Reading]) -> dict[tuple, JudgeUnit]:
+    """The judge's stored units of these pairs and readings, by `stored_key`."""
+    units = list(JudgeUnit.objects.filter(judge=judge, pair__in=pairs))
+    if readings:
+        units += JudgeUnit.objects.filter(judge=judge, reading__in=readings)
+    return {stored_key(u): u for u in units}
+
+
 def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> RunPlan:
-    """Every unit of a run, with the units already stored for this judge."""
+    """Every unit of a run (module docstring), with the units already stored for this judge."""
     pairs = campaign_pairs(campaign=campaign, limit=limit)
     categories = campaign_categories(campaign=campaign)
     units: list[UnitPlan] = []
+    paired = [(category, tuple(c for c in criteria if not one_article(c))) for category, criteria in categories]
+    paired = [(category, criteria) for category, criteria in paired if criteria]
     for pair in pairs:
-        for category, criteria in categories:
+        for category, criteria in paired:
             orders = (True, False) if swap else (a_first_drawn(seed=seed, pair_id=pair.pk, category_key=category.key),)
             for a_first in orders:
                 if judge.mode == Judge.Mode.CRITERION:
-                    units += [UnitPlan(pair, category, (c,), c, a_first) for c in criteria]
+                    units += [UnitPlan(pair, category, (c,), c, a_first, protocol=campaign.protocol) for c in criteria]
                 else:
-                    units.append(UnitPlan(pair, category, criteria, None, a_first))
+                    units.append(UnitPlan(pair, category, criteria, None, a_first, protocol=campaign.protocol))
+    readings = []
+    if judge.kind == Judge.Kind.LLM and any(one_article(c) for _, criteria in categories for c in criteria):
+        readings = campaign_readings(campaign=campaign, pairs=pairs)
+    for reading in readings:
+        for category, everything in categories:
+            for criteria, criterion, protocol in reading_groups(everything, judge.mode):
+                units.append(UnitPlan(None, category, criteria, criterion, True, reading=reading, protocol=protocol))
     article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
     texts = dict(Article.objects.filter(pk__in=article_ids).values_list("pk", "display_markdown"))
-    stored = {(u.pair_id, u.category_id, u.criterion_id, u.a_first): u for u in JudgeUnit.objects.filter(judge=judge, pair__in=pairs)}
+    stored = stored_units(judge=judge, pairs=pairs, readings=readings)
     return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
 
 
@@ -216,7 +298,7 @@ def unanswered_calls(*, judge: Judge, campaign: Campaign) -> tuple[int, Decimal 
     judge on a campaign, over all its runs: requests in flight when a process was killed, which the
     provider may have billed. Lines of batches still at the provider are not counted: their answers
     are awaited, not lost."""
-    sent = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, status=JudgeCall.Status.SENT).exclude(
+    sent = JudgeCall.objects.filter(campaign_units_q(campaign, "unit__"), unit__judge=judge, status=JudgeCall.Status.SENT).exclude(
         batch__status__in=[JudgeBatch.Status.SUBMITTED, JudgeBatch.Status.ENDED]
     )
     totals = sent.aggregate(n=Count("id"), priced=Count("reserved_usd"), usd=Sum("reserved_usd"))
@@ -235,7 +317,7 @@ def campaign_judge_summary(*, campaign: Campaign, runs: list[JudgeRun]) -> list[
     their runs were killed, or are still running, with them in flight); a sum is None, unknown,
     when any of its terms is (a judge without prices)."""
     rows = list(
-        JudgeUnit.objects.filter(pair__campaign=campaign)
+        JudgeUnit.objects.filter(campaign_units_q(campaign))
         .values("judge__name")
         .annotate(
             done=Count("id", filter=Q(status=JudgeUnit.Status.DONE)),

@@ -404,7 +404,9 @@ def _unit_call(
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
     }
-    if settings.logprobs:
+    # Confidences are pairwise only (judges.sampling): a one-article request is asked without logprobs.
+    logprobs = settings.logprobs and request.protocol == protocols.DEFAULT
+    if logprobs:
         arguments.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
     sent_hash = job.request_hash
     if request.response_format is not None:
@@ -521,7 +523,7 @@ def _unit_call(
             continue
         attempt.valid = True
         outcome.verdicts = verdicts
-        if settings.logprobs:
+        if logprobs:
             outcome.confidences = logprob_map(completion.logprobs, list(verdicts))
         return outcome
 
@@ -553,7 +555,8 @@ def work_loop(
                 halt.set()
                 return
             call = lambda outcome, job=job: _unit_call(job, client, settings, ledger, plain, rows, halt, reach, outcome)  # noqa: E731
-            answers.put((job, sampled_call(call, n=settings.samples, ledger=ledger, reserved=job.reserved)))
+            samples = settings.samples if job.request.protocol == protocols.DEFAULT else 1  # pairwise only (judges.sampling)
+            answers.put((job, sampled_call(call, n=samples, ledger=ledger, reserved=job.reserved)))
     except BaseException:
         halt.set()
         raise

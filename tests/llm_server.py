@@ -338,7 +338,11 @@ class FakeLLM(BatchAPI):
         when set (its None leaves the answer out), else a value the schema allows, drawn from a
         hash of the key and the message."""
         entry = schema["properties"]["answers"]["items"]["properties"]["answer"]
-        allowed = entry.get("anyOf", [entry])[0]
+        alternatives = entry.get("anyOf", [entry])
+        allowed = alternatives[0]
+        if all("enum" in alternative for alternative in alternatives):
+            # Criteria answered differently (yes/no beside yes/no/na): what every one of them allows.
+            allowed = {"enum": [value for value in allowed["enum"] if all(value in other["enum"] for other in alternatives)]}
         answers = []
         for key in criterion_keys(user_message):
             item = {"criterion": key, "reason": f"Fake reason for {key}."}

@@ -16,6 +16,7 @@ from calibration.interchange.formats import (
     iso,
 )
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
+from judges.selectors import one_article
 from protocols.pairwise import SIDES, TIE, position_of, system_of
 
 _ASSIGNMENT_JOINS = (
@@ -173,6 +174,54 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
                     **head, "criterion": criterion.key, "winner_system": "", "rationale": "",
                     **_call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error",
                 })  # fmt: skip
+    return rows + judge_answer_rows(campaign, [c for c in criteria if one_article(c)])
+
+
+def judge_answer_rows(campaign: Campaign, criteria: list[Criterion]) -> list[dict]:
+    """A judge's answer (or an error) row for each of `criteria` (the rubric's one-article ones:
+    checklist, rating, count) on every finished reading unit: `response` names the criterion's
+    protocol, `answer` holds the answer as stored; the article's system is `left_system`, and there
+    is no winner or position. No query for a rubric without such criteria."""
+    if not criteria:
+        return []
+    units = list(
+        JudgeUnit.objects.filter(reading__campaign=campaign)
+        .exclude(status=JudgeUnit.Status.PENDING)
+        .select_related("judge", "reading__topic", "reading__article__system")
+    )
+    if not units:
+        return []
+    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
+    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
+        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
+    last_calls = {
+        call.unit_id: call for call in JudgeCall.objects.filter(unit__in=units, unit__status=JudgeUnit.Status.ERROR).order_by("id")
+    }
+    by_category: dict[int, list[Criterion]] = {}
+    for criterion in criteria:
+        by_category.setdefault(criterion.category_id, []).append(criterion)
+    by_id = {c.id: c for c in criteria}
+    rows = []
+    order = lambda u: (u.reading.topic.title, u.reading.topic_id, u.reading.article.system.key, u.judge.name, u.id)  # noqa: E731
+    for unit in sorted(units, key=order):
+        reading = unit.reading
+        head = {
+            "campaign": campaign.name, "topic": reading.topic.title, "rater_kind": JUDGE, "rater": unit.judge.name,
+            "left_system": reading.article.system.key, "right_system": "", "winner_system": "", "started_at": "",
+            "saved_at": iso(unit.updated_at), "model": unit.judge.model, "position": "",
+        }  # fmt: skip
+        found = verdicts.get(unit.id, {})
+        for criterion in [by_id[unit.criterion_id]] if unit.criterion_id else by_category.get(unit.category_id, []):
+            verdict = found.get(criterion.id)
+            answer = {"criterion": criterion.key, "response": criterion.response["type"]}
+            if verdict is not None:
+                rows.append(
+                    {**head, **answer, "answer": verdict.answer, "rationale": verdict.rationale, **_call_columns(verdict.call), "error": ""}
+                )
+            elif unit.status == JudgeUnit.Status.ERROR:
+                rows.append({
+                    **head, **answer, "answer": "", "rationale": "", **_call_columns(last_calls.get(unit.id)), "error": unit.error or "error",
+                })  # fmt: skip
     return rows
 
 
@@ -226,7 +275,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
     Unlike the label rows, which name the one call behind each verdict, these include the
     attempts that were retried and the requests that failed, so `cost_usd` sums to the spend.
     """
-    calls = (
+    calls = list(
         JudgeCall.objects.filter(unit__pair__campaign=campaign)
         .select_related(
             "unit__judge",
@@ -239,9 +288,19 @@ def call_rows(campaign: Campaign) -> list[dict]:
         )
         .order_by("unit__judge__name", "id")
     )
+    # A reading's calls (one article): its system as system_a, system_b empty.
+    read = JudgeCall.objects.filter(unit__reading__campaign=campaign).select_related(
+        "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article__system", "batch"
+    )
+    if read:
+        calls = sorted([*calls, *read], key=lambda call: (call.unit.judge.name, call.id))
     rows = []
     for call in calls:
         unit = call.unit
+        if unit.reading_id is not None:
+            topic, system_a, system_b = unit.reading.topic.title, unit.reading.article.system.key, ""
+        else:
+            topic, system_a, system_b = unit.pair.topic.title, unit.pair.article_a.system.key, unit.pair.article_b.system.key
         rows.append(
             {
                 "campaign": campaign.name,
@@ -250,9 +309,9 @@ def call_rows(campaign: Campaign) -> list[dict]:
                 "call_id": call.id,
                 "run_id": call.run_id,
                 "unit_id": unit.id,
-                "topic": unit.pair.topic.title,
-                "system_a": unit.pair.article_a.system.key,
-                "system_b": unit.pair.article_b.system.key,
+                "topic": topic,
+                "system_a": system_a,
+                "system_b": system_b,
                 "a_first": unit.a_first,
                 "category": unit.category.key,
                 "criterion": unit.criterion.key if unit.criterion else "",

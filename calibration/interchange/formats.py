@@ -41,6 +41,10 @@ JUDGE_COLUMNS = (
     "call_id",
     "error",
 )
+# Written last on label files holding a judge's answers about one article (a reading: checklist,
+# rating, count criteria; issue 25), never read yet: the criterion's response type and the answer
+# in its stored form. Such a row names the article's system as left_system, right_system empty.
+ANSWER_COLUMNS = ("response", "answer")
 # Read on judge rows when a file has it, never written: the verdict's confidence in [0, 1] (empty: unknown).
 CONFIDENCE_COLUMN = "confidence"
 OVERALL_COLUMNS = (
@@ -142,15 +146,16 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
     """The file's text in chunks: a header and one record per row (CSV), or one object per line.
 
     Labels get `annotator_removed`, `order_known` when a row's display order is unknown, `neutral_emphasis`,
-    and the judge columns when any row is a judge's; overall answers and spans get `neutral_emphasis`.
+    the judge columns when any row is a judge's, and `response`, `answer` when any row is an answer about one article; overall answers and spans get `neutral_emphasis`.
     """
     if columns == LABEL_COLUMNS:
         rows = list(rows)
         judges = any(row.get("rater_kind") == JUDGE for row in rows)
         unordered = any(row.get(ORDER_COLUMN) is False for row in rows)
+        answers = any(row.get("response") for row in rows)
         columns = (
             columns + (REMOVED_COLUMN,) + ((ORDER_COLUMN,) if unordered else ()) + (EMPHASIS_COLUMN,) + (JUDGE_COLUMNS if judges else ())
-        )
+        ) + (ANSWER_COLUMNS if answers else ())
     elif columns in (OVERALL_COLUMNS, SPAN_COLUMNS):
         columns = columns + (EMPHASIS_COLUMN,)
     if fmt == "csv":

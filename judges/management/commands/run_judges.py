@@ -85,7 +85,7 @@ class Progress:
 
 class Command(BaseCommand):
     help = (
-        "Run judges on a campaign's pairs, resuming where earlier runs stopped. The budget covers all the "
+        "Run judges on a campaign's pairs (and readings, for one-article criteria), resuming where earlier runs stopped. The budget covers all the "
         "judges named, run one after the other; progress goes to stderr, a summary with the exact cost to stdout."
     )
 
@@ -97,7 +97,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--swap", action="store_true", help="judge both orders of every pair (default: one order drawn per pair and category)"
         )
-        parser.add_argument("--limit", type=int, help="only the first N pairs of the campaign")
+        parser.add_argument("--limit", type=int, help="only the first N pairs of the campaign (and the readings of their articles)")
         parser.add_argument("--seed", type=int, default=0, help="draws the order shown to the judge (default 0)")
         parser.add_argument(
             "--batch",
