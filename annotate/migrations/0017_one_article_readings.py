@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0015_active_sampling'),
+        ('annotate', '0016_swapped_repeats'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
