@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Pair
+from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import system_of
@@ -87,6 +87,9 @@ class CalibrationInputs:
     # One row per (judge, item, order) of the judges' units left in ERROR: verdicts they failed to give
     # (the row's winner is a placeholder). None: not read.
     failed: LabelTable | None = None
+    # Active sampling: each admitted-or-not pair's stored inclusion probability, keyed as the table's
+    # pairs (str(pair id)). None: the campaign samples uniformly (every pair is in the human queue).
+    inclusion: dict[str, float] | None = None
 
 
 def _pair_infos(campaign: Campaign, *, gold: bool = False) -> dict[int, PairInfo]:
@@ -284,7 +287,17 @@ def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False)
         include_unsubmitted=include_unsubmitted,
         annotator_times=annotator_times(campaign=campaign, include_unsubmitted=include_unsubmitted),
         failed=failed_table(campaign=campaign, pairs=pairs),
+        inclusion=inclusion_probabilities(campaign=campaign),
     )
+
+
+def inclusion_probabilities(*, campaign: Campaign) -> dict[str, float] | None:
+    """The inclusion probability `sample_pairs` stored with each drawn pair of an actively sampled
+    campaign (`PairAdmission.probability`), keyed str(pair id); None for a uniform campaign."""
+    if getattr(campaign, "sampling", "uniform") != "active":
+        return None
+    rows = PairAdmission.objects.filter(pair__campaign=campaign).values_list("pair_id", "probability")
+    return {str(pair_id): float(probability) for pair_id, probability in rows}
 
 
 def calibration_stamp(*, campaign: Campaign) -> tuple:

@@ -291,3 +291,22 @@ def ess_ceiling(rho: float) -> float:
     if not -1 <= rho <= 1:
         raise ValueError("a correlation lies in [-1, 1]")
     return math.inf if abs(rho) == 1 else 1.0 / (1.0 - rho * rho)
+
+
+def inverse_probability_weights(pair_keys, inclusion: dict[str, float]) -> np.ndarray:
+    """1 / pi per entry of ``pair_keys`` (the pairs' keys as the label tables spell them), from the
+    stored inclusion probabilities; a pair without one was labelled with certainty (a calibration
+    pair every annotator labels), weight 1."""
+    pi = np.array([inclusion.get(key, 1.0) for key in pair_keys], dtype=np.float64)
+    if np.any(~np.isfinite(pi)) or np.any(pi <= 0) or np.any(pi > 1):
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    return 1.0 / pi
+
+
+def unequal_inclusion(inclusion: dict[str, float] | None) -> dict[str, float] | None:
+    """The inclusion probabilities when they call for weighting, else None: none stored (a uniform
+    campaign, or no pair drawn yet) or every one equal, where the weighted forms are the uniform ones."""
+    if not inclusion:
+        return None
+    values = np.fromiter(inclusion.values(), dtype=np.float64)
+    return None if np.all(values == values[0]) else inclusion
