@@ -31,8 +31,8 @@ METHOD = (
 )
 WEIGHTED = (
     "weighted by 1 / pi: PAR (and its no-ties, majority and per-category and per-criterion forms), the prediction-powered "
-    "win rates, the humans' Bradley-Terry scores; not yet weighted: Cohen's kappa, the paired differences between judges, "
-    "the humans' plain win rates, the prediction-powered Bradley-Terry scores and the alt-test"
+    "win rates and Bradley-Terry scores, the humans' Bradley-Terry scores; not yet weighted: Cohen's kappa, the paired "
+    "differences between judges, the humans' plain win rates and the alt-test"
 )
 
 

@@ -145,6 +145,11 @@ def test_it_weights_par_win_rates_and_scores_by_the_stored_probabilities(campaig
     first, *others = systems
     for s in others:
         assert scores[s] - scores[first] == pytest.approx(ELO * (theta[index[s]] - theta[index[first]]), abs=0.02)
+    # the prediction-powered section's human-only scores are the same weighted fit, on the pairs this judge judged
+    bt = {row["system"]: row for row in report["prediction_powered"]["judges"][JUDGE]["bradley_terry"]["scores"]}
+    for s in others:
+        assert bt[s]["human"]["score"] - bt[first]["human"]["score"] == pytest.approx(scores[s] - scores[first], abs=0.02)
+        assert bt[s]["ppi"]["ci"][0] <= bt[s]["ppi"]["score"] <= bt[s]["ppi"]["ci"][1]
 
 
 def test_it_states_the_design_the_effective_sample_size_and_the_ceiling_in_every_format(campaign):

@@ -12,7 +12,8 @@ import pytest
 
 from calibration import metrics as M
 from calibration.metrics import LabelTable, powered
-from calibration.metrics.active import active_ppi_mean, inverse_probability_weights, unequal_inclusion
+from calibration.metrics.active import active_ppi_logistic, active_ppi_mean, inverse_probability_weights, unequal_inclusion
+from calibration.metrics.ppi import bt_design, ppi_logistic
 from calibration.report_design import ceiling_interval, correlation_interval
 from tests.metrics_helpers import ELO, G, J, L, S, W
 
@@ -185,3 +186,49 @@ def test_it_estimates_without_bias_where_the_draw_favours_the_hard_items():
     assert hits / reps >= 0.92
     assert abs(np.mean(weighted) - target) < 0.01
     assert np.mean(plain) - target > 0.1
+
+
+def _bt_data(seed: int, n: int, N: int):
+    rng = np.random.default_rng(seed)
+    k = 4
+    strength = np.array([0.0, 0.5, -0.4, 1.0])
+    lo = rng.integers(0, k, n + N)
+    hi = (lo + rng.integers(1, k, n + N)) % k
+    truth = (rng.random(n + N) < 1 / (1 + np.exp(strength[hi] - strength[lo]))).astype(float)
+    judge = np.where(rng.random(n + N) < 0.8, truth, 1 - truth)
+    X = bt_design(lo, hi, k, 0)
+    clusters = np.arange(n + N) // 2
+    return X, truth, judge, clusters
+
+
+@pytest.mark.parametrize("lam", [None, 0.0, 0.6])
+def test_it_gives_the_uniform_prediction_powered_bradley_terry_fit_when_every_probability_is_equal(lam):
+    X, y, yhat, cl = _bt_data(5, 120, 400)
+    n = 120
+    plain = ppi_logistic(X[:n], y[:n], yhat[:n], X[n:], yhat[n:], lam=lam, clusters=cl[:n], clusters_unlabeled=cl[n:])
+    equal = active_ppi_logistic(
+        X[:n], y[:n], yhat[:n], X[n:], yhat[n:], np.full(n, 0.3), np.full(400, 0.3), lam=lam, clusters=cl[:n], clusters_unlabeled=cl[n:]
+    )
+    assert equal.lam == pytest.approx(plain.lam, abs=1e-9)
+    assert equal.estimate == pytest.approx(plain.estimate, abs=1e-9)
+    assert equal.cov == pytest.approx(plain.cov, abs=1e-9)
+
+
+def test_it_weights_the_prediction_powered_bradley_terry_fit_as_the_labels_replicated():
+    """With lam = 0 the weighted fit is the logistic MLE on the labels each repeated 1 / pi times
+    (statsmodels' GLM with frequency weights, no intercept)."""
+    import statsmodels.api as sm
+
+    X, y, yhat, cl = _bt_data(8, 150, 0)
+    pi = np.where(np.arange(150) % 3 == 0, 0.25, 0.5)
+    fit = active_ppi_logistic(X, y, yhat, X[:0], yhat[:0], pi, [], lam=0.0)
+    glm = sm.GLM(y, X, family=sm.families.Binomial(), freq_weights=1 / pi).fit()
+    assert fit.estimate == pytest.approx(glm.params, abs=1e-7)
+    # and its covariance is the sandwich: the weighted score's spread over the weighted information
+    mu = 1 / (1 + np.exp(-X @ fit.estimate))
+    w = (1 / pi) / (1 / pi).sum()
+    info = (X.T * (w * mu * (1 - mu))) @ X
+    score = w[:, None] * X * (mu - y)[:, None]
+    score = score - w[:, None] * (w @ (X * (mu - y)[:, None]))
+    inv = np.linalg.inv(info)
+    assert fit.cov == pytest.approx(inv @ (score.T @ score * 150 / 149) @ inv, rel=1e-9)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.metrics._common import LO_WINS, TIED
-from calibration.metrics.active import active_ppi_mean, effective_sample_size
+from calibration.metrics.active import active_ppi_logistic, active_ppi_mean, effective_sample_size
 from calibration.metrics.labels import LabelTable, align_tables
 from calibration.metrics.ppi import (
     Z95,
@@ -362,8 +362,17 @@ def bt_scores(
     n_lab, n_pairs_lab = int(lab_r.sum()), int(np.unique(cl[lab_r]).size)
     if lam is None and not informative(y[lab_r], yhat[lab_r], cl[lab_r]):
         lam = 0.0
-    ppi = ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[unl_r], yhat[unl_r], lam=lam, clusters=cl[lab_r], clusters_unlabeled=cl[unl_r])
-    human = ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[:0], yhat[:0], lam=0.0, clusters=cl[lab_r])
+    if items.pi is None:
+        ppi = ppi_logistic(
+            X[lab_r], y[lab_r], yhat[lab_r], X[unl_r], yhat[unl_r], lam=lam, clusters=cl[lab_r], clusters_unlabeled=cl[unl_r]
+        )
+        human = ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[:0], yhat[:0], lam=0.0, clusters=cl[lab_r])
+    else:  # active sampling: inverse-probability weighted (metrics.active)
+        pl, pu = items.pi[rows][lab_r], items.pi[rows][unl_r]
+        ppi = active_ppi_logistic(
+            X[lab_r], y[lab_r], yhat[lab_r], X[unl_r], yhat[unl_r], pl, pu, lam=lam, clusters=cl[lab_r], clusters_unlabeled=cl[unl_r]
+        )
+        human = active_ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[:0], yhat[:0], pl, [], lam=0.0, clusters=cl[lab_r])
     judge = ppi_logistic(X, yhat, yhat, X[:0], yhat[:0], lam=0.0, clusters=cl)
     return PoweredScores(
         reference, anchor, systems,
