@@ -316,6 +316,9 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
         labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
         units["verdicts"], calls["n"], calls["last"], changes["last"],
     )  # fmt: skip
+    if getattr(campaign, "sampling", "uniform") == "active":  # the report weights by the stored inclusion probabilities
+        admissions = PairAdmission.objects.filter(pair__campaign=campaign).aggregate(n=Count("pair"), last=Max("created_at"))
+        parts += ("active", admissions["n"], admissions["last"])
     return tuple(p.isoformat() if hasattr(p, "isoformat") else p for p in parts)
 
 

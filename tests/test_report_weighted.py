@@ -11,6 +11,7 @@ import math
 import choix
 import numpy as np
 import pytest
+from django.urls import reverse
 
 from annotate.models import Campaign, Pair, PairAdmission
 from calibration.metrics.active import active_ppi_mean
@@ -187,3 +188,18 @@ def test_it_states_the_design_the_effective_sample_size_and_the_ceiling_in_every
     assert f"{figures['rho']}" in row and f"{figures['ceiling']}" in row
     uniform = render({k: v for k, v in report.items() if k != "design"}, "csv")
     assert "design" not in uniform.splitlines()[0]
+
+
+def test_it_shows_the_design_on_the_dashboard_of_an_active_campaign_only(campaign, client, rachel, settings):
+    campaign, _ = campaign
+    settings.CALIBRATION_ROUNDS = 20
+    client.force_login(rachel)
+    table_url = reverse("calibration-table", args=[campaign.pk, "design"])
+    page = client.get(reverse("calibration-dashboard", args=[campaign.pk]))
+    assert page.status_code == 200 and 'id="table-design"' not in page.content.decode()
+    assert client.get(table_url).status_code == 404
+    admit(campaign, unequal, waiting=WAITING)
+    page = client.get(reverse("calibration-dashboard", args=[campaign.pk]))
+    text = page.content.decode()
+    assert page.status_code == 200 and 'id="table-design"' in text and "Sampling design" in text and JUDGE in text
+    assert client.get(table_url).status_code == 200
