@@ -350,8 +350,7 @@ def _report(
         notes.append("No judge has worked on this campaign yet.")
     sampling = getattr(campaign, "sampling", "uniform")
     inclusion = M.unequal_inclusion(inputs.inclusion)  # None: the uniform forms
-    if report_design.note(sampling, inputs.inclusion):
-        notes.append(report_design.note(sampling, inputs.inclusion))
+    notes += report_design.notes(sampling, inputs.inclusion)
     # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
     humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
     unordered = int((humans.first == M.UNKNOWN).sum()) if len(humans) else 0
@@ -479,8 +478,7 @@ def _report(
             seed=seed,
         ),  # fmt: skip
     }
-    design = report_design.section(sampling, inputs.inclusion, reference_labels, merged_judges, report["prediction_powered"])
-    return report if design is None else {**report, "design": design}
+    return report_design.with_design(report, sampling, inputs.inclusion, reference_labels, merged_judges)
 
 
 def build_report(

@@ -108,15 +108,22 @@ def section(
     }
 
 
-def note(sampling: str, inclusion: dict[str, float] | None) -> str | None:
+def with_design(report: dict, sampling: str, inclusion, humans: M.LabelTable, merged_by_judge: dict[str, M.LabelTable]) -> dict:
+    """The report with its `design` section when the campaign samples actively, else as it is."""
+    design = section(sampling, inclusion, humans, merged_by_judge, report["prediction_powered"])
+    return report if design is None else {**report, "design": design}
+
+
+def notes(sampling: str, inclusion: dict[str, float] | None) -> list[str]:
+    """The report's note on the design: none for a uniform campaign."""
     if sampling != "active":
-        return None
+        return []
     if unequal_inclusion(inclusion) is None:
-        return (
+        return [
             "This campaign draws pairs for human labels by active sampling, and every inclusion probability stored so far is "
             "equal (or none is stored yet): the estimates take their uniform forms (the design section states the design)."
-        )
-    return (
+        ]
+    return [
         "This campaign admits pairs for human labels with unequal probabilities (active sampling): the estimates are "
         f"{WEIGHTED} (the design section states the design, the effective sample size and the ceiling)."
-    )
+    ]
