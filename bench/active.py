@@ -26,7 +26,17 @@ Printed per judge: coverage of the 95% CIs (the report's Wilson form and the nor
 designs, the median width ratios active / uniform and each / human-only (the uniform human-only
 CI from the same uniform draw), the median effective sample size / labels, the ceiling
 1 / (1 - rho^2), the labels actually drawn, and the median time per estimate (one system's win
-rate). Skips with one line when the data is absent. Not part of the test suite.
+rate), and the width floor: the narrowest active / uniform ratio any error model on these features
+could reach (each feature cell's true mean error, known from every item's human label: a bound, not
+a design). Skips with one line when the data is absent. Not part of the test suite.
+
+On the arena votes (one crowd vote per battle; no judge probabilities, one order per judge, 9 battles
+asked twice) the features are the judge's tie and its agreement with the two other judges: 27 cells,
+and the floor is 0.99 for GPT-4 (0.96 for the two others), so the active design cannot be materially
+narrower than the uniform one there; at 200 repetitions it measures 1.002 / 1.018 / 1.025 with
+coverage 0.944 / 0.948 / 0.951 (GPT-4, Claude-3-Opus, GPT-3.5). A crowd vote is mostly noise the
+judge's features cannot see: the gain needs richer features (both orders, confidences) or several
+votes per item.
 """
 
 from __future__ import annotations
@@ -233,6 +243,18 @@ def simulate(p: Population, reps: int, budget: int, burn_in: int, share: float, 
 # --------------------------------------------------------------------------
 
 
+def width_floor(p: Population) -> float:
+    """The narrowest active / uniform width ratio an error model on these features could reach: each
+    feature cell's true mean squared error (from every item's human label -- a bound, not a design),
+    pi proportional to its square root, no uniform share; the variance ratio is then
+    (E sqrt(e))^2 / E e (Neyman's allocation against equal rates)."""
+    _, cell = np.unique(p.features, axis=0, return_inverse=True)
+    cell = cell.ravel()
+    e = np.bincount(cell, weights=(p.y - p.yhat) ** 2) / np.bincount(cell)
+    e = e[cell]
+    return float(np.sqrt(np.mean(np.sqrt(e)) ** 2 / np.mean(e))) if np.mean(e) > 0 else float("nan")
+
+
 def coverage(lo, hi, truth) -> tuple[float, int]:
     present = ~np.isnan(lo)
     held = (lo <= truth) & (truth <= hi)
@@ -261,6 +283,7 @@ def report(judge: str, p: Population, t: dict, reps: int, budget: int) -> dict:
     out["ess_ratio"] = median(t["a_ess"] / t["u_ess"])
     rho = judge_human_correlation(p.y, p.yhat)
     out["ceiling"] = ess_ceiling(rho) if rho is not None else float("nan")
+    out["floor"] = width_floor(p)
     agree = float(np.mean(p.y == p.yhat))
     print(f"\n== {judge}: {reps} repetitions, {budget:,} labelled pairs expected of {len(np.unique(p.cluster)):,} "
           f"({len(p.y):,} items, {len(p.systems)} systems); agreement with the humans {agree:.3f}, rho {rho:.3f}")  # fmt: skip
@@ -272,6 +295,8 @@ def report(judge: str, p: Population, t: dict, reps: int, budget: int) -> dict:
           f"uniform / human-only {out['u_vs_h']:.3f}; active / human-only {out['a_vs_h']:.3f}")  # fmt: skip
     print(f"  effective sample size          uniform / its labels {out['u_ess']:.2f}; active / uniform {out['ess_ratio']:.2f} "
           f"(median per system; uniform ceiling 1/(1-rho^2) = {out['ceiling']:.2f})")  # fmt: skip
+    print(f"  width floor of any error model  {out['floor']:.3f} (sqrt-allocation with the true mean error of each feature cell, "
+          f"no uniform share: the most these features allow)")  # fmt: skip
     drawn = np.asarray(t["n_active"])
     print(
         f"  active labels drawn            median {np.median(drawn):.0f} (5-95%: {np.percentile(drawn, 5):.0f}-{np.percentile(drawn, 95):.0f})"
@@ -335,10 +360,11 @@ def main() -> None:
         print(f"\nSummary ({args.reps} repetitions; coverage at nominal 0.95, Wilson CIs)")
         print(
             f"  {'judge':<26}{'cov unif':>9}{'active':>8}{'width a/u':>10}{'u/human':>8}{'a/human':>8}{'ESS u/n':>8}{'a/u':>6}{'ceiling':>8}"
+            f"{'floor':>7}"
         )
         for judge, s in summary.items():
             print(f"  {judge:<26}{s['u_cov']:>9.3f}{s['a_cov']:>8.3f}{s['a_vs_u']:>10.3f}{s['u_vs_h']:>8.3f}{s['a_vs_h']:>8.3f}"
-                  f"{s['u_ess']:>8.2f}{s['ess_ratio']:>6.2f}{s['ceiling']:>8.2f}")  # fmt: skip
+                  f"{s['u_ess']:>8.2f}{s['ess_ratio']:>6.2f}{s['ceiling']:>8.2f}{s['floor']:>7.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
+from calibration.report_design import notes as design_notes
+from calibration.report_design import with_design
 from calibration.report_position import section as position_section
 from common.names import REFERENCE_SYSTEM
 
@@ -38,9 +40,8 @@ _THREADS = 4
 
 
 def resolve_reference(campaign: Campaign, systems: list[str], reference: str | None) -> str | None:
-    """The system every score is anchored to: the one asked for (it must be compared in the
-    campaign), else the campaign's reference, else `wikipedia` when compared, else None (the
-    scores are then anchored on their mean and win rates are against the field)."""
+    """The system every score is anchored to: the one asked for (it must be compared in the campaign), else the campaign's
+    reference, else `wikipedia` when compared, else None (scores anchored on their mean, win rates against the field)."""
     if reference is not None:
         if reference not in systems:
             raise ValueError(
@@ -77,16 +78,16 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
     }
 
 
-def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int) -> tuple | None:
-    """A rater's Bradley-Terry fits (overall, by category) and win rates; None when it has no
-    labels or does not compare the reference. Pure: the raters' run side by side."""
+def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int, weights=None) -> tuple | None:
+    """A rater's Bradley-Terry fits (overall, by category; `weights` one per label) and win rates;
+    None when it has no labels or does not compare the reference. Pure: the raters' run side by side."""
     if not len(table):
         return None
     present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
     if reference is not None and reference not in present:
         return None
-    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
-    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed)
+    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed, weights=weights)
+    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed, weights=weights)
     if reference is None:
         win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
     else:
@@ -340,11 +341,9 @@ def _report(
         )
     if not inputs.judges:
         notes.append("No judge has worked on this campaign yet.")
-    if getattr(campaign, "sampling", "uniform") == "active":
-        notes.append(
-            "This campaign admits pairs for human labels with unequal probabilities (active sampling); the estimates of this "
-            "report do not weight by them yet, so the prediction-powered figures assume a uniform sample and may be biased."
-        )
+    sampling = getattr(campaign, "sampling", "uniform")
+    inclusion = M.unequal_inclusion(inputs.inclusion)  # None: the uniform forms
+    notes += design_notes(sampling, inputs.inclusion)
     # Independent parts go to the pool as soon as their inputs exist; the notes stay in order.
     humans_figures = pool.submit(sections.humans_section, humans, inputs.annotator_times, rounds, seed)
     # With the swapped repeats: the annotators' position figures, and nothing else (a repeat is not a vote).
@@ -362,7 +361,7 @@ def _report(
         votes = M.judge_votes(raw, failed.for_rater(summary.name), swap_policy=swap_policy, unparsable=unparsable)
         merged = votes.items if votes.share is None else (M.merge_swapped(raw) if len(raw) else raw)
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
-        judges.append(sections.judge_section(summary, raw, merged, votes, reference_labels, rounds, seed))
+        judges.append(sections.judge_section(summary, raw, merged, votes, reference_labels, rounds, seed, inclusion=inclusion))
     real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
     judge_pairs = (
         pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
@@ -383,13 +382,16 @@ def _report(
                 rounds,
                 seed,
                 members=[by_section[m] for m in members],
+                inclusion=inclusion,
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
     rater_tables = [(HUMANS, humans)] if len(humans) else []
     rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
-    rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed) for _, table in rater_tables]
-    powered = pool.submit(report_ppi.section, reference_labels, {j["name"]: merged_by_judge[j["name"]] for j in judges}, reference, ANCHOR)
+    weights = {HUMANS: M.inverse_probability_weights(np.asarray(humans.vocab.pairs)[humans.pair], inclusion) if inclusion else None}
+    rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed, weights.get(name)) for name, table in rater_tables]
+    merged_judges = {j["name"]: merged_by_judge[j["name"]] for j in judges}
+    powered = pool.submit(report_ppi.section, reference_labels, merged_judges, reference, ANCHOR, inclusion)
 
     rated = [j for j in judges if j["par"] is not None]
     comparisons, differences = [], []
@@ -402,7 +404,9 @@ def _report(
     points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated]
     frontier = [p.name for p in M.pareto_frontier(points)]
     recommendation, recommended, tied = _recommendation(judges, differences, bool(len(reference_labels)))
-    reference_section = report_reference.reference_section(vetting, human_reference, _adjudicated_counts(inputs))
+    reference_section = report_reference.reference_section(
+        vetting, human_reference, report_reference.adjudicated_counts_of(inputs.adjudicated)
+    )
     if human_reference != report_reference.DEFAULT_REFERENCE:
         notes.append(reference_section["statement"])
 
@@ -416,7 +420,7 @@ def _report(
                 "are anchored on its own systems, so scores of different raters are not on one scale."
             )
 
-    return {
+    report = {
         "schema": SCHEMA,
         "version": VERSION,
         "campaign": {
@@ -473,10 +477,7 @@ def _report(
             seed=seed,
         ),  # fmt: skip
     }
-
-
-def _adjudicated_counts(inputs: selectors.CalibrationInputs) -> dict | None:
-    return None if inputs.adjudicated is None else report_reference.adjudicated_counts(inputs.adjudicated)
+    return with_design(report, sampling, inputs.inclusion, reference_labels, merged_judges)
 
 
 def build_report(

@@ -18,6 +18,8 @@ from django.template.loader import render_to_string
 from calibration import charts
 from calibration.report import HUMANS
 from calibration.report_tables import ORDER, Table, heading, tables
+from calibration.report_tables_design import CSV_COLUMNS as DESIGN_COLUMNS
+from calibration.report_tables_design import csv_fields as design_csv_fields
 from calibration.table_format import ROWS_SHOWN
 from common.spreadsheet import row_safe
 
@@ -97,7 +99,8 @@ class _SafeWriter(csv.DictWriter):
 def render_csv(report: dict) -> str:
     """One row per judge and one `humans` row (whose `par` is the leave-one-out PAR)."""
     stream = io.StringIO()
-    writer = _SafeWriter(stream, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    columns = CSV_COLUMNS + (DESIGN_COLUMNS if "design" in report else ())
+    writer = _SafeWriter(stream, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
 
     def ci(source: dict, name: str) -> tuple:
@@ -145,6 +148,7 @@ def render_csv(report: dict) -> str:
                 "par_ci_note": j.get("par_ci_note"),
                 "n_unparsable": j.get("n_unparsable"),
                 **convention,
+                **design_csv_fields(report, j["name"]),
             }
         )
     h = report["humans"]
@@ -227,7 +231,7 @@ def render_md(report: dict) -> str:
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)
-    for key in ORDER["md"]:
+    for key in (["design"] if "design" in every else []) + ORDER["md"]:
         lines += _md_table(every[key])
     return "\n".join(lines).rstrip() + "\n"
 

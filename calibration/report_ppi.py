@@ -86,11 +86,16 @@ def _bt(scores: powered.PoweredScores) -> dict | None:
     return {"lam": _r(methods[powered.PPI].lam), "scores": rows, "left_out": scores.left_out}
 
 
-def judge_figures(humans: M.LabelTable, merged: M.LabelTable, reference: str | None, anchor: float) -> dict:
+def judge_figures(
+    humans: M.LabelTable, merged: M.LabelTable, reference: str | None, anchor: float, inclusion: dict[str, float] | None = None
+) -> dict:
     """One judge's prediction-powered figures (``merged``: one verdict per item). ``gain`` is the
     median over systems of the human-only variance of the win rate over the prediction-powered one;
-    ``n_effective`` = ``n_human`` x ``gain``: how many human labels alone would give CIs as narrow."""
-    items = powered.build_items(humans, merged) if len(merged) else None
+    ``n_effective`` = ``n_human`` x ``gain``: how many human labels alone would give CIs as narrow.
+    ``inclusion`` (active sampling with unequal probabilities): the pairs' inclusion probabilities;
+    the win rates are then inverse-probability weighted and ``n_effective`` is the median over
+    systems of how many uniformly drawn human labels each rate's CI is worth."""
+    items = powered.build_items(humans, merged, inclusion) if len(merged) else None
     out = {
         "n_human": items.n_labelled if items else 0,
         "n_human_pairs": items.n_labelled_pairs if items else 0,
@@ -114,7 +119,12 @@ def judge_figures(humans: M.LabelTable, merged: M.LabelTable, reference: str | N
     out["win_rates"] = _rates(rates)
     out["win_rates_left_out"] = powered.win_rates_left_out(items, reference)
     gains = [(r.human.se / r.ppi.se) ** 2 for r in rates.values() if r.ppi.se > 0 and math.isfinite(r.human.se)]
-    if gains:
+    if inclusion is not None:
+        worth = [r.n_effective for r in rates.values() if r.n_effective is not None]
+        if worth and out["n_human"]:
+            out["n_effective"] = _r(float(np.median(worth)), 1)
+            out["gain"] = _r(float(np.median(worth)) / out["n_human"], 3)
+    elif gains:
         out["gain"] = _r(float(np.median(gains)), 3)
         out["n_effective"] = _r(out["n_human"] * float(np.median(gains)), 1)
     out["bradley_terry"] = _bt(powered.bt_scores(items, reference, anchor=anchor))
@@ -123,13 +133,20 @@ def judge_figures(humans: M.LabelTable, merged: M.LabelTable, reference: str | N
     return out
 
 
-def section(humans: M.LabelTable, merged_by_judge: dict[str, M.LabelTable], reference: str | None, anchor: float) -> dict:
-    """The `prediction_powered` section for every judge (ensembles included)."""
+def section(
+    humans: M.LabelTable,
+    merged_by_judge: dict[str, M.LabelTable],
+    reference: str | None,
+    anchor: float,
+    inclusion: dict[str, float] | None = None,
+) -> dict:
+    """The `prediction_powered` section for every judge (ensembles included); ``inclusion``: see
+    :func:`judge_figures` (None: the uniform forms)."""
     return {
         "method": METHOD,
         "assumption": ASSUMPTION,
         "rank_set_rule": RANK_SET_RULE,
         "confidence_level": 0.95,
         "cluster": "pair",
-        "judges": {name: judge_figures(humans, merged, reference, anchor) for name, merged in merged_by_judge.items()},
+        "judges": {name: judge_figures(humans, merged, reference, anchor, inclusion) for name, merged in merged_by_judge.items()},
     }

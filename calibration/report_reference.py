@@ -83,6 +83,11 @@ def adjudicated_counts(adjudicated: M.LabelTable | None) -> dict:
     return {"n_items": int(np.unique(adjudicated.item).size), "n_pairs": int(np.unique(adjudicated.pair).size)}
 
 
+def adjudicated_counts_of(adjudicated: M.LabelTable | None) -> dict | None:
+    """`adjudicated_counts`, None when the adjudicated answers were not read."""
+    return None if adjudicated is None else adjudicated_counts(adjudicated)
+
+
 def adjudicated_used(chosen: str, adjudicated: M.LabelTable | None) -> M.LabelTable | None:
     """The adjudicated answers the references take: always when `adjudicated` is chosen (none yet: an
     empty table, so the reference is the humans as they are), else only when some item was adjudicated."""

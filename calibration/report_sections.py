@@ -202,8 +202,10 @@ def judge_section(
     rounds: int,
     seed: int,
     members: list[dict] | None = None,
+    inclusion: dict[str, float] | None = None,
 ) -> dict:
-    """One judge's figures; for an ensemble, `members` are the sections of its judges.
+    """One judge's figures; for an ensemble, `members` are the sections of its judges; `inclusion`
+    (active sampling, unequal probabilities): PAR weighted by 1 / pi (`metrics.agreement`).
 
     `raw`: its verdicts in both orders (the position figures); `merged`: one verdict per item
     (`metrics.merge_swapped`: the length figure and the counts); `votes`: its verdicts as the
@@ -216,7 +218,7 @@ def judge_section(
     by_category: dict = {}
     by_criterion: dict = {}
     if len(votes.items) and len(humans):
-        ag = M.agreement(votes.items, humans, rounds, seed, share=votes.share)
+        ag = M.agreement(votes.items, humans, rounds, seed, share=votes.share, inclusion=inclusion)
         n_items, n_no_majority, share_kept = ag.n_items, ag.n_no_majority, ag.share_kept
         by_category = {k: estimate(v, "par") for k, v in ag.by_category.items()}
         by_criterion = {k: estimate(v, "par") for k, v in ag.by_criterion.items()}

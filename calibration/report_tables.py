@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from calibration.report import HUMANS
 from calibration.report_position import position_table
 from calibration.report_tables_alttest import alttest_tables
+from calibration.report_tables_design import design_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
 from calibration.report_tables_reference import reference_line, reference_tables
@@ -330,6 +331,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(selective_tables(report))
     out.update(reference_tables(report))
     out.update(plan_tables(report))
+    out.update(design_tables(report))  # actively sampled campaigns only
     return out
 
 
@@ -366,7 +368,7 @@ ORDER = {
 }
 
 
-TABLE_KEYS = tuple(ORDER["md"])
+TABLE_KEYS = (*ORDER["md"], "design")  # the design table: actively sampled campaigns only, first when there
 
 
 @dataclass(frozen=True)

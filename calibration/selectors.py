@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Pair
+from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import system_of
@@ -91,6 +91,9 @@ class CalibrationInputs:
     adjudicated: LabelTable | None = None
     # The human labels with each annotator's swapped repeats (the position figures only). None: not read.
     position: LabelTable | None = None
+    # Active sampling: each admitted-or-not pair's stored inclusion probability, keyed as the table's
+    # pairs (str(pair id)). None: the campaign samples uniformly (every pair is in the human queue).
+    inclusion: dict[str, float] | None = None
 
 
 def _pair_infos(campaign: Campaign, *, gold: bool = False) -> dict[int, PairInfo]:
@@ -320,7 +323,17 @@ def calibration_inputs(*, campaign: Campaign, include_unsubmitted: bool = False)
         failed=failed_table(campaign=campaign, pairs=pairs),
         adjudicated=adjudicated_table(campaign=campaign, pairs=pairs),
         position=calibration_table(campaign=campaign, include_unsubmitted=include_unsubmitted, pairs=pairs, repeats=True, judges=False),
+        inclusion=inclusion_probabilities(campaign=campaign),
     )
+
+
+def inclusion_probabilities(*, campaign: Campaign) -> dict[str, float] | None:
+    """The inclusion probability `sample_pairs` stored with each drawn pair of an actively sampled
+    campaign (`PairAdmission.probability`), keyed str(pair id); None for a uniform campaign."""
+    if getattr(campaign, "sampling", "uniform") != "active":
+        return None
+    rows = PairAdmission.objects.filter(pair__campaign=campaign).values_list("pair_id", "probability")
+    return {str(pair_id): float(probability) for pair_id, probability in rows}
 
 
 def calibration_stamp(*, campaign: Campaign) -> tuple:
@@ -343,6 +356,9 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
         labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
         units["verdicts"], calls["n"], calls["last"], changes["last"], adjudications["decided"], adjudications["last"],
     )  # fmt: skip
+    if getattr(campaign, "sampling", "uniform") == "active":  # the report weights by the stored inclusion probabilities
+        admissions = PairAdmission.objects.filter(pair__campaign=campaign).aggregate(n=Count("pair"), last=Max("created_at"))
+        parts += ("active", admissions["n"], admissions["last"])
     return tuple(p.isoformat() if hasattr(p, "isoformat") else p for p in parts)
 
 

@@ -154,8 +154,11 @@ def test_it_creates_an_active_campaign_from_the_command_and_the_form(catalogue, 
 
 
 @pytest.mark.django_db
-def test_it_warns_in_the_report_that_its_estimates_do_not_weight_an_active_sample_yet(alice, bob):
+def test_it_states_the_design_of_an_active_campaign_and_only_of_one_in_the_report(alice, bob):
     campaign = hand_campaign([alice, bob], topics=TOPICS)
-    warning = "active sampling"
-    assert not any(warning in note for note in build_report(campaign, rounds=20)["notes"])
-    assert any(warning in note for note in build_report(active(campaign), rounds=20)["notes"])
+    said = "active sampling"
+    uniform = build_report(campaign, rounds=20)
+    assert "design" not in uniform and not any(said in note for note in uniform["notes"])
+    report = build_report(active(campaign), rounds=20)
+    assert any(said in note for note in report["notes"])
+    assert report["design"]["sampling"] == "active" and report["design"]["n_pairs_drawn"] == 0

@@ -58,6 +58,7 @@ from calibration.metrics._common import (
     UNKNOWN,
     WRONG,
 )
+from calibration.metrics.active import inverse_probability_weights, unequal_inclusion
 from calibration.metrics.agreement import (
     Agreement,
     HumanCeiling,
@@ -123,6 +124,8 @@ from calibration.metrics.raters import (
 from calibration.metrics.winrates import WinRates, win_rate_vs_field, win_rate_vs_reference
 
 __all__ = [
+    "inverse_probability_weights",
+    "unequal_inclusion",
     "TIE",
     "SMALL_N",
     "MIN_PAIRS_FOR_CI",

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+from scipy.special import expit
 
 from calibration.metrics.ppi import PPIFit, as_2d, cluster_sums, n_clusters, scatter
 
@@ -242,6 +243,126 @@ def active_ppi_mean(
     )  # fmt: skip
 
 
+def _logistic_loss(t: np.ndarray, z: np.ndarray) -> np.ndarray:
+    return -t * z + np.logaddexp(0.0, z)
+
+
+def _weighted_fit(X, targets, weights, start, max_iter: int = 100) -> np.ndarray | None:
+    """Minimizer of sum_k weights_k * logistic_loss(targets_k, X_k theta) (some weights negative, the
+    sum convex: the rectified loss) by damped Newton steps; None when it does not converge."""
+
+    def loss(t):
+        return float(weights @ _logistic_loss(targets, X @ t))
+
+    theta, current = start.copy(), loss(start)
+    for _ in range(max_iter):
+        mu = expit(X @ theta)
+        grad = X.T @ (weights * (mu - targets))
+        hess = (X.T * (weights * mu * (1 - mu))) @ X
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(step)):
+            return None
+        size = 1.0
+        while size > 1e-10 and loss(theta - size * step) > current + 1e-15 * max(1.0, abs(current)):
+            size /= 2
+        if size <= 1e-10:
+            return theta if np.max(np.abs(grad)) < 1e-8 else None
+        theta = theta - size * step
+        current = loss(theta)
+        if np.max(np.abs(size * step)) < 1e-12:
+            return theta if np.max(np.abs(theta)) < 50 else None
+    return None
+
+
+def active_ppi_logistic(
+    X, y, yhat, X_unlabeled, yhat_unlabeled, pi, pi_unlabeled, *, lam: float | None = None, clusters=None, clusters_unlabeled=None
+) -> PPIFit | None:
+    """Inverse-probability-weighted PPI++ logistic-regression coefficients (Bradley-Terry strengths for
+    rows e_a - e_b): the minimizer of the rectified loss with the labelled items weighted w / W
+    (w = 1 / pi) and the unlabelled v / D (v = 1 / (1 - pi)), the certain items (pi = 1) standing
+    for themselves in the judge's part, as :func:`active_ppi_mean`. The covariance is the sandwich
+    H^-1 M H^-1 with H the mean Hessian over every item (labelled or not: it needs no label) and M
+    the cluster sums of the weighted influences; ``lam=None`` tunes the judge's weight in two steps
+    as :func:`.ppi.ppi_logistic`. With every pi equal (below 1) it is ppi_logistic. None when the
+    loss has no finite minimizer."""
+    X, Xu = as_2d(X), as_2d(X_unlabeled)
+    y, yhat, yu = (np.asarray(a, dtype=np.float64).ravel() for a in (y, yhat, yhat_unlabeled))
+    n, N = len(y), len(yu)
+    if n == 0:
+        raise ValueError("a prediction-powered estimate needs at least one labelled item")
+    if len(X) != n or len(Xu) != N or len(yhat) != n:
+        raise ValueError("rows, labels and predictions must have one entry per item")
+    pi, pu = _probabilities(pi, n, "labelled"), _probabilities(pi_unlabeled, N, "unlabelled")
+    if np.any(pu >= 1):
+        raise ValueError("an item drawn with probability 1 cannot be unlabelled")
+    a = (1.0 / pi) / (1.0 / pi).sum()
+    certain = (pi >= 1.0).astype(np.float64)
+    D = certain.sum() + (1.0 / (1.0 - pu)).sum()
+    c, b = certain / D if D > 0 else certain, (1.0 / (1.0 - pu)) / D if N else np.zeros(0)
+    if N == 0:
+        lam = 0.0
+    rows, targets = np.vstack([X, X, Xu]), np.concatenate([y, yhat, yu])
+    start = np.zeros(X.shape[1])
+
+    def fit(weight):
+        return _weighted_fit(rows, targets, np.concatenate([a, weight * (c - a), weight * b]), start)
+
+    def gradients(theta):
+        mu, mu_u = expit(X @ theta), expit(Xu @ theta)
+        h = np.vstack([X, Xu])
+        m = np.concatenate([mu, mu_u])
+        return (
+            X * (mu - y)[:, None],
+            X * (mu - yhat)[:, None],
+            Xu * (mu_u - yu)[:, None],
+            np.linalg.inv((h.T * (m * (1 - m))) @ h / (n + N)),
+        )
+
+    def tune(theta):
+        g, gh, ghu, inv_h = gradients(theta)
+        gc, hc = g - a @ g, gh - a @ gh
+        cross = cluster_sums(a[:, None] * gc, clusters).T @ cluster_sums(a[:, None] * hc, clusters)
+        pooled = np.vstack([gh, ghu])
+        codes = None
+        if clusters is not None or clusters_unlabeled is not None:
+            cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
+            cu = np.arange(N) if clusters_unlabeled is None else np.unique(clusters_unlabeled, return_inverse=True)[1]
+            codes = np.concatenate([cl, cu + cl.max() + 1])
+        centred = pooled - pooled.mean(axis=0)
+        spread = scatter(centred, centred, codes, 1) * (float(a @ a) + float(b @ b))
+        num, den = np.trace(inv_h @ (cross + cross.T) @ inv_h), 2 * np.trace(inv_h @ spread @ inv_h)
+        return float(np.clip(num / den, 0.0, 1.0)) if np.isfinite(num / den) and den > 0 else 0.0
+
+    try:
+        if lam is None:
+            for _ in range(2):
+                theta = fit(1.0 if lam is None else lam)
+                if theta is None:
+                    return None
+                lam = tune(theta)
+        theta = fit(lam)
+        if theta is None:
+            return None
+        g, gh, ghu, inv_h = gradients(theta)
+        if lam == 0:
+            mu = expit(X @ theta)
+            inv_h = np.linalg.inv((X.T * (a * mu * (1 - mu))) @ X)
+    except np.linalg.LinAlgError:
+        return None
+    r = g - lam * gh
+    r = a[:, None] * (r - a @ r)
+    middle = cluster_sums(r, clusters).T @ cluster_sums(r, clusters) * (n / (n - 1) if n > 1 else np.nan)
+    if N and lam:
+        u = lam * ghu
+        u = b[:, None] * (u - b @ u / b.sum())
+        middle = middle + cluster_sums(u, clusters_unlabeled).T @ cluster_sums(u, clusters_unlabeled) * (N / (N - 1) if N > 1 else np.nan)
+    cov = inv_h @ middle @ inv_h
+    return PPIFit(theta, cov, float(lam), n, N, n_clusters(n, clusters), n_clusters(N, clusters_unlabeled))
+
+
 # --------------------------------------------------------------------------
 # what the estimate is worth
 # --------------------------------------------------------------------------
@@ -291,3 +412,22 @@ def ess_ceiling(rho: float) -> float:
     if not -1 <= rho <= 1:
         raise ValueError("a correlation lies in [-1, 1]")
     return math.inf if abs(rho) == 1 else 1.0 / (1.0 - rho * rho)
+
+
+def inverse_probability_weights(pair_keys, inclusion: dict[str, float]) -> np.ndarray:
+    """1 / pi per entry of ``pair_keys`` (the pairs' keys as the label tables spell them), from the
+    stored inclusion probabilities; a pair without one was labelled with certainty (a calibration
+    pair every annotator labels), weight 1."""
+    pi = np.array([inclusion.get(key, 1.0) for key in pair_keys], dtype=np.float64)
+    if np.any(~np.isfinite(pi)) or np.any(pi <= 0) or np.any(pi > 1):
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    return 1.0 / pi
+
+
+def unequal_inclusion(inclusion: dict[str, float] | None) -> dict[str, float] | None:
+    """The inclusion probabilities when they call for weighting, else None: none stored (a uniform
+    campaign, or no pair drawn yet) or every one equal, where the weighted forms are the uniform ones."""
+    if not inclusion:
+        return None
+    values = np.fromiter(inclusion.values(), dtype=np.float64)
+    return None if np.all(values == values[0]) else inclusion

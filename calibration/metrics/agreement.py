@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from calibration.metrics._common import HI_WINS, LO_WINS, OUTCOME_CATEGORIES, TIED, WRONG, as_float, sorted_lookup
+from calibration.metrics.active import inverse_probability_weights
 from calibration.metrics.bootstrap import Estimate, PairBootstrap, percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, align_tables, as_table
 
@@ -190,6 +191,7 @@ def agreement(
     rounds: int = 1000,
     seed: int = 0,
     share: np.ndarray | None = None,
+    inclusion: dict[str, float] | None = None,
 ) -> Agreement:
     """Agreement of one judge (one verdict per item) with the humans.
 
@@ -202,6 +204,12 @@ def agreement(
     1) replaces the judge's outcomes when given: a human label then agrees with the judge by the
     share of the judge's verdict on its answer (see :func:`conventions.judge_votes`). Without it,
     each verdict is its outcome, whole.
+
+    ``inclusion`` (active sampling): the pairs' inclusion probabilities, keyed as the tables' pairs.
+    PAR, its no-ties and majority forms and the breakdowns are then weighted means, each human
+    label counting 1 / its pair's pi (a Hajek ratio; the pair bootstrap carries the weights), so
+    that they estimate the agreement over all pairs, not over the ones the draw favoured. Kappa
+    stays unweighted.
     """
     original = as_table(judge_labels)
     judge, humans = align_tables(original, human_labels)
@@ -210,7 +218,7 @@ def agreement(
     v = judge.vocab
     h, j_out, sh = _matched(judge, humans, share)
     boot = PairBootstrap(h.pair, rounds, seed)
-    ones = np.ones(len(h))
+    ones = np.ones(len(h)) if inclusion is None else inverse_probability_weights(np.asarray(h.vocab.pairs)[h.pair], inclusion)
     keys, inv, first_row, counts = item_counts(h.item, h.outcome)
     has, maj = strict_majority(counts)
     it_pair = h.pair[first_row]
@@ -220,7 +228,7 @@ def agreement(
         agree = (h.outcome == j_out).astype(float)
         # PAR without ties on either side
         keep = (h.outcome != TIED) & (j_out != TIED)
-        par_nt = boot.ratios(h.pair, agree * keep, keep.astype(float))[0]
+        par_nt = boot.ratios(h.pair, ones * agree * keep, ones * keep)[0]
         # the strict majority of the humans per item
         it_judge = j_out[first_row]
         agree_maj = ((it_judge == maj) & has).astype(float)
@@ -230,19 +238,20 @@ def agreement(
         agree = sh[np.arange(len(h)), h.outcome]
         decided = (h.outcome != TIED).astype(float)
         keep = (1.0 - sh[:, TIED]) * decided  # the part of the comparison in which the judge said no tie
-        par_nt = boot.ratios(h.pair, agree * decided, keep)[0]
+        par_nt = boot.ratios(h.pair, ones * agree * decided, ones * keep)[0]
         it_share = sh[first_row]
         agree_maj = it_share[np.arange(len(first_row)), maj] * has
         categories = OUTCOME_CATEGORIES + 1 if sh[:, WRONG].any() else OUTCOME_CATEGORIES
         kappa = kappa_estimate(it_pair[has], maj[has], maj[has], categories, boot, share_x=it_share[has])
-    par = boot.ratios(h.pair, agree, ones)[0]
+    par = boot.ratios(h.pair, ones * agree, ones)[0]
     share_kept = float(keep.mean()) if len(h) else None
-    par_maj = boot.ratios(it_pair, agree_maj, has.astype(float))[0]
+    it_weight = ones[first_row]
+    par_maj = boot.ratios(it_pair, it_weight * agree_maj, it_weight * has)[0]
 
     # breakdowns
     n_cat, n_crit = len(v.categories), len(v.criteria)
-    cat_est = boot.ratios(h.pair, agree, ones, h.category, n_cat)
-    crit_est = boot.ratios(h.pair, agree, ones, h.criterion, n_crit)
+    cat_est = boot.ratios(h.pair, ones * agree, ones, h.category, n_cat)
+    crit_est = boot.ratios(h.pair, ones * agree, ones, h.criterion, n_crit)
     present_cat = set(np.unique(h.category).tolist())
     present_crit = set(np.unique(h.criterion).tolist())
     return Agreement(

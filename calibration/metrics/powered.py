@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.metrics._common import LO_WINS, TIED
+from calibration.metrics.active import active_ppi_logistic, active_ppi_mean, effective_sample_size
 from calibration.metrics.labels import LabelTable, align_tables
 from calibration.metrics.ppi import (
     Z95,
@@ -56,6 +57,8 @@ class Items:
     yhat: np.ndarray  # judge's share of wins of sys_lo
     labelled: np.ndarray  # bool: in the labelled set
     unlabelled: np.ndarray  # bool: in the unlabelled set
+    # Active sampling: each item's inclusion probability (its pair's); None: a uniform sample.
+    pi: np.ndarray | None = None
 
     @property
     def n_labelled(self) -> int:
@@ -83,9 +86,14 @@ def _share_of_a(t: LabelTable) -> tuple[np.ndarray, np.ndarray]:
     return keys, total / count
 
 
-def build_items(humans: LabelTable, judge: LabelTable) -> Items:
+def build_items(humans: LabelTable, judge: LabelTable, inclusion: dict[str, float] | None = None) -> Items:
     """The items of ``judge`` (one verdict per item, e.g. from ``merge_swapped``) with the human
-    values of ``humans`` (re-encoded onto one vocabulary when theirs differ)."""
+    values of ``humans`` (re-encoded onto one vocabulary when theirs differ).
+
+    ``inclusion`` (active sampling): each drawn pair's inclusion probability, keyed as the tables'
+    pairs. A labelled pair that was never drawn (a calibration pair every annotator labels) counts
+    as certain (pi = 1); an unlabelled pair not drawn yet, or drawn with certainty and not yet
+    labelled, is in neither set: it has no probability of being unlabelled."""
     humans, judge = align_tables(humans, judge)
     j_keys, yhat = _share_of_a(judge)
     _, first = np.unique(judge.item, return_index=True)
@@ -102,7 +110,13 @@ def build_items(humans: LabelTable, judge: LabelTable) -> Items:
         human_pairs = np.zeros(0, dtype=np.int64)
     pair_labelled = np.isin(cluster, human_pairs)
     labelled = pair_labelled & ~np.isnan(y)
-    return Items(judge.vocab.systems, sys_lo, sys_hi, cluster, y, yhat, labelled, ~pair_labelled)
+    unlabelled = ~pair_labelled
+    pi = None
+    if inclusion is not None:
+        pi = np.array([inclusion.get(judge.vocab.pairs[c], np.nan) for c in cluster], dtype=np.float64)
+        pi[labelled & np.isnan(pi)] = 1.0
+        unlabelled &= np.isfinite(pi) & (pi < 1.0)
+    return Items(judge.vocab.systems, sys_lo, sys_hi, cluster, y, yhat, labelled, unlabelled, pi)
 
 
 # --------------------------------------------------------------------------
@@ -183,11 +197,20 @@ def _rate(items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name:
     judged = rows
     if lam is None and not informative(y[lab], yhat[lab], items.cluster[lab]):
         lam = 0.0
-    ppi = ppi_mean(y[lab], yhat[lab], yhat[unl], lam=lam, clusters=items.cluster[lab], clusters_unlabeled=items.cluster[unl])
-    human = ppi_mean(y[lab], yhat[lab], [], lam=0.0, clusters=items.cluster[lab])
+    cl, cu = items.cluster[lab], items.cluster[unl]
     judge = ppi_mean(yhat[judged], yhat[judged], [], lam=0.0, clusters=items.cluster[judged])
+    if items.pi is None:
+        ppi = ppi_mean(y[lab], yhat[lab], yhat[unl], lam=lam, clusters=cl, clusters_unlabeled=cu)
+        human = ppi_mean(y[lab], yhat[lab], [], lam=0.0, clusters=cl)
+        p, h, j = rate_intervals(ppi, human, judge)
+        return PoweredRate(name, p, h, j, ppi.lam, _effective(h.n, h.se, p.se))
+    # Active sampling: inverse-probability weighted (metrics.active); the worth in uniform labels
+    # comes from the population's variance, as the labelled items are not a uniform sample.
+    pl, pu = items.pi[lab], items.pi[unl]
+    ppi = active_ppi_mean(y[lab], yhat[lab], yhat[unl], pl, pu, lam=lam, clusters=cl, clusters_unlabeled=cu)
+    human = active_ppi_mean(y[lab], yhat[lab], [], pl, [], lam=0.0, clusters=cl)
     p, h, j = rate_intervals(ppi, human, judge)
-    return PoweredRate(name, p, h, j, ppi.lam, _effective(h.n, h.se, p.se))
+    return PoweredRate(name, p, h, j, ppi.lam, effective_sample_size(y[lab], pl, p.se, cl))
 
 
 def system_rows(items: Items, reference: str | None):
@@ -339,8 +362,17 @@ def bt_scores(
     n_lab, n_pairs_lab = int(lab_r.sum()), int(np.unique(cl[lab_r]).size)
     if lam is None and not informative(y[lab_r], yhat[lab_r], cl[lab_r]):
         lam = 0.0
-    ppi = ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[unl_r], yhat[unl_r], lam=lam, clusters=cl[lab_r], clusters_unlabeled=cl[unl_r])
-    human = ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[:0], yhat[:0], lam=0.0, clusters=cl[lab_r])
+    if items.pi is None:
+        ppi = ppi_logistic(
+            X[lab_r], y[lab_r], yhat[lab_r], X[unl_r], yhat[unl_r], lam=lam, clusters=cl[lab_r], clusters_unlabeled=cl[unl_r]
+        )
+        human = ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[:0], yhat[:0], lam=0.0, clusters=cl[lab_r])
+    else:  # active sampling: inverse-probability weighted (metrics.active)
+        pl, pu = items.pi[rows][lab_r], items.pi[rows][unl_r]
+        ppi = active_ppi_logistic(
+            X[lab_r], y[lab_r], yhat[lab_r], X[unl_r], yhat[unl_r], pl, pu, lam=lam, clusters=cl[lab_r], clusters_unlabeled=cl[unl_r]
+        )
+        human = active_ppi_logistic(X[lab_r], y[lab_r], yhat[lab_r], X[:0], yhat[:0], pl, [], lam=0.0, clusters=cl[lab_r])
     judge = ppi_logistic(X, yhat, yhat, X[:0], yhat[:0], lam=0.0, clusters=cl)
     return PoweredScores(
         reference, anchor, systems,

@@ -308,6 +308,7 @@ def bradley_terry(
     anchor: float = 1000,
     rounds: int = 1000,
     seed: int = 0,
+    weights: np.ndarray | None = None,
 ) -> BTResult:
     """Bradley-Terry scores: each label is one comparison of its two systems
     (win 1, tie 1/2 each way), fitted by maximum likelihood with choix's I-LSR
@@ -337,9 +338,18 @@ def bradley_terry(
     are left out. Rounds in which a system does not appear
     leave it out; a system compared in one pair only gets no CI.
     ``n`` = comparisons involving the system.
+
+    ``weights`` (one per label, e.g. 1 / the pair's inclusion probability under active sampling):
+    each label counts that many times in the win counts, so that the fit is the weighted MLE; the
+    bootstrap still resamples pairs, carrying their weights. None: every label once.
     """
     t = as_table(labels)
     codes, local, s, col, vals, pairs = _bt_inputs(t)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(t),) or np.any(~np.isfinite(weights)) or np.any(weights <= 0):
+            raise ValueError("Bradley-Terry weights must be positive, one per label")
+        vals = vals * np.concatenate([weights, weights])
     v = t.vocab
     ref = None
     if reference is not None:
@@ -493,9 +503,12 @@ def _placed(fit: _Fit, anchors: np.ndarray) -> dict[str, SystemScore]:
 def bradley_terry_by_category(labels, reference: str | None = REFERENCE_SYSTEM, **kwargs) -> dict[str, BTResult | None]:
     """:func:`bradley_terry` per category (None where the reference is absent)."""
     t = as_table(labels)
+    weights = kwargs.pop("weights", None)
     out: dict[str, BTResult | None] = {}
     for c in np.unique(t.category):
         sub = t.select(t.category == c)
+        if weights is not None:
+            kwargs["weights"] = np.asarray(weights)[t.category == c]
         try:
             out[t.vocab.categories[c]] = bradley_terry(sub, reference=reference, **kwargs)
         except ValueError:
