@@ -15,6 +15,7 @@ from calibration.interchange.formats import (
     REMOVED_COLUMN,
     iso,
 )
+from calibration.interchange.readings_export import _call_columns, _usd, judge_reading_rows, reading_label_rows
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import SIDES, TIE, position_of, system_of
 
@@ -56,7 +57,8 @@ def _head(assignment: Assignment) -> dict:
 
 
 def label_rows(campaign: Campaign) -> list[dict]:
-    """Every human label that names a winner, then the judges' rows (`judge_label_rows`)."""
+    """Every human label that names a winner, the human answers about one article, then the judges'
+    rows (`judge_label_rows`, `readings_export.judge_reading_rows`)."""
     labels = (
         Label.objects.filter(assignment__pair__campaign=campaign)
         .exclude(winner="")
@@ -84,30 +86,10 @@ def label_rows(campaign: Campaign) -> list[dict]:
             EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
             **({} if assignment.order_known else {ORDER_COLUMN: False}),
         })  # fmt: skip
-    return rows + judge_label_rows(campaign)
-
-
-def _usd(value) -> str | None:
-    """A stored amount to 1e-8 USD; None (an empty cell) when unknown: the judge had no prices."""
-    return None if value is None else f"{value:.8f}"
-
-
-def _call_columns(call: JudgeCall | None) -> dict:
-    if call is None:
-        return {
-            "prompt_tokens": None,
-            "completion_tokens": None,
-            "cost_usd": None,
-            "latency_ms": None,
-            "call_id": None,
-        }
-    return {
-        "prompt_tokens": call.prompt_tokens,
-        "completion_tokens": call.completion_tokens,
-        "cost_usd": _usd(call.cost_usd),
-        "latency_ms": call.latency_ms,
-        "call_id": call.id,
-    }
+    # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
+    if not campaign.readings.exists():
+        return rows + judge_label_rows(campaign)
+    return rows + reading_label_rows(campaign) + judge_label_rows(campaign) + judge_reading_rows(campaign)
 
 
 def judge_label_rows(campaign: Campaign) -> list[dict]:
