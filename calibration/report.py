@@ -17,7 +17,18 @@ from django.conf import settings
 from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
+from calibration import (
+    charts,
+    pointwise_selectors,
+    report_alttest,
+    report_cache,
+    report_pointwise,
+    report_ppi,
+    report_reference,
+    report_selective,
+    selectors,
+    study_plan,
+)
 from calibration import metrics as M
 from calibration import report_sections as sections
 from common.names import REFERENCE_SYSTEM
@@ -500,6 +511,13 @@ def build_report(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
         vetting=vetting, **alt,
     )  # fmt: skip
+    # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
+    pointwise = report_pointwise.section(
+        pointwise_selectors.pointwise_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted),
+        epsilon=report["alt_test"]["epsilon"], unit=alt_unit, rounds=rounds, seed=seed,
+    )  # fmt: skip
+    if pointwise is not None:
+        report["pointwise"] = pointwise
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
 
