@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from calibration import charts
 from calibration.report import HUMANS
 from calibration.report_tables import ORDER, Table, heading, tables
+from calibration.report_tables_pointwise import KEYS as POINTWISE_KEYS
 from calibration.table_format import ROWS_SHOWN
 from common.spreadsheet import row_safe
 
@@ -218,7 +219,7 @@ def render_md(report: dict) -> str:
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)
-    for key in ORDER["md"]:
+    for key in ORDER["md"] + [key for key in POINTWISE_KEYS if key in every]:
         lines += _md_table(every[key])
     return "\n".join(lines).rstrip() + "\n"
 
@@ -226,8 +227,10 @@ def render_md(report: dict) -> str:
 def render_html(report: dict, svgs: dict[str, str] | None = None) -> str:
     """A standalone page with the charts inline (`svgs`: already rendered ones)."""
     svgs = svgs if svgs is not None else charts.report_charts(report)
+    every = tables(report)
+    pointwise = [every[key] for key in POINTWISE_KEYS if key in every]
     return render_to_string(
-        "calibration/report.html", {"report": report, "tables": tables(report), "charts": svgs, "heading": heading(report)}
+        "calibration/report.html", {"report": report, "tables": every, "charts": svgs, "heading": heading(report), "pointwise": pointwise}
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange, Pair
+from annotate.models import Answer, Assignment, Campaign, Criterion, Label, LabelChange, Pair
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import system_of
@@ -293,16 +293,23 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
     assignments = Assignment.objects.filter(pair__campaign=campaign).aggregate(
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), last=Max("last_activity_at")
     )
-    units = JudgeUnit.objects.filter(pair__campaign=campaign).aggregate(
+    # A judge's units of pairs and of readings (one article alone; none in a pairwise campaign).
+    units = JudgeUnit.objects.filter(Q(pair__campaign=campaign) | Q(reading__campaign=campaign)).aggregate(
         n=Count("id"), last=Max("updated_at"), verdicts=Count("verdicts"), done=Count("id", filter=Q(status=JudgeUnit.Status.DONE))
     )
-    calls = JudgeCall.objects.filter(unit__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
-    # Every change of a winner or rationale writes one (an import may change labels and no time).
-    changes = LabelChange.objects.filter(assignment__pair__campaign=campaign).aggregate(last=Max("id"))
+    calls = JudgeCall.objects.filter(Q(unit__pair__campaign=campaign) | Q(unit__reading__campaign=campaign)).aggregate(
+        n=Count("id"), last=Max("id")
+    )
+    # Every change of a winner, an answer or a rationale writes one (an import may change labels and no time).
+    changes = LabelChange.objects.filter(
+        Q(assignment__pair__campaign=campaign) | Q(reading_assignment__reading__campaign=campaign)
+    ).aggregate(last=Max("id"))
+    # Answers about one article alone: in the stamp only when there are any, so a pairwise campaign's is as before.
+    answers = Answer.objects.filter(assignment__reading__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))
     parts = (
         labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
         units["verdicts"], calls["n"], calls["last"], changes["last"],
-    )  # fmt: skip
+    ) + ((answers["n"], answers["last"]) if answers["n"] else ())  # fmt: skip
     return tuple(p.isoformat() if hasattr(p, "isoformat") else p for p in parts)
 
 

@@ -209,3 +209,57 @@ def _rating_set():
     from annotate.models import CriterionSet
 
     return CriterionSet.objects.filter(criteria__response__type="rating").distinct().get()
+
+
+def test_it_renders_the_section_in_markdown_html_and_csv(arena):
+    from calibration.report_formats import render_html, render_md, render_table_csv
+
+    campaign, _ = arena
+    report = build_report(campaign, rounds=ROUNDS, alt_epsilon=0.2, alt_epsilon_reason="crowd-like annotators")
+    close = next(t for t in report["pointwise"]["tables"] if t["response"] == "rating")["judges"]["close-judge"]
+    kappa = close["figures"]["figures"]["kappa_quadratic"]
+    shown = f"{kappa['value']:.3f} [{kappa['ci'][0]:.3f}, {kappa['ci'][1]:.3f}]"
+
+    markdown, html = render_md(report), render_html(report, svgs={})
+    rows = list(csv.reader(render_table_csv(report, "pointwise_judges").splitlines()))
+
+    assert "## One-article answers: judges against the humans" in markdown and shown in markdown
+    assert "Cross-protocol" in markdown and "One-article answers: alternative annotator test" in html and shown in html
+    assert rows[0] == ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
+    assert ["rating 1-5", "close-judge", "kappa_quadratic"] in [r[:3] for r in rows]
+    assert close["alt_test"]["summary"] in markdown
+
+
+def test_it_adds_no_table_to_a_pairwise_report(calibration_campaign):
+    from calibration.report_formats import render_md, tables
+
+    report = build_report(calibration_campaign, rounds=20)
+    assert not [key for key in tables(report) if key.startswith("pointwise")]
+    assert "One-article" not in render_md(report)
+
+
+def test_it_shows_the_section_on_the_dashboard(client, rachel, arena):
+    from django.urls import reverse
+
+    campaign, _ = arena
+    client.force_login(rachel)
+    response = client.get(reverse("calibration-dashboard", args=[campaign.pk]))
+    html = response.content.decode()
+
+    assert response.status_code == 200
+    for title in ("One-article answers: judges against the humans", "One-article answers: agreement of the panel",
+                  "One-article answers: prediction-powered mean per system"):  # fmt: skip
+        assert title in html
+    assert "kappa_quadratic" in html and "icc2_k" in html and "fleiss_kappa" in html
+
+
+def test_it_changes_the_report_stamp_when_an_answer_changes(arena):
+    from annotate.models import Answer
+    from calibration.selectors import calibration_stamp
+
+    campaign, _ = arena
+    before = calibration_stamp(campaign=campaign)
+    answer = Answer.objects.filter(assignment__reading__campaign=campaign).first()
+    Answer.objects.filter(pk=answer.pk).update(saved_at=answer.saved_at.replace(year=2025))
+
+    assert calibration_stamp(campaign=campaign) != before
