@@ -17,20 +17,10 @@ from django.conf import settings
 from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import (
-    charts,
-    pointwise_selectors,
-    report_alttest,
-    report_cache,
-    report_pointwise,
-    report_ppi,
-    report_reference,
-    report_selective,
-    selectors,
-    study_plan,
-)
+from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
+from calibration.report_pointwise import pointwise_part
 from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
@@ -512,12 +502,9 @@ def build_report(
         vetting=vetting, **alt,
     )  # fmt: skip
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
-    pointwise = report_pointwise.section(
-        pointwise_selectors.pointwise_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted),
-        epsilon=report["alt_test"]["epsilon"], unit=alt_unit, rounds=rounds, seed=seed,
-    )  # fmt: skip
-    if pointwise is not None:
-        report["pointwise"] = pointwise
+    report.update(
+        pointwise_part(campaign, include_unsubmitted, epsilon=report["alt_test"]["epsilon"], unit=alt_unit, rounds=rounds, seed=seed)
+    )
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
 

@@ -29,7 +29,7 @@ from calibration.metrics.crossprotocol import cross_protocol
 from calibration.metrics.pointwise_agreement import Figures, pointwise_statistics
 from calibration.metrics.pointwise_panel import PanelFigures
 from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means
-from calibration.pointwise_selectors import PointwiseInputs
+from calibration.pointwise_selectors import PointwiseInputs, pointwise_inputs
 from calibration.report_alttest import NOT_SET
 from calibration.report_sections import estimate, rounded
 
@@ -148,3 +148,10 @@ def section(inputs: PointwiseInputs | None, *, epsilon: float | None, unit: str,
         _table_section(key, table, inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed) for key, table in inputs.tables.items()
     ]
     return clean({"statement": STATEMENT, "cluster": "article", "rounds": rounds, "seed": seed, "epsilon": epsilon, "tables": tables})
+
+
+def pointwise_part(campaign, include_unsubmitted: bool, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> dict:
+    """{"pointwise": the section} for a campaign with answers about one article, else {} (the report is unchanged)."""
+    inputs = pointwise_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
+    found = section(inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
+    return {} if found is None else {"pointwise": found}

@@ -8,7 +8,7 @@ kappas, a scale's weighted kappas and correlations, a count's errors.
 
 from __future__ import annotations
 
-from calibration.table_format import DASH, Table, fmt_estimate, fmt_n, nested
+from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
 
 CEILING = "annotators (leave one out)"
 KEYS = ("pointwise_judges", "pointwise_criteria", "pointwise_panels", "pointwise_alt_test", "pointwise_powered", "pointwise_cross")
@@ -20,10 +20,13 @@ def _label(table: dict) -> str:
     return {"binary": "checklist"}.get(table["response"], table["response"])
 
 
-def _cell(entry: dict | None) -> str:
+def _cell(entry: dict | None, unit: str = "article") -> str:
+    """`0.61 [0.55, 0.66]† (n=120, 40 articles)`: the bootstrap's units named (articles, or topics)."""
     if entry is None or entry["value"] is None:
         return DASH
-    return nested(entry)
+    text = fmt_estimate(entry["value"], entry["ci"], 3, entry.get("ci_note")) + (SMALL_MARK if entry["small_n"] else "")
+    units = entry.get("n_pairs")
+    return f"{text} (n={entry['n']:,})" if units is None else f"{text} (n={entry['n']:,}, {units:,} {unit}{'' if units == 1 else 's'})"
 
 
 def _figure_rows(label: str, rater: str, figures: dict) -> list[list[str]]:
@@ -82,7 +85,8 @@ def _alt_test(section: dict) -> Table:
 
 
 def _interval(entry: dict) -> str:
-    return f"{fmt_estimate(entry['value'], entry['ci'])} {fmt_n(entry['n'], entry['n_pairs'])}"
+    units = entry["n_pairs"]
+    return f"{fmt_estimate(entry['value'], entry['ci'])} (n={entry['n']:,}, {units:,} article{'' if units == 1 else 's'})"
 
 
 def _powered(section: dict) -> Table:
@@ -112,9 +116,11 @@ def _cross(section: dict) -> Table:
         for source, result in (("humans", cross["humans"]), *cross["judges"].items()):
             hit, decisive = result["figures"].get("hit_rate"), result["figures"].get("hit_rate_decisive")
             counts = result["counts"]
-            rows.append([_label(t), "all", source, _cell(hit), _cell(decisive), f"{counts['verdicts']:,}", f"{counts['no_pointwise']:,}"])
+            pooled = [_cell(hit, "topic"), _cell(decisive, "topic"), f"{counts['verdicts']:,}", f"{counts['no_pointwise']:,}"]
+            rows.append([_label(t), "all", source, *pooled])
             for criterion, figures in result["by_criterion"].items():
-                rows.append([_label(t), criterion, source, _cell(figures.get("hit_rate")), _cell(figures.get("hit_rate_decisive")), "", ""])
+                cells = [_cell(figures.get("hit_rate"), "topic"), _cell(figures.get("hit_rate_decisive"), "topic"), "", ""]
+                rows.append([_label(t), criterion, source, *cells])
     headers = [
         "Response",
         "Criterion",
