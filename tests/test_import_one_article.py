@@ -168,3 +168,23 @@ def test_it_keeps_a_pairwise_export_without_the_new_columns(arena, tmp_path):
     assert run("export_labels", "--campaign", "arena", "--out", str(out)).code == 0
     header = out.read_text(encoding="utf-8").splitlines()[0]
     assert "response" not in header and "answer" not in header
+
+
+def test_it_updates_a_changed_answer_and_records_the_change(arena, tmp_path):
+    rows = mixed_rows()
+    assert run("import_labels", "--campaign", "arena", str(write_csv(tmp_path / "in.csv", rows))).code == 0
+    changed = [dict(r) for r in rows]
+    target = next(r for r in changed if r["criterion"] == "clarity" and r["rater"] == "ann_1")
+    target["answer"], target["saved_at"] = "1", "2024-05-02T10:00:00Z"
+
+    result = run("import_labels", "--campaign", "arena", str(write_csv(tmp_path / "changed.csv", changed)))
+
+    assert result.code == 0, result.err
+    assert "one-article answers: 0 new, 1 updated, 23 unchanged" in result.out
+    change = LabelChange.objects.filter(reading_assignment__isnull=False, field="value").order_by("-id").first()
+    assert (change.old_value, change.new_value, change.source, change.changed_by.username) == (
+        str(min(5, 4 + 0)),
+        "1",
+        "import",
+        "ann_1",
+    )
