@@ -20,7 +20,7 @@ from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
-from calibration.report_pointwise import pointwise_part
+from calibration.report_pointwise import pointwise_add
 from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
@@ -502,9 +502,7 @@ def build_report(
         vetting=vetting, **alt,
     )  # fmt: skip
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
-    report.update(
-        pointwise_part(campaign, include_unsubmitted, epsilon=report["alt_test"]["epsilon"], unit=alt_unit, rounds=rounds, seed=seed)
-    )
+    pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed)
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
 

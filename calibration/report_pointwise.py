@@ -150,8 +150,21 @@ def section(inputs: PointwiseInputs | None, *, epsilon: float | None, unit: str,
     return clean({"statement": STATEMENT, "cluster": "article", "rounds": rounds, "seed": seed, "epsilon": epsilon, "tables": tables})
 
 
-def pointwise_part(campaign, include_unsubmitted: bool, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> dict:
-    """{"pointwise": the section} for a campaign with answers about one article, else {} (the report is unchanged)."""
+def pointwise_add(report: dict, campaign, include_unsubmitted: bool, *, unit: str, rounds: int, seed: int) -> None:
+    """Adds the `pointwise` section and a note to a campaign's report when it has answers about one
+    article; leaves the report as it is otherwise. The alt-test's ε is the report's."""
     inputs = pointwise_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
-    found = section(inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
-    return {} if found is None else {"pointwise": found}
+    found = section(inputs, epsilon=report["alt_test"]["epsilon"], unit=unit, rounds=rounds, seed=seed)
+    if found is not None:
+        report["pointwise"] = found
+        report["notes"].append(pointwise_note(found))
+
+
+def pointwise_note(section: dict) -> str:
+    """One line for the report's notes: the pairwise figures above do not cover these answers."""
+    names = {"binary": "checklist"}
+    parts = []
+    for t in section["tables"]:
+        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
+        parts.append(f"{t['n_answers']:,} {names.get(t['response'], t['response'])}{scale} answers")
+    return f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."

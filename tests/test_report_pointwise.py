@@ -228,6 +228,10 @@ def test_it_renders_the_section_in_markdown_html_and_csv(arena):
     assert rows[0] == ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
     assert ["rating 1-5", "close-judge", "kappa_quadratic"] in [r[:3] for r in rows]
     assert close["alt_test"]["summary"] in markdown
+    assert (
+        "> Answers about one article alone (360 checklist answers, 360 count answers, 360 rating 1-5 answers) are in the pointwise section"
+        in markdown
+    )
 
 
 def test_it_adds_no_table_to_a_pairwise_report(calibration_campaign):
