@@ -37,6 +37,11 @@ class PointwiseInputs:
     pairwise_campaigns: list[str] = field(default_factory=list)
 
 
+def judge_name(name: str, humans: set[str]) -> str:
+    """A judge's name in the tables: as it is, unless an annotator has that username."""
+    return f"{name} (judge)" if name in humans else name
+
+
 def _chunks(values: list, size: int = CHUNK):
     for start in range(0, len(values), size):
         yield values[start : start + size]
@@ -110,9 +115,13 @@ def pointwise_inputs(*, campaign: Campaign, include_unsubmitted: bool = False) -
     rows, criteria = pointwise_rows(campaign=campaign, include_unsubmitted=include_unsubmitted)
     if not rows:
         return None
+    # A judge named like an annotator's account would be one rater of two kinds: its answers get a suffix.
+    humans = {row.rater for row in rows if not row.is_judge}
+    rows = [row._replace(rater=judge_name(row.rater, humans)) if row.is_judge else row for row in rows]
     tables = pointwise_tables(rows)
     keys = {row.criterion for row in rows}
     articles = {int(row.article) for row in rows}
     verdicts, campaigns = _pairwise_verdicts(articles, keys)
+    verdicts = [v._replace(rater=judge_name(v.rater, humans)) if v.is_judge else v for v in verdicts]
     responses = {c.key: response_cell(c.response) for c in criteria.values() if c.key in keys}
     return PointwiseInputs(tables, responses, verdicts, campaigns)

@@ -267,3 +267,17 @@ def test_it_changes_the_report_stamp_when_an_answer_changes(arena):
     Answer.objects.filter(pk=answer.pk).update(saved_at=answer.saved_at.replace(year=2025))
 
     assert calibration_stamp(campaign=campaign) != before
+
+
+def test_it_keeps_a_judge_named_like_an_annotator_apart(tmp_path):
+    assert run("create_campaign", "--name", "arena", "--labels-only").code == 0
+    rows = [r for r in synthetic_rows(topics=4) if r["rater"] != "coin-judge"]
+    for r in rows:
+        if r["rater"] == "close-judge":
+            r["rater"] = "ann_1"  # a judge called like the account of an annotator
+    assert run("import_labels", "--campaign", "arena", str(write_csv(tmp_path / "same.csv", rows))).code == 0
+
+    report = build_report(Campaign.objects.get(name="arena"), rounds=20)
+
+    table = report["pointwise"]["tables"][0]
+    assert "ann_1" in table["humans"] and list(table["judges"]) == ["ann_1 (judge)"]
