@@ -22,6 +22,8 @@ from calibration import metrics as M
 from calibration import report_sections as sections
 from calibration.report_design import notes as design_notes
 from calibration.report_design import with_design
+from calibration.report_ensembles import ensemble_inputs, ensemble_name, parse_ensembles  # noqa: F401 (parse_ensembles: the views and commands import it here)
+from calibration.report_pointwise import pointwise_add
 from calibration.report_position import section as position_section
 from common.names import REFERENCE_SYSTEM
 
@@ -30,7 +32,6 @@ VERSION = 3
 HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
 ANCHOR = 1000.0
-ENSEMBLE_PREFIX = "ensemble:"
 # At most this many threads compute a report's independent parts side by side (the raters'
 # Bradley-Terry fits above all); numpy releases the GIL in them.
 _THREADS = 4
@@ -145,52 +146,6 @@ def _anchor_raters(raters: list[_Rater]) -> list[str] | None:
             if list(r.bt_by_category[category].anchor_systems) != common:
                 r.bt_by_category[category] = r.bt_by_category[category].recentred(common)
     return shared
-
-
-def ensemble_name(members: list[str] | tuple[str, ...]) -> str:
-    """`ensemble:a+b+c` (judge names hold neither ':' nor '+')."""
-    return ENSEMBLE_PREFIX + "+".join(members)
-
-
-def parse_ensembles(values: list[str] | None) -> list[tuple[str, ...]]:
-    """`["a,b,c", ...]` (a command line's or a query string's) as member tuples, checked for form only."""
-    out: list[tuple[str, ...]] = []
-    for value in values or []:
-        members = tuple(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
-        if len(members) < 2:
-            raise ValueError(f"an ensemble needs at least two different judges, comma-separated, not '{value}'")
-        if set(members) not in [set(o) for o in out]:  # a,b and b,a vote alike
-            out.append(members)
-    return out
-
-
-def _ensemble(
-    members: tuple[str, ...], by_name: dict, merged_by_judge: dict, campaign: Campaign
-) -> tuple[selectors.JudgeSummary, M.LabelTable]:
-    for m in members:
-        if m not in by_name or not len(merged_by_judge[m]):
-            known = ", ".join(sorted(n for n in by_name if len(merged_by_judge[n]))) or "none"
-            raise ValueError(f"ensemble member '{m}' has no verdicts in campaign '{campaign.name}' (judges with verdicts: {known})")
-    name = ensemble_name(members)
-    table = M.ensemble_verdicts([merged_by_judge[m] for m in members], name)
-    parts = [by_name[m] for m in members]
-    summary = selectors.JudgeSummary(
-        name=name,
-        model=" + ".join(p.model or p.name for p in parts),
-        kind="ensemble",
-        n_units=sum(p.n_units for p in parts),
-        errors=sum(p.errors for p in parts),
-        n_calls=sum(p.n_calls for p in parts),
-        n_invalid_calls=sum(p.n_invalid_calls for p in parts),
-        cost_usd=None if any(p.cost_usd is None for p in parts) else sum(p.cost_usd for p in parts),
-        prompt_tokens=sum(p.prompt_tokens for p in parts),
-        cached_tokens=sum(p.cached_tokens for p in parts),
-        completion_tokens=sum(p.completion_tokens for p in parts),
-        mean_latency_ms=None,
-        possibly_billed_usd=None if any(p.possibly_billed_usd is None for p in parts) else sum(p.possibly_billed_usd for p in parts),
-        n_possibly_billed=sum(p.n_possibly_billed for p in parts),
-    )
-    return summary, table
 
 
 def _recommendation(judges: list[dict], differences: list[M.PairedDifference], has_humans: bool) -> tuple[str, str | None, list[str]]:
@@ -369,7 +324,7 @@ def _report(
     by_name = {s.name: s for s in inputs.judges}
     by_section = {j["name"]: j for j in judges}
     for members in ensembles:
-        summary, merged = _ensemble(members, by_name, merged_by_judge, campaign)
+        summary, merged = ensemble_inputs(members, by_name, merged_by_judge, campaign)
         # An ensemble votes once per item, in no order: the conventions leave it as it is.
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, M.Votes(merged, None, 0)
         judges.append(
@@ -512,6 +467,8 @@ def build_report(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
         vetting=vetting, **alt,
     )  # fmt: skip
+    # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
+    pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed)
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
 

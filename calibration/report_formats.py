@@ -20,6 +20,7 @@ from calibration.report import HUMANS
 from calibration.report_tables import ORDER, Table, heading, tables
 from calibration.report_tables_design import CSV_COLUMNS as DESIGN_COLUMNS
 from calibration.report_tables_design import csv_fields as design_csv_fields
+from calibration.report_tables_pointwise import KEYS as POINTWISE_KEYS
 from calibration.table_format import ROWS_SHOWN
 from common.spreadsheet import row_safe
 
@@ -231,7 +232,7 @@ def render_md(report: dict) -> str:
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)
-    for key in (["design"] if "design" in every else []) + ORDER["md"]:
+    for key in (["design"] if "design" in every else []) + ORDER["md"] + [key for key in POINTWISE_KEYS if key in every]:
         lines += _md_table(every[key])
     return "\n".join(lines).rstrip() + "\n"
 
@@ -239,8 +240,10 @@ def render_md(report: dict) -> str:
 def render_html(report: dict, svgs: dict[str, str] | None = None) -> str:
     """A standalone page with the charts inline (`svgs`: already rendered ones)."""
     svgs = svgs if svgs is not None else charts.report_charts(report)
+    every = tables(report)
+    pointwise = [every[key] for key in POINTWISE_KEYS if key in every]
     return render_to_string(
-        "calibration/report.html", {"report": report, "tables": tables(report), "charts": svgs, "heading": heading(report)}
+        "calibration/report.html", {"report": report, "tables": every, "charts": svgs, "heading": heading(report), "pointwise": pointwise}
     )
 
 

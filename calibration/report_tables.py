@@ -19,6 +19,7 @@ from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_design import design_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
+from calibration.report_tables_pointwise import pointwise_tables
 from calibration.report_tables_reference import reference_line, reference_tables
 from calibration.report_tables_selective import selective_tables
 from calibration.table_format import (
@@ -332,6 +333,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(reference_tables(report))
     out.update(plan_tables(report))
     out.update(design_tables(report))  # actively sampled campaigns only
+    out.update(pointwise_tables(report))  # only when the report has answers about one article
     return out
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
+from annotate.models import Adjudication, Answer, Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
 from calibration.metrics import LabelTable, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import system_of
@@ -342,20 +342,27 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
     assignments = Assignment.objects.filter(pair__campaign=campaign).aggregate(
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), last=Max("last_activity_at")
     )
-    units = JudgeUnit.objects.filter(pair__campaign=campaign).aggregate(
+    # A judge's units of pairs and of readings (one article alone; none in a pairwise campaign).
+    units = JudgeUnit.objects.filter(Q(pair__campaign=campaign) | Q(reading__campaign=campaign)).aggregate(
         n=Count("id"), last=Max("updated_at"), verdicts=Count("verdicts"), done=Count("id", filter=Q(status=JudgeUnit.Status.DONE))
     )
-    calls = JudgeCall.objects.filter(unit__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
-    # Every change of a winner or rationale writes one (an import may change labels and no time).
-    changes = LabelChange.objects.filter(assignment__pair__campaign=campaign).aggregate(last=Max("id"))
+    calls = JudgeCall.objects.filter(Q(unit__pair__campaign=campaign) | Q(unit__reading__campaign=campaign)).aggregate(
+        n=Count("id"), last=Max("id")
+    )
+    # Every change of a winner, an answer or a rationale writes one (an import may change labels and no time).
+    changes = LabelChange.objects.filter(
+        Q(assignment__pair__campaign=campaign) | Q(reading_assignment__reading__campaign=campaign)
+    ).aggregate(last=Max("id"))
     # A decided item is never decided again (`answers.adjudication_save`), so the count and the last time see every decision.
     adjudications = Adjudication.objects.filter(campaign=campaign).aggregate(
         decided=Count("id", filter=~Q(winner="")), last=Max("decided_at")
     )
+    # Answers about one article alone: in the stamp only when there are any, so a pairwise campaign's is as before.
+    answers = Answer.objects.filter(assignment__reading__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))
     parts = (
         labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
         units["verdicts"], calls["n"], calls["last"], changes["last"], adjudications["decided"], adjudications["last"],
-    )  # fmt: skip
+    ) + ((answers["n"], answers["last"]) if answers["n"] else ())  # fmt: skip
     if getattr(campaign, "sampling", "uniform") == "active":  # the report weights by the stored inclusion probabilities
         admissions = PairAdmission.objects.filter(pair__campaign=campaign).aggregate(n=Count("pair"), last=Max("created_at"))
         parts += ("active", admissions["n"], admissions["last"])

@@ -207,9 +207,10 @@ def test_it_writes_only_the_labels_to_standard_output(demo_campaign, tmp_path):
 def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo_campaign, tmp_path, django_assert_num_queries):
     kept = claim(demo_campaign, "annotator1", a_first=True)
     choose(kept, "ww_cc_1", "1")
-    # The labels, who was removed (the one query the flag costs), then the judges' units, rubric and criteria.
+    # The labels, who was removed (the one query the flag costs), whether it has readings (one-article
+    # answers), then the judges' units, rubric and criteria.
     campaign = Campaign.objects.get(pk=demo_campaign.pk)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         label_rows(campaign)
     gone = claim(demo_campaign, "annotator2", a_first=False)
     for key in ("ww_cc_1", "ww_cc_2", "ww_cc_3"):
@@ -218,7 +219,7 @@ def test_it_flags_labels_of_annotators_later_removed_from_the_campaign(demo_camp
     out = tmp_path / "labels.csv"
 
     campaign = Campaign.objects.get(pk=demo_campaign.pk)
-    with django_assert_num_queries(5):  # flat: as many with more labels and a removed annotator
+    with django_assert_num_queries(6):  # flat: as many with more labels and a removed annotator
         rows = label_rows(campaign)
     result = run("export_labels", "--campaign", "Demo campaign", "--out", str(out))
 

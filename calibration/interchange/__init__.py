@@ -80,7 +80,6 @@ from calibration.interchange.export import (
     span_rows,
 )
 from calibration.interchange.formats import (
-    ANSWER_COLUMNS,
     CALL_COLUMNS,
     DELIMITERS,
     EMPHASIS_COLUMN,
@@ -102,7 +101,6 @@ from calibration.interchange.formats import (
 from calibration.interchange.label_import import ImportReport, labels_import
 
 __all__ = [
-    "ANSWER_COLUMNS",
     "CALL_COLUMNS",
     "EMPHASIS_COLUMN",
     "DELIMITERS",

@@ -15,6 +15,7 @@ from calibration.interchange.formats import (
     REMOVED_COLUMN,
     iso,
 )
+from calibration.interchange.readings_export import _call_columns, _usd, judge_reading_rows, reading_label_rows
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
 from judges.selectors import one_article
 from protocols.pairwise import SIDES, TIE, position_of, system_of
@@ -57,9 +58,10 @@ def _head(assignment: Assignment) -> dict:
 
 
 def label_rows(campaign: Campaign) -> list[dict]:
-    """Every human label that names a winner, then the judges' rows (`judge_label_rows`). Swapped
-    repeats are left out of every export (labels, overall answers, spans): each row is one annotator's
-    answer, as the import reads it back; the repeats serve only the report's position figures."""
+    """Every human label that names a winner, the human answers about one article, then the judges'
+    rows (`judge_label_rows`, `readings_export.judge_reading_rows`). Swapped repeats are left out of
+    every export (labels, overall answers, spans): each row is one annotator's answer, as the import
+    reads it back; the repeats serve only the report's position figures."""
     labels = (
         Label.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
         .exclude(winner="")
@@ -87,30 +89,10 @@ def label_rows(campaign: Campaign) -> list[dict]:
             EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
             **({} if assignment.order_known else {ORDER_COLUMN: False}),
         })  # fmt: skip
-    return rows + judge_label_rows(campaign)
-
-
-def _usd(value) -> str | None:
-    """A stored amount to 1e-8 USD; None (an empty cell) when unknown: the judge had no prices."""
-    return None if value is None else f"{value:.8f}"
-
-
-def _call_columns(call: JudgeCall | None) -> dict:
-    if call is None:
-        return {
-            "prompt_tokens": None,
-            "completion_tokens": None,
-            "cost_usd": None,
-            "latency_ms": None,
-            "call_id": None,
-        }
-    return {
-        "prompt_tokens": call.prompt_tokens,
-        "completion_tokens": call.completion_tokens,
-        "cost_usd": _usd(call.cost_usd),
-        "latency_ms": call.latency_ms,
-        "call_id": call.id,
-    }
+    # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
+    if not campaign.readings.exists():
+        return rows + judge_label_rows(campaign)
+    return rows + reading_label_rows(campaign) + judge_label_rows(campaign) + judge_reading_rows(campaign)
 
 
 def judge_label_rows(campaign: Campaign) -> list[dict]:
@@ -129,7 +111,8 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
     criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
     by_category: dict[int, list[Criterion]] = {}
     for criterion in criteria:
-        by_category.setdefault(criterion.category_id, []).append(criterion)
+        if not one_article(criterion):  # a pair's units answer its pairwise criteria only
+            by_category.setdefault(criterion.category_id, []).append(criterion)
     by_id = {c.id: c for c in criteria}
 
     def order(unit: JudgeUnit) -> tuple:
@@ -173,54 +156,6 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
                 rows.append({
                     **head, "criterion": criterion.key, "winner_system": "", "rationale": "",
                     **_call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error",
-                })  # fmt: skip
-    return rows + judge_answer_rows(campaign, [c for c in criteria if one_article(c)])
-
-
-def judge_answer_rows(campaign: Campaign, criteria: list[Criterion]) -> list[dict]:
-    """A judge's answer (or an error) row for each of `criteria` (the rubric's one-article ones:
-    checklist, rating, count) on every finished reading unit: `response` names the criterion's
-    protocol, `answer` holds the answer as stored; the article's system is `left_system`, and there
-    is no winner or position. No query for a rubric without such criteria."""
-    if not criteria:
-        return []
-    units = list(
-        JudgeUnit.objects.filter(reading__campaign=campaign)
-        .exclude(status=JudgeUnit.Status.PENDING)
-        .select_related("judge", "reading__topic", "reading__article__system")
-    )
-    if not units:
-        return []
-    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
-    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
-        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
-    last_calls = {
-        call.unit_id: call for call in JudgeCall.objects.filter(unit__in=units, unit__status=JudgeUnit.Status.ERROR).order_by("id")
-    }
-    by_category: dict[int, list[Criterion]] = {}
-    for criterion in criteria:
-        by_category.setdefault(criterion.category_id, []).append(criterion)
-    by_id = {c.id: c for c in criteria}
-    rows = []
-    order = lambda u: (u.reading.topic.title, u.reading.topic_id, u.reading.article.system.key, u.judge.name, u.id)  # noqa: E731
-    for unit in sorted(units, key=order):
-        reading = unit.reading
-        head = {
-            "campaign": campaign.name, "topic": reading.topic.title, "rater_kind": JUDGE, "rater": unit.judge.name,
-            "left_system": reading.article.system.key, "right_system": "", "winner_system": "", "started_at": "",
-            "saved_at": iso(unit.updated_at), "model": unit.judge.model, "position": "",
-        }  # fmt: skip
-        found = verdicts.get(unit.id, {})
-        for criterion in [by_id[unit.criterion_id]] if unit.criterion_id else by_category.get(unit.category_id, []):
-            verdict = found.get(criterion.id)
-            answer = {"criterion": criterion.key, "response": criterion.response["type"]}
-            if verdict is not None:
-                rows.append(
-                    {**head, **answer, "answer": verdict.answer, "rationale": verdict.rationale, **_call_columns(verdict.call), "error": ""}
-                )
-            elif unit.status == JudgeUnit.Status.ERROR:
-                rows.append({
-                    **head, **answer, "answer": "", "rationale": "", **_call_columns(last_calls.get(unit.id)), "error": unit.error or "error",
                 })  # fmt: skip
     return rows
 

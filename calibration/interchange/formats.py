@@ -41,10 +41,11 @@ JUDGE_COLUMNS = (
     "call_id",
     "error",
 )
-# Written last on label files holding a judge's answers about one article (a reading: checklist,
-# rating, count criteria; issue 25), never read yet: the criterion's response type and the answer
-# in its stored form. Such a row names the article's system as left_system, right_system empty.
-ANSWER_COLUMNS = ("response", "answer")
+# Rows of one-article criteria (checklist, rating, count): `response` names the criterion's response
+# (`interchange.responses`; empty: a pairwise row), `system` the article's system and `answer` the
+# answer as the protocol stores it, left_system/right_system/winner_system then empty. Written after
+# `neutral_emphasis` only when an export holds such rows, so a pairwise export is unchanged.
+ONE_ARTICLE_COLUMNS = ("response", "system", "answer")
 # Read on judge rows when a file has it, never written: the verdict's confidence in [0, 1] (empty: unknown).
 CONFIDENCE_COLUMN = "confidence"
 OVERALL_COLUMNS = (
@@ -152,10 +153,15 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
         rows = list(rows)
         judges = any(row.get("rater_kind") == JUDGE for row in rows)
         unordered = any(row.get(ORDER_COLUMN) is False for row in rows)
-        answers = any(row.get("response") for row in rows)
+        one_article = ONE_ARTICLE_COLUMNS if any(row.get("response") for row in rows) else ()
         columns = (
-            columns + (REMOVED_COLUMN,) + ((ORDER_COLUMN,) if unordered else ()) + (EMPHASIS_COLUMN,) + (JUDGE_COLUMNS if judges else ())
-        ) + (ANSWER_COLUMNS if answers else ())
+            columns
+            + (REMOVED_COLUMN,)
+            + ((ORDER_COLUMN,) if unordered else ())
+            + (EMPHASIS_COLUMN,)
+            + one_article
+            + (JUDGE_COLUMNS if judges else ())
+        )
     elif columns in (OVERALL_COLUMNS, SPAN_COLUMNS):
         columns = columns + (EMPHASIS_COLUMN,)
     if fmt == "csv":
@@ -180,7 +186,7 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
 # A labels file from elsewhere may leave these out; they are then read as empty (a missing
 # campaign: the one imported into; a missing rater_kind: human).
 LABEL_OPTIONAL = frozenset(
-    {"campaign", "rater_kind", "rationale", "started_at", "saved_at", ORDER_COLUMN, CONFIDENCE_COLUMN, *JUDGE_COLUMNS}
+    {"campaign", "rater_kind", "rationale", "started_at", "saved_at", ORDER_COLUMN, CONFIDENCE_COLUMN, *JUDGE_COLUMNS, *ONE_ARTICLE_COLUMNS}
 )
 # Delimiters a CSV file may use; the header tells which (`delimiter_of`).
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
@@ -226,7 +232,7 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
     # A labels file may hold the judge columns and the order column; any other file has none.
-    columns = columns + ((ORDER_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN) if labels else ())
+    columns = columns + ((ORDER_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
     optional = LABEL_OPTIONAL if labels else frozenset()
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from annotate.models import Criterion
 from calibration.interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLUMN, time_field
+from calibration.interchange.responses import pairwise_criterion_check
 from calibration.interchange.targets import (
     Context,
     Target,
@@ -61,6 +62,7 @@ def judge_row_check(
     errors: list[str] = []
     target = context.resolve(values, errors, judges=True)
     criterion = context.criterion(values["criterion"], errors)
+    pairwise_criterion_check(context, criterion, errors)
     if values.get(ORDER_COLUMN, "").lower() in ("false", "0", "no"):
         errors.append(f"a judge row needs the order its judge was shown ({ORDER_COLUMN} false is for human rows)")
     winner, error = values["winner_system"], values["error"].strip()

@@ -30,6 +30,13 @@ from calibration.interchange.judge_rows import (
     judge_row_check,
     judge_rows_write,
 )
+from calibration.interchange.readings import (
+    reading_articles,
+    reading_criteria,
+    reading_row_check,
+    readings_write,
+)
+from calibration.interchange.responses import pairwise_criterion_check
 from calibration.interchange.targets import (
     Context,
     Target,
@@ -62,6 +69,11 @@ class ImportReport:
     judges_created: int = 0
     judge_units: dict[str, int] | None = None
     criteria_created: int = 0
+    # One-article rows (None when the file has none): answers, reading assignments, judges' reading units.
+    answers: dict[str, int] | None = None
+    reading_assignments: dict[str, int] | None = None
+    reading_judge_units: dict[str, int] | None = None
+    readings_created: int = 0
     # What a labels-only campaign's import added to the catalogue (None for any other campaign).
     placeholders: PlaceholdersSaved | None = None
 
@@ -73,6 +85,9 @@ class ImportReport:
             self.overall or {},
             self.spans or {},
             self.judge_units or {},
+            self.answers or {},
+            self.reading_assignments or {},
+            self.reading_judge_units or {},
         ]
         placeholders = self.placeholders or PlaceholdersSaved()
         return bool(
@@ -80,6 +95,7 @@ class ImportReport:
             or self.criteria_created
             or self.pairs_created
             or self.judges_created
+            or self.readings_created
             or placeholders.topics
             or placeholders.systems
             or placeholders.articles
@@ -98,6 +114,11 @@ class ImportReport:
         lines.append(tally("assignments", self.assignments))
         if self.judge_units is not None:
             lines.append(tally("judge units (pair, order, category)", self.judge_units) + f"; judges created: {self.judges_created}")
+        if self.answers is not None:
+            lines.append(tally("one-article answers", self.answers))
+            lines.append(tally("reading assignments", self.reading_assignments) + f"; readings created: {self.readings_created}")
+        if self.reading_judge_units is not None:
+            lines.append(tally("judge units (reading, category)", self.reading_judge_units))
         lines.append(f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}")
         if self.criteria_created:
             lines.append(f"criteria created from the labels: {self.criteria_created}")
@@ -146,9 +167,14 @@ def labels_import(
     now = now or timezone.now()
     report = ImportReport()
     context = Context(campaign, [f for f in (labels, overall, spans) if f is not None])
-    plans, judge_plans = _check_labels(context, labels, report, order_unknown=order_unknown)
+    plans, judge_plans, readings = _check_labels(context, labels, report, order_unknown=order_unknown)
+    reading_plans, reading_judge_plans = readings
     if judge_plans:
         report.judge_units = _tally()
+    if reading_plans or reading_judge_plans:
+        report.answers, report.reading_assignments = _tally(), _tally()
+    if reading_judge_plans:
+        report.reading_judge_units = _tally()
     wanted_overall, wanted_spans = {}, []
     if overall is not None:
         wanted_overall, bad = overall_check(context, overall, plans)
@@ -163,15 +189,23 @@ def labels_import(
     with transaction.atomic():
         if context.placeholders is not None:
             report.placeholders = Placeholders.save(
-                article for target in _targets(plans, judge_plans, wanted_overall) for article in (target.left, target.right)
+                [
+                    *(article for target in _targets(plans, judge_plans, wanted_overall) for article in (target.left, target.right)),
+                    *reading_articles(reading_plans, reading_judge_plans),
+                ]
             )
             # Keyed again: the placeholders' provisional ids are now real ones.
             plans = {plan.target.key: plan for plan in plans.values()}
         if context.new_criteria is not None:
             report.criteria_created = context.new_criteria.save(
-                criterion
-                for rows in (*(plan.labels for plan in plans.values()), *(plan.rows for plan in judge_plans.values()))
-                for criterion, *_ in rows
+                [
+                    *(
+                        criterion
+                        for rows in (*(plan.labels for plan in plans.values()), *(plan.rows for plan in judge_plans.values()))
+                        for criterion, *_ in rows
+                    ),
+                    *reading_criteria(reading_plans, reading_judge_plans),
+                ]
             )
         report.pairs_created += pairs_ensure(context, _targets(plans, judge_plans, {}))
         assignments = _write_answers(context, plans, report, now)
@@ -195,6 +229,13 @@ def labels_import(
             report.judges_created += written.judges_created
             report.pairs_created += written.pairs_created
             report.judge_units = written.units
+        if reading_plans or reading_judge_plans:
+            done = readings_write(context=context, plans=reading_plans, judge_plans=reading_judge_plans, now=now)
+            report.readings_created, report.raters_created = done.readings_created, report.raters_created + done.raters_created
+            report.judges_created += done.judges_created
+            report.answers, report.reading_assignments = done.answers, done.assignments
+            if reading_judge_plans:
+                report.reading_judge_units = done.judge_units
     report.imported = True
     return report
 
@@ -225,18 +266,24 @@ def order_known_value(values: dict[str, str], errors: list[str]) -> bool:
     return True
 
 
-def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *, order_unknown: bool = False) -> tuple[dict, dict]:
+def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *, order_unknown: bool = False) -> tuple[dict, dict, tuple]:
     plans: dict[tuple, _AssignmentRows] = {}
     judge_plans: dict[tuple, JudgePlan] = {}
+    reading_plans: dict[tuple, object] = {}
+    reading_judge_plans: dict[tuple, object] = {}
     seen: dict[tuple, int] = {}
     bad = list(rows_file.problems)
     for line, values in rows_file.rows:
+        if values.get("response"):
+            reading_row_check(context, line, values, reading_plans, reading_judge_plans, seen, bad)
+            continue
         if values.get("rater_kind") == JUDGE:
             judge_row_check(context, line, values, judge_plans, seen, bad)
             continue
         errors: list[str] = []
         target = context.resolve(values, errors)
         criterion = context.criterion(values["criterion"], errors)
+        pairwise_criterion_check(context, criterion, errors)
         winner = values["winner_system"]
         if winner == "":
             errors.append("winner_system is empty (leave out criteria without a verdict)")
@@ -264,7 +311,7 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
         side = side_for_system(winner, article_a.system.key, article_b.system.key)
         plan.labels.append((criterion, side, values["rationale"], saved_at))
     _record(report, rows_file, bad)
-    return plans, judge_plans
+    return plans, judge_plans, (reading_plans, reading_judge_plans)
 
 
 # --- writing -------------------------------------------------------------------

@@ -65,6 +65,8 @@ class Context:
         self.criteria = {c.key: c for c in campaign.criterion_set.criteria.all()}
         # Criteria the rows name and the rubric lacks: only for a rubric made to grow from the labels.
         self.new_criteria = NewCriteria(campaign.criterion_set) if criteria_grow(campaign.criterion_set) else None
+        # Planned criteria whose response a row has fixed (pairwise, or the one-article type it names).
+        self.decided: set[str] = set()
         self.systems = {s.key: s for s in System.objects.all()}
         self.pairs = {
             frozenset((p.article_a_id, p.article_b_id)): p for p in campaign.pairs.select_related("article_a__system", "article_b__system")
@@ -184,14 +186,9 @@ class Context:
             return None
         return self.assignments.get((pair.id, user.id))
 
-    def resolve(self, values: dict[str, str], errors: list[str], *, judges: bool = False) -> Target | None:
-        """The rater and pair a row is about, checking the columns every file shares.
-
-        Judge rows are accepted only where `judges` (the labels file): judges give no
-        overall answer and mark no spans.
-        """
+    def _rater_and_topic(self, values: dict[str, str], errors: list[str], *, judges: bool) -> Topic | None:
+        """The row's topic (None when unknown), checking its campaign and rater on the way."""
         campaign = self.campaign
-        before = len(errors)
         # A file from elsewhere may have no campaign column: the rows are then the campaign's.
         if values["campaign"] and values["campaign"] != campaign.name:
             errors.append(f"campaign is '{values['campaign']}', not '{campaign.name}'")
@@ -201,7 +198,6 @@ class Context:
             errors.append("judge verdicts are not supported in overall and spans files (judges only give labels)")
         else:
             errors += self._rater_problem(kind, rater)
-        topic = None
         candidates = self.topics.get(values["topic"], [])
         if not candidates and self.placeholders is not None:
             if problem := topic_title_problem(values["topic"]):
@@ -214,29 +210,60 @@ class Context:
         elif len(candidates) > 1:
             errors.append(f"topic '{values['topic']}' is ambiguous: {len(candidates)} benchmarks have a topic with that title")
         else:
-            topic = candidates[0]
+            return candidates[0]
+        return None
+
+    def _system_check(self, key: str, errors: list[str]) -> None:
+        """Adds why `key` names no system (a labels-only campaign plans a new one instead)."""
+        if key in self.systems:
+            return
+        if self.placeholders is None:
+            errors.append(f"unknown system '{key}'")
+        elif problem := name_problem(key, what="system"):
+            errors.append(problem)
+        else:
+            self.systems[key] = self.placeholders.system(key)
+
+    def _article(self, topic: Topic, key: str) -> Article | None:
+        if self.placeholders is not None and (topic.id, key) not in self.articles:
+            self.articles[topic.id, key] = self.placeholders.article(topic, self.systems[key])
+        return self.articles.get((topic.id, key))
+
+    def resolve_article(self, values: dict[str, str], errors: list[str]) -> tuple[Topic, Article] | None:
+        """The topic and article a one-article row is about (its `system`), checking its rater."""
+        before = len(errors)
+        topic = self._rater_and_topic(values, errors, judges=True)
+        key = values.get("system", "")
+        if not key:
+            errors.append("system is empty (a one-article row names the system of its article)")
+        else:
+            self._system_check(key, errors)
+        if len(errors) > before or topic is None:
+            return None
+        article = self._article(topic, key)
+        if article is None:
+            errors.append(f"no article by '{key}' on topic '{topic.title}'")
+            return None
+        return topic, article
+
+    def resolve(self, values: dict[str, str], errors: list[str], *, judges: bool = False) -> Target | None:
+        """The rater and pair a row is about, checking the columns every file shares.
+
+        Judge rows are accepted only where `judges` (the labels file): judges give no
+        overall answer and mark no spans.
+        """
+        campaign = self.campaign
+        before = len(errors)
+        rater = values["rater"]
+        topic = self._rater_and_topic(values, errors, judges=judges)
         left_key, right_key = values["left_system"], values["right_system"]
         for key in dict.fromkeys((left_key, right_key)):
-            if key in self.systems:
-                continue
-            if self.placeholders is None:
-                errors.append(f"unknown system '{key}'")
-            elif problem := name_problem(key, what="system"):
-                errors.append(problem)
-            else:
-                self.systems[key] = self.placeholders.system(key)
+            self._system_check(key, errors)
         if left_key == right_key:
             errors.append(f"left_system and right_system are both '{left_key}'")
         if len(errors) > before or topic is None:
             return None
-        if self.placeholders is not None:
-            for key in (left_key, right_key):
-                if (topic.id, key) not in self.articles:
-                    self.articles[topic.id, key] = self.placeholders.article(topic, self.systems[key])
-        left, right = (
-            self.articles.get((topic.id, left_key)),
-            self.articles.get((topic.id, right_key)),
-        )
+        left, right = self._article(topic, left_key), self._article(topic, right_key)
         for key, article in ((left_key, left), (right_key, right)):
             if article is None:
                 errors.append(f"no article by '{key}' on topic '{topic.title}'")

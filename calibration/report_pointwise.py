@@ -1,0 +1,170 @@
+"""The report's `pointwise` section: judges against humans on answers about one article alone.
+
+One entry per response type and scale of the campaign's one-article criteria (a checklist's yes /
+no, a rating scale, an error count: `calibration.pointwise_selectors`), each with, per judge, the
+figures of `calibration.metrics.pointwise_agreement` (binary: agreement and Cohen's kappa against
+every human answer and against the human majority; rating: exact and within-one agreement,
+weighted kappa, Spearman and Kendall against the human mean; count: MAE and RMSE; all: the judge's
+mean, the humans', bias), the panel figures of `pointwise_panel` (Fleiss' kappa among humans;
+Krippendorff's alpha ordinal and interval, ICC(2,1) and ICC(2,k); with and without the judge), the
+human leave-one-out ceiling, the alt-test with the scoring that fits (accuracy for checklists,
+negative RMSE for ratings and counts), and each system's prediction-powered mean score. The
+cross-protocol check (`metrics.crossprotocol`) says how often the pointwise difference of two
+articles predicts the pairwise verdict on them, per criterion, for the humans and each judge.
+
+Present only when the campaign has answers about one article: a pairwise report is unchanged.
+Every figure carries n, the clusters it rests on (`n_pairs`: articles, or topics for the
+cross-protocol figures) and a 95% CI.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from calibration.metrics import alttest
+from calibration.metrics.alttest_wins import Ratings
+from calibration.metrics.crossprotocol import cross_protocol
+from calibration.metrics.pointwise_agreement import Figures, pointwise_statistics
+from calibration.metrics.pointwise_panel import PanelFigures
+from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means
+from calibration.pointwise_selectors import PointwiseInputs, pointwise_inputs
+from calibration.report_alttest import NOT_SET
+from calibration.report_sections import estimate, rounded
+
+STATEMENT = (
+    "Answers about one article alone (checklists, rating scales, error counts), one table per response type and scale. "
+    "Judges are compared with every annotator who answered the same article and criterion; the ceiling is each annotator "
+    "against the others. CIs: 95% percentile bootstrap over articles (over topics for the cross-protocol check)."
+)
+CROSS_STATEMENT = (
+    "Pairwise verdicts on the same articles and criteria (from {campaigns}): how often the pointwise difference "
+    "(humans: the annotators' mean; a judge: its own answers) predicts the verdict, ties counted as a category; "
+    "a judge's two orders are two verdicts."
+)
+
+
+def clean(value):
+    """JSON-safe: NaN and infinities as None, numpy scalars as numbers, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _estimates(figures: dict) -> dict:
+    return {name: estimate(est) for name, est in figures.items()}
+
+
+def figures_dict(figures: Figures | PanelFigures) -> dict:
+    return {
+        "figures": _estimates(figures.figures),
+        "by_criterion": {c: _estimates(f) for c, f in figures.by_criterion.items()},
+        "counts": dict(figures.counts),
+    }
+
+
+def _interval(interval) -> dict:
+    low, high = interval.ci
+    return {"value": rounded(interval.value), "ci": [rounded(low), rounded(high)], "se": rounded(interval.se),
+            "n": interval.n, "n_pairs": interval.n_pairs}  # fmt: skip
+
+
+def _powered(table, judge: str) -> dict:
+    means, left_out = powered_means(table, judge)
+    systems = {
+        name: {
+            "ppi": _interval(m.ppi),
+            "human": _interval(m.human),
+            "judge": _interval(m.judge),
+            "lam": rounded(m.lam),
+            "n_effective": rounded(m.n_effective),
+        }  # fmt: skip
+        for name, m in means.items()
+    }
+    return {"systems": systems, "left_out": left_out}
+
+
+def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> dict:
+    humans, own, scoring = alt_test_long_form(table, judge)
+    if epsilon is None:
+        return {"scoring": scoring, "note": NOT_SET}
+    result = alttest.alt_test(Ratings(**humans), Ratings(**own), epsilon=epsilon, unit=unit, scoring=scoring, rounds=rounds, seed=seed)
+    return {"scoring": scoring, "note": None, **result.as_dict()}
+
+
+def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | None:
+    criteria = set(table.criteria)
+    verdicts = [v for v in inputs.verdicts if v.criterion in criteria]
+    if not verdicts:
+        return None
+    result = cross_protocol(table, verdicts, rounds=rounds, seed=seed)
+    return {
+        "statement": CROSS_STATEMENT.format(campaigns=", ".join(inputs.pairwise_campaigns)),
+        "campaigns": inputs.pairwise_campaigns,
+        "humans": figures_dict(result.humans),
+        "judges": {name: figures_dict(c) for name, c in result.judges.items()},
+    }
+
+
+def _table_section(key, table, inputs: PointwiseInputs, *, epsilon, unit, rounds, seed) -> dict:
+    response, scale = key
+    stats = pointwise_statistics(table, rounds=rounds, seed=seed)
+    judges = {}
+    for name in table.judges:
+        judges[name] = {
+            "figures": figures_dict(stats.judge_figures[name]),
+            "panel": figures_dict(stats.judge_panels[name]),
+            "alt_test": _alt_test(table, name, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed),
+            "powered_means": _powered(table, name),
+        }
+    return {
+        "response": response,
+        "scale": list(scale) if scale else None,
+        "criteria": {c: inputs.responses.get(c, "") for c in table.criteria},
+        "n_answers": stats.n_answers,
+        "n_items": stats.n_items,
+        "n_articles": stats.n_clusters,
+        "humans": list(stats.humans),
+        "human_ceiling": figures_dict(stats.ceiling),
+        "annotators": {name: figures_dict(f) for name, f in stats.annotators.items()},
+        "human_panel": figures_dict(stats.human_panel),
+        "judges": judges,
+        "cross_protocol": _cross(table, inputs, rounds, seed),
+    }
+
+
+def section(inputs: PointwiseInputs | None, *, epsilon: float | None, unit: str, rounds: int = 1000, seed: int = 0) -> dict | None:
+    """The `pointwise` section, or None when the campaign has no answer about one article."""
+    if inputs is None:
+        return None
+    tables = [
+        _table_section(key, table, inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed) for key, table in inputs.tables.items()
+    ]
+    return clean({"statement": STATEMENT, "cluster": "article", "rounds": rounds, "seed": seed, "epsilon": epsilon, "tables": tables})
+
+
+def pointwise_add(report: dict, campaign, include_unsubmitted: bool, *, unit: str, rounds: int, seed: int) -> None:
+    """Adds the `pointwise` section and a note to a campaign's report when it has answers about one
+    article; leaves the report as it is otherwise. The alt-test's ε is the report's."""
+    inputs = pointwise_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
+    found = section(inputs, epsilon=report["alt_test"]["epsilon"], unit=unit, rounds=rounds, seed=seed)
+    if found is not None:
+        report["pointwise"] = found
+        report["notes"].append(pointwise_note(found))
+
+
+def pointwise_note(section: dict) -> str:
+    """One line for the report's notes: the pairwise figures above do not cover these answers."""
+    names = {"binary": "checklist"}
+    parts = []
+    for t in section["tables"]:
+        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
+        parts.append(f"{t['n_answers']:,} {names.get(t['response'], t['response'])}{scale} answers")
+    return f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."

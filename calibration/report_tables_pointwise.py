@@ -1,0 +1,155 @@
+"""Display tables of the report's `pointwise` section (answers about one article alone), shared by the
+Markdown, the HTML report and the dashboard like `calibration.report_tables`. None for a report
+without the section, so a pairwise report's tables are unchanged.
+
+Long tables (one row per figure) because each response type has its own figures: a checklist's
+kappas, a scale's weighted kappas and correlations, a count's errors.
+"""
+
+from __future__ import annotations
+
+from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
+
+CEILING = "annotators (leave one out)"
+KEYS = ("pointwise_judges", "pointwise_criteria", "pointwise_panels", "pointwise_alt_test", "pointwise_powered", "pointwise_cross")
+
+
+def _label(table: dict) -> str:
+    if table["scale"]:
+        return f"rating {table['scale'][0]}-{table['scale'][1]}"
+    return {"binary": "checklist"}.get(table["response"], table["response"])
+
+
+def _cell(entry: dict | None, unit: str = "article") -> str:
+    """`0.61 [0.55, 0.66]† (n=120, 40 articles)`: the bootstrap's units named (articles, or topics)."""
+    if entry is None or entry["value"] is None:
+        return DASH
+    text = fmt_estimate(entry["value"], entry["ci"], 3, entry.get("ci_note")) + (SMALL_MARK if entry["small_n"] else "")
+    units = entry.get("n_pairs")
+    return f"{text} (n={entry['n']:,})" if units is None else f"{text} (n={entry['n']:,}, {units:,} {unit}{'' if units == 1 else 's'})"
+
+
+def _figure_rows(label: str, rater: str, figures: dict) -> list[list[str]]:
+    return [[label, rater, name, _cell(entry)] for name, entry in figures.items()]
+
+
+def _judges(section: dict, note: str) -> tuple[Table, Table]:
+    rows, per_criterion = [], []
+    for t in section["tables"]:
+        label = _label(t)
+        rows += _figure_rows(label, CEILING, t["human_ceiling"]["figures"])
+        for judge, j in t["judges"].items():
+            rows += _figure_rows(label, judge, j["figures"]["figures"])
+            for criterion, figures in j["figures"]["by_criterion"].items():
+                per_criterion += [[label, criterion, judge, name, _cell(e)] for name, e in figures.items()]
+        for criterion, figures in t["human_ceiling"]["by_criterion"].items():
+            per_criterion += [[label, criterion, CEILING, name, _cell(e)] for name, e in figures.items()]
+    headers = ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
+    judges = Table("pointwise_judges", "One-article answers: judges against the humans", headers, rows, [False, False, False, True], note)
+    criteria = Table(
+        "pointwise_criteria",
+        "One-article answers: judges against the humans, per criterion",
+        ["Response", "Criterion", "Rater", "Figure", "Value [95% CI] (n, articles)"],
+        per_criterion,
+        [False, False, False, False, True],
+        note,
+    )
+    return judges, criteria
+
+
+def _panels(section: dict, note: str) -> Table:
+    rows = []
+    for t in section["tables"]:
+        label = _label(t)
+        rows += [[label, "annotators", name, _cell(e)] for name, e in t["human_panel"]["figures"].items()]
+        for judge, j in t["judges"].items():
+            rows += [[label, f"annotators + {judge}", name, _cell(e)] for name, e in j["panel"]["figures"].items()]
+    headers = ["Response", "Panel", "Figure", "Value [95% CI] (n items, articles)"]
+    note = (
+        note
+        + " A panel figure with a judge, and its _change (with minus without the judge), shows what the judge does to the humans' agreement."
+    )
+    return Table("pointwise_panels", "One-article answers: agreement of the panel", headers, rows, [False, False, False, True], note)
+
+
+def _alt_test(section: dict) -> Table:
+    rows = []
+    for t in section["tables"]:
+        for judge, j in t["judges"].items():
+            alt = j["alt_test"]
+            verdict = alt["note"] or alt.get("summary", DASH)
+            rows.append([_label(t), judge, alt["scoring"], verdict])
+    headers = ["Response", "Judge", "Scoring", "Alt-test"]
+    note = "Scoring: categorical (accuracy) for checklists, numeric (negative RMSE) for ratings and counts; unit: the article."
+    return Table("pointwise_alt_test", "One-article answers: alternative annotator test", headers, rows, [False] * 4, note)
+
+
+def _interval(entry: dict) -> str:
+    units = entry["n_pairs"]
+    return f"{fmt_estimate(entry['value'], entry['ci'])} (n={entry['n']:,}, {units:,} article{'' if units == 1 else 's'})"
+
+
+def _powered(section: dict) -> Table:
+    rows = []
+    for t in section["tables"]:
+        for judge, j in t["judges"].items():
+            for system, m in j["powered_means"]["systems"].items():
+                lam = DASH if m["lam"] is None else f"{m['lam']:.2f}"
+                rows.append([_label(t), judge, system, _interval(m["ppi"]), _interval(m["human"]), _interval(m["judge"]), lam])
+            for system, why in j["powered_means"]["left_out"].items():
+                rows.append([_label(t), judge, system, why, DASH, DASH, DASH])
+    headers = ["Response", "Judge", "System", "Prediction-powered mean", "Humans only", "Judge only", "λ"]
+    note = (
+        "Each system's mean answer (a checklist: the yes rate) as the humans would give it, the judge's answers as predictions "
+        "(PPI++); n: items (article × criterion), then articles. Assumes the articles the humans answered are a random sample."
+    )
+    return Table("pointwise_powered", "One-article answers: prediction-powered mean per system", headers, rows, [False, False, False, True, True, True, True], note)  # fmt: skip
+
+
+def _cross(section: dict) -> Table:
+    rows, statement = [], ""
+    for t in section["tables"]:
+        cross = t["cross_protocol"]
+        if cross is None:
+            continue
+        statement = cross["statement"]
+        for source, result in (("humans", cross["humans"]), *cross["judges"].items()):
+            hit, decisive = result["figures"].get("hit_rate"), result["figures"].get("hit_rate_decisive")
+            counts = result["counts"]
+            pooled = [_cell(hit, "topic"), _cell(decisive, "topic"), f"{counts['verdicts']:,}", f"{counts['no_pointwise']:,}"]
+            rows.append([_label(t), "all", source, *pooled])
+            for criterion, figures in result["by_criterion"].items():
+                cells = [_cell(figures.get("hit_rate"), "topic"), _cell(figures.get("hit_rate_decisive"), "topic"), "", ""]
+                rows.append([_label(t), criterion, source, *cells])
+    headers = [
+        "Response",
+        "Criterion",
+        "Source",
+        "Predicts the verdict [95% CI]",
+        "Decisive only [95% CI]",
+        "Verdicts",
+        "Without pointwise",
+    ]
+    numeric = [False, False, False, True, True, True, True]
+    empty = "No pairwise verdicts on the same articles and criteria."
+    return Table("pointwise_cross", "Cross-protocol: does the pointwise difference predict the pairwise winner?", headers, rows, numeric, statement, empty)  # fmt: skip
+
+
+def pointwise_tables(report: dict) -> dict[str, Table]:
+    """The section's tables; {} for a report without it."""
+    section = report.get("pointwise")
+    if section is None:
+        return {}
+    note = (
+        f"{section['statement']} n: comparisons (answer pairs, or items for mean-based figures); articles: the bootstrap's "
+        f"units ({section['rounds']:,} rounds)."
+    )
+    judges, criteria = _judges(section, note)
+    return {
+        "pointwise_judges": judges,
+        "pointwise_criteria": criteria,
+        "pointwise_panels": _panels(section, note),
+        "pointwise_alt_test": _alt_test(section),
+        "pointwise_powered": _powered(section),
+        "pointwise_cross": _cross(section),
+    }
