@@ -12,3 +12,8 @@ class CalibrationConfig(AppConfig):
 
         if gold_pause_reason not in claims.CLAIM_GATES:
             claims.CLAIM_GATES.append(gold_pause_reason)
+        # After a judge run, the report is computed ahead by the task worker; judges may not import calibration.
+        from calibration.tasks import report_warm_after_run
+        from judges.signals import run_finished
+
+        run_finished.connect(report_warm_after_run, dispatch_uid="calibration.report_warm_after_run")
