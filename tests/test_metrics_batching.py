@@ -18,6 +18,8 @@ from calibration import metrics as M  # noqa: E402
 from calibration.metrics import bootstrap, ranking  # noqa: E402
 from calibration.metrics.labels import LabelRow  # noqa: E402
 
+ELO = 400 / np.log(10)
+
 
 def win_matrices(rounds: int, systems: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -34,6 +36,39 @@ def test_it_fits_each_round_as_if_alone_whatever_its_chunk():
     assert together.tobytes() == alone.tobytes()  # the same bits, not merely close
     th = M.fit_choix(w[-1])
     assert np.allclose(together[-1], th - th[3], atol=1e-8)
+
+
+def bootstrap_rounds(rounds: int, systems: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the point win matrix, rounds of its pair bootstrap) of a few hundred battles over many
+    systems, as one judge sees them: most system pairs met once or twice, so many rounds leave a
+    system out of the main group and the rounds' groups differ."""
+    rng = np.random.default_rng(seed)
+    strength = rng.normal(0, 0.8, systems)
+    n = 5 * systems
+    a = rng.integers(0, systems, n)
+    b = (a + rng.integers(1, systems, n)) % systems
+    u = rng.random(n)
+    a_wins = 1 / (1 + np.exp(strength[b] - strength[a]))
+    win_a = np.where(u < 0.1, 0.5, (u >= 0.1) * (rng.random(n) < a_wins))
+    per_battle = np.zeros((n, systems * systems))
+    per_battle[np.arange(n), a * systems + b] = win_a
+    per_battle[np.arange(n), b * systems + a] += 1 - win_a
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(rounds)])
+    return per_battle.sum(axis=0).reshape(systems, systems), (counts @ per_battle).reshape(rounds, systems, systems)
+
+
+def test_it_fits_every_bootstrap_round_from_the_point_fit_as_choix_does():
+    point, w = bootstrap_rounds(150, 12, seed=7)
+    pivot = 0
+    start = M.fit_choix(point)
+    for first in (start, -3 * start, None):  # the point fit, a far-off start, zero
+        theta, group = M.fit_rounds(w, pivot, start=first)
+        assert len({g.tobytes() for g in group}) > 1  # rounds of several groups
+        for r in range(len(w)):
+            inside = np.flatnonzero(group[r])
+            th = M.fit_choix(w[r][np.ix_(inside, inside)])
+            expected = th - th[list(inside).index(pivot)]
+            assert np.abs(ELO * theta[r, inside] - ELO * expected).max() < 1e-6, (r, first is None)
 
 
 def closure(edges: np.ndarray) -> np.ndarray:
