@@ -71,6 +71,36 @@ def test_it_fits_every_bootstrap_round_from_the_point_fit_as_choix_does():
             assert np.abs(ELO * theta[r, inside] - ELO * expected).max() < 1e-6, (r, first is None)
 
 
+def test_it_gives_every_paired_difference_as_one_at_a_time():
+    rng = np.random.default_rng(11)
+    systems = ("wikipedia", "storm", "atlas")
+    labels = []
+    judged = {"j1": range(0, 60), "j2": range(10, 70), "j3": range(0, 60), "j4": range(70, 80), "j5": range(5, 75)}
+    for p in range(80):
+        a, b = rng.choice(systems, 2, replace=False)
+        for c in ("c1", "c2"):
+            truth = rng.choice([a, b, "tie"])
+            for who in ("alice", "bob")[: 1 + p % 2]:
+                labels.append(LabelRow(f"p{p}", c, "style", who, "human", a, b, truth if who == "alice" else rng.choice([a, b, "tie"])))
+            for judge, items in judged.items():
+                for first in (a, b) if p in items else ():
+                    winner = truth if judge == "j3" else rng.choice([a, b, "tie"])  # j3 sides with alice: better than the others
+                    labels.append(LabelRow(f"p{p}", c, "style", judge, "judge", a, b, winner, first))
+    table = M.LabelTable.from_labels(labels)
+    votes = [M.judge_votes(table.for_rater(j)) for j in ("j1", "j2", "j3", "j4")]
+    votes.append(M.judge_votes(table.for_rater("j5"), M.LabelTable.empty(table.vocab), swap_policy="half"))  # shares
+    humans = table.humans()
+    assert votes[-1].share is not None
+
+    together = M.paired_differences([(v.items, v.share) for v in votes], humans, rounds=300, seed=4)
+
+    alone = [M.paired_difference(a.items, b.items, humans, 300, 4, share_a=a.share, share_b=b.share) for a, b in combinations(votes, 2)]
+    assert together == alone
+    assert [(d.judge_a, d.judge_b) for d in together][:2] == [("j1", "j2"), ("j1", "j3")]
+    assert together[2].n_pairs == 0 and together[2].difference.value is None  # j1 and j4 share no pair
+    assert any(d.significant for d in together) and any(d.difference.ci for d in together)
+
+
 def closure(edges: np.ndarray) -> np.ndarray:
     """Warshall's transitive closure of one boolean matrix, the reference."""
     reach = edges | np.eye(len(edges), dtype=bool)

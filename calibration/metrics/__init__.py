@@ -67,6 +67,7 @@ from calibration.metrics.agreement import (
     majority_winner,
     majority_winners,
     paired_difference,
+    paired_differences,
 )
 from calibration.metrics.bias import (
     first_position_rate,
@@ -155,6 +156,7 @@ __all__ = [
     "majority_winner",
     "majority_winners",
     "paired_difference",
+    "paired_differences",
     "position_consistency",
     "first_position_rate",
     "merge_swapped",
