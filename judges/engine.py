@@ -43,6 +43,7 @@ from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.queued_rows import QueuedRows, take
 from judges.selectors import RunPlan, UnitPlan, run_plan, stored_units
+from judges.signals import run_finished
 from judges.transport import (
     BATCH_SECONDS,
     Ahead,
@@ -560,4 +561,5 @@ def _execute(run: JudgeRun, now, progress: Callable[[JudgeRun], None] | None) ->
         _run_close(run, status=JudgeRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
         raise
     engine.finish(note)
+    run_finished.send(sender=JudgeRun, run=run, verdicts=engine.done_now)
     return run

@@ -18,6 +18,8 @@ from calibration import metrics as M  # noqa: E402
 from calibration.metrics import bootstrap, ranking  # noqa: E402
 from calibration.metrics.labels import LabelRow  # noqa: E402
 
+ELO = 400 / np.log(10)
+
 
 def win_matrices(rounds: int, systems: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -34,6 +36,69 @@ def test_it_fits_each_round_as_if_alone_whatever_its_chunk():
     assert together.tobytes() == alone.tobytes()  # the same bits, not merely close
     th = M.fit_choix(w[-1])
     assert np.allclose(together[-1], th - th[3], atol=1e-8)
+
+
+def bootstrap_rounds(rounds: int, systems: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the point win matrix, rounds of its pair bootstrap) of a few hundred battles over many
+    systems, as one judge sees them: most system pairs met once or twice, so many rounds leave a
+    system out of the main group and the rounds' groups differ."""
+    rng = np.random.default_rng(seed)
+    strength = rng.normal(0, 0.8, systems)
+    n = 5 * systems
+    a = rng.integers(0, systems, n)
+    b = (a + rng.integers(1, systems, n)) % systems
+    u = rng.random(n)
+    a_wins = 1 / (1 + np.exp(strength[b] - strength[a]))
+    win_a = np.where(u < 0.1, 0.5, (u >= 0.1) * (rng.random(n) < a_wins))
+    per_battle = np.zeros((n, systems * systems))
+    per_battle[np.arange(n), a * systems + b] = win_a
+    per_battle[np.arange(n), b * systems + a] += 1 - win_a
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(rounds)])
+    return per_battle.sum(axis=0).reshape(systems, systems), (counts @ per_battle).reshape(rounds, systems, systems)
+
+
+def test_it_fits_every_bootstrap_round_from_the_point_fit_as_choix_does():
+    point, w = bootstrap_rounds(150, 12, seed=7)
+    pivot = 0
+    start = M.fit_choix(point)
+    for first in (start, -3 * start, None):  # the point fit, a far-off start, zero
+        theta, group = M.fit_rounds(w, pivot, start=first)
+        assert len({g.tobytes() for g in group}) > 1  # rounds of several groups
+        for r in range(len(w)):
+            inside = np.flatnonzero(group[r])
+            th = M.fit_choix(w[r][np.ix_(inside, inside)])
+            expected = th - th[list(inside).index(pivot)]
+            assert np.abs(ELO * theta[r, inside] - ELO * expected).max() < 1e-6, (r, first is None)
+
+
+def test_it_gives_every_paired_difference_as_one_at_a_time():
+    rng = np.random.default_rng(11)
+    systems = ("wikipedia", "storm", "atlas")
+    labels = []
+    judged = {"j1": range(0, 60), "j2": range(10, 70), "j3": range(0, 60), "j4": range(70, 80), "j5": range(5, 75)}
+    for p in range(80):
+        a, b = rng.choice(systems, 2, replace=False)
+        for c in ("c1", "c2"):
+            truth = rng.choice([a, b, "tie"])
+            for who in ("alice", "bob")[: 1 + p % 2]:
+                labels.append(LabelRow(f"p{p}", c, "style", who, "human", a, b, truth if who == "alice" else rng.choice([a, b, "tie"])))
+            for judge, items in judged.items():
+                for first in (a, b) if p in items else ():
+                    winner = truth if judge == "j3" else rng.choice([a, b, "tie"])  # j3 sides with alice: better than the others
+                    labels.append(LabelRow(f"p{p}", c, "style", judge, "judge", a, b, winner, first))
+    table = M.LabelTable.from_labels(labels)
+    votes = [M.judge_votes(table.for_rater(j)) for j in ("j1", "j2", "j3", "j4")]
+    votes.append(M.judge_votes(table.for_rater("j5"), M.LabelTable.empty(table.vocab), swap_policy="half"))  # shares
+    humans = table.humans()
+    assert votes[-1].share is not None
+
+    together = M.paired_differences([(v.items, v.share) for v in votes], humans, rounds=300, seed=4)
+
+    alone = [M.paired_difference(a.items, b.items, humans, 300, 4, share_a=a.share, share_b=b.share) for a, b in combinations(votes, 2)]
+    assert together == alone
+    assert [(d.judge_a, d.judge_b) for d in together][:2] == [("j1", "j2"), ("j1", "j3")]
+    assert together[2].n_pairs == 0 and together[2].difference.value is None  # j1 and j4 share no pair
+    assert any(d.significant for d in together) and any(d.difference.ci for d in together)
 
 
 def closure(edges: np.ndarray) -> np.ndarray:

@@ -68,6 +68,7 @@ from calibration.metrics.agreement import (
     majority_winner,
     majority_winners,
     paired_difference,
+    paired_differences,
 )
 from calibration.metrics.bias import (
     first_position_rate,
@@ -158,6 +159,7 @@ __all__ = [
     "majority_winner",
     "majority_winners",
     "paired_difference",
+    "paired_differences",
     "position_consistency",
     "first_position_rate",
     "merge_swapped",

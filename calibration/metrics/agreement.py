@@ -4,13 +4,14 @@ paired differences between judges, and the human ceiling (leave-one-out PAR, Kri
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from itertools import combinations
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from calibration.metrics._common import HI_WINS, LO_WINS, OUTCOME_CATEGORIES, TIED, WRONG, as_float, sorted_lookup
 from calibration.metrics.active import inverse_probability_weights
-from calibration.metrics.bootstrap import Estimate, PairBootstrap, percentile_ci
+from calibration.metrics.bootstrap import Estimate, PairBootstrap, draw_count_blocks, percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, align_tables, as_table
 
 # --------------------------------------------------------------------------
@@ -333,6 +334,60 @@ def paired_difference(
         n_pairs=boot.n_units,
         significant=bool(significant),
     )
+
+
+def paired_differences(
+    judges: Sequence[tuple[LabelTable, np.ndarray | None]], humans: LabelTable, rounds: int = 1000, seed: int = 0
+) -> list[PairedDifference]:
+    """:func:`paired_difference` of every two of ``judges`` (each ``(items, share)``), in the order of
+    ``itertools.combinations``, with the same figures, computed together: each judge is matched
+    to the humans once, not once per other judge, and the judge pairs sharing as many pairs
+    resample their per-pair sums with one product of the same draw counts."""
+    humans = as_table(humans)
+    tables = [as_table(t) for t, _ in judges]
+    if any(t.vocab != humans.vocab for t in tables):  # the tables of one report share theirs; others take the long way
+        return [paired_difference(a, b, humans, rounds, seed, share_a=sa, share_b=sb) for (a, sa), (b, sb) in combinations(judges, 2)]
+    labels = humans.outcome
+    agree = []  # per judge and human label: 1 when they agree (a share of 1 under a convention), NaN when the judge did not judge the item
+    for table, (_, share) in zip(tables, judges):
+        keys, order = _judge_order(table)
+        found, pos = sorted_lookup(keys, humans.item)
+        rows = order[pos[found]]
+        a = np.full(len(humans), np.nan)
+        a[found] = (labels[found] == table.outcome[rows]) if share is None else share[rows, labels[found]]
+        agree.append(a)
+    names = [_single_rater_name(t, "judge") for t in tables]
+    judged = [~np.isnan(a) for a in agree]
+    parts, by_size = [], {}  # per judge pair: (both, per-unit sums, per-unit counts); judge pairs by number of units
+    for k, (i, j) in enumerate(combinations(range(len(tables)), 2)):
+        both = judged[i] & judged[j]
+        units, inverse = np.unique(humans.pair[both], return_inverse=True)
+        sums = np.bincount(inverse, weights=agree[i][both] - agree[j][both], minlength=len(units))
+        counts = np.bincount(inverse, weights=np.ones(len(inverse)), minlength=len(units))
+        parts.append((i, j, both, sums, counts))
+        by_size.setdefault(len(units), []).append(k)
+    ends = {}
+    for size, members in by_size.items():
+        if size == 0 or rounds <= 0:
+            continue
+        per_unit = np.stack([parts[k][3] for k in members] + [parts[k][4] for k in members], axis=1)
+        resampled = np.concatenate([c @ per_unit for c in draw_count_blocks(size, rounds, seed)], axis=0)
+        bn, bd = resampled[:, : len(members)], resampled[:, len(members) :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo, hi = percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
+        ends.update({k: (as_float(lo[m]), as_float(hi[m])) for m, k in enumerate(members)})
+    out = []
+    for k, (i, j, both, sums, counts) in enumerate(parts):
+        total = counts.sum()
+        if total <= 0:
+            diff = Estimate(None, 0, n_pairs=0)
+        else:
+            diff = Estimate(float(sums.sum() / total), int(round(total)), *ends.get(k, (None, None)), len(counts))
+        n = int(both.sum())
+        significant = diff.ci is not None and (diff.ci[0] > 0 or diff.ci[1] < 0)
+        par_a, par_b = (float(agree[i][both].mean()), float(agree[j][both].mean())) if n else (None, None)
+        out.append(PairedDifference(names[i], names[j], diff, par_a, par_b, len(counts), bool(significant)))
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -165,82 +165,108 @@ def fit_choix(w: np.ndarray) -> np.ndarray:
 _NEWTON_CHUNK = 64  # rounds fitted together: their (rounds x S x S) arrays stay in the CPU's cache
 
 
-def fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
+def fit_newton(w: np.ndarray, ref: int, max_iter: int = 100, tol: float = 1e-6, start: np.ndarray | None = None) -> np.ndarray:
     """Batched Newton-Raphson ML fit of log-strengths with theta[ref] = 0.
 
-    ``w``: (R, S, S) win matrices, each strongly connected over all S systems.
+    ``w``: (R, S, S) win matrices, each strongly connected over all S systems. ``start``: (S,)
+    log-strengths every round starts from (the point fit's, for bootstrap rounds: each round is
+    near it, so a few steps settle it), zero when None.
     Used for the bootstrap rounds (verified against choix in the tests);
-    steps are capped at 2 (log scale) so that far-off starts cannot overshoot.
+    steps are capped at 2 (log scale) so that far-off starts cannot overshoot. A round stops after
+    a step below ``tol``: Newton converges quadratically, so that leaves it within about tol^2 of
+    its MLE (the step that would confirm it is not taken). A round that does not settle is
+    finished by choix.
     Each round's iterations depend on that round alone, so the rounds are fitted in chunks small
     enough for the CPU's cache, with the same arithmetic whatever the chunk.
     """
     theta = np.empty(w.shape[:2])
-    for start in range(0, len(w), _NEWTON_CHUNK):
-        theta[start : start + _NEWTON_CHUNK] = _fit_newton_chunk(w[start : start + _NEWTON_CHUNK], ref, max_iter, tol)
+    first = np.zeros(w.shape[1]) if start is None else np.asarray(start, dtype=float) - start[ref]
+    for begin in range(0, len(w), _NEWTON_CHUNK):
+        chunk = w[begin : begin + _NEWTON_CHUNK]
+        theta[begin : begin + _NEWTON_CHUNK] = _fit_newton_chunk(chunk, ref, max_iter, tol, first)
     return theta
 
 
-def _fit_newton_chunk(w: np.ndarray, ref: int, max_iter: int, tol: float) -> np.ndarray:
+def _fit_newton_chunk(w: np.ndarray, ref: int, max_iter: int, tol: float, first: np.ndarray) -> np.ndarray:
     r_n, s, _ = w.shape
     n = w + np.swapaxes(w, 1, 2)
     wins = w.sum(axis=2)
-    theta = np.zeros((r_n, s))
-    free = np.ones(s, dtype=bool)
-    free[ref] = False
-    free_idx = np.flatnonzero(free)
-    diag = np.arange(s - 1)
+    theta = np.repeat(first[None], r_n, axis=0)
     active = np.ones(r_n, dtype=bool)
     for _ in range(max_iter):
         ia = np.flatnonzero(active)
         if ia.size == 0:
             break
-        th, nn, wi = (theta, n, wins) if ia.size == r_n else (theta[ia], n[ia], wins[ia])
-        # p = 0.5 * (1 + tanh((th_i - th_j) / 2)), the logistic function, computed in place
-        p = th[:, :, None] - th[:, None, :]
-        p *= 0.5
-        np.tanh(p, out=p)
-        p += 1.0
-        p *= 0.5
-        expected = nn * p
-        g = (wi - expected.sum(axis=2))[:, free]
-        weight = expected * np.subtract(1.0, p, out=p)  # nn * p * (1 - p)
-        # minus the Hessian over the free systems: eye * weight.sum(axis=2) - weight, one element at a time as that
-        info = weight[:, free_idx[:, None], free_idx]
-        diagonal = weight.sum(axis=2)[:, free] - info[:, diag, diag]
-        np.subtract(0.0, info, out=info)
-        info[:, diag, diag] = diagonal
-        step = np.linalg.solve(info, g[:, :, None])[:, :, 0]
-        big = np.abs(step).max(axis=1)
-        step *= np.minimum(1.0, 2.0 / np.maximum(big, 1e-300))[:, None]
-        theta[np.ix_(ia, free_idx)] = th[:, free] + step
-        active[ia[big < tol]] = False
-    for r in np.flatnonzero(active):  # did not settle: let choix finish it
+        with np.errstate(all="ignore"):  # a round whose strengths part by over 700 (log) gets NaN: choix finishes it
+            _newton_step(theta, n, wins, ia, active, ref, tol)
+    for r in np.flatnonzero(active | ~np.isfinite(theta).all(axis=1)):  # did not settle: let choix finish it
         th = fit_choix(w[r])
         theta[r] = th - th[ref]
     return theta
 
 
-def fit_rounds(w: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
+def _newton_step(theta: np.ndarray, n: np.ndarray, wins: np.ndarray, ia: np.ndarray, active: np.ndarray, ref: int, tol: float) -> None:
+    """One Newton step of the rounds ``ia`` of ``theta`` (in place); those that settle leave ``active``."""
+    th, nn, wi = (theta, n, wins) if ia.size == len(theta) else (theta[ia], n[ia], wins[ia])
+    s = th.shape[1]
+    ones = np.ones(s)
+    # p[i, j] = e_i / (e_i + e_j), the logistic function of th_i - th_j, with e = exp(th - max th) in (0, 1]
+    e = np.exp(th - th.max(axis=1, keepdims=True))
+    total = e[:, :, None] + e[:, None, :]
+    p = np.divide(e[:, :, None], total, out=total)
+    expected = nn * p
+    g = wi - expected @ ones  # row sums (a product: several times faster than sum over a short last axis)
+    # Minus the Hessian is the Laplacian of weight = nn * p * (1 - p). Adding the all-ones matrix makes it
+    # invertible (the group is connected) and leaves the step's differences alone: they are the Newton
+    # step of the fit with theta[ref] fixed (the gradient sums to zero).
+    info = np.multiply(expected, p, out=p)
+    np.subtract(expected, info, out=info)  # weight: symmetric, zero on the diagonal
+    degree = info @ ones
+    np.subtract(1.0, info, out=info)
+    diag = np.arange(s)
+    info[:, diag, diag] = degree + 1.0
+    step = np.linalg.solve(info, g[:, :, None])[:, :, 0]
+    step -= step[:, ref : ref + 1]
+    big = np.abs(step).max(axis=1)
+    step *= np.minimum(1.0, 2.0 / np.maximum(big, 1e-300))[:, None]
+    theta[ia] = th + step
+    active[ia[~(big >= tol)]] = False  # settled, or not finite (NaN): choix finishes those
+
+
+def _same_groups(in_group: np.ndarray):
+    """(rounds, membership) for each distinct row of the (R, S) membership ``in_group``: one
+    group when every round has the same (the usual case, found without sorting)."""
+    if not len(in_group) or (in_group == in_group[0]).all():
+        yield np.arange(len(in_group)), in_group[0] if len(in_group) else np.zeros(in_group.shape[1], dtype=bool)
+        return
+    masks, inverse = np.unique(np.packbits(in_group, axis=1), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    for g in range(len(masks)):
+        rows = np.flatnonzero(inverse == g)
+        yield rows, in_group[rows[0]]
+
+
+def fit_rounds(w: np.ndarray, pivot: int, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Log-strengths relative to the pivot (theta[pivot] = 0) for bootstrap win matrices.
 
     In each round the systems of the pivot's group get their exact MLE; the others get -inf /
     +inf by their side, NaN when absent or unrelated to the group. Rounds sharing a group are
     fitted together (batched Newton), so degenerate rounds cost no more than the others.
+    ``start``: (S,) log-strengths Newton starts every round from (the point fit's; NaN or absent: 0).
     Returns (thetas, group membership).
     """
+    first = np.zeros(w.shape[1]) if start is None else np.nan_to_num(np.asarray(start, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
     r_n, s, _ = w.shape
     reach = _reach(w)
     in_group = _group(reach, pivot)
     theta = _sides(reach, pivot, in_group)
-    masks, inverse = np.unique(in_group, axis=0, return_inverse=True)
-    for g, mask in enumerate(masks):
-        rows = np.flatnonzero(inverse.reshape(-1) == g)
+    for rows, mask in _same_groups(in_group):
         idx = np.flatnonzero(mask)
         if idx.size < 2:
             theta[rows, pivot] = 0.0
             continue
-        sub = w[rows][:, idx][:, :, idx]
-        theta[np.ix_(rows, idx)] = fit_newton(sub, int(np.flatnonzero(idx == pivot)[0]))
+        sub = w if len(rows) == r_n and idx.size == s else w[rows][:, idx][:, :, idx]
+        theta[np.ix_(rows, idx)] = fit_newton(sub, int(np.flatnonzero(idx == pivot)[0]), start=first[idx])
     return theta, in_group
 
 
@@ -379,7 +405,7 @@ def bradley_terry(
         wb = boot.resample(per_unit).reshape(-1, s, s)
         present = (wb + np.swapaxes(wb, 1, 2)).sum(axis=2) > 0
         keep = present[:, pivot]
-        th_b, grp = fit_rounds(wb[keep], pivot)
+        th_b, grp = fit_rounds(wb[keep], pivot, start=theta)
         rounds_deg = int((~grp[:, idx]).any(axis=1).sum())
         if ref is None and len(th_b):
             anchors = idx[grp[:, idx].all(axis=0)]  # never out of the group, never absent: always finite
