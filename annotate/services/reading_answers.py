@@ -25,7 +25,7 @@ from django.utils import timezone
 import protocols
 from annotate.answers import Rules, one_article, reading_problems, sentence
 from annotate.models import Answer, Assignment, Campaign, Criterion, LabelChange, ReadingAssignment
-from annotate.reading_selectors import reading_criteria
+from annotate.reading_selectors import reading_criteria, reading_removed
 from annotate.selectors import REMOVED_FROM_CAMPAIGN
 from annotate.services.answers import MAX_RATIONALE, Source
 from annotate.services.labelling import Incomplete
@@ -63,10 +63,11 @@ def reading_lock_for_change(assignment: ReadingAssignment, now: datetime) -> Non
     the lock, which `campaign_annotator_remove` takes too."""
     if not ReadingAssignment.objects.filter(pk=assignment.pk).update(last_activity_at=now):
         raise PermissionDenied("This assignment no longer exists.")
-    assignment.status = ReadingAssignment.objects.filter(pk=assignment.pk).values_list("status", flat=True).get()
+    assignment.status, removed = (
+        ReadingAssignment.objects.filter(pk=assignment.pk).annotate(removed=reading_removed()).values_list("status", "removed").get()
+    )
     assignment.last_activity_at = now
-    campaign = assignment.reading.campaign
-    if Campaign.removed_annotators.through.objects.filter(campaign_id=campaign.pk, user_id=assignment.annotator_id).exists():
+    if removed:
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     reading_check_editable(assignment)
 
