@@ -182,3 +182,27 @@ def test_it_revokes_readings_in_progress_when_an_annotator_is_removed(catalogue,
     assert (change.field, change.old_value, change.new_value) == ("status", "active", "revoked")
     with pytest.raises(PermissionDenied):
         assignment_claim_next(campaign=campaign, user=alice)
+
+
+def test_it_says_how_many_readings_create_campaign_made(catalogue):
+    import io
+
+    from django.core.management import call_command
+
+    from annotate.models import Campaign
+
+    rubric("alone", ONE_ARTICLE)
+    out = io.StringIO()
+    call_command(
+        "create_campaign",
+        "--name=cmd",
+        "--criteria=alone",
+        "--systems=wikipedia,atlas_agent",
+        "--topics=1",
+        "--overlap=2",
+        "--topic-back-to-back",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    assert ", 2 one-article readings (overlap 2)" in out.getvalue()
+    assert Campaign.objects.get(name="cmd").topic_back_to_back

@@ -12,6 +12,7 @@ import random
 import secrets
 import time
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
@@ -22,7 +23,7 @@ from django.utils import timezone
 from annotate.models import Assignment, Campaign, LabelChange, Pair, Reading, ReadingAssignment
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
-from annotate.services.readings import rubric_kinds
+from annotate.services.readings import campaign_kinds
 from annotate.services.sampling import admitted_pair_ids
 
 # What a member asking a closed campaign for work is told (page and API alike).
@@ -50,6 +51,8 @@ def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> in
     expired = Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff).update(
         status=Assignment.Status.EXPIRED
     )
+    if not campaign_kinds(campaign)[1]:
+        return expired  # no one-article criteria: no readings
     return expired + ReadingAssignment.objects.filter(
         reading__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff
     ).update(status=Assignment.Status.EXPIRED)
@@ -98,14 +101,28 @@ def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
     """
     owed, ranked = _candidates(campaign=campaign, user=user)
     # Before anything else: the calibration pairs still owed, the user's own released claim first.
-    return owed or [row[-1] for row in ranked]
+    return owed or [row.item for row in ranked]
 
 
-def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[tuple]]:
+class Ranked(NamedTuple):
+    """A candidate item and its rank, best first when sorted: the user's released claim first
+    (`fresh` False), then no repeat, then most live claims (`taken` negated), then the most
+    pressure (negated), then the campaign's order, then the id."""
+
+    fresh: bool
+    repeat: bool
+    taken: int
+    pressure: float
+    order: int
+    item: int
+    kind: str
+    topic: int
+
+
+def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[Ranked]]:
     """The calibration pairs the user still owes, and the other pairs with a free slot for them, best
-    first, each as its ranking key ending with the pair's id (`work_candidates` merges them with
-    the readings'). None when the rubric has no pairwise criterion: its pairs are a record only."""
-    if campaign.labels_only or not rubric_kinds(criterion_set_id=campaign.criterion_set_id)[0]:
+    first, each with its rank (`work_candidates` merges them with the readings'). None when the rubric has no pairwise criterion: its pairs are a record only."""
+    if campaign.labels_only or not campaign_kinds(campaign)[0]:
         return [], []
     rows = list(
         Pair.objects.filter(campaign=campaign, gold__isnull=True)
@@ -159,7 +176,7 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[tupl
         if repeat and campaign.forbid_repeats:
             continue
         # `taken` counts other people's live claims (the user's own claim here is released).
-        ranked.append((not resume, repeat, -taken, -pressure(topic_id), order, PAIR, topic_id, pair_id))
+        ranked.append(Ranked(not resume, repeat, -taken, -pressure(topic_id), order, pair_id, PAIR, topic_id))
     ranked.sort()
     return owed, ranked
 
@@ -167,12 +184,12 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[tupl
 PAIR, READING = "pair", "reading"
 
 
-def _reading_candidates(*, campaign: Campaign, user: User) -> list[tuple]:
+def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
     """The readings with a free slot for the user, ranked by the pairs' rule (`claim_candidates`): the
     user's released claim first, then a topic they have not read an article of, then the readings
     others have gone furthest with (overlap sets fill first), then the topic under the most
     pressure, then the campaign's order. With `forbid_repeats`, at most one reading per topic."""
-    if campaign.labels_only:
+    if campaign.labels_only or not campaign_kinds(campaign)[1]:
         return []
     rows = list(
         Reading.objects.filter(campaign=campaign)
@@ -211,7 +228,7 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[tuple]:
         if repeat and campaign.forbid_repeats:
             continue
         pressure = free_by_topic[topic_id] / max(1, annotators - seen_by.get(topic_id, 0))
-        ranked.append((not resume, repeat, -taken, -pressure, order, READING, topic_id, reading_id))
+        ranked.append(Ranked(not resume, repeat, -taken, -pressure, order, reading_id, READING, topic_id))
     ranked.sort()
     return ranked
 
@@ -249,26 +266,28 @@ def work_candidates(*, campaign: Campaign, user: User) -> list[tuple[str, int]]:
     owed, pairs = _candidates(campaign=campaign, user=user)
     if owed:
         return [(PAIR, pair_id) for pair_id in owed]
-    ranked = sorted(pairs + _reading_candidates(campaign=campaign, user=user))
-    last = _last_claim(campaign, user)
+    readings = _reading_candidates(campaign=campaign, user=user)
+    ranked = sorted(pairs + readings)
+    # Only a campaign handing out both kinds has two views of a topic.
+    last = _last_claim(campaign, user) if all(campaign_kinds(campaign)) else None
     if last is not None:
         kind, topic_id = last
 
-        def other_view(row: tuple) -> bool:
-            return row[-3] != kind and row[-2] == topic_id
+        def other_view(row: Ranked) -> bool:
+            return row.kind != kind and row.topic == topic_id
 
         if campaign.topic_back_to_back:
             ranked.sort(key=lambda row: not other_view(row))
         else:
             ranked.sort(key=other_view)
-    return [(row[-3], row[-1]) for row in ranked]
+    return [(row.kind, row.item) for row in ranked]
 
 
 def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
     """The campaign's known-answer pairs the user has not had (or whose claim was released), in the
     campaign's order, those on topics the user has not met first; with `forbid_repeats`, only those.
     A gold pair has a slot for every member, whatever the overlap: each member labels it once."""
-    if not campaign.gold_rate or campaign.labels_only or not rubric_kinds(criterion_set_id=campaign.criterion_set_id)[0]:
+    if not campaign.gold_rate or campaign.labels_only or not campaign_kinds(campaign)[0]:
         return []
     mine = dict(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair_id", "status"))
     met = set(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair__topic_id", flat=True))
@@ -304,14 +323,14 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAs
     claim): each of the user's next claims gives one on its gold turn while any is left, so the
     count falls by one per pair, whatever its kind."""
     owed, ranked = _candidates(campaign=campaign, user=user)
-    candidates = owed + [row[-1] for row in ranked]
+    candidates = owed + [row.item for row in ranked]
     if campaign.forbid_repeats:
         normal = Pair.objects.filter(pk__in=candidates).values("topic_id").distinct().count()
     else:
         normal = len(candidates)
     # Readings count as pairs do (at most one per topic where repeats are forbidden).
     readings = _reading_candidates(campaign=campaign, user=user)
-    normal += len({row[-2] for row in readings}) if campaign.forbid_repeats else len(readings)
+    normal += len({row.topic for row in readings}) if campaign.forbid_repeats else len(readings)
     gold_left = len(gold_candidates(campaign=campaign, user=user))
     index, total = _claims_made(campaign, user), 0
     while normal > 0:
@@ -364,7 +383,7 @@ def _unfinished(campaign: Campaign, user: User) -> Assignment | ReadingAssignmen
     """The user's item in progress (at most one per campaign, pair or reading)."""
     active = Assignment.Status.ACTIVE
     pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
-    if pair is not None:
+    if pair is not None or not campaign_kinds(campaign)[1]:
         return pair
     return ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
 

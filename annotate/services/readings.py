@@ -22,6 +22,14 @@ def rubric_kinds(*, criterion_set_id: int | None) -> tuple[bool, bool]:
     return (not all(single), any(single))
 
 
+def campaign_kinds(campaign: Campaign) -> tuple[bool, bool]:
+    """`rubric_kinds` of the campaign's rubric, read once per campaign object: a rubric's rows are
+    never edited, and a claim asks several times (it must stay as quick as a pairwise claim)."""
+    if not hasattr(campaign, "_rubric_kinds"):
+        campaign._rubric_kinds = rubric_kinds(criterion_set_id=campaign.criterion_set_id)
+    return campaign._rubric_kinds
+
+
 def readings_create(*, campaign: Campaign) -> int:
     """Makes a reading per distinct article of the campaign's pairs (known-answer pairs aside) when
     its rubric has one-article criteria; returns how many. Called in the campaign's creating
