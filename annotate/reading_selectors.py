@@ -153,7 +153,7 @@ def reading_progress(*, assignment: ReadingAssignment) -> tuple[int, int]:
     rows = (
         Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id)
         .annotate(value=Subquery(mine.values("value")[:1]), rationale=Subquery(mine.values("rationale")[:1]))
-        .values_list("response", "value", "rationale")
+        .values_list("response__type", "value", "rationale")  # the type alone: no scale decoded per save
     )
-    answers = [(value or "", rationale or "") for response, value, rationale in rows if one_article(response)]
+    answers = [(value or "", rationale or "") for kind, value, rationale in rows if kind and one_article({"type": kind})]
     return sum(not reading_problems(rules, value=value, rationale=rationale) for value, rationale in answers), len(answers)
