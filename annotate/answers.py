@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import protocols
 from protocols.pairwise import TIE
 
 CHOOSE_WINNER = "choose a winner"
+CHOOSE_ANSWER = "give an answer"
 NO_TIES = "ties are not allowed in this campaign"
 CHOOSE_OVERALL = "choose which article is better overall"
 SHORT_TEXT = 70  # characters of a criterion's text in a list of what is missing
@@ -40,11 +42,27 @@ def criterion_problems(rules: Rules, *, winner: str, rationale: str) -> list[str
         problems.append(CHOOSE_WINNER)
     elif winner == TIE and not rules.allow_tie:
         problems.append(NO_TIES)
+    return problems + _rationale_problems(rules, rationale)
+
+
+def reading_problems(rules: Rules, *, value: str, rationale: str) -> list[str]:
+    """What one answer about one article (a reading) still lacks; empty when it is complete. The
+    value itself was checked by its protocol when it was saved: here only whether there is one."""
+    return ([] if value else [CHOOSE_ANSWER]) + _rationale_problems(rules, rationale)
+
+
+def _rationale_problems(rules: Rules, rationale: str) -> list[str]:
     if rules.rationale_min_length:
         length = len(rationale.strip())
         if length < rules.rationale_min_length:
-            problems.append(f"write a rationale of at least {rules.rationale_min_length} characters ({length} so far)")
-    return problems
+            return [f"write a rationale of at least {rules.rationale_min_length} characters ({length} so far)"]
+    return []
+
+
+def one_article(response: dict) -> bool:
+    """Whether a criterion whose `response` is this is answered on one article alone (on a reading),
+    not on a pair: its protocol's item is one article. {} is the campaign's pairwise verdict."""
+    return bool(response) and protocols.get(response.get("type", "")).ARTICLES == 1
 
 
 COMPLETE, PARTIAL = "complete", "partial"

@@ -23,6 +23,7 @@ from rest_framework.response import Response
 
 from annotate import selectors
 from annotate.models import Assignment, Campaign, Criterion
+from annotate.reading_api import claimed
 from annotate.serializers import (
     AnnotatorCampaignSerializer,
     AssignmentPageSerializer,
@@ -119,7 +120,9 @@ def campaign_claim(request: Request, campaign_id: int) -> Response:
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
     claimed_now = assignment.claimed_at == now
-    return Response(AssignmentSummarySerializer(assignment).data, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK)
+    # A reading (one article alone) says so: {"kind": "reading", ...}; a pair's assignment is as ever.
+    body = claimed(assignment) or AssignmentSummarySerializer(assignment).data
+    return Response(body, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK)
 
 
 # --- the caller's own assignments ----------------------------------------------------

@@ -37,6 +37,12 @@ class CampaignForm(forms.Form):
         label="Never show an annotator two pairs of one topic",
         help_text="A second pair of a topic shows the same reference article again. Without this box, repeats happen only when no other topic has a free slot.",
     )
+    topic_back_to_back = forms.BooleanField(
+        required=False,
+        label="Give a topic's one-article view and its pairwise view one after the other",
+        help_text="Only for a rubric with both kinds of criteria. Without this box, an annotator never gets the pairwise view "
+        "and the one-article view of one topic back to back while other work is left.",
+    )
     calibration_pairs = forms.IntegerField(
         min_value=0,
         max_value=32767,
@@ -113,6 +119,7 @@ class CampaignForm(forms.Form):
             "annotators": list(data["annotators"]),
             "claim_timeout_minutes": data["claim_timeout_minutes"],
             "forbid_repeats": data["forbid_repeats"],
+            "topic_back_to_back": data["topic_back_to_back"],
             "neutral_emphasis": data["neutral_emphasis"],
             "calibration_pairs": data["calibration_pairs"] or 0,
             "protocol": data["protocol"] or protocols.DEFAULT,

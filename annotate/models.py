@@ -187,6 +187,10 @@ class Campaign(models.Model):
         help_text="Taken off this campaign: no access to its work; their labels stay, flagged.",
     )
     forbid_repeats = models.BooleanField(default=False, help_text="Never give an annotator two pairs of one topic.")
+    topic_back_to_back = models.BooleanField(
+        default=False,
+        help_text="Give a topic's one-article view and its pairwise view one after the other (default: never back to back).",
+    )
     labels_only = models.BooleanField(
         default=False, help_text="Imported verdicts without article texts (labels only): never offered to annotators."
     )

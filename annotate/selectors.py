@@ -20,7 +20,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, shorten
+from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, one_article, shorten
 from annotate.design import Design
 from annotate.models import (
     LABELS_ONLY_PREFIX,
@@ -33,6 +33,7 @@ from annotate.models import (
     CriterionSet,
     Label,
     Pair,
+    ReadingAssignment,
     Topic,
 )
 from annotate.removal import Removal, article_removal
@@ -241,6 +242,8 @@ def annotation_page(*, assignment: Assignment) -> dict:
     gaps: list[Gap] = []
     done = total = 0
     for criterion in Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).select_related("category").order_by("order"):
+        if one_article(criterion.response):
+            continue  # asked on the campaign's readings, one article alone
         block = blocks.get(criterion.category_id)
         if block is None:
             block = blocks[criterion.category_id] = CategoryBlock(criterion.category.key, criterion.category.name)
@@ -297,7 +300,7 @@ def label_state(*, campaign: Campaign, label: Label) -> str:
 
 
 def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
-    """(complete criteria, criteria in the rubric), in one query: it runs after every htmx save.
+    """(complete criteria, pairwise criteria in the rubric), in one query: it runs after every htmx save.
 
     Complete as `annotate.answers` says, counted here in Python: SQL's TRIM strips
     spaces only, where the rule strips every kind of white space.
@@ -307,7 +310,11 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
         winner=Subquery(mine.values("winner")[:1]), rationale=Subquery(mine.values("rationale")[:1])
     )
     rules = Rules.of(assignment.pair.campaign)
-    rows = list(answers.values_list("winner", "rationale"))
+    rows = [
+        (winner, rationale)
+        for winner, rationale, response in answers.values_list("winner", "rationale", "response")
+        if not one_article(response)
+    ]
     done = sum(not criterion_problems(rules, winner=winner or "", rationale=rationale or "") for winner, rationale in rows)
     return done, len(rows)
 
@@ -383,11 +390,15 @@ def annotator_queue(*, user: User) -> list[dict]:
         if not can_annotate(campaign, user):
             continue
         mine = Assignment.objects.filter(pair__campaign=campaign, annotator=user)
+        readings = ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user)
         rows.append(
             {
                 "campaign": campaign,
                 "submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
-                "active": mine.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first(),
+                # The item in progress, a pair or else a reading (one article alone).
+                "active": mine.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first()
+                or readings.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first(),
+                "submitted_readings": readings.filter(status=Assignment.Status.SUBMITTED).count(),
                 "submitted_list": list(
                     mine.filter(status=Assignment.Status.SUBMITTED).select_related("pair__topic").order_by("-submitted_at")[:50]
                 ),

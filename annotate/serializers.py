@@ -60,7 +60,13 @@ class AnnotatorCampaignSerializer(serializers.Serializer):
 
     def get_mine(self, row: dict) -> dict:
         active = row["active"]
-        return {"submitted": row["submitted"], "active_assignment": active.pk if active is not None else None}
+        # The item in progress is a pair (an assignment) or one article alone (a reading).
+        reading = active is not None and not hasattr(active, "pair_id")
+        return {
+            "submitted": row["submitted"],
+            "active_assignment": active.pk if active is not None and not reading else None,
+            "active_reading": active.pk if reading else None,
+        }
 
 
 class AssignmentSummarySerializer(serializers.Serializer):

@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import adjudication_views, views
+from annotate import adjudication_views, reading_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -30,4 +30,7 @@ urlpatterns = [
     path("work/<id:assignment_id>/submit/", views.submit, name="submit"),
     path("work/<id:assignment_id>/spans/", views.span_add, name="span-add"),
     path("work/<id:assignment_id>/spans/<id:span_id>/delete/", views.span_delete, name="span-delete"),
+    path("reading/<id:assignment_id>/", reading_views.reading_page, name="reading"),
+    path("reading/<id:assignment_id>/criteria/<str:criterion_key>/", reading_views.answer_save, name="reading-answer-save"),
+    path("reading/<id:assignment_id>/submit/", reading_views.reading_submit, name="reading-submit"),
 ]

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate import selectors
 from annotate.models import Campaign, Criterion, Topic
+from annotate.reading_views import work_url
 from annotate.removal import removed_segments
 from annotate.services import alt_epsilon, answers, campaigns, claims, labelling
 from common.decorators import staff_required
@@ -25,6 +26,7 @@ def home(request: HttpRequest) -> HttpResponse:
     queue = selectors.annotator_queue(user=request.user)
     for row in queue:
         row["left"] = claims.pairs_left(campaign=row["campaign"], user=request.user, active=row["active"])
+        row["active_url"] = work_url(row["active"]) if row["active"] else ""
     from annotate.adjudication_selectors import adjudicating
 
     return render(request, "annotate/home.html", {"queue": queue, "adjudicating": adjudicating(user=request.user)})
@@ -94,7 +96,7 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if assignment is None:
         messages.info(request, f"Nothing left to annotate in {campaign.name}. Thank you!")
         return redirect("home")
-    return redirect("assignment", assignment.pk)
+    return redirect(work_url(assignment))
 
 
 def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
@@ -181,7 +183,7 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if following is None:
         messages.info(request, "No more pairs are waiting in this campaign.")
         return redirect("home")
-    return redirect("assignment", following.pk)
+    return redirect(work_url(following))
 
 
 @require_POST
@@ -241,7 +243,9 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             for message in exc.messages:
                 form.add_error(None, message)
         else:
-            messages.success(request, f"Campaign '{campaign.name}' created with {campaign.pairs.count()} pairs.")
+            readings = campaign.readings.count()
+            note = f" and {readings} one-article readings" if readings else ""
+            messages.success(request, f"Campaign '{campaign.name}' created with {campaign.pairs.count()} pairs{note}.")
             warning = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
             if warning:
                 messages.warning(request, warning)

@@ -19,8 +19,9 @@ from protocols.base import JudgeRequest
 
 DEFAULT = pairwise.NAME
 REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count)}
-# What a campaign may run: the one-article protocols answer criteria of a rubric and judge
-# requests, but have no annotation page yet (issue 25, its second part).
+# What a campaign's `protocol` may be: the protocol of its rubric's pairwise criteria. The
+# one-article protocols are named per criterion (`Criterion.response`), not per campaign: a
+# campaign whose rubric has such criteria asks them on readings, one article at a time.
 NAMES = (pairwise.NAME,)
 
 

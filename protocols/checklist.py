@@ -54,7 +54,7 @@ def answer_problems(shown: str, *, allow_tie: bool = False, response: dict | Non
     choices = _choices(response)
     if shown in (*choices, ""):
         return []
-    return ["Answer Yes, No" + (" or N/A." if NA in choices else ".")]
+    return ["Answer Yes, No or N/A." if NA in choices else "Answer Yes or No."]
 
 
 def outcome_problems(outcome: str, *, allow_tie: bool = False, response: dict | None = None) -> list[str]:

@@ -27,9 +27,15 @@
     return document.getElementById("panel");
   }
 
+  // The answer given in a criterion: its checked choice, or a count typed in its box (one article alone).
+  function answer(form) {
+    const choice = form.querySelector("input[type=radio]:checked") || form.querySelector("input[name=value]:not([type=radio])");
+    return choice && choice.value.trim() ? choice : null;
+  }
+
   // --- what counts as done: the rule of annotate/answers.py, applied to what is typed ---------------
   function complete(form) {
-    const choice = form.querySelector("input[type=radio]:checked");
+    const choice = answer(form);
     if (!choice) return false;
     const box = panel();
     if (choice.value === "tie" && box && box.dataset.allowTie === "0") return false;
@@ -67,7 +73,7 @@
   function land(form, block) {
     if (!form) return;
     const rationale = form.querySelector("textarea[name=rationale]");
-    if (rationale && form.querySelector("input[type=radio]:checked")) {
+    if (rationale && answer(form)) {
       rationale.focus({ preventScroll: true });
       rationale.setSelectionRange(rationale.value.length, rationale.value.length);
       reveal(form, block);
@@ -104,8 +110,41 @@
     return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.type !== "radio");
   }
 
+  function toRationale(form) {
+    const rationale = form.querySelector("textarea[name=rationale]");
+    if (rationale) {
+      rationale.focus({ preventScroll: true });
+      rationale.setSelectionRange(rationale.value.length, rationale.value.length);
+    }
+  }
+
+  // The single-article page (README "Annotating one article"): the choice a key gives in a
+  // criterion, by its protocol. A yes/no question: y, n, and a for N/A where the criterion allows it.
+  // A scale: the digit of its point; 0 is 10 on a scale that reaches 10 without 0.
+  function readingChoice(form, key) {
+    const protocol = form.dataset.protocol;
+    const value = protocol === "checklist" ? { y: "yes", n: "no", a: "na" }[key] : protocol === "rating" && /^[0-9]$/.test(key) ? key : null;
+    if (!value) return null;
+    return form.querySelector('input[type=radio][value="' + value + '"]') ||
+      (value === "0" ? form.querySelector('input[type=radio][value="10"]') : null);
+  }
+
+  function choose(form, radio, event) {
+    radio.checked = true;
+    radio.dispatchEvent(new Event("change", { bubbles: true }));
+    event.preventDefault();
+    // Straight on to the why: the choice is saved, the cursor waits in the rationale.
+    toRationale(form);
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    // A count: digits go to its box; Enter saves it (leaving the box is its change) and goes on to the rationale.
+    if (event.key === "Enter" && event.target.matches && event.target.matches("form.criterion input[name=value]")) {
+      event.preventDefault();
+      toRationale(event.target.closest("form.criterion"));
+      return;
+    }
     if (event.key === "Escape" && typing(event.target)) {
       const form = event.target.closest("form.criterion");
       event.target.blur();
@@ -123,7 +162,8 @@
       event.preventDefault();
       return;
     }
-    if (event.key === "n") {
+    // On the single-article page n answers No: "next unanswered" is the pair page's alone.
+    if (event.key === "n" && !(panel() && panel().dataset.keys === "reading")) {
       const open = nextOpen(here);
       if (open) {
         land(open, "center");
@@ -137,20 +177,23 @@
       event.preventDefault();
       return;
     }
+    if (here && here.dataset.protocol) {
+      const box = here.querySelector("input[name=value]:not([type=radio])");
+      if (box && /^[0-9]$/.test(event.key)) {
+        box.value = event.key;
+        box.dispatchEvent(new Event("input", { bubbles: true }));
+        box.focus({ preventScroll: true });
+        event.preventDefault();
+        return;
+      }
+      const radio = readingChoice(here, event.key);
+      if (radio) choose(here, radio, event);
+      return;
+    }
     const values = { "1": "1", "2": "2", t: "tie" };
     if (values[event.key] && here) {
       const radio = here.querySelector('input[type=radio][value="' + values[event.key] + '"]');
-      if (radio) {
-        radio.checked = true;
-        radio.dispatchEvent(new Event("change", { bubbles: true }));
-        event.preventDefault();
-        // Straight on to the why: the choice is saved, the cursor waits in the rationale.
-        const rationale = here.querySelector("textarea[name=rationale]");
-        if (rationale) {
-          rationale.focus({ preventScroll: true });
-          rationale.setSelectionRange(rationale.value.length, rationale.value.length);
-        }
-      }
+      if (radio) choose(here, radio, event);
     }
   });
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from django.contrib.auth.tokens import default_token_generator
@@ -22,7 +22,7 @@ from django.urls import get_resolver, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotate.models import Adjudication, Span
+from annotate.models import Adjudication, Criterion, Reading, ReadingAssignment, Span
 from annotate.services.claims import assignment_claim_next
 from judges.services import judge_create, judge_run_create
 from tests.architecture_map import _patterns
@@ -65,6 +65,8 @@ def own_work_api(ok: int, *, method: str, wrong: str, data=None) -> Route:
 
 
 RATIONALE = {"position": "1", "rationale": "Better sourced and clearer."}
+ANSWER = {"value": "yes", "rationale": "It opens with a summary."}
+READING = {"assignment_id": "@reading_id", "criterion_key": "@reading_criterion"}
 
 ROUTES = {
     # Django's own pages and the OpenAPI schema: open to all.
@@ -140,6 +142,15 @@ ROUTES = {
     "/work/<id:assignment_id>/submit/": own_work(422),
     "/work/<id:assignment_id>/spans/": own_work(422),
     "/work/<id:assignment_id>/spans/<id:span_id>/delete/": own_work(302),
+    # The single-article page and its API: alice's reading (names starting with @ are the world's other ids).
+    "/reading/<id:assignment_id>/": replace(own_work(200, method="get", wrong="post"), arguments=READING),
+    "/reading/<id:assignment_id>/criteria/<str:criterion_key>/": replace(own_work(302, data=ANSWER), arguments=READING),
+    "/reading/<id:assignment_id>/submit/": replace(own_work(422), arguments=READING),
+    "/api/readings/<id:assignment_id>/": replace(own_work_api(200, method="get", wrong="post"), arguments=READING),
+    "/api/readings/<id:assignment_id>/answers/<str:criterion_key>/": replace(
+        own_work_api(200, method="put", wrong="get", data=ANSWER), arguments=READING
+    ),
+    "/api/readings/<id:assignment_id>/submit/": replace(own_work_api(400, method="post", wrong="get"), arguments=READING),
 }
 
 
@@ -167,6 +178,17 @@ def world(campaign, alice, oscar, rachel, bob):
         opened_by=rachel,
         opened_at=span.created_at,
     )
+    # A one-article criterion in the rubric, and alice's reading of the pair's first article.
+    checklist = Criterion.objects.create(
+        criterion_set=criterion.criterion_set,
+        category=criterion.category,
+        key="ck_access",
+        text="Does it open with a summary?",
+        order=999,
+        response={"type": "checklist", "allow_na": False},
+    )
+    reading = Reading.objects.create(campaign=campaign, topic=assignment.pair.topic, article=assignment.pair.article_a)
+    mine = ReadingAssignment.objects.create(reading=reading, annotator=alice, claimed_at=span.created_at, last_activity_at=span.created_at)
     return {
         "users": {"anonymous": None, "annotator": alice, "outsider": oscar, "staff": rachel},
         "arguments": {
@@ -180,6 +202,8 @@ def world(campaign, alice, oscar, rachel, bob):
             "user_id": bob.pk,
             "span_id": span.pk,
             "adjudication_id": item.pk,
+            "reading_id": mine.pk,
+            "reading_criterion": checklist.key,
             "fmt": "json",
             "key": "judges",
             # bob's: logging alice in would change her last login, which her link's token hashes.
@@ -225,7 +249,8 @@ def _applies(route: str, kind: str) -> bool:
 @pytest.mark.parametrize(("route", "kind"), [case for case in CASES if _applies(*case)], ids=lambda value: value)
 def test_it_answers_every_url_as_the_table_says(route, kind, world):
     row = ROUTES[route]
-    users, arguments = world["users"], {**world["arguments"], **row.arguments}
+    given = {name: world["arguments"][value[1:]] if str(value).startswith("@") else value for name, value in row.arguments.items()}
+    users, arguments = world["users"], {**world["arguments"], **given}
     # The 405 and the missing ids are asked by the last kind of user the route lets in.
     allowed = ([k for k, cell in zip(KINDS, row.expected) if cell not in (LOGIN, 403)] or [None])[-1]
     if kind in KINDS:

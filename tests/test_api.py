@@ -96,7 +96,7 @@ def test_it_shows_annotators_only_their_open_campaigns(api_campaign, alice, osca
     client = client_for(alice)
     rows = client.get(reverse("api:campaign-list")).json()
     assert [row["name"] for row in rows] == ["API campaign"]
-    assert rows[0]["mine"] == {"submitted": 0, "active_assignment": None}
+    assert rows[0]["mine"] == {"submitted": 0, "active_assignment": None, "active_reading": None}
     assert "reference_system" not in rows[0] and "annotators" not in rows[0]
 
     detail = client.get(reverse("api:campaign-detail", args=[api_campaign.pk]))

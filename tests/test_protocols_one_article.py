@@ -30,7 +30,7 @@ def test_it_registers_the_three_one_article_protocols_but_lets_campaigns_run_pai
 
 def test_it_says_what_is_wrong_with_a_checklist_answer():
     assert checklist.answer_problems("yes") == []
-    assert checklist.answer_problems("na") == ["Answer Yes, No."]
+    assert checklist.answer_problems("na") == ["Answer Yes or No."]
     assert checklist.answer_problems("na", response=NA) == []
     assert checklist.answer_problems("maybe", response=NA) == ["Answer Yes, No or N/A."]
     assert [checklist.metric_outcome(v) for v in ("yes", "no")] == [1.0, 0.0]

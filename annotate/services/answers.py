@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotate.answers import Rules, criterion_problems, sentence
+from annotate.answers import Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
@@ -92,6 +92,8 @@ def answer_problems(*, campaign: Campaign, criterion: Criterion, position: str |
     errors = []
     if criterion.criterion_set_id != campaign.criterion_set_id:
         errors.append("This criterion does not belong to the campaign's rubric.")
+    elif one_article(criterion.response):
+        return ["This criterion is answered on one article alone (a reading), not on a pair."]
     if position is not None:
         errors += protocols.get(campaign.protocol).answer_problems(position, allow_tie=campaign.allow_tie)
     if rationale is not None and len(rationale) > MAX_RATIONALE:

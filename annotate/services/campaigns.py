@@ -25,12 +25,14 @@ from annotate.models import (
     CriterionSet,
     LabelChange,
     Pair,
+    ReadingAssignment,
     System,
     Topic,
 )
 from annotate.rendering import render_html
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
 from annotate.services.placeholders import criterion_set_for_labels
+from annotate.services.readings import readings_create, rubric_kinds
 from annotate.services.repeats import repeat_gap_problem, repeat_rate_problem
 from annotate.services.sampling import sampling_problems
 from common.names import REFERENCE_SYSTEM, name_problem
@@ -70,6 +72,7 @@ def campaign_create(
     claim_timeout_minutes: int = CLAIM_TIMEOUT_MINUTES,
     benchmark: str | None = None,
     forbid_repeats: bool = False,
+    topic_back_to_back: bool = False,
     labels_only: bool = False,
     neutral_emphasis: bool = False,
     calibration_pairs: int = 0,
@@ -101,7 +104,9 @@ def campaign_create(
     `criterion_set` it gets an empty rubric of its own, which its imports fill
     with the criteria their rows name (`placeholders.criterion_set_for_labels`).
 
-    `protocol` is one of `protocols.NAMES`; today every campaign is pairwise.
+    `protocol` is one of `protocols.NAMES`: the protocol of the rubric's pairwise criteria. A rubric's
+    one-article criteria (checklist, rating, count) are answered on readings, one per article of the
+    pairs (`readings.readings_create`); a rubric of only those hands out no pairs.
 
     `gold_rate` (0 to 1) is the share of claims that silently give a known-answer pair once
     `make_gold` has made some; `gold_pause_below` (an accuracy) pauses an annotator's new claims
@@ -144,6 +149,7 @@ def campaign_create(
                 ("claim timeout", claim_timeout_minutes != CLAIM_TIMEOUT_MINUTES),
                 ("benchmark", bool(benchmark)),
                 ("no repeats", forbid_repeats),
+                ("topic back to back", topic_back_to_back),
                 ("neutral emphasis", neutral_emphasis),
                 ("calibration set", calibration_pairs != 0),
                 ("gold pairs", bool(gold_rate) or gold_pause_below is not None),
@@ -193,6 +199,10 @@ def campaign_create(
     if pair_mode not in Campaign.PairMode.values:
         errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
     errors += _calibration_problems(calibration_pairs)
+    if criterion_set is not None and not rubric_kinds(criterion_set_id=criterion_set.pk)[0]:
+        # Only one-article criteria: the pairs are a record, never handed out (README "Annotating one article").
+        errors += [f"This rubric has no pairwise criterion: {option} applies to pairs only." for option, given in (
+            ("the overall question", ask_overall), ("a calibration set", calibration_pairs), ("gold pairs", gold_rate)) if given]  # fmt: skip
     if errors:
         raise ValidationError(errors)
 
@@ -254,6 +264,7 @@ def campaign_create(
             instructions_html=render_html(instructions, paragraph_per_line=False) if instructions.strip() else "",
             claim_timeout_minutes=claim_timeout_minutes,
             forbid_repeats=forbid_repeats,
+            topic_back_to_back=topic_back_to_back,
             neutral_emphasis=neutral_emphasis,
             calibration_pairs=calibration_pairs,
             gold_rate=gold_rate,
@@ -278,6 +289,8 @@ def campaign_create(
         Pair.objects.bulk_create(
             [Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)]
         )
+        # One-article criteria in the rubric: a reading per article of the pairs (annotate.services.readings).
+        readings_create(campaign=campaign)
     return campaign
 
 
@@ -371,7 +384,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
         "rationale_min_length", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
-        "forbid_repeats", "neutral_emphasis", "alt_epsilon", "alt_epsilon_reason",
+        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip
     with transaction.atomic():
         campaign = Campaign.objects.create(name=name, **{field: getattr(source, field) for field in copied})
@@ -383,6 +396,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
             [Pair(campaign=campaign, topic_id=p.topic_id, article_a_id=p.article_a_id, article_b_id=p.article_b_id, order=order[i])
              for i, p in enumerate(pairs)]
         )  # fmt: skip
+        readings_create(campaign=campaign)
     return campaign
 
 
@@ -400,6 +414,7 @@ def campaign_set_neutral_emphasis(*, campaign: Campaign, neutral_emphasis: bool)
     changed = (
         Campaign.objects.filter(pk=campaign.pk)
         .exclude(Exists(Assignment.objects.filter(pair__campaign_id=OuterRef("pk"))))
+        .exclude(Exists(ReadingAssignment.objects.filter(reading__campaign_id=OuterRef("pk"))))
         .update(neutral_emphasis=neutral_emphasis)
     )
     if not changed:
@@ -498,4 +513,26 @@ def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: 
                 for pk in active
             ]
         )
-    return len(active)
+        # Their readings in progress too, the same way (locked like their assignments, audited).
+        readings = list(
+            ReadingAssignment.objects.select_for_update(of=("self",))
+            .filter(reading__campaign=campaign, annotator=user)
+            .order_by("pk")
+            .values_list("pk", "status")
+        )
+        reading_active = [pk for pk, status in readings if status == Assignment.Status.ACTIVE]
+        ReadingAssignment.objects.filter(pk__in=reading_active).update(status=Assignment.Status.REVOKED)
+        LabelChange.objects.bulk_create(
+            [
+                LabelChange(
+                    reading_assignment_id=pk,
+                    field="status",
+                    old_value=Assignment.Status.ACTIVE,
+                    new_value=Assignment.Status.REVOKED,
+                    changed_by=by,
+                    changed_at=now,
+                )
+                for pk in reading_active
+            ]
+        )
+    return len(active) + len(reading_active)

@@ -1,7 +1,9 @@
-"""Handing out work: claiming an annotator's next pair, expiring idle claims, opening an assignment.
+"""Handing out work: claiming an annotator's next item (a pair or a reading), expiring idle claims,
+opening an assignment.
 
-A claim is what holds a pair's slot for one annotator; `labelling` writes the
-answers under it.
+A claim is what holds an item's slot for one annotator; `labelling` and `reading_answers` write
+the answers under it. A campaign's rubric says which items it hands out (`readings.rubric_kinds`):
+pairs for its pairwise criteria, readings (one article alone) for its one-article criteria.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import random
 import secrets
 import time
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
@@ -17,9 +20,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import ORIGINAL, Assignment, Campaign, LabelChange, Pair
+from annotate.models import ORIGINAL, Assignment, Campaign, LabelChange, Pair, Reading, ReadingAssignment
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
+from annotate.services.readings import campaign_kinds
 from annotate.services.repeats import due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 
@@ -45,9 +49,14 @@ def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> in
     """Returns claims left untouched longer than the campaign allows to the pool."""
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=campaign.claim_timeout_minutes)
-    return Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff).update(
+    expired = Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff).update(
         status=Assignment.Status.EXPIRED
     )
+    if not campaign_kinds(campaign)[1]:
+        return expired  # no one-article criteria: no readings
+    return expired + ReadingAssignment.objects.filter(
+        reading__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff
+    ).update(status=Assignment.Status.EXPIRED)
 
 
 def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
@@ -93,12 +102,28 @@ def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
     """
     owed, ranked = _candidates(campaign=campaign, user=user)
     # Before anything else: the calibration pairs still owed, the user's own released claim first.
-    return owed or ranked
+    return owed or [row.item for row in ranked]
 
 
-def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]]:
-    """The calibration pairs the user still owes, and the other pairs with a free slot for them, best first."""
-    if campaign.labels_only:
+class Ranked(NamedTuple):
+    """A candidate item and its rank, best first when sorted: the user's released claim first
+    (`fresh` False), then no repeat, then most live claims (`taken` negated), then the most
+    pressure (negated), then the campaign's order, then the id."""
+
+    fresh: bool
+    repeat: bool
+    taken: int
+    pressure: float
+    order: int
+    item: int
+    kind: str
+    topic: int
+
+
+def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[Ranked]]:
+    """The calibration pairs the user still owes, and the other pairs with a free slot for them, best
+    first, each with its rank (`work_candidates` merges them with the readings'). None when the rubric has no pairwise criterion: its pairs are a record only."""
+    if campaign.labels_only or not campaign_kinds(campaign)[0]:
         return [], []
     rows = list(
         Pair.objects.filter(campaign=campaign, gold__isnull=True)
@@ -152,16 +177,118 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[int]
         if repeat and campaign.forbid_repeats:
             continue
         # `taken` counts other people's live claims (the user's own claim here is released).
-        ranked.append((not resume, repeat, -taken, -pressure(topic_id), order, pair_id))
+        ranked.append(Ranked(not resume, repeat, -taken, -pressure(topic_id), order, pair_id, PAIR, topic_id))
     ranked.sort()
-    return owed, [row[-1] for row in ranked]
+    return owed, ranked
+
+
+PAIR, READING = "pair", "reading"
+
+
+def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
+    """The readings with a free slot for the user, ranked by the pairs' rule (`claim_candidates`): the
+    user's released claim first, then a topic they have not read an article of, then the readings
+    others have gone furthest with (overlap sets fill first), then the topic under the most
+    pressure, then the campaign's order. With `forbid_repeats`, at most one reading per topic."""
+    if campaign.labels_only or not campaign_kinds(campaign)[1]:
+        return []
+    rows = list(
+        Reading.objects.filter(campaign=campaign)
+        .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
+        .order_by("order", "id")
+        .values_list("id", "topic_id", "taken", "order")
+    )
+    if not rows:
+        return []
+    mine = {
+        reading_id: (topic_id, status)
+        for reading_id, topic_id, status in ReadingAssignment.objects.filter(annotator=user, reading__campaign=campaign).values_list(
+            "reading_id", "reading__topic_id", "status"
+        )
+    }
+    met = {topic_id for topic_id, _ in mine.values()}
+    annotators = max(1, campaign_annotator_count(campaign=campaign))
+    free_by_topic: dict[int, int] = {}
+    for _, topic_id, taken, _ in rows:
+        free_by_topic[topic_id] = free_by_topic.get(topic_id, 0) + max(0, campaign.overlap - taken)
+    seen_by = dict(
+        ReadingAssignment.objects.filter(reading__campaign=campaign)
+        .values("reading__topic_id")
+        .annotate(n=Count("annotator", distinct=True))
+        .values_list("reading__topic_id", "n")
+    )
+    ranked = []
+    for reading_id, topic_id, taken, order in rows:
+        if taken >= campaign.overlap:
+            continue
+        own = mine.get(reading_id)
+        if own is not None and own[1] not in RELEASED:
+            continue
+        resume = own is not None
+        repeat = topic_id in met and not resume
+        if repeat and campaign.forbid_repeats:
+            continue
+        pressure = free_by_topic[topic_id] / max(1, annotators - seen_by.get(topic_id, 0))
+        ranked.append(Ranked(not resume, repeat, -taken, -pressure, order, reading_id, READING, topic_id))
+    ranked.sort()
+    return ranked
+
+
+def _last_claim(campaign: Campaign, user: User) -> tuple[str, int] | None:
+    """(kind, topic) of the user's latest claim in the campaign, pair or reading; None before the first."""
+    pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
+    reading = ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
+    latest = [
+        (claimed_at, kind, topic_id)
+        for kind, rows in (
+            (PAIR, pair.values_list("claimed_at", "pair__topic_id")[:1]),
+            (READING, reading.values_list("claimed_at", "reading__topic_id")[:1]),
+        )
+        for claimed_at, topic_id in rows
+        if claimed_at is not None
+    ]
+    return max(latest)[1:] if latest else None
+
+
+def work_candidates(*, campaign: Campaign, user: User) -> list[tuple[str, int]]:
+    """The items a claim may give the user, best first, as (PAIR or READING, id).
+
+    The calibration pairs still owed come first (`claim_candidates`). The other pairs and the
+    readings are ranked together by one rule, the pairs' (each kind counting its own topics met,
+    repeats and pressure), and their shuffled orders interleave them.
+
+    Then the topic rule: the pairwise view and the one-article view of one topic are not given back
+    to back. After a pair on topic T, the readings of T go last, and after a reading of T, the pairs
+    of T go last, while anything else is left; so the judgement of one view is not primed by the
+    other a minute before. A campaign with `topic_back_to_back` asks for the opposite: the other
+    view of the topic just done comes first (while it has a free slot), for studies of exactly that
+    priming or of speed.
+    """
+    owed, pairs = _candidates(campaign=campaign, user=user)
+    if owed:
+        return [(PAIR, pair_id) for pair_id in owed]
+    readings = _reading_candidates(campaign=campaign, user=user)
+    ranked = sorted(pairs + readings)
+    # Only a campaign handing out both kinds has two views of a topic.
+    last = _last_claim(campaign, user) if all(campaign_kinds(campaign)) else None
+    if last is not None:
+        kind, topic_id = last
+
+        def other_view(row: Ranked) -> bool:
+            return row.kind != kind and row.topic == topic_id
+
+        if campaign.topic_back_to_back:
+            ranked.sort(key=lambda row: not other_view(row))
+        else:
+            ranked.sort(key=other_view)
+    return [(row.kind, row.item) for row in ranked]
 
 
 def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
     """The campaign's known-answer pairs the user has not had (or whose claim was released), in the
     campaign's order, those on topics the user has not met first; with `forbid_repeats`, only those.
     A gold pair has a slot for every member, whatever the overlap: each member labels it once."""
-    if not campaign.gold_rate or campaign.labels_only:
+    if not campaign.gold_rate or campaign.labels_only or not campaign_kinds(campaign)[0]:
         return []
     mine = dict(Assignment.objects.filter(ORIGINAL, annotator=user, pair__campaign=campaign).values_list("pair_id", "status"))
     met = set(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair__topic_id", flat=True))
@@ -189,9 +316,9 @@ def _gold_turn(campaign: Campaign, user: User, index: int) -> bool:
     return bool(campaign.gold_rate) and gold_draw(campaign_id=campaign.pk, user_id=user.pk, index=index) < campaign.gold_rate
 
 
-def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = None) -> int:
-    """How many more pairs the user can do in the campaign now: their pair in progress, if any,
-    and the pairs a claim could still give them (`claim_candidates`), at most one per topic where
+def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAssignment | None = None) -> int:
+    """How many more items (pairs and readings) the user can do in the campaign now: their item in
+    progress, if any, and the pairs and readings a claim could still give them (`claim_candidates`), at most one per topic where
     the campaign forbids repeats. Other annotators may take some of those first; a claim that
     expires frees its slot again. The calibration pairs still owed count with the pairs that
     follow them. Known-answer pairs count as the claims will give them (`gold_draw` is fixed per
@@ -199,11 +326,14 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = No
     count falls by one per pair, whatever its kind. Swapped repeats due now count too (`repeats`);
     those that fall due after later submissions join the count then."""
     owed, ranked = _candidates(campaign=campaign, user=user)
-    candidates = owed + ranked
+    candidates = owed + [row.item for row in ranked]
     if campaign.forbid_repeats:
         normal = Pair.objects.filter(pk__in=candidates).values("topic_id").distinct().count()
     else:
         normal = len(candidates)
+    # Readings count as pairs do (at most one per topic where repeats are forbidden).
+    readings = _reading_candidates(campaign=campaign, user=user)
+    normal += len({row.topic for row in readings}) if campaign.forbid_repeats else len(readings)
     gold_left = len(gold_candidates(campaign=campaign, user=user))
     index, total = _claims_made(campaign, user), 0
     while normal > 0:
@@ -233,18 +363,40 @@ def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -
     return Assignment.objects.create(pair=pair, annotator=user, a_first=secrets.randbelow(2) == 1, claimed_at=now, last_activity_at=now)
 
 
-def _unfinished(campaign: Campaign, user: User) -> Assignment | None:
-    return (
-        Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
-        .order_by("claimed_at", "id")
-        .first()
-    )
+def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime) -> ReadingAssignment | None:
+    """Claims a locked reading for the user if it still has a free slot (as `_claim_pair`)."""
+    if reading.assignments.exclude(status__in=RELEASED).count() >= overlap:
+        return None
+    mine = reading.assignments.filter(annotator=user).first()
+    if mine is not None:
+        if mine.status not in RELEASED:
+            return None
+        old = mine.status
+        mine.status = Assignment.Status.ACTIVE
+        mine.claimed_at = mine.last_activity_at = now
+        mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
+        LabelChange.objects.create(
+            reading_assignment=mine, field="status", old_value=old, new_value=mine.status, changed_by=user, changed_at=now
+        )
+        return mine
+    return ReadingAssignment.objects.create(reading=reading, annotator=user, claimed_at=now, last_activity_at=now)
 
 
-def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | None = None) -> Assignment | None:
-    """The user's unfinished work first, else a new claim on a pair that still needs annotators.
+def _unfinished(campaign: Campaign, user: User) -> Assignment | ReadingAssignment | None:
+    """The user's item in progress (at most one per campaign, pair or reading)."""
+    active = Assignment.Status.ACTIVE
+    pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
+    if pair is not None or not campaign_kinds(campaign)[1]:
+        return pair
+    return ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
 
-    None means that no pair has a free slot for this user. Two rules hold
+
+def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | None = None) -> Assignment | ReadingAssignment | None:
+    """The user's unfinished work first, else a new claim on a pair or a reading that still needs
+    annotators (`work_candidates` ranks them): an `Assignment` or a `ReadingAssignment`.
+
+    None means that no item has a free slot for this user. What is said of pairs below holds
+    for readings too (their overlap is the campaign's; no calibration or gold readings). Two rules hold
     whatever arrives at once:
     - one user holds at most one active assignment per campaign: the user's row
       is locked (`FOR NO KEY UPDATE`) for the whole claim, so a double click or
@@ -290,10 +442,10 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
             for gate in CLAIM_GATES:
                 if reason := gate(campaign=campaign, user=user):
                     raise ClaimsPaused(reason)
-            candidates = claim_candidates(campaign=campaign, user=user)
+            candidates = work_candidates(campaign=campaign, user=user)
             # A swapped repeat that is due comes before new work (once the calibration pairs are done):
             # it is the user's own pair, so the user's lock is the only one it needs.
-            owed = candidates and candidates[0] in calibration
+            owed = bool(candidates) and candidates[0][0] == PAIR and candidates[0][1] in calibration
             due = [] if owed else due_repeats(campaign=campaign, user=user)
             if due:
                 return repeat_claim(original_id=due[0], user=user, now=now)
@@ -306,16 +458,20 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
             if not _gold_turn(campaign, user, _claims_made(campaign, user)):
                 gold = []
             uncapped = calibration | set(gold)
-            candidates = gold + candidates
+            candidates = [(PAIR, pair_id) for pair_id in gold] + candidates
             skipped = 0
-            for pair_id in sorted(candidates) if patient else candidates:
-                locked = Pair.objects.select_for_update(skip_locked=not patient).filter(pk=pair_id)
-                pair = locked.first()
-                if pair is None:
+            # Patient: locks waited for in one order (pairs, then readings, by id), so two claimers never deadlock.
+            for kind, item_id in sorted(candidates) if patient else candidates:
+                model = Pair if kind == PAIR else Reading
+                item = model.objects.select_for_update(skip_locked=not patient).filter(pk=item_id).first()
+                if item is None:
                     skipped += 1
                     continue
-                cap = None if pair.pk in uncapped else campaign.overlap
-                claimed = _claim_pair(pair=pair, user=user, overlap=cap, now=now)
+                if kind == READING:
+                    claimed = _claim_reading(reading=item, user=user, overlap=campaign.overlap, now=now)
+                else:
+                    cap = None if item.pk in uncapped else campaign.overlap
+                    claimed = _claim_pair(pair=item, user=user, overlap=cap, now=now)
                 if claimed is not None:
                     return claimed
         # Every candidate was taken or held by another claimer: look again.
@@ -323,8 +479,8 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
     raise RuntimeError("A claim kept finding free slots it could not take; the pair counts disagree with the candidates.")
 
 
-def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> None:
+def assignment_open(*, assignment: Assignment | ReadingAssignment, now: datetime | None = None) -> None:
     if assignment.first_opened_at is None:
         now = now or timezone.now()
-        Assignment.objects.filter(pk=assignment.pk, first_opened_at__isnull=True).update(first_opened_at=now, last_activity_at=now)
+        type(assignment).objects.filter(pk=assignment.pk, first_opened_at__isnull=True).update(first_opened_at=now, last_activity_at=now)
         assignment.first_opened_at = assignment.last_activity_at = now

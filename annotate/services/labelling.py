@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems
+from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article
 from annotate.models import Assignment, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.signals import assignment_submitted
@@ -38,6 +38,8 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
     labels = {label.criterion_id: label for label in assignment.labels.all()}
     missing = []
     for criterion in campaign.criterion_set.criteria.order_by("order"):
+        if one_article(criterion.response):
+            continue  # answered on a reading, not on the pair
         label = labels.get(criterion.pk)
         problems = criterion_problems(rules, winner=label.winner if label else "", rationale=label.rationale if label else "")
         missing += [f"{criterion.key}: {problem}" for problem in problems]

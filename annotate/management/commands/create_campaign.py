@@ -60,6 +60,11 @@ class Command(BaseCommand):
             "--no-repeats", action="store_true", help="never give an annotator two pairs of one topic (slots may stay empty)"
         )
         parser.add_argument(
+            "--topic-back-to-back",
+            action="store_true",
+            help="give a topic's one-article view and its pairwise view one after the other (default: never back to back)",
+        )
+        parser.add_argument(
             "--neutral-emphasis",
             action="store_true",
             help="show bold and italic as plain text on both sides (recorded on the campaign and in every export)",
@@ -193,6 +198,7 @@ class Command(BaseCommand):
                 claim_timeout_minutes=options["claim_timeout"],
                 benchmark=options["benchmark"],
                 forbid_repeats=options["no_repeats"],
+                topic_back_to_back=options["topic_back_to_back"],
                 neutral_emphasis=options["neutral_emphasis"],
                 labels_only=options["labels_only"],
                 calibration_pairs=options["calibration_pairs"],
@@ -237,6 +243,7 @@ class Command(BaseCommand):
             f"({design.slots} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
             + (", neutral emphasis" if campaign.neutral_emphasis else "")
             + (f", alt-test epsilon {campaign.alt_epsilon:g}" if campaign.alt_epsilon is not None else "")
+            + (f", {readings} one-article readings (overlap {campaign.overlap})" if (readings := campaign.readings.count()) else "")
         )
         warning = design.warning(forbid_repeats=campaign.forbid_repeats)
         if warning:

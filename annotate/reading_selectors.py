@@ -1,0 +1,159 @@
+"""Reads for the single-article page (a reading): the annotator's own work, the article and the criteria.
+
+The article is shown exactly as on the pair page (the same cleaned HTML, neutral emphasis applied
+the same way), and nothing on the page names its system: only the topic, the text and the criteria.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from urllib.parse import quote
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, Subquery
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+
+import protocols
+from annotate.answers import Rules, answer_state, one_article, reading_problems, shorten
+from annotate.models import Answer, Assignment, Campaign, Criterion, ReadingAssignment
+from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column
+
+# Where each protocol's answer is typed on the page, and the keys that give it (README "Annotating one article").
+WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number"}
+
+
+def reading_assignment_for_user(*, assignment_id: int, user: User, with_article: bool = True) -> ReadingAssignment:
+    """The reading assignment if it is the user's own; 403 for anybody else's (staff included), and
+    for work in a campaign they were removed from. `with_article=False` is for saves (no HTML read)."""
+    rows = ReadingAssignment.objects.select_related("reading__campaign__criterion_set", "reading__topic")
+    if with_article:
+        rows = rows.select_related("reading__article").defer("reading__article__raw_markdown", "reading__article__display_markdown")
+    assignment = rows.filter(pk=assignment_id).annotate(removed=reading_removed()).first()
+    if assignment is None or assignment.annotator_id != user.pk:
+        raise PermissionDenied("This is not your assignment.")
+    if assignment.status == Assignment.Status.REVOKED or assignment.removed:
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
+    return assignment
+
+
+def reading_removed() -> Exists:
+    """Whether a reading assignment's annotator is on its campaign's removed list: a subquery to annotate them with."""
+    on_list = Campaign.removed_annotators.through.objects.filter(
+        campaign_id=OuterRef("reading__campaign_id"), user_id=OuterRef("annotator_id")
+    )
+    return Exists(on_list)
+
+
+def reading_criteria(campaign: Campaign) -> list[Criterion]:
+    """The rubric's one-article criteria, in rubric order: what every reading of the campaign asks."""
+    criteria = Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).select_related("category").order_by("order")
+    return [criterion for criterion in criteria if one_article(criterion.response)]
+
+
+@dataclass
+class AnswerRow:
+    criterion: object
+    protocol: str
+    choices: list[tuple[str, str]]  # (value, label) for checklist and rating; empty for a count
+    maximum: int | None = None  # a count's largest answer
+    value: str = ""
+    rationale: str = ""
+    saved_at: object = None
+    problems: list[str] = field(default_factory=list)
+    state: str = ""
+    save_url: str = ""
+
+    @property
+    def choices_html(self) -> str:
+        """The radio buttons, built here rather than by a template loop: a rubric of 39 five-point
+        scales made the loop most of the page's time (bench/annotate.py). The labels come from the
+        rubric: escaped here as the template would."""
+        return mark_safe(
+            "".join(
+                f'<label><input type="radio" name="value" value="{escape(value)}"{" checked" if value == self.value else ""}> '
+                f"{escape(label)}</label>"
+                for value, label in self.choices
+            )
+        )
+
+
+@dataclass
+class Block:
+    key: str
+    name: str
+    rows: list[AnswerRow] = field(default_factory=list)
+
+
+def _choices(response: dict) -> tuple[list[tuple[str, str]], int | None]:
+    kind = response["type"]
+    if kind == "checklist":
+        choices = [("yes", "Yes"), ("no", "No")] + ([("na", "N/A")] if response.get("allow_na") else [])
+        return choices, None
+    if kind == "rating":
+        return [(str(point["value"]), f"{point['value']} {point['label']}") for point in response["points"]], None
+    return [], response.get("max", protocols.get("count").MAX_COUNT)
+
+
+def criterion_row(criterion, answer: Answer | None, rules: Rules) -> AnswerRow:
+    choices, maximum = _choices(criterion.response)
+    row = AnswerRow(criterion, criterion.response["type"], choices, maximum)
+    if answer is not None:
+        row.value, row.rationale, row.saved_at = answer.value, answer.rationale, answer.saved_at
+    row.problems = reading_problems(rules, value=row.value, rationale=row.rationale)
+    row.state = answer_state(row.problems, winner=row.value)
+    return row
+
+
+def reading_page(*, assignment: ReadingAssignment) -> dict:
+    """Everything the single-article page shows, in a fixed number of queries: the article (by
+    itself, no system), the one-article criteria with their saved answers, and what blocks submission."""
+    reading = assignment.reading
+    campaign = reading.campaign
+    rules = Rules.of(campaign)
+    answers = {answer.criterion_id: answer for answer in Answer.objects.filter(assignment=assignment)}
+    blocks: dict[int, Block] = {}
+    gaps: list[Gap] = []
+    done = total = 0
+    # One reverse, then the key swapped in: a reverse per criterion costs a millisecond on a long rubric.
+    save_url = reverse("reading-answer-save", args=[assignment.pk, "KEY"])
+    for criterion in reading_criteria(campaign):
+        block = blocks.get(criterion.category_id)
+        if block is None:
+            block = blocks[criterion.category_id] = Block(criterion.category.key, criterion.category.name)
+        row = criterion_row(criterion, answers.get(criterion.pk), rules)
+        row.save_url = save_url.replace("/KEY/", f"/{quote(criterion.key, safe='')}/")
+        if row.problems:
+            gaps.append(Gap(criterion.key, f"c-{criterion.key}", shorten(criterion.text), row.problems))
+        block.rows.append(row)
+        total += 1
+        done += not row.problems
+    column = _column("1", reading.article, neutral_emphasis=campaign.neutral_emphasis)
+    return {
+        "assignment": assignment,
+        "campaign": campaign,
+        "topic": reading.topic,
+        # Only what is shown goes to the template: no article object, so no system can leak.
+        "column": {"html": column["html"], "toc": column["toc"]},
+        "categories": list(blocks.values()),
+        "done": done,
+        "total": total,
+        "gaps": gaps,
+        "first_open": gaps[0].anchor if gaps else "",
+    }
+
+
+def reading_progress(*, assignment: ReadingAssignment) -> tuple[int, int]:
+    """(complete criteria, one-article criteria), in one query: the counter after each save."""
+    campaign: Campaign = assignment.reading.campaign
+    rules = Rules.of(campaign)
+    mine = Answer.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
+    rows = (
+        Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id)
+        .annotate(value=Subquery(mine.values("value")[:1]), rationale=Subquery(mine.values("rationale")[:1]))
+        .values_list("response__type", "value", "rationale")  # the type alone: no scale decoded per save
+    )
+    answers = [(value or "", rationale or "") for kind, value, rationale in rows if kind and one_article({"type": kind})]
+    return sum(not reading_problems(rules, value=value, rationale=rationale) for value, rationale in answers), len(answers)

@@ -1,0 +1,152 @@
+"""The single-article page: blind, saves by htmx and without JavaScript, flushes, submits, refuses with 4xx."""
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import Answer, Assignment, Criterion, LabelChange, ReadingAssignment
+from annotate.services.claims import assignment_claim_next
+from tests.reading_campaigns import COUNT, ONE_ARTICLE, RATED_TEN, mixed_campaign, rubric
+from tests.test_annotation_page import leaks
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reading_campaign(catalogue, alice, bob):
+    return mixed_campaign(criterion_set=rubric("alone", ONE_ARTICLE, COUNT), topics=2, annotators=[alice, bob])
+
+
+@pytest.fixture
+def work(reading_campaign, alice):
+    return assignment_claim_next(campaign=reading_campaign, user=alice)
+
+
+def url(name, work, *args):
+    return reverse(name, args=[work.pk, *args])
+
+
+def test_it_sends_a_claim_to_the_reading_page(client, alice, reading_campaign):
+    client.force_login(alice)
+    response = client.post(reverse("claim-next", args=[reading_campaign.pk]))
+    work = ReadingAssignment.objects.get(annotator=alice)
+    assert response.status_code == 302 and response.url == url("reading", work)
+    home = client.get(reverse("home"))
+    assert url("reading", work) in home.content.decode()
+
+
+def test_it_shows_the_article_alone_with_the_criteria_and_no_trace_of_its_system(client, alice, work):
+    client.force_login(alice)
+    response = client.get(url("reading", work))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.count('class="column-label">Article<') == 1
+    assert 'data-protocol="checklist"' in html and 'data-protocol="rating"' in html and 'data-protocol="count"' in html
+    assert 'value="na"> N/A' in html and 'value="5"> 5 Excellent' in html
+    assert 'Progress <strong id="progress">0 / 3</strong>' in html
+    assert leaks(html) == []
+    work.refresh_from_db()
+    assert work.first_opened_at is not None
+
+
+def test_it_keeps_every_reading_response_blind(client, alice, work):
+    client.force_login(alice)
+    save = url("reading-answer-save", work, "rt_style")
+    responses = [
+        (200, client.post(save, {"value": "4", "rationale": "Clear prose."}, HTTP_HX_REQUEST="true")),
+        (422, client.post(save, {"value": "9"}, HTTP_HX_REQUEST="true")),
+        (422, client.post(save, {"value": "9"})),
+        (422, client.post(url("reading-submit", work))),
+        (200, client.get(url("reading", work))),
+    ]
+    assert [response.status_code for _, response in responses] == [status for status, _ in responses]
+    assert "Choose a point from 1 to 5." in responses[1][1].content.decode()
+    assert "Not submitted yet. 2 questions still need an answer:" in responses[3][1].content.decode()
+    for _, response in responses:
+        assert leaks(response.content.decode()) == []
+
+
+def test_it_saves_by_htmx_and_updates_the_progress(client, alice, work):
+    client.force_login(alice)
+    response = client.post(
+        url("reading-answer-save", work, "ck_summary"), {"value": "yes", "rationale": "It has one."}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'class="save-status saved"' in html and 'data-state="complete"' in html
+    assert '<strong id="progress" hx-swap-oob="true">1 / 3</strong>' in html
+    assert Answer.objects.get(assignment=work).value == "yes"
+    assert LabelChange.objects.filter(reading_assignment=work, source="page").count() == 2
+
+
+def test_it_saves_without_javascript_and_comes_back_to_the_criterion(client, alice, work):
+    client.force_login(alice)
+    response = client.post(url("reading-answer-save", work, "ct_typos"), {"value": "3", "rationale": "Three slips."})
+    assert response.status_code == 302 and response.url == url("reading", work) + "#c-ct_typos"
+    assert Answer.objects.get(assignment=work).value == "3"
+
+
+def test_it_flushes_with_a_bare_204_or_the_reason_as_text(client, alice, work):
+    client.force_login(alice)
+    ok = client.post(url("reading-answer-save", work, "rt_style"), {"value": "2", "flush": "1"})
+    refused = client.post(url("reading-answer-save", work, "rt_style"), {"value": "0", "flush": "1"})
+    assert (ok.status_code, ok.content) == (204, b"")
+    assert refused.status_code == 422 and refused["Content-Type"].startswith("text/plain")
+    assert refused.content.decode() == "Choose a point from 1 to 5."
+
+
+def test_it_refuses_strangers_unknown_criteria_and_wrong_methods(client, alice, bob, rachel, work):
+    assert client.get(url("reading", work)).url.startswith(reverse("login"))
+    for user in (bob, rachel):
+        client.force_login(user)
+        assert client.get(url("reading", work)).status_code == 403
+        assert client.post(url("reading-answer-save", work, "rt_style"), {"value": "3"}).status_code == 403
+    client.force_login(alice)
+    assert client.post(url("reading-answer-save", work, "nope"), {"value": "3"}).status_code == 404
+    assert client.post(url("reading", work)).status_code == 405
+    assert client.get(url("reading-submit", work)).status_code == 405
+    assert not Answer.objects.exists()
+
+
+def test_it_refuses_a_pairwise_criterion_on_the_reading_page(client, catalogue, alice):
+    campaign = mixed_campaign(topics=1, name="Both")
+    item = assignment_claim_next(campaign=campaign, user=alice)
+    if not isinstance(item, ReadingAssignment):
+        item.status = Assignment.Status.SUBMITTED
+        item.save()
+        item = assignment_claim_next(campaign=campaign, user=alice)
+    client.force_login(alice)
+    response = client.post(url("reading-answer-save", item, "pw_clear"), {"value": "1"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 422
+    assert "answered on a pair" in response.content.decode()
+
+
+def test_it_submits_then_opens_the_next_item(client, alice, work):
+    client.force_login(alice)
+    for key, value in (("ck_summary", "no"), ("rt_style", "3"), ("ct_typos", "0")):
+        client.post(url("reading-answer-save", work, key), {"value": value, "rationale": "Read it all."}, HTTP_HX_REQUEST="true")
+    response = client.post(url("reading-submit", work))
+    work.refresh_from_db()
+    assert work.status == "submitted"
+    following = ReadingAssignment.objects.get(annotator=alice, status="active")
+    assert response.status_code == 302 and response.url == url("reading", following)
+
+
+def test_it_shows_every_point_of_a_scale_to_ten(client, catalogue, alice):
+    campaign = mixed_campaign(criterion_set=rubric("ten", RATED_TEN), topics=1, name="Ten")
+    work = assignment_claim_next(campaign=campaign, user=alice)
+    client.force_login(alice)
+    html = client.get(url("reading", work)).content.decode()
+    assert 'value="10"> 10 Point 10' in html and 'value="0"' not in html.split("Rate it out of ten.")[1].split("</form>")[0]
+
+
+def test_it_renders_the_page_in_constant_queries(client, alice, work, reading_campaign, django_assert_num_queries):
+    client.force_login(alice)
+    client.get(url("reading", work))
+    with django_assert_num_queries(5):
+        client.get(url("reading", work))
+    for key, value in (("ck_summary", "yes"), ("rt_style", "1"), ("ct_typos", "12")):
+        saved = client.post(url("reading-answer-save", work, key), {"value": value, "rationale": "Answered."}, HTTP_HX_REQUEST="true")
+        assert saved.status_code == 200
+    with django_assert_num_queries(5):
+        client.get(url("reading", work))
+    assert Criterion.objects.filter(criterion_set=reading_campaign.criterion_set).count() == 3
