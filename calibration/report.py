@@ -414,6 +414,7 @@ def _report(
             unit=alt_unit,
             rounds=rounds,
             seed=seed,
+            inclusion=inclusion,
         ),
         "notes": notes,
         "tied_for_best": tied,
