@@ -413,6 +413,7 @@ def _report(
             unit=alt_unit,
             rounds=rounds,
             seed=seed,
+            inclusion=inclusion,
         ),
         "notes": notes,
         "tied_for_best": tied,

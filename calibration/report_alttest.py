@@ -39,6 +39,12 @@ METHOD = (
     "ρ (advantage probability): the mean over tested annotators of mean(W_f), with a 95% pair-bootstrap CI; it ranks judges. "
     "A judge's verdict per item is its two orders merged (the verdict both agree on, else a tie)."
 )
+WEIGHTED = (
+    " Active sampling: every pair counts 1 / pi, its stored inclusion probability (a pair labelled without a draw counts 1): "
+    "the means of W_f, W_h and W_h - W_f are weighted (Hajek) means, the t-test uses the weighted mean's linearised variance "
+    "n / (n - 1) * sum w^2 (d - mean)^2 / (sum w)^2 with n - 1 degrees of freedom, and rho's pair bootstrap resamples the "
+    "weighted sums."
+)
 UNIT_RULES = {
     "pair": "pooled over criteria with the pair as the unit: W_h - W_f and W_f are averaged over an annotator's criteria within "
     "each pair, and the t-test runs over its pairs (the criteria of one pair are not independent)",
@@ -136,10 +142,27 @@ def result_dict(result: AltTestResult, *, annotators: bool = True) -> dict:
     return out
 
 
-def judge_figures(humans: Ratings, merged: M.LabelTable, vocab: M.Vocab, *, epsilon: float, unit: str, rounds: int, seed: int) -> dict:
-    """One judge's pooled and per-criterion alt-tests."""
+def pair_inclusion(vocab: M.Vocab, inclusion: dict[str, float] | None) -> dict[int, float] | None:
+    """The stored inclusion probabilities by the pair codes the ratings carry (None: unweighted)."""
+    if inclusion is None:
+        return None
+    return {code: inclusion[key] for code, key in enumerate(vocab.pairs) if key in inclusion}
+
+
+def judge_figures(
+    humans: Ratings,
+    merged: M.LabelTable,
+    vocab: M.Vocab,
+    *,
+    epsilon: float,
+    unit: str,
+    rounds: int,
+    seed: int,
+    inclusion: dict[str, float] | None = None,
+) -> dict:
+    """One judge's pooled and per-criterion alt-tests (weighted by 1 / pi with `inclusion`)."""
     judge = judge_ratings(merged)
-    common = dict(epsilon=epsilon, scoring=SCORING, rounds=rounds, seed=seed)
+    common = dict(epsilon=epsilon, scoring=SCORING, rounds=rounds, seed=seed, inclusion=pair_inclusion(vocab, inclusion))
     pooled = alttest.alt_test(humans, judge, unit=unit, **common)
     per = alttest.alt_test_by_criterion(humans, judge, **common)
     criteria = []
@@ -169,8 +192,10 @@ def section(
     unit: str = DEFAULT_UNIT,
     rounds: int = 1000,
     seed: int = 0,
+    inclusion: dict[str, float] | None = None,
 ) -> dict:
-    """The `alt_test` section for every judge (ensembles included); no verdict without epsilon."""
+    """The `alt_test` section for every judge (ensembles included); no verdict without epsilon.
+    `inclusion` (active sampling, unequal probabilities): every unit weighted by 1 / its pair's pi."""
     check_unit(unit)
     out = {
         "epsilon": epsilon,
@@ -184,7 +209,8 @@ def section(
         "min_annotators": alttest.MIN_ANNOTATORS,
         "min_items": alttest.MIN_ITEMS,
         "min_humans_per_item": alttest.MIN_HUMANS_PER_ITEM,
-        "method": METHOD,
+        "method": METHOD + (WEIGHTED if inclusion is not None else ""),
+        "weighted": inclusion is not None,
         "suggested": SUGGESTED,
         "note": None,
         "judges": {},
@@ -198,5 +224,5 @@ def section(
         if len(merged) and merged.vocab != humans.vocab:
             h, m = align_tables(humans, merged)
         r = ratings if h is humans else human_ratings(h)
-        out["judges"][name] = judge_figures(r, m, h.vocab, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
+        out["judges"][name] = judge_figures(r, m, h.vocab, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed, inclusion=inclusion)
     return out

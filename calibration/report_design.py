@@ -31,8 +31,9 @@ METHOD = (
 )
 WEIGHTED = (
     "weighted by 1 / pi: PAR (and its no-ties, majority and per-category and per-criterion forms), the prediction-powered "
-    "win rates and Bradley-Terry scores, the humans' Bradley-Terry scores; not yet weighted: Cohen's kappa, the paired "
-    "differences between judges, the humans' plain win rates and the alt-test"
+    "win rates and Bradley-Terry scores, the humans' Bradley-Terry scores, the alt-test (its means of W_f, W_h and W_h - W_f, "
+    "its t-tests and rho); not yet weighted: Cohen's kappa, the paired differences between judges, the humans' plain win rates "
+    "and the sensitivity section's figures under other references"
 )
 
 

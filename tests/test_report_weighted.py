@@ -153,6 +153,18 @@ def test_it_weights_par_win_rates_and_scores_by_the_stored_probabilities(campaig
         assert bt[s]["ppi"]["ci"][0] <= bt[s]["ppi"]["score"] <= bt[s]["ppi"]["ci"][1]
 
 
+def test_it_weights_the_alt_test_of_an_active_campaign_only_when_probabilities_differ(campaign):
+    campaign, _ = campaign
+    alt = dict(rounds=50, alt_epsilon=0.15, alt_epsilon_reason="crowd workers")
+    admit(campaign, lambda k: 0.25)
+    assert build_report(campaign, **alt)["alt_test"]["weighted"] is False
+    PairAdmission.objects.filter(pair__campaign=campaign).delete()
+    admit(campaign, unequal, waiting=WAITING)
+    report = build_report(campaign, **alt)
+    assert report["alt_test"]["weighted"] is True and "1 / pi" in report["alt_test"]["method"]
+    assert "the alt-test" in report["design"]["weighted_figures"].split("not yet weighted")[0]
+
+
 def test_it_states_the_design_the_effective_sample_size_and_the_ceiling_in_every_format(campaign):
     campaign, verdicts = campaign
     pi = admit(campaign, unequal, waiting=WAITING)

@@ -53,6 +53,16 @@ deterministically: the p-value is 0 when the common value is below ``epsilon`` (
 it is at or above it (no evidence for H1). ``t`` is then None and ``degenerate`` True. Equality is
 tested as min == max of the values, never on a computed variance.
 
+Weighted form (active sampling)
+-------------------------------
+With ``inclusion`` (each pair's probability pi of having been drawn for human labels), every unit
+counts ``w = 1 / pi`` of its pair: ``mean(W_f)``, ``mean(W_h)`` and ``mean(W_h - W_f)`` are Hajek
+means ``sum w x / sum w``, so that they estimate the annotator's figures over all the pairs and not
+over the ones the draw favoured. The t-test keeps its form with the mean's linearised (sandwich)
+variance ``n / (n - 1) * sum w^2 (d - mean)^2 / (sum w)^2`` and n - 1 degrees of freedom (the
+survey convention for one stage of draws; statsmodels' WLS with HC1 errors gives the same), and
+rho's pair bootstrap resamples the weighted sums. With every w equal it is the unweighted test.
+
 Numeric ties: two mean squared differences within 1e-9 (relative) of each other are a tie, so that
 rounding in sums never decides a comparison; integer-valued scales compare exactly.
 """
@@ -60,10 +70,12 @@ rounding in sums never decides a comparison; integer-valued scales compare exact
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Mapping
 
 import numpy as np
 from scipy import stats
 
+from calibration.metrics.active import inverse_probability_weights
 from calibration.metrics.alttest_wins import Ratings, Wins, wins_of
 from calibration.metrics.bootstrap import Estimate, PairBootstrap, as_float
 
@@ -268,9 +280,10 @@ class _Prepared:
     unit_pair: np.ndarray
     unit_rater: np.ndarray
     unit_wf: np.ndarray
+    unit_weight: np.ndarray  # 1 / the pair's inclusion probability (1 without weights)
 
 
-def _prepare(w: Wins, mask: np.ndarray, unit: str, min_items: int) -> _Prepared:
+def _prepare(w: Wins, mask: np.ndarray, unit: str, min_items: int, pair_weight: np.ndarray | None = None) -> _Prepared:
     rater, pair, crit = w.rater[mask], w.pair[mask], w.criterion[mask]
     wf, d = w.wf[mask], w.wh[mask] - w.wf[mask]
     n_crit = int(crit.max(initial=-1)) + 1
@@ -290,19 +303,29 @@ def _prepare(w: Wins, mask: np.ndarray, unit: str, min_items: int) -> _Prepared:
     slot = np.searchsorted(tested, u_rater)
     k = len(tested)
     n = np.bincount(slot, minlength=k).astype(float)
+    u_w = np.ones(len(u_pair)) if pair_weight is None else pair_weight[u_pair]
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_wf = np.bincount(slot, weights=u_wf, minlength=k) / n
-        mean_d = np.bincount(slot, weights=u_d, minlength=k) / n
+        total = np.bincount(slot, weights=u_w, minlength=k)
+        mean_wf = np.bincount(slot, weights=u_w * u_wf, minlength=k) / total
+        mean_d = np.bincount(slot, weights=u_w * u_d, minlength=k) / total
         mean_wh = mean_wf + mean_d
-        var_d = np.bincount(slot, weights=(u_d - mean_d[slot]) ** 2, minlength=k) / (n - 1)
+        # (w / mean w)^2 is 1 without weights: the sample variance; with them, var_d / n is the Hajek
+        # mean's linearised variance n / (n - 1) * sum w^2 (d - mean)^2 / (sum w)^2
+        scaled = (u_w * (n / total)[slot]) ** 2
+        var_d = np.bincount(slot, weights=scaled * (u_d - mean_d[slot]) ** 2, minlength=k) / (n - 1)
     lo = np.full(k, np.inf)
     hi = np.full(k, -np.inf)
     np.minimum.at(lo, slot, u_d)
     np.maximum.at(hi, slot, u_d)
     return _Prepared(
         [_name(w.rater_names[r]) for r in tested], counts, untested, tested, n, mean_wf, mean_wh, mean_d, var_d, lo == hi,
-        u_pair, slot, u_wf,
+        u_pair, slot, u_wf, u_w,
     )  # fmt: skip
+
+
+def _pair_weights(w: Wins, inclusion: Mapping | None) -> np.ndarray | None:
+    """1 / pi per pair code (None without inclusion probabilities: every unit counts once)."""
+    return None if inclusion is None else inverse_probability_weights(w.pair_names, inclusion)
 
 
 def _name(value):
@@ -321,8 +344,8 @@ def _rhos(preps: list[_Prepared], rounds: int, seed: int) -> list[Estimate]:
     columns = []
     for p in preps:
         k = len(p.tested)
-        columns.append(boot.per_unit(p.unit_pair, p.unit_wf, p.unit_rater, k))
-        columns.append(boot.per_unit(p.unit_pair, np.ones(len(p.unit_wf)), p.unit_rater, k))
+        columns.append(boot.per_unit(p.unit_pair, p.unit_weight * p.unit_wf, p.unit_rater, k))
+        columns.append(boot.per_unit(p.unit_pair, p.unit_weight, p.unit_rater, k))
     drawn_all = boot.resample(np.hstack(columns))
     out, start = [], 0
     for p, value, n, m in zip(preps, values, n_units, n_pairs):
@@ -399,6 +422,7 @@ def alt_test(
     min_humans_per_item: int = MIN_HUMANS_PER_ITEM,
     rounds: int = 1000,
     seed: int = 0,
+    inclusion: Mapping | None = None,
 ) -> AltTestResult:
     """The alt-test of one judge over all criteria: pooled by pair (``unit="pair"``, the default)
     or the paper's item-level form (``unit="item"``).
@@ -406,13 +430,15 @@ def alt_test(
     ``humans``: the annotators' labels (one per pair, criterion, annotator); ``judge``: the judge's
     verdicts (one per pair and criterion; merge a judge's two orders first). ``epsilon`` is
     required (no default): the result carries it. ``rounds``/``seed``: the pair bootstrap of rho's
-    95% CI (0 rounds: no CI). Raises ValueError on bad arguments or duplicate labels; a design that
-    cannot support the test is not an error (``ran`` False, see the module docstring).
+    95% CI (0 rounds: no CI). ``inclusion``: each pair's inclusion probability (keyed as
+    ``humans.pair``; a pair not in it counts with 1) for the weighted form (module docstring).
+    Raises ValueError on bad arguments or duplicate labels; a design that cannot support the test is
+    not an error (``ran`` False, see the module docstring).
     """
     epsilon = _check_arguments(epsilon, q, unit)
     limits = _check_limits(min_annotators, min_items, min_humans_per_item)
     w = wins_of(humans, judge, scoring, min_humans_per_item)
-    prep = _prepare(w, np.ones(len(w.rater), bool), unit, min_items)
+    prep = _prepare(w, np.ones(len(w.rater), bool), unit, min_items, _pair_weights(w, inclusion))
     common = dict(epsilon=epsilon, q=q, unit=unit, scoring=scoring, limits=limits)
     if len(prep.tested) < min_annotators:
         reason = _cannot_run(prep, min_annotators, min_items, unit, w.humans_per_item_max, min_humans_per_item)
@@ -433,18 +459,20 @@ def alt_test_by_criterion(
     min_humans_per_item: int = MIN_HUMANS_PER_ITEM,
     rounds: int = 1000,
     seed: int = 0,
+    inclusion: Mapping | None = None,
 ) -> CriterionAltTest:
     """The alt-test on each criterion alone (its items are its pairs), with one Benjamini-Yekutieli
     correction across every (criterion, annotator) test of the criteria that can run.
 
     A criterion runs when at least ``min_annotators`` annotators have ``min_items`` usable pairs
     on it; the others get ``ran`` False with the numbers, enter no correction and do not pass.
-    Criteria are listed in name order.
+    Criteria are listed in name order. ``inclusion``: as :func:`alt_test`.
     """
     epsilon = _check_arguments(epsilon, q, "item")
     limits = _check_limits(min_annotators, min_items, min_humans_per_item)
     w = wins_of(humans, judge, scoring, min_humans_per_item)
-    preps = [_prepare(w, w.criterion == c, "item", min_items) for c in range(len(w.criterion_names))]
+    weight = _pair_weights(w, inclusion)
+    preps = [_prepare(w, w.criterion == c, "item", min_items, weight) for c in range(len(w.criterion_names))]
     runs = [len(p.tested) >= min_annotators for p in preps]
     p_all = [_p_values(p, epsilon) if run else np.zeros(0) for p, run in zip(preps, runs)]
     adjusted = by_adjusted(np.concatenate(p_all)) if p_all else np.zeros(0)

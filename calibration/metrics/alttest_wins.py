@@ -87,7 +87,8 @@ def _codes(*arrays: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
 
 @dataclass(frozen=True)
 class Wins:
-    """Per usable human label: its annotator, pair and criterion codes, W_f and W_h."""
+    """Per usable human label: its annotator, pair and criterion codes, W_f and W_h; ``pair_names``
+    the pair values the codes stand for (the keys of an ``inclusion`` mapping)."""
 
     rater: np.ndarray
     pair: np.ndarray
@@ -97,12 +98,13 @@ class Wins:
     rater_names: np.ndarray
     criterion_names: np.ndarray
     humans_per_item_max: int
+    pair_names: np.ndarray
 
 
 def wins_of(humans: Ratings, judge: Ratings, scoring: str, min_humans_per_item: int) -> Wins:
     if scoring not in SCORINGS:
         raise ValueError(f"unknown scoring {scoring!r} (choose {', '.join(SCORINGS)})")
-    _, (pair_h, pair_j) = _codes(humans.pair, judge.pair)
+    pair_names, (pair_h, pair_j) = _codes(humans.pair, judge.pair)
     crit_names, (crit_h, crit_j) = _codes(humans.criterion, judge.criterion)
     n_crit = int(max(crit_h.max(initial=-1), crit_j.max(initial=-1))) + 1
     item_h, item_j = pair_h * n_crit + crit_h, pair_j * n_crit + crit_j
@@ -157,4 +159,5 @@ def wins_of(humans: Ratings, judge: Ratings, scoring: str, min_humans_per_item: 
         rater_names,
         crit_names,
         int(per_item.max(initial=0)),
+        pair_names,
     )
