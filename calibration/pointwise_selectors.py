@@ -22,6 +22,7 @@ from calibration.interchange.responses import response_cell, response_type
 from calibration.metrics.crossprotocol import A_PREFERRED, B_PREFERRED, TIE_PREFERRED, PairVerdict
 from calibration.metrics.pointwise import RATING, PointwiseAnswers, pointwise_tables
 from calibration.metrics.pointwise import Answer as Row
+from common.batches import batches
 from judges.models import JudgeUnit, JudgeVerdict
 from protocols import rating
 
@@ -40,11 +41,6 @@ class PointwiseInputs:
 def judge_name(name: str, humans: set[str]) -> str:
     """A judge's name in the tables: as it is, unless an annotator has that username."""
     return f"{name} (judge)" if name in humans else name
-
-
-def _chunks(values: list, size: int = CHUNK):
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _value(criterion_response: dict, stored: str) -> float:
@@ -87,13 +83,13 @@ def _pairwise_verdicts(article_ids: set[int], keys: set[str]) -> tuple[list[Pair
     ids = sorted(article_ids)
     pairs = {
         p[0]: p
-        for chunk in _chunks(ids)
+        for chunk in batches(ids)
         for p in Pair.objects.filter(article_a_id__in=chunk).values_list("id", "article_a_id", "article_b_id", "topic_id", "campaign__name")
         if p[2] in article_ids
     }
     verdicts, campaigns = [], set()
     pair_ids = sorted(pairs)
-    for chunk in _chunks(pair_ids):
+    for chunk in batches(pair_ids):
         labels = (
             Label.objects.filter(assignment__pair_id__in=chunk, criterion__key__in=keys, assignment__status=Assignment.Status.SUBMITTED)
             .exclude(winner="")

@@ -13,7 +13,7 @@ file of a hundred thousand judge rows is stored in seconds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotate.bulk import rows_insert
 from annotate.models import Pair
+from common.batches import batches
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 
 NEW, UPDATED, UNCHANGED = "new", "updated", "unchanged"
@@ -72,11 +73,6 @@ def imported_unit_save(
     return imported_units_save(units=[unit], now=now)[0]
 
 
-def _chunks(values: Sequence, size: int = CHUNK) -> Iterator[Sequence]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
 def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None = None) -> list[str]:
     """Stores imported units, each NEW, UPDATED or UNCHANGED (returned in order), in a few queries per CHUNK units.
 
@@ -89,11 +85,11 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
         raise ValueError("imported_units_save: the same unit twice")
     stored: dict[tuple, JudgeUnit] = {}
     judge_ids = sorted({unit.judge.pk for unit in units})
-    for pair_ids in _chunks(sorted({unit.pair.pk for unit in units})):
+    for pair_ids in batches(sorted({unit.pair.pk for unit in units})):
         for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, pair_id__in=pair_ids):
             stored[row.judge_id, row.pair_id, row.category_id, row.criterion_id, row.a_first] = row
     stored_verdicts: dict[int, set] = {}
-    for unit_ids in _chunks(sorted(row.pk for row in stored.values())):
+    for unit_ids in batches(sorted(row.pk for row in stored.values())):
         verdicts = JudgeVerdict.objects.filter(unit_id__in=unit_ids)
         for unit_id, *verdict in verdicts.values_list("unit_id", "criterion_id", "winner", "rationale", "confidence"):
             stored_verdicts.setdefault(unit_id, set()).add(tuple(verdict))
@@ -124,10 +120,10 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
             outcomes.append(UPDATED)
         fresh_verdicts += [(row, *verdict) for verdict in fresh]
     JudgeUnit.objects.bulk_create(created, batch_size=2000)
-    for unit_ids in _chunks([row.pk for row in created]):
+    for unit_ids in batches([row.pk for row in created]):
         # bulk_create stamps auto_now fields with the current time: stamp them `now`, as rewritten ones.
         JudgeUnit.objects.filter(pk__in=unit_ids).update(updated_at=now)
-    for unit_ids in _chunks([row.pk for row in rewritten]):
+    for unit_ids in batches([row.pk for row in rewritten]):
         JudgeVerdict.objects.filter(unit_id__in=unit_ids).delete()
     JudgeUnit.objects.bulk_update(rewritten, ["status", "error", "updated_at"], batch_size=2000)
     # Plain rows, not model instances: a labels file of a hundred thousand verdicts spent most of its time building them.

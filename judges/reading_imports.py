@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from annotate.bulk import rows_insert
-from judges.imports import CHUNK, NEW, UNCHANGED, UPDATED, _chunks
+from common.batches import batches
+from judges.imports import CHUNK, NEW, UNCHANGED, UPDATED
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 
 
@@ -41,11 +42,11 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
         raise ValueError("imported_reading_units_save: the same unit twice")
     judge_ids = sorted({unit.judge.pk for unit in units})
     stored: dict[tuple, JudgeUnit] = {}
-    for reading_ids in _chunks(sorted({unit.reading_id for unit in units})):
+    for reading_ids in batches(sorted({unit.reading_id for unit in units})):
         for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, reading_id__in=reading_ids):
             stored[row.judge_id, row.reading_id, row.category_id, row.criterion_id] = row
     stored_answers: dict[int, set] = {}
-    for unit_ids in _chunks(sorted(row.pk for row in stored.values())):
+    for unit_ids in batches(sorted(row.pk for row in stored.values())):
         rows = JudgeVerdict.objects.filter(unit_id__in=unit_ids).values_list("unit_id", "criterion_id", "answer", "rationale", "confidence")
         for unit_id, *answer in rows:
             stored_answers.setdefault(unit_id, set()).add(tuple(answer))
@@ -76,9 +77,9 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
             outcomes.append(UPDATED)
         fresh_rows += [(row, *answer) for answer in fresh]
     JudgeUnit.objects.bulk_create(created, batch_size=2000)
-    for unit_ids in _chunks([row.pk for row in created]):
+    for unit_ids in batches([row.pk for row in created]):
         JudgeUnit.objects.filter(pk__in=unit_ids).update(updated_at=now)
-    for unit_ids in _chunks([row.pk for row in rewritten]):
+    for unit_ids in batches([row.pk for row in rewritten]):
         JudgeVerdict.objects.filter(unit_id__in=unit_ids).delete()
     JudgeUnit.objects.bulk_update(rewritten, ["status", "error", "updated_at"], batch_size=2000)
     for start in range(0, len(fresh_rows), CHUNK):

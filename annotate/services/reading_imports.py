@@ -16,11 +16,11 @@ from datetime import datetime
 
 from annotate.bulk import rows_insert
 from annotate.models import Answer, Assignment, LabelChange, ReadingAssignment
+from common.batches import batches
 
 SUBMITTED = Assignment.Status.SUBMITTED
 IMPORT = LabelChange.Source.IMPORT
 BATCH = 2000
-CHUNK = 5000
 ANSWER_FIELDS = ("assignment", "criterion", "value", "rationale", "created_at", "saved_at")
 CHANGE_FIELDS = ("reading_assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
 
@@ -40,11 +40,6 @@ class ImportedReading:
 class ReadingsImported:
     assignments: dict[str, int] = field(default_factory=lambda: {"new": 0, "updated": 0, "unchanged": 0})
     answers: dict[str, int] = field(default_factory=lambda: {"new": 0, "updated": 0, "unchanged": 0})
-
-
-def _chunks(values: list, size: int = CHUNK):
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _assignment(
@@ -93,7 +88,7 @@ def reading_answers_import(*, work: list[ImportedReading], now: datetime) -> Rea
     reading_ids = sorted({item.reading_id for item in work})
     stored = {
         (row.reading_id, row.annotator_id): row
-        for ids in _chunks(reading_ids)
+        for ids in batches(reading_ids)
         for row in ReadingAssignment.objects.filter(reading_id__in=ids)
     }
     assignments, submitted = [], []
@@ -109,7 +104,7 @@ def reading_answers_import(*, work: list[ImportedReading], now: datetime) -> Rea
     ids = sorted(a.pk for a in assignments)
     old = {
         (assignment_id, criterion_id): (answer_id, value, rationale, saved_at)
-        for chunk in _chunks(ids)
+        for chunk in batches(ids)
         for answer_id, assignment_id, criterion_id, value, rationale, saved_at in Answer.objects.filter(
             assignment_id__in=chunk
         ).values_list("id", "assignment_id", "criterion_id", "value", "rationale", "saved_at")
@@ -130,10 +125,10 @@ def reading_answers_import(*, work: list[ImportedReading], now: datetime) -> Rea
             for name, was, now_is in zip(("value", "rationale"), before, (value, rationale)):
                 if was != now_is:
                     audit.append((assignment.pk, criterion_id, name, was, now_is, item.annotator_id, now, IMPORT))
-    for chunk in _chunks(new, BATCH):
+    for chunk in batches(new, BATCH):
         rows_insert(Answer, ANSWER_FIELDS, chunk)
     Answer.objects.bulk_update(changed, ["value", "rationale", "saved_at"], batch_size=BATCH)
-    for chunk in _chunks(audit, BATCH):
+    for chunk in batches(audit, BATCH):
         rows_insert(LabelChange, CHANGE_FIELDS, chunk)
     done.answers["new"] += len(new)
     done.answers["updated"] += len(changed)

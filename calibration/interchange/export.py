@@ -15,7 +15,7 @@ from calibration.interchange.formats import (
     REMOVED_COLUMN,
     iso,
 )
-from calibration.interchange.readings_export import _call_columns, _usd, judge_reading_rows, reading_label_rows
+from calibration.interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, usd
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
 from judges.selectors import one_article
 from protocols.pairwise import SIDES, TIE, position_of, system_of
@@ -150,12 +150,12 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
                 position = "" if verdict.winner == TIE else position_of(verdict.winner, unit.a_first)
                 rows.append({
                     **head, "criterion": criterion.key, "winner_system": system_of(verdict.winner, *systems),
-                    "rationale": verdict.rationale, **_call_columns(verdict.call), "position": position, "error": "",
+                    "rationale": verdict.rationale, **call_columns(verdict.call), "position": position, "error": "",
                 })  # fmt: skip
             elif unit.status == JudgeUnit.Status.ERROR:
                 rows.append({
                     **head, "criterion": criterion.key, "winner_system": "", "rationale": "",
-                    **_call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error",
+                    **call_columns(last_calls.get(unit.id)), "position": "", "error": unit.error or "error",
                 })  # fmt: skip
     return rows
 
@@ -257,8 +257,8 @@ def call_rows(campaign: Campaign) -> list[dict]:
                 "prompt_tokens": call.prompt_tokens,
                 "cached_tokens": call.cached_tokens,
                 "completion_tokens": call.completion_tokens,
-                "cost_usd": _usd(call.cost_usd),
-                "reserved_usd": _usd(call.reserved_usd),
+                "cost_usd": usd(call.cost_usd),
+                "reserved_usd": usd(call.reserved_usd),
                 "latency_ms": call.latency_ms,
                 "created_at": iso(call.created_at),
                 "error": call.error,

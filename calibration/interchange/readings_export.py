@@ -44,12 +44,12 @@ def reading_label_rows(campaign: Campaign) -> list[dict]:
     return rows
 
 
-def _usd(value) -> str | None:
+def usd(value) -> str | None:
     """A stored amount to 1e-8 USD; None (an empty cell) when unknown: the judge had no prices."""
     return None if value is None else f"{value:.8f}"
 
 
-def _call_columns(call: JudgeCall | None) -> dict:
+def call_columns(call: JudgeCall | None) -> dict:
     if call is None:
         return {
             "prompt_tokens": None,
@@ -61,7 +61,7 @@ def _call_columns(call: JudgeCall | None) -> dict:
     return {
         "prompt_tokens": call.prompt_tokens,
         "completion_tokens": call.completion_tokens,
-        "cost_usd": _usd(call.cost_usd),
+        "cost_usd": usd(call.cost_usd),
         "latency_ms": call.latency_ms,
         "call_id": call.id,
     }
@@ -101,9 +101,9 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
             verdict = found.get(criterion.id)
             cell = response_cell(criterion.response)
             if verdict is not None:
-                rows.append({**head, "criterion": criterion.key, "rationale": verdict.rationale, **_call_columns(verdict.call),
+                rows.append({**head, "criterion": criterion.key, "rationale": verdict.rationale, **call_columns(verdict.call),
                              "error": "", "response": cell, "answer": verdict.answer})  # fmt: skip
             elif unit.status == JudgeUnit.Status.ERROR:
-                rows.append({**head, "criterion": criterion.key, "rationale": "", **_call_columns(last_calls.get(unit.id)),
+                rows.append({**head, "criterion": criterion.key, "rationale": "", **call_columns(last_calls.get(unit.id)),
                              "error": unit.error or "error", "response": cell, "answer": ""})  # fmt: skip
     return rows
