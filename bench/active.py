@@ -344,8 +344,9 @@ def report(judge: str, p: Population, t: dict, reps: int, budget: int) -> dict:
     out["ms_u"], out["ms_a"] = 1000 * np.median(t["t_uniform"]), 1000 * np.median(t["t_active"])
     print(f"  time per estimate (one system) uniform {out['ms_u']:.2f} ms   active {out['ms_a']:.2f} ms (median)")
     ok = out["a_cov"] >= TARGET
-    print(f"{'PASS' if ok else 'FAIL'}: active coverage {out['a_cov']:.3f} {'>=' if ok else '<'} {TARGET}; "
-          f"width active / uniform {out['a_vs_u']:.3f} ({lo:.3f}-{hi:.3f})")  # fmt: skip
+    narrower = "narrower than uniform" if hi < 1 else ("wider than uniform" if lo > 1 else "no different from uniform within noise")
+    print(f"coverage {'PASS' if ok else 'FAIL'}: active {out['a_cov']:.3f} {'>=' if ok else '<'} {TARGET}; "
+          f"width active / uniform {out['a_vs_u']:.3f} ({lo:.3f}-{hi:.3f}): {narrower}")  # fmt: skip
     return out
 
 
