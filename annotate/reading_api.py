@@ -62,7 +62,12 @@ def answer_row(row: reading_selectors.AnswerRow, category_key: str) -> dict:
 
 
 @extend_schema(
-    summary="One of the caller's readings", description="The article alone (never its system), the criteria and the saved answers."
+    summary="One of the caller's readings",
+    description="The article alone (never its system), the criteria and the saved answers.",
+    responses={
+        200: OpenApiResponse(ReadingSummarySerializer, description="the summary with `article`, `criteria` and `progress`"),
+        404: OpenApiResponse(description="no such reading of the caller's"),
+    },
 )
 @api_view(["GET"])
 def reading_detail(request: Request, assignment_id: int) -> Response:

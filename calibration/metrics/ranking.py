@@ -124,6 +124,8 @@ def _reach(w: np.ndarray) -> np.ndarray:
         if np.array_equal(wider, reach):  # closed: squaring again changes nothing (dense data: after one or two)
             break
         reach = wider
+        if reach.all():  # every system reaches every other: closed without squaring again (dense data)
+            break
     return reach > 0
 
 
