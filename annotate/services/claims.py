@@ -20,11 +20,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import ORIGINAL, Assignment, Campaign, LabelChange, Pair, Reading, ReadingAssignment
+from annotate.models import ORIGINAL, Assignment, Campaign, Pair, Reading, ReadingAssignment
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
 from annotate.services.readings import campaign_kinds
-from annotate.services.repeats import due_repeats, repeat_claim
+from annotate.services.repeats import claim_take_back, due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 
 # What a member asking a closed campaign for work is told (page and API alike).
@@ -343,12 +343,7 @@ def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -
         if mine.status not in RELEASED:
             return None
         # Coming back to a pair whose earlier claim was released: keep that work.
-        old = mine.status
-        mine.status = Assignment.Status.ACTIVE
-        mine.claimed_at = mine.last_activity_at = now
-        mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
-        LabelChange.objects.create(assignment=mine, field="status", old_value=old, new_value=mine.status, changed_by=user, changed_at=now)
-        return mine
+        return claim_take_back(mine, user=user, now=now)
     return Assignment.objects.create(pair=pair, annotator=user, a_first=secrets.randbelow(2) == 1, claimed_at=now, last_activity_at=now)
 
 
@@ -360,14 +355,7 @@ def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime)
     if mine is not None:
         if mine.status not in RELEASED:
             return None
-        old = mine.status
-        mine.status = Assignment.Status.ACTIVE
-        mine.claimed_at = mine.last_activity_at = now
-        mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
-        LabelChange.objects.create(
-            reading_assignment=mine, field="status", old_value=old, new_value=mine.status, changed_by=user, changed_at=now
-        )
-        return mine
+        return claim_take_back(mine, user=user, now=now)
     return ReadingAssignment.objects.create(reading=reading, annotator=user, claimed_at=now, last_activity_at=now)
 
 
