@@ -26,6 +26,17 @@ def work_url(item) -> str:
     return reverse("reading", args=[item.pk]) if isinstance(item, ReadingAssignment) else reverse("assignment", args=[item.pk])
 
 
+def save_refused(request: HttpRequest, exc: ValidationError, *, flush: bool, page: str, page_view, assignment) -> HttpResponse:
+    """A refused save's reply, on the pair page as here: the reasons as plain text to the page's flush
+    (nobody reads its reply but the status), the status fragment of `page` to htmx, else the whole
+    page (`page_view`) with the reasons."""
+    if flush:
+        return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
+    if request.htmx:
+        return render(request, page + "#save-status", {"save_errors": exc.messages}, status=422)
+    return page_view(request, assignment, status=422, errors=exc.messages)
+
+
 def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
     context = reading_selectors.reading_page(assignment=assignment)
     context.update(errors=errors or [], show_gaps=show_gaps, refused_submit=refused_submit)
@@ -58,11 +69,7 @@ def answer_save(request: HttpRequest, assignment_id: int, criterion_key: str) ->
             rationale=request.POST.get("rationale"),
         )
     except ValidationError as exc:
-        if flush:
-            return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
-        if request.htmx:
-            return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
-        return _page(request, assignment, status=422, errors=exc.messages)
+        return save_refused(request, exc, flush=flush, page=PAGE, page_view=_page, assignment=assignment)
     if flush:
         return HttpResponse(status=204)
     if request.htmx:

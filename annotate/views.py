@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate import selectors
 from annotate.models import Campaign, Criterion, Topic
-from annotate.reading_views import work_url
+from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
 from annotate.services import alt_epsilon, answers, campaigns, claims, labelling
 from common.decorators import staff_required
@@ -136,11 +136,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
             rationale=request.POST.get("rationale"),
         )
     except ValidationError as exc:
-        if flush:
-            return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
-        if request.htmx:
-            return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
-        return _page(request, assignment, status=422, errors=exc.messages)
+        return save_refused(request, exc, flush=flush, page=PAGE, page_view=_page, assignment=assignment)
     if flush:
         return HttpResponse(status=204)
     if request.htmx:

@@ -49,6 +49,15 @@ TINY_RUBRIC = {
 }
 
 
+def print_timing(name: str, times: list[float], queries: list[int], target: float) -> None:
+    """One measured request's line: p50, p95 and max time, the query counts, and p95 against its target."""
+    p95 = percentile(times, 0.95)
+    print(
+        f"  {name}: p50 {statistics.median(times):6.2f} ms  p95 {p95:6.2f} ms  max {max(times):6.2f} ms  "
+        f"| {'/'.join(map(str, sorted(queries)))} queries  | target p95 <= {target} ms: {p95 / target:.2f}x the target"
+    )
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -160,11 +169,7 @@ def main() -> None:
         ("page GET ", page_times, page_queries, PAGE_TARGET_MS),
         ("htmx save", save_times, save_queries, SAVE_TARGET_MS),
     ):
-        p95 = percentile(times, 0.95)
-        print(
-            f"  {name}: p50 {statistics.median(times):6.2f} ms  p95 {p95:6.2f} ms  max {max(times):6.2f} ms  "
-            f"| {'/'.join(map(str, sorted(queries)))} queries  | target p95 <= {target} ms: {p95 / target:.2f}x the target"
-        )
+        print_timing(name, times, queries, target)
 
     tiny, problems = parse_rubric(TINY_RUBRIC, key="bench_three", source="bench")
     if problems:
@@ -218,11 +223,7 @@ def main() -> None:
         ("reading page GET ", reading_times, reading_queries, READING_PAGE_TARGET_MS),
         ("reading htmx save", answer_times, answer_queries, READING_SAVE_TARGET_MS),
     ):
-        p95 = percentile(times, 0.95)
-        print(
-            f"  {name}: p50 {statistics.median(times):6.2f} ms  p95 {p95:6.2f} ms  max {max(times):6.2f} ms  "
-            f"| {'/'.join(map(str, sorted(queries)))} queries  | target p95 <= {target} ms: {p95 / target:.2f}x the target"
-        )
+        print_timing(name, times, queries, target)
 
     if args.no_browser:
         return

@@ -45,3 +45,28 @@ def load_sample_or_demo(path: Path) -> tuple[str, str]:
     print(f"{path} has no data/ folder: measuring on the demo articles instead")
     call_command("load_demo", stdout=io.StringIO())
     return "the demo articles", "wiki_writing"
+
+
+AGENTS = ["atlas_agent", "quill_researcher", "ember.v2", "north-star"]
+
+
+def wiki_catalogue(*, topics: int, benchmark: str):
+    """The wiki_writing rubric and `topics` synthetic topics, each written by the reference and the
+    4 agents (AGENTS); returns the rubric's criterion set. Call after `django_on_scratch_database`."""
+    from annotate.services import articles_import, criterion_set_import
+    from annotate.sources import ArticleRecord, Batch, SystemRecord, read_rubric
+
+    rubric, problems = read_rubric(ROOT / "fixtures" / "criteria" / "wiki_writing.json", key="wiki_writing")
+    if problems:
+        sys.exit(f"rubric: {problems}")
+    criterion_set, _ = criterion_set_import(rubric=rubric)
+    batch = Batch(benchmark=benchmark)
+    systems = ["wikipedia", *AGENTS]
+    batch.systems = {key: SystemRecord(key=key, name=key, is_reference=key == "wikipedia") for key in systems}
+    batch.articles = [
+        ArticleRecord(topic=f"Topic {t:03d}", system=s, markdown=f"# Topic {t:03d}\n\nA text on topic {t} by {s}.\n")
+        for t in range(topics)
+        for s in systems
+    ]
+    articles_import(batch=batch)
+    return criterion_set

@@ -133,6 +133,23 @@ class QueryTimer:
             self.count += 1
 
 
+def timed_execute(run):
+    """Executes a judge run with its queries timed; returns the run as it ended, its wall time in
+    seconds and the query timer, and says so when the run did not finish cleanly."""
+    from django.db import connection
+
+    from judges.engine import judge_run_execute
+
+    timer = QueryTimer()
+    with connection.execute_wrapper(timer):
+        started = time.perf_counter()
+        run = judge_run_execute(run=run)
+        wall = time.perf_counter() - started
+    if run.status != "finished" or run.errors:
+        print(f"run {run.pk}: {run.status} {run.message}")
+    return run, wall, timer
+
+
 def synthesize_pairs(count: int) -> None:
     """Topics copied from the demo articles until there are `count` reference pairs."""
     from annotate.models import Article, Topic
@@ -240,13 +257,7 @@ def main() -> None:
             )
             bare = bare_client_seconds(campaign, judge, level, pairs)
             run = judge_run_create(campaign=campaign, judge=judge, concurrency=level, limit=pairs)
-            timer = QueryTimer()
-            with connection.execute_wrapper(timer):
-                started = time.perf_counter()
-                run = judge_run_execute(run=run)
-                wall = time.perf_counter() - started
-            if run.status != "finished" or run.errors:
-                print(f"run {run.pk}: {run.status} {run.message}")
+            run, wall, timer = timed_execute(run)
             latencies = list(JudgeCall.objects.filter(run=run).values_list("latency_ms", flat=True))
             ideal = run.calls * args.latency / level
             ratios[level] = wall / ideal
@@ -298,8 +309,6 @@ def pacing(campaign, pairs: int, latency: float, concurrency: int) -> None:
 
 def checklist(systems: list[str], reference: str, pairs: int, latency: float, concurrency: int) -> None:
     """One-article criteria: a checklist campaign's readings, one call per reading and category."""
-    from django.db import connection
-
     from annotate.models import Pair
     from annotate.services.campaigns import campaign_create
     from judges.engine import judge_run_execute
@@ -326,13 +335,7 @@ def checklist(systems: list[str], reference: str, pairs: int, latency: float, co
         )  # fmt: skip
         bare = bare_client_seconds(campaign, judge, concurrency, pairs)
         run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency)
-        timer = QueryTimer()
-        with connection.execute_wrapper(timer):
-            started = time.perf_counter()
-            run = judge_run_execute(run=run)
-            wall = time.perf_counter() - started
-    if run.status != "finished" or run.errors:
-        print(f"run {run.pk}: {run.status} {run.message}")
+        run, wall, timer = timed_execute(run)
     ideal = run.units_total * latency / concurrency
     answers = JudgeVerdict.objects.filter(unit__run=run).exclude(answer="").count()
     print(

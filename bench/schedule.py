@@ -32,30 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness import django_on_scratch_database  # noqa: E402  (bench/ is on sys.path)
+from harness import AGENTS, django_on_scratch_database, wiki_catalogue  # noqa: E402  (bench/ is on sys.path)
 
-AGENTS = ["atlas_agent", "quill_researcher", "ember.v2", "north-star"]
 TOPICS = 20
-
-
-def catalogue():
-    from annotate.services import articles_import, criterion_set_import
-    from annotate.sources import ArticleRecord, Batch, SystemRecord, read_rubric
-
-    rubric, problems = read_rubric(ROOT / "fixtures" / "criteria" / "wiki_writing.json", key="wiki_writing")
-    if problems:
-        sys.exit(f"rubric: {problems}")
-    criterion_set, _ = criterion_set_import(rubric=rubric)
-    batch = Batch(benchmark="schedule-bench")
-    systems = ["wikipedia", *AGENTS]
-    batch.systems = {key: SystemRecord(key=key, name=key, is_reference=key == "wikipedia") for key in systems}
-    batch.articles = [
-        ArticleRecord(topic=f"Topic {t:02d}", system=s, markdown=f"# Topic {t:02d}\n\nA text on topic {t} by {s}.\n")
-        for t in range(TOPICS)
-        for s in systems
-    ]
-    articles_import(batch=batch)
-    return criterion_set
 
 
 def same_order(campaign, seed: int) -> None:
@@ -157,7 +136,7 @@ def main() -> None:
     args = parser.parse_args()
 
     django_on_scratch_database("schedule", debug=False)
-    criterion_set = catalogue()
+    criterion_set = wiki_catalogue(topics=TOPICS, benchmark="schedule-bench")
     from annotate.models import Campaign
     from annotate.selectors import campaign_design
 

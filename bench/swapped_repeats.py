@@ -19,29 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness import django_on_scratch_database  # noqa: E402  (bench/ is on sys.path)
-
-AGENTS = ["atlas_agent", "quill_researcher", "ember.v2", "north-star"]
-
-
-def catalogue(topics: int):
-    from annotate.services import articles_import, criterion_set_import
-    from annotate.sources import ArticleRecord, Batch, SystemRecord, read_rubric
-
-    rubric, problems = read_rubric(ROOT / "fixtures" / "criteria" / "wiki_writing.json", key="wiki_writing")
-    if problems:
-        sys.exit(f"rubric: {problems}")
-    criterion_set, _ = criterion_set_import(rubric=rubric)
-    batch = Batch(benchmark="repeats-bench")
-    systems = ["wikipedia", *AGENTS]
-    batch.systems = {key: SystemRecord(key=key, name=key, is_reference=key == "wikipedia") for key in systems}
-    batch.articles = [
-        ArticleRecord(topic=f"Topic {t:03d}", system=s, markdown=f"# Topic {t:03d}\n\nA text on topic {t} by {s}.\n")
-        for t in range(topics)
-        for s in systems
-    ]
-    articles_import(batch=batch)
-    return criterion_set
+from harness import AGENTS, django_on_scratch_database, wiki_catalogue  # noqa: E402  (bench/ is on sys.path)
 
 
 def run(criterion_set, name: str, rate: float, gap: int) -> dict:
@@ -90,7 +68,7 @@ def main() -> None:
     parser.add_argument("--gap", type=int, default=5)
     args = parser.parse_args()
     django_on_scratch_database("swapped-repeats", debug=False)
-    criterion_set = catalogue(args.topics)
+    criterion_set = wiki_catalogue(topics=args.topics, benchmark="repeats-bench")
     off = run(criterion_set, "no repeats", 0.0, args.gap)
     on = run(criterion_set, "repeats", args.rate, args.gap)
     for label, r in (("without repeats", off), (f"repeat rate {args.rate:g}, gap {args.gap}", on)):

@@ -88,11 +88,7 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
     for pair_ids in batches(sorted({unit.pair.pk for unit in units})):
         for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, pair_id__in=pair_ids):
             stored[row.judge_id, row.pair_id, row.category_id, row.criterion_id, row.a_first] = row
-    stored_verdicts: dict[int, set] = {}
-    for unit_ids in batches(sorted(row.pk for row in stored.values())):
-        verdicts = JudgeVerdict.objects.filter(unit_id__in=unit_ids)
-        for unit_id, *verdict in verdicts.values_list("unit_id", "criterion_id", "winner", "rationale", "confidence"):
-            stored_verdicts.setdefault(unit_id, set()).add(tuple(verdict))
+    stored_verdicts = stored_verdict_sets(stored.values(), "winner")
     outcomes, created, rewritten, fresh_verdicts = [], [], [], []
     for unit in units:
         status = JudgeUnit.Status.ERROR if unit.errors else JudgeUnit.Status.DONE
@@ -119,13 +115,7 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
             rewritten.append(row)
             outcomes.append(UPDATED)
         fresh_verdicts += [(row, *verdict) for verdict in fresh]
-    JudgeUnit.objects.bulk_create(created, batch_size=2000)
-    for unit_ids in batches([row.pk for row in created]):
-        # bulk_create stamps auto_now fields with the current time: stamp them `now`, as rewritten ones.
-        JudgeUnit.objects.filter(pk__in=unit_ids).update(updated_at=now)
-    for unit_ids in batches([row.pk for row in rewritten]):
-        JudgeVerdict.objects.filter(unit_id__in=unit_ids).delete()
-    JudgeUnit.objects.bulk_update(rewritten, ["status", "error", "updated_at"], batch_size=2000)
+    units_write(created=created, rewritten=rewritten, now=now)
     # Plain rows, not model instances: a labels file of a hundred thousand verdicts spent most of its time building them.
     for start in range(0, len(fresh_verdicts), CHUNK):
         rows_insert(
@@ -134,3 +124,25 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
             [(row.pk, cid, side, reason, sure) for row, cid, side, reason, sure in fresh_verdicts[start : start + CHUNK]],
         )
     return outcomes
+
+
+def stored_verdict_sets(units: Iterable[JudgeUnit], answer: str) -> dict[int, set]:
+    """Each stored unit's verdicts as a set of (criterion id, `answer` field, rationale, confidence):
+    what an import compares with its fresh ones. `answer` is "winner" for a pair, "answer" for a reading."""
+    found: dict[int, set] = {}
+    for unit_ids in batches(sorted(unit.pk for unit in units)):
+        rows = JudgeVerdict.objects.filter(unit_id__in=unit_ids).values_list("unit_id", "criterion_id", answer, "rationale", "confidence")
+        for unit_id, *verdict in rows:
+            found.setdefault(unit_id, set()).add(tuple(verdict))
+    return found
+
+
+def units_write(*, created: list[JudgeUnit], rewritten: list[JudgeUnit], now: datetime) -> None:
+    """Inserts the new units and saves the rewritten ones with their old verdicts deleted, all stamped `now`."""
+    JudgeUnit.objects.bulk_create(created, batch_size=2000)
+    for unit_ids in batches([row.pk for row in created]):
+        # bulk_create stamps auto_now fields with the current time: stamp them `now`, as rewritten ones.
+        JudgeUnit.objects.filter(pk__in=unit_ids).update(updated_at=now)
+    for unit_ids in batches([row.pk for row in rewritten]):
+        JudgeVerdict.objects.filter(unit_id__in=unit_ids).delete()
+    JudgeUnit.objects.bulk_update(rewritten, ["status", "error", "updated_at"], batch_size=2000)

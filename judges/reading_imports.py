@@ -15,7 +15,7 @@ from datetime import datetime
 
 from annotate.bulk import rows_insert
 from common.batches import batches
-from judges.imports import CHUNK, NEW, UNCHANGED, UPDATED
+from judges.imports import CHUNK, NEW, UNCHANGED, UPDATED, stored_verdict_sets, units_write
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 
 
@@ -45,11 +45,7 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
     for reading_ids in batches(sorted({unit.reading_id for unit in units})):
         for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, reading_id__in=reading_ids):
             stored[row.judge_id, row.reading_id, row.category_id, row.criterion_id] = row
-    stored_answers: dict[int, set] = {}
-    for unit_ids in batches(sorted(row.pk for row in stored.values())):
-        rows = JudgeVerdict.objects.filter(unit_id__in=unit_ids).values_list("unit_id", "criterion_id", "answer", "rationale", "confidence")
-        for unit_id, *answer in rows:
-            stored_answers.setdefault(unit_id, set()).add(tuple(answer))
+    stored_answers = stored_verdict_sets(stored.values(), "answer")
     outcomes, created, rewritten, fresh_rows = [], [], [], []
     for unit in units:
         status = JudgeUnit.Status.ERROR if unit.errors else JudgeUnit.Status.DONE
@@ -76,12 +72,7 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
             rewritten.append(row)
             outcomes.append(UPDATED)
         fresh_rows += [(row, *answer) for answer in fresh]
-    JudgeUnit.objects.bulk_create(created, batch_size=2000)
-    for unit_ids in batches([row.pk for row in created]):
-        JudgeUnit.objects.filter(pk__in=unit_ids).update(updated_at=now)
-    for unit_ids in batches([row.pk for row in rewritten]):
-        JudgeVerdict.objects.filter(unit_id__in=unit_ids).delete()
-    JudgeUnit.objects.bulk_update(rewritten, ["status", "error", "updated_at"], batch_size=2000)
+    units_write(created=created, rewritten=rewritten, now=now)
     for start in range(0, len(fresh_rows), CHUNK):
         rows_insert(
             JudgeVerdict,

@@ -158,6 +158,16 @@ def by_criterion(*sides: str) -> dict:
     return dict(zip(CRITERIA, sides))
 
 
+def order_flipping_judge(campaign: Campaign, pairs: list[Pair]) -> Judge:
+    """ "judge-1" on both orders of every pair: sure of "a" on the odd pairs (by position in `pairs`),
+    flipping with the order on the even ones ("a" first, "b" swapped)."""
+    verdicts = {}
+    for i, pair in enumerate(pairs):
+        verdicts[(pair, True)] = by_criterion("a", "a", "a")
+        verdicts[(pair, False)] = by_criterion("a", "a", "a") if i % 2 else by_criterion("b", "b", "b")
+    return judge_rows(campaign, "judge-1", verdicts)
+
+
 def hand_dataset(alice, bob, *, before_labels=None) -> Campaign:
     """The dataset whose figures the report tests check by hand (see test_calibration_report).
 

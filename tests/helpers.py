@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from dataclasses import dataclass
@@ -116,3 +117,12 @@ def write_wlc(
         eval_dir.mkdir(parents=True)
         (eval_dir / "wiki_writing_criteria.json").write_text(json.dumps(rubric), encoding="utf-8")
     return root
+
+
+def csv_file(path: Path, rows: list[dict], columns) -> Path:
+    """Writes `rows` as a CSV file with the header `columns` (a labels file, say); returns `path`."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path

@@ -9,7 +9,7 @@ from annotate.models import Campaign, Pair, PairAdmission
 from annotate.services.claims import assignment_claim_next
 from calibration.sampling import MIN_FIT, sample_pairs, sampler_due
 from calibration.tasks import active_sample_task
-from tests.calibration_builders import by_criterion, hand_campaign, judge_rows, label_pairs
+from tests.calibration_builders import by_criterion, hand_campaign, label_pairs, order_flipping_judge
 from tests.test_judge_pages import work_off_the_queue
 
 TOPICS = tuple(f"Topic {i}" for i in range(6))  # 6 topics x 2 pairs: 12 pairs
@@ -23,11 +23,7 @@ def burnt_in(annotators):
     Campaign.objects.filter(pk=campaign.pk).update(sampling="active", sampling_burn_in=MIN_FIT, sampling_budget=12)
     campaign.refresh_from_db()
     pairs = list(Pair.objects.filter(campaign=campaign).order_by("order", "id"))
-    verdicts = {}
-    for i, pair in enumerate(pairs):
-        verdicts[(pair, True)] = by_criterion("a", "a", "a")
-        verdicts[(pair, False)] = by_criterion("a", "a", "a") if i % 2 else by_criterion("b", "b", "b")
-    judge_rows(campaign, "judge-1", verdicts)
+    order_flipping_judge(campaign, pairs)
     sample_pairs(campaign=campaign, seed=5)
     assert PairAdmission.objects.filter(pair__campaign=campaign, phase="burn-in", admitted=True).count() == MIN_FIT
     return campaign

@@ -12,7 +12,7 @@ from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
 from calibration.report import build_report
 from calibration.sampling import MIN_FIT, sample_pairs
-from tests.calibration_builders import by_criterion, hand_campaign, judge_rows, label_pairs
+from tests.calibration_builders import by_criterion, hand_campaign, label_pairs, order_flipping_judge
 
 TOPICS = tuple(f"Topic {i}" for i in range(6))  # 6 topics x 2 pairs: 12 pairs
 
@@ -62,11 +62,7 @@ def test_it_gives_pairs_after_the_burn_in_probabilities_from_the_judges_predicte
     campaign = active(hand_campaign([alice], topics=TOPICS), sampling_burn_in=MIN_FIT, sampling_budget=12)
     pairs = list(Pair.objects.filter(campaign=campaign).order_by("order", "id"))
     # The judge is sure on half the pairs and flips with the order on the others.
-    verdicts = {}
-    for i, pair in enumerate(pairs):
-        verdicts[(pair, True)] = by_criterion("a", "a", "a")
-        verdicts[(pair, False)] = by_criterion("a", "a", "a") if i % 2 else by_criterion("b", "b", "b")
-    judge_rows(campaign, "judge-1", verdicts)
+    order_flipping_judge(campaign, pairs)
     sample_pairs(campaign=campaign, seed=5)  # burn-in at rate 12 / 12: every burn-in pair admitted
     admitted = set(PairAdmission.objects.filter(pair__campaign=campaign, admitted=True).values_list("pair_id", flat=True))
     burn_in = [p for p in pairs if p.pk in admitted]

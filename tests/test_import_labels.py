@@ -10,7 +10,7 @@ from annotate.services.answers import overall_shown
 from annotate.services.campaigns import campaign_create
 from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from common.names import NAME_RULE
-from tests.helpers import run
+from tests.helpers import csv_file, run
 from tests.test_export_labels import choose, claim, finish, mark, read_csv
 
 pytestmark = pytest.mark.django_db
@@ -48,11 +48,7 @@ def span_row(**changes) -> dict:
 
 
 def write_csv(path, rows, columns=LABEL_COLUMNS):
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return csv_file(path, rows, columns)
 
 
 def write_jsonl(path, rows):

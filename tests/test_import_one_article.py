@@ -12,7 +12,7 @@ import pytest
 from annotate.models import Answer, Criterion, LabelChange, Reading, ReadingAssignment
 from calibration.interchange import LABEL_COLUMNS
 from judges.models import JudgeUnit, JudgeVerdict
-from tests.helpers import run
+from tests.helpers import csv_file, run
 
 pytestmark = pytest.mark.django_db
 
@@ -47,11 +47,7 @@ def mixed_rows() -> list[dict]:
 
 
 def write_csv(path, rows, columns=COLUMNS):
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return csv_file(path, rows, columns)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from annotate.services.placeholders import PLACEHOLDER_SOURCE, labels_only_bench
 from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 from judges.services import judge_run_create
-from tests.helpers import RUBRIC, run
+from tests.helpers import RUBRIC, csv_file, run
 
 pytestmark = pytest.mark.django_db
 
@@ -67,11 +67,7 @@ def arena_rows() -> list[dict]:
 
 
 def write_csv(path, rows, columns=COLUMNS):
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return csv_file(path, rows, columns)
 
 
 def import_labels(path, *args, campaign="arena"):

@@ -15,7 +15,7 @@ from calibration import metrics as M
 from calibration.planner import plan_labels
 from calibration.planner_designs import DesignInputs, design_section, judge_correlation, variance_ratio
 from judges.models import JudgeUnit
-from tests.calibration_builders import by_criterion, hand_campaign, judge_rows, label_pairs
+from tests.calibration_builders import by_criterion, hand_campaign, label_pairs, order_flipping_judge
 from tests.helpers import run
 from tests.test_active_resample import TOPICS
 
@@ -103,11 +103,7 @@ def test_it_plans_both_designs_on_a_campaign(alice, rachel, client):
     Campaign.objects.filter(pk=campaign.pk).update(human_cost_per_pair="1.50")
     campaign.refresh_from_db()
     pairs = list(campaign.pairs.order_by("order", "id"))
-    verdicts = {}
-    for i, pair in enumerate(pairs):
-        verdicts[(pair, True)] = by_criterion("a", "a", "a")
-        verdicts[(pair, False)] = by_criterion("a", "a", "a") if i % 2 else by_criterion("b", "b", "b")
-    judge_rows(campaign, "judge-1", verdicts)
+    order_flipping_judge(campaign, pairs)
     early = plan_labels(campaign=campaign)["designs"]
     assert early["variance_ratio"] is None and early["note"].startswith("No error model yet: it needs 8 labelled pairs")
     # Where the judge flips with the order the humans disagree with it (the swap feature predicts the

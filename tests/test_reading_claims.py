@@ -172,6 +172,19 @@ def test_it_returns_an_untouched_reading_to_the_pool_and_keeps_its_work_for_its_
     assert stale.status == Assignment.Status.EXPIRED
 
 
+def test_it_gives_an_expired_reading_back_to_its_annotator_with_its_work_and_an_audit_row(catalogue, alice):
+    campaign = mixed_campaign(criterion_set=rubric("alone", ONE_ARTICLE), topics=1, overlap=1, claim_timeout_minutes=30)
+    now = timezone.now()
+    stale = assignment_claim_next(campaign=campaign, user=alice, now=now)
+    later = now + timedelta(minutes=31)
+    back = assignment_claim_next(campaign=campaign, user=alice, now=later)
+    assert back.pk == stale.pk and isinstance(back, ReadingAssignment)
+    back.refresh_from_db()
+    assert (back.status, back.claimed_at, back.last_activity_at) == (Assignment.Status.ACTIVE, later, later)
+    change = LabelChange.objects.get(reading_assignment=back, new_value="active")
+    assert (change.field, change.old_value, change.changed_by, change.changed_at) == ("status", "expired", alice, later)
+
+
 def test_it_revokes_readings_in_progress_when_an_annotator_is_removed(catalogue, alice, bob, rachel):
     campaign = mixed_campaign(criterion_set=rubric("alone", ONE_ARTICLE), topics=1, annotators=[alice, bob])
     work = assignment_claim_next(campaign=campaign, user=alice)

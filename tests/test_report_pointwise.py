@@ -21,7 +21,7 @@ from calibration.metrics.pointwise import pointwise_tables
 from calibration.metrics.pointwise_agreement import pointwise_statistics
 from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means
 from calibration.report import build_report
-from tests.helpers import run
+from tests.helpers import csv_file, run
 
 pytestmark = pytest.mark.django_db
 
@@ -69,11 +69,7 @@ def as_metric_rows(rows: list[dict]) -> list[Row]:
 
 
 def write_csv(path, rows):
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return csv_file(path, rows, COLUMNS)
 
 
 @pytest.fixture

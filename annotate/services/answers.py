@@ -378,7 +378,6 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
     times = [saved_at for *_, saved_at in item.labels if saved_at is not None]
     last_saved = max(times) if times else None
     assignment = item.stored
-    submitted = Assignment.Status.SUBMITTED
     if assignment is None:
         # Times the file does not give stay empty (the export gives them back empty), except the
         # last activity, which every assignment has: the last save, else the start, else now.
@@ -387,7 +386,7 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
             annotator_id=item.annotator_id,
             a_first=item.a_first,
             order_known=item.order_known,
-            status=submitted,
+            status=Assignment.Status.SUBMITTED,
             claimed_at=item.started_at,
             first_opened_at=item.started_at,
             last_activity_at=last_saved or item.started_at or now,
@@ -395,18 +394,28 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
         )
         tally["new"] += 1
         return assignment, ""
-    updated, before = [], None
+    updated = []
     # The overall answer is stored by side: a new order leaves it naming the same article.
     for name, value in (("a_first", item.a_first), ("order_known", item.order_known)):
         if getattr(assignment, name) != value:
             setattr(assignment, name, value)
             updated.append(name)
-    if assignment.status != submitted:
+    before = submitted_work_update(assignment, started_at=item.started_at, last_saved=last_saved, tally=tally, updated=updated)
+    return assignment, before
+
+
+def submitted_work_update(assignment, *, started_at, last_saved, tally: dict[str, int], updated: list[str]) -> str | None:
+    """Brings a stored assignment or reading up to an imported, submitted copy of it: SUBMITTED, first
+    opened at `started_at` (when given), submitted and last active no earlier than `last_saved`. Saves
+    the fields changed, with `updated` (those the caller changed), and counts it in `tally` ("updated"
+    or "unchanged"). Returns its status before when it was not submitted yet, else None."""
+    before = None
+    if assignment.status != Assignment.Status.SUBMITTED:
         before = assignment.status
-        assignment.status = submitted
+        assignment.status = Assignment.Status.SUBMITTED
         updated.append("status")
-    if item.started_at is not None and assignment.first_opened_at != item.started_at:
-        assignment.first_opened_at = item.started_at
+    if started_at is not None and assignment.first_opened_at != started_at:
+        assignment.first_opened_at = started_at
         updated.append("first_opened_at")
     if last_saved is not None and (assignment.submitted_at is None or assignment.submitted_at < last_saved):
         assignment.submitted_at = last_saved
@@ -419,7 +428,7 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
         tally["updated"] += 1
     else:
         tally["unchanged"] += 1
-    return assignment, before
+    return before
 
 
 def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:

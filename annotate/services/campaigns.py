@@ -492,47 +492,31 @@ def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: 
         # Saves lock the assignment row too. Every assignment of theirs is locked, submitted
         # ones included: a save under way commits before the removal, and any later one reads
         # the removed list under its own lock and is refused.
-        mine = list(
-            Assignment.objects.select_for_update(of=("self",))
-            .filter(pair__campaign=campaign, annotator=user)
-            .order_by("pk")
-            .values_list("pk", "status")
-        )
-        active = [pk for pk, status in mine if status == Assignment.Status.ACTIVE]
-        Assignment.objects.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
-        LabelChange.objects.bulk_create(
-            [
-                LabelChange(
-                    assignment_id=pk,
-                    field="status",
-                    old_value=Assignment.Status.ACTIVE,
-                    new_value=Assignment.Status.REVOKED,
-                    changed_by=by,
-                    changed_at=now,
-                )
-                for pk in active
-            ]
-        )
+        revoked = _revoke_active(Assignment.objects.filter(pair__campaign=campaign, annotator=user), "assignment_id", by=by, now=now)
         # Their readings in progress too, the same way (locked like their assignments, audited).
-        readings = list(
-            ReadingAssignment.objects.select_for_update(of=("self",))
-            .filter(reading__campaign=campaign, annotator=user)
-            .order_by("pk")
-            .values_list("pk", "status")
+        revoked += _revoke_active(
+            ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user), "reading_assignment_id", by=by, now=now
         )
-        reading_active = [pk for pk, status in readings if status == Assignment.Status.ACTIVE]
-        ReadingAssignment.objects.filter(pk__in=reading_active).update(status=Assignment.Status.REVOKED)
-        LabelChange.objects.bulk_create(
-            [
-                LabelChange(
-                    reading_assignment_id=pk,
-                    field="status",
-                    old_value=Assignment.Status.ACTIVE,
-                    new_value=Assignment.Status.REVOKED,
-                    changed_by=by,
-                    changed_at=now,
-                )
-                for pk in reading_active
-            ]
-        )
-    return len(active) + len(reading_active)
+    return revoked
+
+
+def _revoke_active(work, link: str, *, by: User, now: datetime) -> int:
+    """Locks every row of `work` (assignments or readings, submitted ones included) and revokes the
+    active ones, an audit row each naming its row by `link`; returns how many were revoked."""
+    mine = list(work.select_for_update(of=("self",)).order_by("pk").values_list("pk", "status"))
+    active = [pk for pk, status in mine if status == Assignment.Status.ACTIVE]
+    work.model.objects.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
+    LabelChange.objects.bulk_create(
+        [
+            LabelChange(
+                **{link: pk},
+                field="status",
+                old_value=Assignment.Status.ACTIVE,
+                new_value=Assignment.Status.REVOKED,
+                changed_by=by,
+                changed_at=now,
+            )
+            for pk in active
+        ]
+    )
+    return len(active)

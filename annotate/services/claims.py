@@ -20,11 +20,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import ORIGINAL, Assignment, Campaign, LabelChange, Pair, Reading, ReadingAssignment
+from annotate.models import ORIGINAL, Assignment, Campaign, Pair, Reading, ReadingAssignment
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
 from annotate.services.readings import campaign_kinds
-from annotate.services.repeats import due_repeats, repeat_claim
+from annotate.services.repeats import claim_take_back, due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 
 # What a member asking a closed campaign for work is told (page and API alike).
@@ -140,7 +140,6 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[Rank
     calibration = [pair_id for pair_id, *_ in rows[: campaign.calibration_pairs]]
     owed = [pair_id for pair_id in calibration if pair_id not in mine or mine[pair_id][1] in RELEASED]
     owed.sort(key=lambda pair_id: pair_id not in mine)
-    met = {topic_id for topic_id, _ in mine.values()}
     annotators = max(1, campaign_annotator_count(campaign=campaign))
     calibrating = set(calibration)
     admitted = admitted_pair_ids(campaign=campaign)
@@ -158,28 +157,33 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[Rank
         .annotate(n=Count("annotator", distinct=True))
         .values_list("pair__topic_id", "n")
     )
+    others = [row for row in rows if row[0] not in calibrating]
+    return owed, _ranked(others, PAIR, campaign=campaign, mine=mine, free_by_topic=free_by_topic, seen_by=seen_by, annotators=annotators)
 
-    def pressure(topic_id: int) -> float:
-        # Free slots per annotator who can still fill them without a repeat:
-        # the topic that most needs this user goes first, so that the end of a
-        # campaign does not leave slots only people who met the topic could take.
-        return free_by_topic[topic_id] / max(1, annotators - seen_by.get(topic_id, 0))
 
+def _ranked(rows, kind: str, *, campaign: Campaign, mine: dict, free_by_topic: dict, seen_by: dict, annotators: int) -> list[Ranked]:
+    """The rows (id, topic, others' live claims, order) of one kind with a free slot for the user, best
+    first (`Ranked`); `mine` gives the user's own claims by id as (topic, status)."""
+    met = {topic_id for topic_id, _ in mine.values()}
     ranked = []
-    for pair_id, topic_id, taken, order in rows:
-        if taken >= campaign.overlap or pair_id in calibrating:
+    for item_id, topic_id, taken, order in rows:
+        if taken >= campaign.overlap:
             continue
-        own = mine.get(pair_id)
+        own = mine.get(item_id)
         if own is not None and own[1] not in RELEASED:
             continue
         resume = own is not None
         repeat = topic_id in met and not resume
         if repeat and campaign.forbid_repeats:
             continue
+        # Free slots per annotator who can still fill them without a repeat: the topic that most
+        # needs this user goes first, so that the end of a campaign does not leave slots only
+        # people who met the topic could take.
+        pressure = free_by_topic[topic_id] / max(1, annotators - seen_by.get(topic_id, 0))
         # `taken` counts other people's live claims (the user's own claim here is released).
-        ranked.append(Ranked(not resume, repeat, -taken, -pressure(topic_id), order, pair_id, PAIR, topic_id))
+        ranked.append(Ranked(not resume, repeat, -taken, -pressure, order, item_id, kind, topic_id))
     ranked.sort()
-    return owed, ranked
+    return ranked
 
 
 PAIR, READING = "pair", "reading"
@@ -206,7 +210,6 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
             "reading_id", "reading__topic_id", "status"
         )
     }
-    met = {topic_id for topic_id, _ in mine.values()}
     annotators = max(1, campaign_annotator_count(campaign=campaign))
     free_by_topic: dict[int, int] = {}
     for _, topic_id, taken, _ in rows:
@@ -217,21 +220,7 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
         .annotate(n=Count("annotator", distinct=True))
         .values_list("reading__topic_id", "n")
     )
-    ranked = []
-    for reading_id, topic_id, taken, order in rows:
-        if taken >= campaign.overlap:
-            continue
-        own = mine.get(reading_id)
-        if own is not None and own[1] not in RELEASED:
-            continue
-        resume = own is not None
-        repeat = topic_id in met and not resume
-        if repeat and campaign.forbid_repeats:
-            continue
-        pressure = free_by_topic[topic_id] / max(1, annotators - seen_by.get(topic_id, 0))
-        ranked.append(Ranked(not resume, repeat, -taken, -pressure, order, reading_id, READING, topic_id))
-    ranked.sort()
-    return ranked
+    return _ranked(rows, READING, campaign=campaign, mine=mine, free_by_topic=free_by_topic, seen_by=seen_by, annotators=annotators)
 
 
 def _last_claim(campaign: Campaign, user: User) -> tuple[str, int] | None:
@@ -354,12 +343,7 @@ def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -
         if mine.status not in RELEASED:
             return None
         # Coming back to a pair whose earlier claim was released: keep that work.
-        old = mine.status
-        mine.status = Assignment.Status.ACTIVE
-        mine.claimed_at = mine.last_activity_at = now
-        mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
-        LabelChange.objects.create(assignment=mine, field="status", old_value=old, new_value=mine.status, changed_by=user, changed_at=now)
-        return mine
+        return claim_take_back(mine, user=user, now=now)
     return Assignment.objects.create(pair=pair, annotator=user, a_first=secrets.randbelow(2) == 1, claimed_at=now, last_activity_at=now)
 
 
@@ -371,14 +355,7 @@ def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime)
     if mine is not None:
         if mine.status not in RELEASED:
             return None
-        old = mine.status
-        mine.status = Assignment.Status.ACTIVE
-        mine.claimed_at = mine.last_activity_at = now
-        mine.save(update_fields=["status", "claimed_at", "last_activity_at"])
-        LabelChange.objects.create(
-            reading_assignment=mine, field="status", old_value=old, new_value=mine.status, changed_by=user, changed_at=now
-        )
-        return mine
+        return claim_take_back(mine, user=user, now=now)
     return ReadingAssignment.objects.create(reading=reading, annotator=user, claimed_at=now, last_activity_at=now)
 
 

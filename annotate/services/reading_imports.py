@@ -16,6 +16,7 @@ from datetime import datetime
 
 from annotate.bulk import rows_insert
 from annotate.models import Answer, Assignment, LabelChange, ReadingAssignment
+from annotate.services.answers import submitted_work_update
 from common.batches import batches
 
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -60,25 +61,7 @@ def _assignment(
             submitted_at=last,
         )
         return assignment, ""
-    updated, before = [], None
-    if stored.status != SUBMITTED:
-        before, stored.status = stored.status, SUBMITTED
-        updated.append("status")
-    if item.started_at is not None and stored.first_opened_at != item.started_at:
-        stored.first_opened_at = item.started_at
-        updated.append("first_opened_at")
-    if last is not None and (stored.submitted_at is None or stored.submitted_at < last):
-        stored.submitted_at = last
-        updated.append("submitted_at")
-    if last is not None and stored.last_activity_at < last:
-        stored.last_activity_at = last
-        updated.append("last_activity_at")
-    if updated:
-        stored.save(update_fields=updated)
-        tally["updated"] += 1
-    else:
-        tally["unchanged"] += 1
-    return stored, before
+    return stored, submitted_work_update(stored, started_at=item.started_at, last_saved=last, tally=tally, updated=[])
 
 
 def reading_answers_import(*, work: list[ImportedReading], now: datetime) -> ReadingsImported:

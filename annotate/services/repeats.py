@@ -21,7 +21,7 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from annotate.models import Assignment, Campaign, LabelChange
+from annotate.models import Assignment, Campaign, LabelChange, ReadingAssignment
 
 RELEASED = (Assignment.Status.EXPIRED, Assignment.Status.REVOKED)
 REPEAT_GAP_MAX = 1000
@@ -93,9 +93,16 @@ def repeat_claim(*, original_id: int, user: User, now: datetime) -> Assignment:
             claimed_at=now,
             last_activity_at=now,
         )
-    old = repeat.status
-    repeat.status = Assignment.Status.ACTIVE
-    repeat.claimed_at = repeat.last_activity_at = now
-    repeat.save(update_fields=["status", "claimed_at", "last_activity_at"])
-    LabelChange.objects.create(assignment=repeat, field="status", old_value=old, new_value=repeat.status, changed_by=user, changed_at=now)
-    return repeat
+    return claim_take_back(repeat, user=user, now=now)
+
+
+def claim_take_back(work: Assignment | ReadingAssignment, *, user: User, now: datetime) -> Assignment | ReadingAssignment:
+    """A released claim (an assignment, a repeat or a reading) made ACTIVE again for its annotator, its
+    work kept, with an audit row; returns it. Claims and repeats both take released work back this way."""
+    old = work.status
+    work.status = Assignment.Status.ACTIVE
+    work.claimed_at = work.last_activity_at = now
+    work.save(update_fields=["status", "claimed_at", "last_activity_at"])
+    link = "reading_assignment" if isinstance(work, ReadingAssignment) else "assignment"
+    LabelChange.objects.create(**{link: work}, field="status", old_value=old, new_value=work.status, changed_by=user, changed_at=now)
+    return work

@@ -15,8 +15,8 @@ from calibration.interchange.formats import (
     REMOVED_COLUMN,
     iso,
 )
-from calibration.interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, usd
-from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
+from calibration.interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, unit_results, usd
+from judges.models import JudgeCall, JudgeUnit
 from judges.selectors import one_article
 from protocols.pairwise import SIDES, TIE, position_of, system_of
 
@@ -102,12 +102,7 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
         .exclude(status=JudgeUnit.Status.PENDING)
         .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system")
     )
-    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
-    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
-        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
-    last_calls: dict[int, JudgeCall] = {}
-    for call in JudgeCall.objects.filter(unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]).order_by("id"):
-        last_calls[call.unit_id] = call
+    verdicts, last_calls = unit_results(units)
     criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
     by_category: dict[int, list[Criterion]] = {}
     for criterion in criteria:

@@ -67,6 +67,17 @@ def call_columns(call: JudgeCall | None) -> dict:
     }
 
 
+def unit_results(units: list[JudgeUnit]) -> tuple[dict[int, dict[int, JudgeVerdict]], dict[int, JudgeCall]]:
+    """The units' verdicts by unit and criterion (with their calls), and each failed unit's last call."""
+    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
+    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
+        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
+    last_calls: dict[int, JudgeCall] = {}
+    for call in JudgeCall.objects.filter(unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]).order_by("id"):
+        last_calls[call.unit_id] = call
+    return verdicts, last_calls
+
+
 def judge_reading_rows(campaign: Campaign) -> list[dict]:
     """An answer or an error row for every criterion of every finished judge unit of a reading."""
     units = list(
@@ -76,12 +87,7 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
     )
     if not units:
         return []
-    verdicts: dict[int, dict[int, JudgeVerdict]] = {}
-    for verdict in JudgeVerdict.objects.filter(unit__in=units).select_related("call"):
-        verdicts.setdefault(verdict.unit_id, {})[verdict.criterion_id] = verdict
-    last_calls: dict[int, JudgeCall] = {}
-    for call in JudgeCall.objects.filter(unit__in=[u for u in units if u.status == JudgeUnit.Status.ERROR]).order_by("id"):
-        last_calls[call.unit_id] = call
+    verdicts, last_calls = unit_results(units)
     criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
     by_category: dict[int, list[Criterion]] = {}
     for criterion in criteria:

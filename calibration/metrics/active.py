@@ -178,15 +178,19 @@ def _weighted_sq(a: np.ndarray, b: np.ndarray, clusters) -> float:
 
 def _pooled_variance(yhat, yu, clusters, clusters_u) -> float:
     """The judge values' per-item variance over both sets (ddof 1, cluster sums), as ppi.py's tuning."""
-    n, N = len(yhat), len(yu)
     pooled = np.concatenate([yhat, yu])
-    codes = None
-    if clusters is not None or clusters_u is not None:
-        cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
-        cu = np.arange(N) if clusters_u is None else np.unique(clusters_u, return_inverse=True)[1]
-        codes = np.concatenate([cl, cu + cl.max() + 1])
     centred = as_2d(pooled - pooled.mean())
-    return float(scatter(centred, centred, codes, 1)[0, 0])
+    return float(scatter(centred, centred, _pooled_codes(clusters, clusters_u, len(yhat), len(yu)), 1)[0, 0])
+
+
+def _pooled_codes(clusters, clusters_u, n: int, N: int):
+    """Cluster codes over the labelled then the unlabelled items, the two sets' clusters kept apart
+    (an item without a cluster is its own); None when neither set is clustered."""
+    if clusters is None and clusters_u is None:
+        return None
+    cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
+    cu = np.arange(N) if clusters_u is None else np.unique(clusters_u, return_inverse=True)[1]
+    return np.concatenate([cl, cu + cl.max() + 1])
 
 
 def active_ppi_mean(
@@ -326,12 +330,8 @@ def active_ppi_logistic(
         gc, hc = g - a @ g, gh - a @ gh
         cross = cluster_sums(a[:, None] * gc, clusters).T @ cluster_sums(a[:, None] * hc, clusters)
         pooled = np.vstack([gh, ghu])
-        codes = None
-        if clusters is not None or clusters_unlabeled is not None:
-            cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
-            cu = np.arange(N) if clusters_unlabeled is None else np.unique(clusters_unlabeled, return_inverse=True)[1]
-            codes = np.concatenate([cl, cu + cl.max() + 1])
         centred = pooled - pooled.mean(axis=0)
+        codes = _pooled_codes(clusters, clusters_unlabeled, n, N)
         spread = scatter(centred, centred, codes, 1) * (float(a @ a) + float(b @ b))
         num, den = np.trace(inv_h @ (cross + cross.T) @ inv_h), 2 * np.trace(inv_h @ spread @ inv_h)
         return float(np.clip(num / den, 0.0, 1.0)) if np.isfinite(num / den) and den > 0 else 0.0
