@@ -113,6 +113,17 @@ def test_it_states_the_ceiling_of_a_judge():
     assert judge_human_correlation(y, yhat) == pytest.approx(0.6, abs=0.03)
 
 
+def test_it_keeps_a_perfect_correlation_inside_one_whatever_the_rounding():
+    # A judge whose values are an exact linear function of the humans': the unclipped quotient is
+    # 1.0000000000000002 here (tests/test_ppi_properties.py met such a case through the planner,
+    # and the ceiling refused it).
+    y = np.array([0.25, 0.25, 0.5, -1.0, 0.25])
+    rho = judge_human_correlation(y, 0.1 * y - 0.25)
+    assert rho == 1.0
+    assert ess_ceiling(rho) == math.inf
+    assert judge_human_correlation(y, -0.1 * y + 0.25) == -1.0
+
+
 # --------------------------------------------------------------------------
 # seeded simulations: a finite population, many draws, the truth known
 # --------------------------------------------------------------------------

@@ -400,7 +400,8 @@ def judge_human_correlation(y, yhat, pi=None) -> float | None:
         return None
     dy, dh = y - w @ y / w.sum(), yhat - w @ yhat / w.sum()
     den = math.sqrt(float(w @ dy**2) * float(w @ dh**2))
-    return float(w @ (dy * dh)) / den if den > 0 else None
+    # Clipped: rounding can take a perfect correlation a last bit past 1.
+    return min(1.0, max(-1.0, float(w @ (dy * dh)) / den)) if den > 0 else None
 
 
 def ess_ceiling(rho: float) -> float:
