@@ -266,6 +266,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         return render(request, f"{template}#{request.htmx.target}", context)
     # The design cannot change once imported work is all a campaign holds.
     if not campaign.labels_only:
+        context["readings"] = selectors.readings_progress(campaign=campaign)
         context["design_warning"] = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
         # Anybody in the progress table has claimed a pair: the campaign has started.
         context["blindness_warning"] = campaign_launch_warning(campaign=campaign, launched=progress["annotators"].paginator.count > 0)

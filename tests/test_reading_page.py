@@ -150,3 +150,20 @@ def test_it_renders_the_page_in_constant_queries(client, alice, work, reading_ca
     with django_assert_num_queries(5):
         client.get(url("reading", work))
     assert Criterion.objects.filter(criterion_set=reading_campaign.criterion_set).count() == 3
+
+
+def test_it_counts_the_readings_on_the_staff_campaign_page(client, catalogue, alice, bob, rachel, campaign):
+    mixed = mixed_campaign(name="Counted", criterion_set=rubric("counted", ONE_ARTICLE), topics=2, overlap=2, annotators=[alice, bob])
+    first = assignment_claim_next(campaign=mixed, user=alice)
+    client.force_login(alice)
+    for key, value in (("ck_summary", "yes"), ("rt_style", "4")):
+        client.post(url("reading-answer-save", first, key), {"value": value, "rationale": "Read it all."}, HTTP_HX_REQUEST="true")
+    client.post(url("reading-submit", first))
+    assert ReadingAssignment.objects.get(pk=first.pk).status == "submitted"
+
+    client.force_login(rachel)
+    html = client.get(reverse("campaign-detail", args=[mixed.pk])).content.decode()
+    # Two topics, a reference and an agent article each: four readings, each wanted twice.
+    assert "<strong>1 / 8</strong> one-article answers submitted" in html
+    assert "0 complete, 1 started, 3 untouched (of 4)" in html
+    assert 'id="readings-progress"' not in client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
