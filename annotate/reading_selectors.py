@@ -12,13 +12,13 @@ from urllib.parse import quote
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 import protocols
 from annotate.answers import Rules, answer_state, one_article, reading_problems, shorten
-from annotate.models import Answer, Assignment, Campaign, Criterion, ReadingAssignment
+from annotate.models import Answer, Assignment, Campaign, Criterion, Reading, ReadingAssignment
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column
 
 # Where each protocol's answer is typed on the page, and the keys that give it (README "Annotating one article").
@@ -157,3 +157,26 @@ def reading_progress(*, assignment: ReadingAssignment) -> tuple[int, int]:
     )
     answers = [(value or "", rationale or "") for kind, value, rationale in rows if kind and one_article({"type": kind})]
     return sum(not reading_problems(rules, value=value, rationale=rationale) for value, rationale in answers), len(answers)
+
+
+def readings_progress(*, campaign: Campaign) -> dict | None:
+    """The campaign page's figures for its readings (one article alone): how many there are, the
+    answers submitted against those needed (overlap each), and the readings complete, started and
+    untouched; None for a campaign without readings."""
+    n_readings = Reading.objects.filter(campaign=campaign).count()
+    if not n_readings:
+        return None
+    per_reading = dict(
+        ReadingAssignment.objects.filter(reading__campaign=campaign, status=Assignment.Status.SUBMITTED)
+        .values_list("reading_id")
+        .annotate(n=Count("id"))
+    )
+    complete = sum(1 for n in per_reading.values() if n >= campaign.overlap)
+    return {
+        "n_readings": n_readings,
+        "submitted": sum(per_reading.values()),
+        "needed": n_readings * campaign.overlap,
+        "complete": complete,
+        "started": len(per_reading) - complete,
+        "untouched": n_readings - len(per_reading),
+    }

@@ -33,7 +33,6 @@ from annotate.models import (
     CriterionSet,
     Label,
     Pair,
-    Reading,
     ReadingAssignment,
     Topic,
 )
@@ -536,29 +535,6 @@ def campaign_progress_page(
         "pairs_complete": complete,
         "pairs_started": len(per_pair) - complete,
         "pairs_untouched": n_pairs - len(per_pair),
-    }
-
-
-def readings_progress(*, campaign: Campaign) -> dict | None:
-    """The campaign page's figures for its readings (one article alone): how many there are, the
-    answers submitted against those needed (overlap each), and the readings complete, started and
-    untouched; None for a campaign without readings."""
-    n_readings = Reading.objects.filter(campaign=campaign).count()
-    if not n_readings:
-        return None
-    per_reading = dict(
-        ReadingAssignment.objects.filter(reading__campaign=campaign, status=Assignment.Status.SUBMITTED)
-        .values_list("reading_id")
-        .annotate(n=Count("id"))
-    )
-    complete = sum(1 for n in per_reading.values() if n >= campaign.overlap)
-    return {
-        "n_readings": n_readings,
-        "submitted": sum(per_reading.values()),
-        "needed": n_readings * campaign.overlap,
-        "complete": complete,
-        "started": len(per_reading) - complete,
-        "untouched": n_readings - len(per_reading),
     }
 
 

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate import selectors
+from annotate import reading_selectors, selectors
 from annotate.models import Campaign, Criterion, Topic
 from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
@@ -266,7 +266,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         return render(request, f"{template}#{request.htmx.target}", context)
     # The design cannot change once imported work is all a campaign holds.
     if not campaign.labels_only:
-        context["readings"] = selectors.readings_progress(campaign=campaign)
+        context["readings"] = reading_selectors.readings_progress(campaign=campaign)
         context["design_warning"] = selectors.campaign_design(campaign=campaign).warning(forbid_repeats=campaign.forbid_repeats)
         # Anybody in the progress table has claimed a pair: the campaign has started.
         context["blindness_warning"] = campaign_launch_warning(campaign=campaign, launched=progress["annotators"].paginator.count > 0)
