@@ -17,7 +17,7 @@ from annotate.models import Campaign
 from calibration import metrics as M
 from calibration.interchange import label_rows
 from calibration.planner import plan_labels_cached, plan_parameters
-from calibration.report import report_cached
+from calibration.report import check_category_intervals, report_cached
 from calibration.report_reference import check_reference, check_sensitivity
 
 
@@ -57,6 +57,11 @@ def _json_array(rows: Iterable[dict]) -> Iterator[str]:
             str,
             description="1 to fit Dawid-Skene and MACE for the competence and sensitivity sections under majority too (default 0: not computed)",
         ),
+        OpenApiParameter(
+            "category_intervals",
+            str,
+            description="auto (default: the judges' per-category Bradley-Terry intervals for up to 12 judges) or all",
+        ),
     ],
     responses={
         200: OpenApiResponse(OpenApiTypes.OBJECT, description="the report"),
@@ -74,7 +79,8 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     and `?unparsable=drop|wrong` choose the convention (default: tie, drop); a bad
     value answers 400 with `{"detail": message}`. `?human_reference=majority|dawid-skene|mace|exclude-flagged|adjudicated`
     chooses the human labels the judge statistics are computed against (default: majority);
-    `?sensitivity=1` fits the annotator models for the competence and sensitivity sections under majority too.
+    `?sensitivity=1` fits the annotator models for the competence and sensitivity sections under majority too;
+    `?category_intervals=all` computes the judges' per-category Bradley-Terry intervals whatever their number.
     """
     campaign = get_object_or_404(
         Campaign.objects.select_related("criterion_set", "reference_system"),
@@ -86,11 +92,11 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
         M.check_convention(swap_policy, unparsable)
         human_reference = check_reference(request.query_params.get("human_reference"))
         sensitivity = check_sensitivity(request.query_params.get("sensitivity"))
+        category_intervals = check_category_intervals(request.query_params.get("category_intervals") or "auto")
     except ValueError as exc:
         return Response({"detail": str(exc)}, status=400)
-    return Response(
-        report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable, human_reference=human_reference, sensitivity=sensitivity)
-    )
+    options = dict(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
+    return Response(report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable, **options))
 
 
 @extend_schema(

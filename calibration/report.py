@@ -25,13 +25,23 @@ from calibration.report_design import with_design
 from calibration.report_ensembles import ensemble_inputs, ensemble_name, parse_ensembles  # noqa: F401 (parse_ensembles: the views and commands import it here)
 from calibration.report_pointwise import pointwise_add
 from calibration.report_position import section as position_section
+from calibration.report_raters import (
+    ANCHOR,
+    CATEGORY_INTERVAL_NOTE,
+    CATEGORY_INTERVALS,  # noqa: F401 (the command and views import it here)
+    CATEGORY_INTERVALS_MAX_JUDGES,
+    HUMANS,
+    Rater,
+    anchor_raters,
+    check_category_intervals,
+    kendall,
+    rater_fits,
+)
 from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
 VERSION = 3
-HUMANS = "humans"
 CACHE_SECONDS = report_cache.CACHE_SECONDS
-ANCHOR = 1000.0
 # At most this many threads compute a report's independent parts side by side (the raters'
 # Bradley-Terry fits above all); numpy releases the GIL in them.
 _THREADS = 4
@@ -79,73 +89,8 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
     }
 
 
-def _rater_fits(table: M.LabelTable, reference: str | None, rounds: int, seed: int, weights=None) -> tuple | None:
-    """A rater's Bradley-Terry fits (overall, by category; `weights` one per label) and win rates;
-    None when it has no labels or does not compare the reference. Pure: the raters' run side by side."""
-    if not len(table):
-        return None
-    present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
-    if reference is not None and reference not in present:
-        return None
-    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed, weights=weights)
-    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed, weights=weights)
-    if reference is None:
-        win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
-    else:
-        win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
-    return bt, by_category, win_rates
-
-
-class _Rater:
-    """The labels of one rater (merged to one verdict per item for judges) and its ranking figures."""
-
-    def __init__(self, name: str, table: M.LabelTable, reference: str | None, fits: tuple | None, notes: list[str]) -> None:
-        self.name, self.table = name, table
-        self.bt = self.bt_by_category = None
-        self.win_rates = None
-        if not len(table):
-            return
-        if fits is None:
-            notes.append(
-                f"{name}: the reference system '{reference}' is not among its compared systems, so it has no Bradley-Terry scores or win rates."
-            )
-            return
-        self.bt, self.bt_by_category, self.win_rates = fits
-        if self.bt.not_estimable:
-            reasons = "; ".join(f"{s} ({self.bt.scores[s].reason.removeprefix('not estimable: ')})" for s in self.bt.not_estimable)
-            notes.append(f"{self.name}: no finite Bradley-Terry score for {reasons}.")
-
-
 def _workers() -> int:
     return max(1, min(_THREADS, os.cpu_count() or 1))
-
-
-def _shared_anchors(fits: list[M.BTResult]) -> list[str] | None:
-    """The anchor systems of every fit of one table: those all of them keep finite in every round."""
-    if not fits:
-        return []
-    common = set(fits[0].candidate_anchors).intersection(*(f.candidate_anchors for f in fits[1:]))
-    return sorted(common) or None
-
-
-def _anchor_raters(raters: list[_Rater]) -> list[str] | None:
-    """Without a reference, places every rater's scores on one scale: the mean of the same anchor
-    systems is 1000 for all of them, overall and in each category. Returns the overall set (None
-    when the raters share no system finite in every round; each then keeps its own)."""
-    fits = [r for r in raters if r.bt is not None]
-    shared = _shared_anchors([r.bt for r in fits])
-    if shared:
-        for r in fits:
-            if list(r.bt.anchor_systems) != shared:
-                r.bt = r.bt.recentred(shared)
-    categories = sorted({c for r in fits for c, bt in (r.bt_by_category or {}).items() if bt is not None})
-    for category in categories:
-        holders = [r for r in fits if (r.bt_by_category or {}).get(category) is not None]
-        common = _shared_anchors([r.bt_by_category[category] for r in holders])
-        for r in holders if common else []:
-            if list(r.bt_by_category[category].anchor_systems) != common:
-                r.bt_by_category[category] = r.bt_by_category[category].recentred(common)
-    return shared
 
 
 def _recommendation(judges: list[dict], differences: list[M.PairedDifference], has_humans: bool) -> tuple[str, str | None, list[str]]:
@@ -160,20 +105,6 @@ def _recommendation(judges: list[dict], differences: list[M.PairedDifference], h
     if not judges:
         return "No recommendation: no judge has worked on this campaign yet.", None, []
     return "No recommendation: no judge has verdicts on the items the humans labelled.", None, []
-
-
-def _kendall(raters: list[_Rater]) -> dict:
-    human_bt = raters[0].bt if raters and raters[0].name == HUMANS else None
-    kendall = {}
-    for r in raters:
-        if r.name == HUMANS:
-            continue
-        if human_bt is None or r.bt is None:
-            kendall[r.name] = {"tau": None, "p_value": None, "n_systems": 0}
-        else:
-            tau = M.kendall_tau(human_bt, r.bt)
-            kendall[r.name] = {"tau": sections.rounded(tau.tau), "p_value": sections.rounded(tau.p_value), "n_systems": tau.n}
-    return kendall
 
 
 def _parameters(
@@ -224,6 +155,7 @@ def report_from_inputs(
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
     vetting: report_reference.Vetting | None = None,
+    category_intervals: str = "auto",
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict. The judge statistics are computed
@@ -250,6 +182,7 @@ def report_from_inputs(
             human_reference=human_reference,
             sensitivity=sensitivity,
             vetting=vetting,
+            category_intervals=category_intervals,
         )
 
 
@@ -270,8 +203,10 @@ def _report(
     human_reference: str,
     sensitivity: bool,
     vetting: report_reference.Vetting | None,
+    category_intervals: str,
 ) -> dict:
     M.check_convention(swap_policy, unparsable)
+    check_category_intervals(category_intervals)
     human_reference = report_reference.check_reference(human_reference)
     report_alttest.check_unit(alt_unit)
     epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
@@ -344,7 +279,17 @@ def _report(
     rater_tables = [(HUMANS, humans)] if len(humans) else []
     rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
     weights = {HUMANS: M.inverse_probability_weights(np.asarray(humans.vocab.pairs)[humans.pair], inclusion) if inclusion else None}
-    rater_fits = [pool.submit(_rater_fits, table, reference, rounds, seed, weights.get(name)) for name, table in rater_tables]
+    judge_category_rounds = rounds if category_intervals == "all" or len(judges) <= CATEGORY_INTERVALS_MAX_JUDGES else 0
+    if judge_category_rounds != rounds and rounds:
+        notes.append(
+            f"Per-category Bradley-Terry scores of the judges have no intervals: with more than {CATEGORY_INTERVALS_MAX_JUDGES} judges "
+            f"({len(judges)} here) they are computed only when asked (calibration_report --category-intervals all); "
+            "the humans' per-category intervals and every rater's overall intervals are computed."
+        )
+    fitting = [
+        pool.submit(rater_fits, table, reference, rounds, seed, weights.get(name), rounds if name == HUMANS else judge_category_rounds)
+        for name, table in rater_tables
+    ]
     merged_judges = {j["name"]: merged_by_judge[j["name"]] for j in judges}
     powered = pool.submit(report_ppi.section, reference_labels, merged_judges, reference, ANCHOR, inclusion)
 
@@ -364,10 +309,10 @@ def _report(
     if human_reference != report_reference.DEFAULT_REFERENCE:
         notes.append(reference_section["statement"])
 
-    raters = [_Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, rater_fits)]
+    raters = [Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, fitting)]
     anchors = None
     if reference is None:
-        anchors = _anchor_raters(raters)
+        anchors = anchor_raters(raters)
         if anchors is None:
             notes.append(
                 "No system keeps a finite Bradley-Terry score in every bootstrap round for every rater: each rater's scores "
@@ -386,7 +331,14 @@ def _report(
             "categories": sorted(set(table.vocab.categories[c] for c in np.unique(table.category))) if len(table) else [],
         },
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "parameters": _parameters(rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis),
+        "parameters": {
+            **_parameters(rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis),
+            "category_intervals": {
+                "asked": category_intervals,
+                "max_judges": CATEGORY_INTERVALS_MAX_JUDGES,
+                "judges_computed": judge_category_rounds == rounds,
+            },
+        },
         "n_pairs": inputs.n_pairs,
         "judges": judges,
         "humans": humans_figures.result(),
@@ -399,9 +351,15 @@ def _report(
         "bradley_terry": {r.name: sections.scores(r.bt) for r in raters},
         "bradley_terry_meta": {r.name: sections.bt_meta(r.bt) for r in raters},
         "bradley_terry_by_category": {
-            r.name: None if r.bt_by_category is None else {c: sections.scores(bt) for c, bt in r.bt_by_category.items()} for r in raters
+            r.name: None
+            if r.bt_by_category is None
+            else {
+                c: sections.scores(bt, None if r.name == HUMANS or judge_category_rounds == rounds else CATEGORY_INTERVAL_NOTE)
+                for c, bt in r.bt_by_category.items()
+            }
+            for r in raters
         },
-        "kendall_tau": _kendall(raters),
+        "kendall_tau": kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
         "prediction_powered": powered.result(),
         "alt_test": report_alttest.section(
@@ -450,12 +408,14 @@ def build_report(
     alt_unit: str = report_alttest.DEFAULT_UNIT,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
+    category_intervals: str = "auto",
 ) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     M.check_convention(swap_policy, unparsable)
+    check_category_intervals(category_intervals)
     human_reference = report_reference.check_reference(human_reference)
     alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
-    alt.update(human_reference=human_reference, sensitivity=sensitivity)
+    alt.update(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
@@ -496,6 +456,7 @@ def report_cached(
     selective: dict | None = None,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
+    category_intervals: str = "auto",
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
     (or the alt-test's epsilon recorded on it), with the `selective` section (`selective`: the options
@@ -506,6 +467,8 @@ def report_cached(
         params["human_reference"] = human_reference
     if sensitivity:  # likewise: asked for, the key says so
         params["sensitivity"] = True
+    if check_category_intervals(category_intervals) != "auto":
+        params["category_intervals"] = category_intervals
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)

@@ -64,7 +64,9 @@ def _end(x: float) -> float | None:
     return None if math.isinf(x) else rounded(x, 2)
 
 
-def scores(bt: M.BTResult | None) -> list[dict] | None:
+def scores(bt: M.BTResult | None, withheld: str | None = None) -> list[dict] | None:
+    """The system scores of a fit; `withheld`: why the intervals were not computed (the note every
+    estimable score then carries)."""
     if bt is None:
         return None
     out = []
@@ -83,7 +85,7 @@ def scores(bt: M.BTResult | None) -> list[dict] | None:
                 "wins": rounded(s.wins, 1),
                 "losses": rounded(s.losses, 1),
                 "n_pairs": s.n_pairs,
-                "ci_note": M.TOO_FEW_PAIRS if too_few else None,
+                "ci_note": M.TOO_FEW_PAIRS if too_few else withheld if s.estimable else None,
                 "rank": s.rank,
             }
         )

@@ -257,7 +257,13 @@ def _ranking_tables(report: dict, note: str) -> dict[str, Table]:
         by_cat_rows,
         [False, False] + [True] * len(categories),
         "Each category fitted on its own labels, on the same scale rule as above; — : the system is not compared in the category, "
-        "or the category's labels lack the reference.",
+        "or the category's labels lack the reference."
+        + (
+            ""
+            if report["parameters"].get("category_intervals", {}).get("judges_computed", True)
+            else f" Judges' rows: scores and ranks without intervals (more than {report['parameters']['category_intervals']['max_judges']} "
+            "judges; `calibration_report --category-intervals all` computes them)."
+        ),
     )
     out["kendall_tau"] = Table(
         "kendall_tau",

@@ -72,6 +72,7 @@ def test_it_writes_to_standard_output_with_the_options(calibration_campaign):
         "unparsable": "drop",
         "convention": "an item judged in both orders counts once: the verdict both orders agree on, else a tie; "
         "verdicts the judge failed to give (units left in error) are left out",
+        "category_intervals": {"asked": "auto", "max_judges": 12, "judges_computed": True},
     }
 
 

@@ -95,6 +95,13 @@ class Command(BaseCommand):
             "reference too; off by default, it costs several times the rest of the report (about 14 s of CPU on 100k labels)",
         )
         parser.add_argument(
+            "--category-intervals",
+            choices=["auto", "all"],
+            default="auto",
+            help="the judges' per-category Bradley-Terry intervals: auto (computed for up to 12 judges; above that, scores and ranks "
+            "without intervals, which would double the report's time) or all",
+        )
+        parser.add_argument(
             "--table",
             metavar="KEY",
             help="with --format csv: one table of the report, every row (e.g. comparisons, criteria, bradley_terry), instead of the judges' CSV",
@@ -130,6 +137,7 @@ class Command(BaseCommand):
                 selective={key: options[key] for key in ("alpha", "delta", "cascade", "human_cost")},
                 human_reference=options["human_reference"],
                 sensitivity=options["sensitivity"],
+                category_intervals=options["category_intervals"],
             )
             if options["table"] is not None:
                 text = render_table_csv(report, options["table"])
