@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from calibration import metrics as M  # noqa: E402
 from calibration.metrics import bootstrap, ranking  # noqa: E402
+from calibration.metrics.agreement import kappa_estimate  # noqa: E402
 from calibration.metrics.labels import LabelRow  # noqa: E402
 
 ELO = 400 / np.log(10)
@@ -179,3 +180,34 @@ def test_it_runs_one_choix_fit_at_a_time_across_threads():
         assert not done.wait(0.5)
     assert done.wait(30)
     worker.join()
+
+
+def test_it_gives_every_rater_pair_as_one_at_a_time():
+    rng = np.random.default_rng(8)
+    systems = ("wikipedia", "storm", "atlas")
+    rows = []
+    for pair in range(300):  # bob and carol share every pair (more than 255 units: the other draw counts)
+        a, b = rng.choice(systems, 2, replace=False)
+        raters = ["bob", "carol"] + [r for r in ("alice", "dave", "erin", "frank") if rng.random() < 0.3]
+        for c in ("c1", "c2"):
+            for r in raters:
+                rows.append(LabelRow(f"p{pair}", c, "style", r, "human", a, b, rng.choice([a, b, "tie"])))
+    rows.append(LabelRow("p0", "c1", "style", "gus", "human", "wikipedia", "storm", "storm"))  # shares one item
+    table = M.as_table(rows)
+    got = M.rater_pairs(table, rounds=120, seed=3)
+    expected = []
+    for x, y in combinations(sorted(table.rater_names()), 2):
+        tx, ty = table.for_rater(x), table.for_rater(y)
+        ix, iy = np.flatnonzero(np.isin(tx.item, ty.item)), np.flatnonzero(np.isin(ty.item, tx.item))
+        if not len(ix):
+            continue
+        ix, iy = ix[np.argsort(tx.item[ix])], iy[np.argsort(ty.item[iy])]
+        pairs, cx, cy = tx.pair[ix], tx.outcome[ix].astype(np.int64), ty.outcome[iy].astype(np.int64)
+        boot = bootstrap.PairBootstrap(pairs, 120, 3)
+        kappa = kappa_estimate(pairs, cx, cy, 3, boot)
+        expected.append(M.RaterPair(x, y, kappa, boot.ratios(pairs, (cx == cy).astype(float), np.ones(len(cx)))[0]))
+    assert got == expected
+    assert any(p.rater_a == "bob" and p.rater_b == "carol" and p.agreement.n_pairs == 300 for p in got)
+    with_gus = [p for p in got if p.rater_b == "gus"]
+    assert with_gus and all(p.agreement.n_pairs == 1 and p.kappa.shown_ci is None for p in with_gus)  # one item: no interval shown
+    assert [(p.kappa.value, p.agreement.value) for p in M.rater_pairs(table, rounds=0)] == [(p.kappa.value, p.agreement.value) for p in got]

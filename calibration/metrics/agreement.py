@@ -138,7 +138,7 @@ def majority_winner(winners: Sequence[str]) -> str | None:
     return majority_winners([winners])[0]
 
 
-def _kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
+def kappa_value(agree, n, marg_j, marg_h) -> np.ndarray:
     """Cohen's kappa from agreement count, n and the two marginal count vectors."""
     agree, n = np.asarray(agree, float), np.asarray(n, float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -177,11 +177,11 @@ def kappa_estimate(
     n = int(tot[1])
     n_pairs = int((per_unit[:, 1] > 0).sum())
     split = 2 + n_categories
-    point = as_float(_kappa_value(tot[0], tot[1], tot[2:split], tot[split:]))
+    point = as_float(kappa_value(tot[0], tot[1], tot[2:split], tot[split:]))
     ci = (None, None)
     if boot.rounds > 0 and n > 0 and point is not None:
         b = boot.resample(per_unit)
-        lo, hi = percentile_ci(_kappa_value(b[:, 0], b[:, 1], b[:, 2:split], b[:, split:]))
+        lo, hi = percentile_ci(kappa_value(b[:, 0], b[:, 1], b[:, 2:split], b[:, split:]))
         ci = (as_float(lo), as_float(hi))
     return Estimate(point, n, *ci, n_pairs)
 

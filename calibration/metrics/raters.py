@@ -14,12 +14,10 @@ from dataclasses import asdict, dataclass
 from typing import Iterable
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse import triu as sparse_triu
 
 from calibration.metrics._common import OUTCOME_CATEGORIES, as_float
-from calibration.metrics.agreement import item_counts, kappa_estimate, strict_majority
-from calibration.metrics.bootstrap import Estimate, PairBootstrap, percentile_ci
+from calibration.metrics.agreement import item_counts, kappa_value, strict_majority
+from calibration.metrics.bootstrap import CHUNK_CELLS, Estimate, PairBootstrap, draw_count_blocks, percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 
@@ -71,46 +69,94 @@ def _one_per_rater_item(t: LabelTable) -> LabelTable:
     return t.select(np.isin(np.arange(len(t)), first))
 
 
-def _sharing_pairs(rater: np.ndarray, item: np.ndarray, order: list[int]) -> list[tuple[int, int]]:
-    """The two raters (in ``order``, as ``combinations(order, 2)`` gives them) of every pair with an
-    item in common: the rater x item incidence matrix times its transpose, instead of a set
-    intersection for each of the n(n-1)/2 pairs (80,000 of them for 400 crowd raters)."""
-    position = np.full(int(rater.max()) + 1, -1, dtype=np.int64)
-    position[order] = np.arange(len(order))
-    _, item_code = np.unique(item, return_inverse=True)
-    incidence = csr_matrix((np.ones(len(item)), (position[rater], item_code.reshape(-1))), shape=(len(order), int(item_code.max()) + 1))
-    shared = sparse_triu(incidence @ incidence.T, k=1).tocoo()
-    return [(order[a], order[b]) for a, b in sorted(zip(shared.row.tolist(), shared.col.tolist()))]
+def _shared_rows(rater: np.ndarray, item: np.ndarray, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (x, y) of every two raters on one item, x's rater before y's in ``position`` (one row
+    per rater and item): the rows sorted by item and position, each paired with those after it on
+    the same item (one step of the offset at a time: a few dozen raters share an item at most)."""
+    order = np.lexsort((position[rater], item))
+    sorted_item = item[order]
+    xs, ys = [], []
+    for step in range(1, len(order)):
+        same = sorted_item[step:] == sorted_item[:-step]
+        if not same.any():
+            break
+        at = np.flatnonzero(same)
+        xs.append(order[at])
+        ys.append(order[at + step])
+    if not xs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def _resampled_ends(block: np.ndarray, rounds: int, seed: int, members: np.ndarray, kappa_ci: np.ndarray, agree_ci: np.ndarray) -> None:
+    """The CI ends of the rater pairs `members`, each with the same number of units: `block`
+    (members x units x columns) holds their per-unit sums, resampled side by side in one product."""
+    k = OUTCOME_CATEGORIES
+    members_n, size, columns = block.shape
+    per_unit = block.transpose(1, 0, 2).reshape(size, members_n * columns)
+    b = np.concatenate([c @ per_unit for c in draw_count_blocks(size, rounds, seed)], axis=0)
+    b = b.reshape(len(b), members_n, columns)
+    lo, hi = percentile_ci(kappa_value(b[..., 0], b[..., 1], b[..., 2 : 2 + k], b[..., 2 + k :]))
+    kappa_ci[members, 0], kappa_ci[members, 1] = lo, hi
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo, hi = percentile_ci(np.where(b[..., 1] > 0, b[..., 0] / np.where(b[..., 1] > 0, b[..., 1], 1), np.nan))
+    agree_ci[members, 0], agree_ci[members, 1] = lo, hi
 
 
 def rater_pairs(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> list[RaterPair]:
-    """Cohen's kappa and raw agreement for every two raters with items in common (names in order)."""
+    """Cohen's kappa and raw agreement for every two raters with items in common (names in order).
+
+    All of them at once: the rows of every two raters on a shared item are found together, their
+    per-pair sums (agreements, items, each side's categories: counts, so exact in any order) are
+    taken in one pass, and the rater pairs sharing as many pairs resample them with one product of
+    the same draw counts; each figure is the one `kappa_estimate` and `PairBootstrap.ratios` give
+    for the two raters alone."""
     t = _one_per_rater_item(as_table(labels))
     if not len(t):
         return []
     v = t.vocab
-    codes = t.outcome.astype(np.int64)
     item = t.item
     present = sorted(np.unique(t.rater).tolist(), key=lambda r: v.raters[r])
-    # Each rater's rows in the order of their items (a rater has one row per item).
-    by_rater = np.lexsort((item, t.rater))
-    bounds = np.searchsorted(t.rater[by_rater], np.arange(int(t.rater.max()) + 2))
-    rows = {r: by_rater[bounds[r] : bounds[r + 1]] for r in present}
+    position = np.full(len(v.raters), -1, dtype=np.int64)
+    position[present] = np.arange(len(present))
+    x, y = _shared_rows(t.rater, item, position)
+    if not len(x):
+        return []
+    k = OUTCOME_CATEGORIES
+    # One group per two raters, numbered in the order of combinations(present, 2); within it, its pairs (the units) in code order.
+    combo = position[t.rater[x]] * len(present) + position[t.rater[y]]
+    pair = t.pair[x].astype(np.int64)
+    groups, group = np.unique(combo, return_inverse=True)
+    units, unit = np.unique(group * (int(pair.max()) + 1) + pair, return_inverse=True)
+    unit_group = units // (int(pair.max()) + 1)
+    n_units = np.bincount(unit_group, minlength=len(groups))
+    first_unit = np.concatenate([[0], np.cumsum(n_units)[:-1]])
+    cx, cy = t.outcome[x].astype(np.int64), t.outcome[y].astype(np.int64)
+    u = len(units)
+    stats = np.empty((u, 2 + 2 * k))
+    stats[:, 0] = np.bincount(unit, weights=(cx == cy).astype(float), minlength=u)
+    stats[:, 1] = np.bincount(unit, minlength=u)
+    stats[:, 2 : 2 + k] = np.bincount(unit * k + cx, minlength=u * k).reshape(u, k)
+    stats[:, 2 + k :] = np.bincount(unit * k + cy, minlength=u * k).reshape(u, k)
+    totals = np.zeros((len(groups), stats.shape[1]))
+    np.add.at(totals, unit_group, stats)
+    point = kappa_value(totals[:, 0], totals[:, 1], totals[:, 2 : 2 + k], totals[:, 2 + k :])
+    kappa_ci = np.full((len(groups), 2), np.nan)
+    agree_ci = np.full((len(groups), 2), np.nan)
+    if rounds > 0:
+        for size in np.unique(n_units).tolist():
+            same_size = np.flatnonzero(n_units == size)
+            # At most CHUNK_CELLS resampled sums at a time.
+            for members in np.array_split(same_size, -(-len(same_size) * rounds * stats.shape[1] // CHUNK_CELLS)):
+                _resampled_ends(stats[first_unit[members][:, None] + np.arange(size)], rounds, seed, members, kappa_ci, agree_ci)
     out = []
-    for x, y in _sharing_pairs(t.rater, item, present):
-        rx, ry = rows[x], rows[y]
-        ix, iy = rx[np.isin(item[rx], item[ry])], ry[np.isin(item[ry], item[rx])]
-        pairs = t.pair[ix]
-        boot = PairBootstrap(pairs, rounds, seed)
-        same = (codes[ix] == codes[iy]).astype(float)
-        out.append(
-            RaterPair(
-                v.raters[x],
-                v.raters[y],
-                kappa_estimate(pairs, codes[ix], codes[iy], OUTCOME_CATEGORIES, boot),
-                boot.ratios(pairs, same, np.ones(len(same)))[0],
-            )
-        )
+    for g, key in enumerate(groups.tolist()):
+        a, b = present[key // len(present)], present[key % len(present)]
+        n, pairs = int(totals[g, 1]), int(n_units[g])
+        kappa = as_float(point[g])
+        ci = (as_float(kappa_ci[g, 0]), as_float(kappa_ci[g, 1])) if rounds > 0 and kappa is not None else (None, None)
+        agreement = Estimate(float(totals[g, 0] / totals[g, 1]), n, as_float(agree_ci[g, 0]), as_float(agree_ci[g, 1]), pairs)
+        out.append(RaterPair(v.raters[a], v.raters[b], Estimate(kappa, n, *ci, pairs), agreement))
     return out
 
 
