@@ -211,3 +211,12 @@ def test_it_gives_every_rater_pair_as_one_at_a_time():
     with_gus = [p for p in got if p.rater_b == "gus"]
     assert with_gus and all(p.agreement.n_pairs == 1 and p.kappa.shown_ci is None for p in with_gus)  # one item: no interval shown
     assert [(p.kappa.value, p.agreement.value) for p in M.rater_pairs(table, rounds=0)] == [(p.kappa.value, p.agreement.value) for p in got]
+
+
+def test_it_counts_the_draws_of_one_index_matrix_whatever_the_blocks_it_is_drawn_in():
+    for n_units, rounds in ((1, 4), (83, 300), (700, 400), (5333, 60)):  # one block of rows, several, one row per block
+        bootstrap.draw_counts.cache_clear()
+        index = np.random.default_rng(6).integers(0, n_units, size=(rounds, n_units), dtype=np.int64)
+        expected = np.stack([np.bincount(row, minlength=n_units) for row in index]).astype(float)
+        assert (bootstrap.draw_counts(n_units, rounds, 6) == expected).all()
+        assert (np.concatenate(list(bootstrap.draw_count_blocks(n_units, rounds, 6))) == expected).all()

@@ -56,13 +56,22 @@ _COMPACT_CELLS = 64_000_000  # up to which they are kept as bytes (64 MB), in bl
 CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
 _SMALL_CELLS = 256_000  # up to which (and 255 units, so that a count fits a byte) many sizes are kept, as bytes
 _SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
+_FILL_CELLS = 1 << 18  # draws turned into counts this many at a time (2 MB of indices: they stay in the cache)
 
 
-def _counts_from_draws(draws: np.ndarray, n_units: int, dtype=np.float64) -> np.ndarray:
-    rounds = draws.shape[0]
-    flat = draws + (np.arange(rounds, dtype=np.int64) * n_units)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=rounds * n_units)
-    return counts.reshape(rounds, n_units).astype(dtype)
+def _fill_counts(rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
+    """Fills `out` (rounds x n_units) with draw counts: round r draws ``n_units`` units uniformly
+    with replacement. The index matrix is drawn a few rows at a time (the generator gives the same
+    numbers in any split of one stream), and each block's counts go straight into `out`: no
+    rounds x n_units temporaries, which cost more than the drawing itself at thousands of units."""
+    rounds, n_units = out.shape
+    step = max(1, _FILL_CELLS // max(n_units, 1))
+    for start in range(0, rounds, step):
+        size = min(step, rounds - start)
+        draws = rng.integers(0, n_units, size=(size, n_units), dtype=np.int64)
+        draws += (np.arange(size, dtype=np.int64) * n_units)[:, None]
+        out[start : start + size].reshape(-1)[:] = np.bincount(draws.ravel(), minlength=size * n_units)
+    return out
 
 
 @lru_cache(maxsize=8)
@@ -73,8 +82,7 @@ def draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     matrix of shape rounds x n_units); the index matrix is turned into counts
     so that any per-unit statistic X (n_units x k) is resampled as ``C @ X``.
     """
-    rng = np.random.default_rng(seed)
-    counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units)
+    counts = _fill_counts(np.random.default_rng(seed), np.empty((rounds, n_units)))
     counts.flags.writeable = False
     return counts
 
@@ -84,8 +92,7 @@ def _small_draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     """`draw_counts` as bytes (a unit is drawn at most ``n_units`` <= 255 times in a round), kept for
     many sizes at once: every two raters of a table have their own number of shared pairs, and
     regenerating the draws took longer than the figures (at most 256 x 256 KB)."""
-    rng = np.random.default_rng(seed)
-    counts = _counts_from_draws(rng.integers(0, n_units, size=(rounds, n_units), dtype=np.int64), n_units, np.uint8)
+    counts = _fill_counts(np.random.default_rng(seed), np.empty((rounds, n_units), dtype=np.uint8))
     counts.flags.writeable = False
     return counts
 
@@ -95,7 +102,7 @@ def _generated_blocks(n_units: int, rounds: int, seed: int, dtype=np.float64):
     step = max(1, CHUNK_CELLS // n_units)
     for start in range(0, rounds, step):
         size = min(step, rounds - start)
-        yield _counts_from_draws(rng.integers(0, n_units, size=(size, n_units), dtype=np.int64), n_units, dtype)
+        yield _fill_counts(rng, np.empty((size, n_units), dtype=dtype))
 
 
 @lru_cache(maxsize=2)
