@@ -15,7 +15,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from calibration import metrics as M  # noqa: E402
-from calibration.metrics import bootstrap, ranking  # noqa: E402
+from calibration.metrics import bootstrap, ppi, ranking  # noqa: E402
 from calibration.metrics.agreement import kappa_estimate  # noqa: E402
 from calibration.metrics.labels import LabelRow  # noqa: E402
 
@@ -220,3 +220,14 @@ def test_it_counts_the_draws_of_one_index_matrix_whatever_the_blocks_it_is_drawn
         expected = np.stack([np.bincount(row, minlength=n_units) for row in index]).astype(float)
         assert (bootstrap.draw_counts(n_units, rounds, 6) == expected).all()
         assert (np.concatenate(list(bootstrap.draw_count_blocks(n_units, rounds, 6))) == expected).all()
+
+
+def test_it_codes_a_subset_of_clusters_as_coding_it_afresh():
+    rng = np.random.default_rng(9)
+    ids = rng.choice([3, 17, 40, 41, 99, 1000], size=200)
+    every = ppi.Clusters.of(ids)
+    for mask in (rng.random(200) < 0.3, ids != 40, np.zeros(200, dtype=bool), np.ones(200, dtype=bool)):
+        got, afresh = every.subset(mask), ppi.Clusters.of(ids[mask])
+        assert got.k == afresh.k == len(np.unique(ids[mask])) and (got.codes == afresh.codes).all()
+        values = rng.normal(size=int(mask.sum()))
+        assert ppi.cluster_sums(values, got).tobytes() == ppi.cluster_sums(values, ids[mask]).tobytes()

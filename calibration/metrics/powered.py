@@ -30,6 +30,7 @@ from calibration.metrics.active import active_ppi_logistic, active_ppi_mean, eff
 from calibration.metrics.labels import LabelTable, align_tables
 from calibration.metrics.ppi import (
     Z95,
+    Clusters,
     PPIFit,
     bt_design,
     effective_votes,
@@ -190,15 +191,21 @@ def rate_intervals(ppi: PPIFit, human: PPIFit, judge: PPIFit) -> tuple[Interval,
     return _rate_interval(ppi, p_votes), _rate_interval(human, h_votes), _rate_interval(judge, j_votes)
 
 
-def _rate(items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name: str, lam: float | None) -> PoweredRate | None:
+def _rate(
+    items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name: str, lam: float | None, clusters: Clusters
+) -> PoweredRate | None:
+    """``clusters``: the clusters of all the items (coded once per judge; each estimate takes its subset)."""
     lab, unl = rows & items.labelled, rows & items.unlabelled
-    if lab.sum() < 2 or np.unique(items.cluster[lab]).size < 2:
+    if lab.sum() < 2:
+        return None
+    cl = clusters.subset(lab)  # coded once for the gate and the three estimates
+    if cl.k < 2:
         return None
     judged = rows
-    if lam is None and not informative(y[lab], yhat[lab], items.cluster[lab]):
+    if lam is None and not informative(y[lab], yhat[lab], cl):
         lam = 0.0
-    cl, cu = items.cluster[lab], items.cluster[unl]
-    judge = ppi_mean(yhat[judged], yhat[judged], [], lam=0.0, clusters=items.cluster[judged])
+    cu = clusters.subset(unl)
+    judge = ppi_mean(yhat[judged], yhat[judged], [], lam=0.0, clusters=clusters.subset(judged))
     if items.pi is None:
         ppi = ppi_mean(y[lab], yhat[lab], yhat[unl], lam=lam, clusters=cl, clusters_unlabeled=cu)
         human = ppi_mean(y[lab], yhat[lab], [], lam=0.0, clusters=cl)
@@ -206,7 +213,7 @@ def _rate(items: Items, rows: np.ndarray, y: np.ndarray, yhat: np.ndarray, name:
         return PoweredRate(name, p, h, j, ppi.lam, _effective(h.n, h.se, p.se))
     # Active sampling: inverse-probability weighted (metrics.active); the worth in uniform labels
     # comes from the population's variance, as the labelled items are not a uniform sample.
-    pl, pu = items.pi[lab], items.pi[unl]
+    pl, pu, cl, cu = items.pi[lab], items.pi[unl], items.cluster[lab], items.cluster[unl]
     ppi = active_ppi_mean(y[lab], yhat[lab], yhat[unl], pl, pu, lam=lam, clusters=cl, clusters_unlabeled=cu)
     human = active_ppi_mean(y[lab], yhat[lab], [], pl, [], lam=0.0, clusters=cl)
     p, h, j = rate_intervals(ppi, human, judge)
@@ -231,8 +238,9 @@ def win_rates(items: Items, reference: str | None, lam: float | None = None) -> 
     """Each system's win rate (tie = 1/2) against ``reference``, or against the field when it is
     None; systems with fewer than two labelled pairs are left out."""
     out: dict[str, PoweredRate] = {}
+    clusters = Clusters.of(items.cluster)
     for name, rows, y, yhat in system_rows(items, reference):
-        rate = _rate(items, rows, y, yhat, name, lam)
+        rate = _rate(items, rows, y, yhat, name, lam, clusters)
         if rate is not None:
             out[rate.system] = rate
     return dict(sorted(out.items()))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -71,13 +72,41 @@ def as_2d(x) -> np.ndarray:
     return x.reshape(-1, 1) if x.ndim == 1 else x
 
 
-def cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
-    """Rows of ``z`` summed within each cluster (``z`` itself when there are no clusters)."""
+@dataclass(frozen=True)
+class Clusters:
+    """Items' clusters coded 0..k-1 in the order of their ids (`np.unique`'s inverse): pass it where
+    ``clusters`` is asked for to code them once for many estimates on the same items."""
+
+    codes: np.ndarray
+    k: int
+
+    @classmethod
+    def of(cls, clusters) -> "Clusters":
+        if isinstance(clusters, Clusters):
+            return clusters
+        _, codes = np.unique(np.asarray(clusters), return_inverse=True)
+        codes = codes.reshape(-1)
+        return cls(codes, int(codes.max()) + 1 if len(codes) else 0)
+
+    def subset(self, mask: np.ndarray) -> "Clusters":
+        """The clusters of the items in ``mask``, coded as `of` codes them (without sorting again)."""
+        codes = self.codes[mask]
+        present = np.zeros(self.k, dtype=np.int64)
+        present[codes] = 1
+        rank = np.cumsum(present) - 1
+        return Clusters(rank[codes], int(present.sum()))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
+def cluster_sums(z: np.ndarray, clusters) -> np.ndarray:
+    """Rows of ``z`` summed within each cluster (``z`` itself when there are no clusters);
+    ``clusters``: one id per row, or their :class:`Clusters`."""
     if clusters is None or len(z) == 0:
         return z
-    _, codes = np.unique(clusters, return_inverse=True)
-    codes = codes.reshape(-1)
-    k = int(codes.max()) + 1
+    coded = Clusters.of(clusters)
+    codes, k = coded.codes, coded.k
     # Each column's sums in row order, as a product with the 0/1 cluster-by-row matrix adds them (and
     # without building one: that took longer than the sums, thousands of times per report).
     z = np.asarray(z, dtype=np.float64)
@@ -86,8 +115,10 @@ def cluster_sums(z: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
     return np.stack([np.bincount(codes, weights=z[:, j], minlength=k) for j in range(z.shape[1])], axis=1)
 
 
-def n_clusters(m: int, clusters: np.ndarray | None) -> int:
-    return m if clusters is None else int(np.unique(clusters).size)
+def n_clusters(m: int, clusters) -> int:
+    if clusters is None:
+        return m
+    return clusters.k if isinstance(clusters, Clusters) else int(np.unique(clusters).size)
 
 
 def scatter(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None, ddof: int) -> np.ndarray:
@@ -97,7 +128,9 @@ def scatter(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None, ddof: int
     m = len(a)
     if m - ddof <= 0:
         return np.full((a.shape[1], b.shape[1]), np.nan)
-    sa, sb = cluster_sums(a, clusters), cluster_sums(b, clusters)
+    clusters = None if clusters is None else Clusters.of(clusters)
+    sa = cluster_sums(a, clusters)
+    sb = sa if b is a else cluster_sums(b, clusters)
     return sa.T @ sb / (m - ddof)
 
 
@@ -109,15 +142,17 @@ def _tuned_lam(g, g_hat, g_hat_u, inv_h, clusters, clusters_u) -> float:
     if n == 0 or N == 0:
         return 0.0
     gc, hc = g - g.mean(axis=0), g_hat - g_hat.mean(axis=0)
+    clusters = None if clusters is None else Clusters.of(clusters)
     cross = scatter(gc, hc, clusters, 0)
     cross = cross + cross.T
     pooled = np.concatenate([g_hat, g_hat_u])
     pooled_clusters = None
     if clusters is not None or clusters_u is not None:
-        cl = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
-        cu = np.arange(N) if clusters_u is None else np.unique(clusters_u, return_inverse=True)[1]
+        cl = np.arange(n) if clusters is None else Clusters.of(clusters).codes
+        cu = np.arange(N) if clusters_u is None else Clusters.of(clusters_u).codes
         pooled_clusters = np.concatenate([cl, cu + cl.max() + 1])
-    var = scatter(pooled - pooled.mean(axis=0), pooled - pooled.mean(axis=0), pooled_clusters, 1)
+    centred = pooled - pooled.mean(axis=0)
+    var = scatter(centred, centred, pooled_clusters, 1)
     num = np.trace(inv_h @ cross @ inv_h)
     den = 2 * (1 + n / N) * np.trace(inv_h @ var @ inv_h)
     if not np.isfinite(num) or not np.isfinite(den) or den <= 0:
@@ -142,6 +177,7 @@ def informative(y, yhat, clusters=None, level: float = 0.05) -> bool:
     useless judge's CI as wide as the humans' own, at the price of ignoring a weakly informative
     judge on very few pairs."""
     y, yhat = (np.asarray(a, dtype=np.float64).ravel() for a in (y, yhat))
+    clusters = None if clusters is None else Clusters.of(clusters)
     g = n_clusters(len(y), clusters)
     if g < 3:
         return False
@@ -154,7 +190,13 @@ def informative(y, yhat, clusters=None, level: float = 0.05) -> bool:
     # every pair, common with 3 or 4 pairs) 1 - r^2 is 0, and t is +-infinity in the limit.
     r = min(max(float(sy @ sh) / denom, -1 + 1e-12), 1 - 1e-12)
     t = r * math.sqrt((g - 2) / (1 - r * r))
-    return bool(t > stats.t.ppf(1 - level, g - 2))
+    return bool(t > _t_quantile(1 - level, g - 2))
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(q: float, df: int) -> float:
+    """Student's t quantile (scipy's, kept: a report asks for the same few thousands of times)."""
+    return stats.t.ppf(q, df)
 
 
 # --------------------------------------------------------------------------
@@ -184,16 +226,20 @@ def ppi_mean(
         raise ValueError("a prediction-powered estimate needs at least one labelled item")
     if N == 0:
         lam = 0.0
+    clusters = None if clusters is None else Clusters.of(clusters)
+    clusters_unlabeled = None if clusters_unlabeled is None else Clusters.of(clusters_unlabeled)
     if lam is None:
         first = yu.mean() + (y - yhat).mean()
         lam = _tuned_lam(as_2d(y - first), as_2d(yhat - first), as_2d(yu - first), np.eye(1), clusters, clusters_unlabeled)
     imputed = lam * yu.mean() if N else 0.0
     estimate = imputed + (y - lam * yhat).mean()
     r = as_2d(y - lam * yhat)
-    var = scatter(r - r.mean(), r - r.mean(), clusters, 0)[0, 0] / n
+    r = r - r.mean()
+    var = scatter(r, r, clusters, 0)[0, 0] / n
     if N:
         u = as_2d(lam * yu)
-        var += scatter(u - u.mean(), u - u.mean(), clusters_unlabeled, 0)[0, 0] / N
+        u = u - u.mean()
+        var += scatter(u, u, clusters_unlabeled, 0)[0, 0] / N
     return PPIFit(
         np.array([estimate]), np.array([[var]]), float(lam), n, N,
         n_clusters(n, clusters), n_clusters(N, clusters_unlabeled),
@@ -292,6 +338,8 @@ def ppi_logistic(
         raise ValueError("a prediction-powered estimate needs at least one labelled item")
     if N == 0:
         lam = 0.0
+    clusters = None if clusters is None else Clusters.of(clusters)
+    clusters_unlabeled = None if clusters_unlabeled is None else Clusters.of(clusters_unlabeled)
     d = X.shape[1]
     start = np.zeros(d)
 
@@ -318,10 +366,12 @@ def ppi_logistic(
     except np.linalg.LinAlgError:
         return None
     r = g - lam * gh
-    middle = scatter(r - r.mean(axis=0), r - r.mean(axis=0), clusters, 1) / n
+    r = r - r.mean(axis=0)
+    middle = scatter(r, r, clusters, 1) / n
     if N:
         u = lam * ghu
-        middle = middle + scatter(u - u.mean(axis=0), u - u.mean(axis=0), clusters_unlabeled, 1) / N
+        u = u - u.mean(axis=0)
+        middle = middle + scatter(u, u, clusters_unlabeled, 1) / N
     cov = inv_h @ middle @ inv_h
     return PPIFit(theta, cov, float(lam), n, N, n_clusters(n, clusters), n_clusters(N, clusters_unlabeled))
 
