@@ -2,14 +2,17 @@
 
 from decimal import Decimal
 
+import numpy as np
 import pytest
 
 from annotate.models import Criterion
 from annotate.services.answers import label_save, position_from_winner
 from annotate.services.claims import assignment_claim_next
+from calibration import metrics as M
 from calibration import selectors
 from calibration.metrics import LabelRow
 from judges.models import JudgeUnit
+from protocols.pairwise import system_of
 from tests.calibration_builders import ATLAS, QUILL, WIKI, by_criterion, hand_campaign, hand_dataset, judge_rows, label_pairs, pair_of
 
 pytestmark = pytest.mark.django_db
@@ -116,3 +119,41 @@ def test_it_merges_both_orders_and_filters_by_judge(alice, bob):
     assert found.items[0].judges[0].winner == "tie"
     assert selectors.disagreements(campaign=campaign, criterion_key="c1", judge_name="sharp").n_disagree == 0
     assert selectors.disagreements(campaign=campaign, criterion_key="nope").criterion is None
+
+
+def test_it_codes_the_columns_as_the_string_columns_would_be():
+    rng = np.random.default_rng(4)
+    systems = ["wikipedia", "storm", "atlas", "b-side", "Zeta"]
+    infos = {}
+    for pair_id in (9, 10, 100, 2, 33):  # as strings, "10" < "100" < "2" < "33" < "9"
+        a, b = rng.choice(systems, 2, replace=False)
+        longer = (str(a), str(b), None)[pair_id % 3]
+        infos[pair_id] = selectors.PairInfo(pair_id, f"t{pair_id}", str(a), str(b), longer)
+    coded, rows = selectors._Columns(), []
+    for _ in range(300):
+        info = infos[int(rng.choice(list(infos)))]
+        rater = str(rng.choice(["judge-b", "human:zoe", "human:al", "judge-a"]))
+        kind = "human" if rater.startswith("human:") else "judge"
+        side = str(rng.choice(["a", "b", "tie", "both_bad"]))
+        a_first = (True, False, None)[int(rng.integers(3))]
+        criterion, category = str(rng.choice(["style", "facts", "Clarity"])), (None, "c2", "c1")[int(rng.integers(3))]
+        coded.add(info, criterion, category, rater, kind, side, a_first)
+        rows.append((info, criterion, category, rater, kind, side, a_first))
+    expected = M.LabelTable.from_columns(
+        pair=[str(r[0].pair_id) for r in rows], criterion=[r[1] for r in rows], category=[r[2] for r in rows],
+        rater=[r[3] for r in rows], rater_kind=[r[4] for r in rows],
+        system_a=[r[0].system_a for r in rows], system_b=[r[0].system_b for r in rows],
+        winner=[system_of(r[5], r[0].system_a, r[0].system_b) for r in rows],
+        first_system=[None if r[6] is None else r[0].system_a if r[6] else r[0].system_b for r in rows],
+        longer_system=[r[0].longer_system for r in rows],
+    )  # fmt: skip
+    got = coded.table()
+    assert got.vocab == expected.vocab
+    for column in ("pair", "criterion", "category", "rater", "sys_lo", "sys_hi", "outcome", "first", "longer"):
+        assert getattr(got, column).tobytes() == getattr(expected, column).tobytes(), column
+    assert len(selectors._Columns().table()) == 0
+    clash = selectors._Columns()
+    clash.add(infos[9], "style", "c1", "judge-a", "judge", "a", True)
+    clash.add(infos[9], "style", "c1", "judge-a", "human", "a", True)
+    with pytest.raises(ValueError, match="same rater_kind"):
+        clash.table()
