@@ -231,3 +231,19 @@ def test_it_codes_a_subset_of_clusters_as_coding_it_afresh():
         assert got.k == afresh.k == len(np.unique(ids[mask])) and (got.codes == afresh.codes).all()
         values = rng.normal(size=int(mask.sum()))
         assert ppi.cluster_sums(values, got).tobytes() == ppi.cluster_sums(values, ids[mask]).tobytes()
+
+
+def test_it_resamples_statistics_together_with_the_figures_of_one_product_each():
+    rng = np.random.default_rng(12)
+    pairs = rng.integers(0, 90, 400)
+    boot = bootstrap.PairBootstrap(pairs, 250, 7)
+    halves = boot.per_unit(pairs, rng.integers(0, 3, (400, 3)) / 2)
+    counts = boot.per_unit(pairs, rng.integers(0, 2, 400).astype(float), rng.integers(0, 40, 400), 40)  # wide and sparse
+    weighted = boot.per_unit(pairs, rng.random(400) * 3.7)  # sums that depend on their order: one product each
+    assert bootstrap.exact_sums(halves, boot.n_units) and not bootstrap.exact_sums(weighted, boot.n_units)
+    for statistics in ([halves, counts], [halves, weighted, counts]):
+        together = boot.resample_together(statistics)
+        assert [t.tobytes() for t in together] == [boot.resample(s).tobytes() for s in statistics]
+    group = rng.integers(0, 4, 400)
+    specs = [(pairs, rng.integers(0, 2, 400) * 0.5, np.ones(400), None, 1), (pairs, rng.random(400), rng.random(400) + 1, group, 4)]
+    assert boot.ratios_many(specs) == [boot.ratios(*spec) for spec in specs]

@@ -229,7 +229,7 @@ def agreement(
         agree = (h.outcome == j_out).astype(float)
         # PAR without ties on either side
         keep = (h.outcome != TIED) & (j_out != TIED)
-        par_nt = boot.ratios(h.pair, ones * agree * keep, ones * keep)[0]
+        par_nt = (h.pair, ones * agree * keep, ones * keep, None, 1)
         # the strict majority of the humans per item
         it_judge = j_out[first_row]
         agree_maj = ((it_judge == maj) & has).astype(float)
@@ -239,20 +239,24 @@ def agreement(
         agree = sh[np.arange(len(h)), h.outcome]
         decided = (h.outcome != TIED).astype(float)
         keep = (1.0 - sh[:, TIED]) * decided  # the part of the comparison in which the judge said no tie
-        par_nt = boot.ratios(h.pair, ones * agree * decided, ones * keep)[0]
+        par_nt = (h.pair, ones * agree * decided, ones * keep, None, 1)
         it_share = sh[first_row]
         agree_maj = it_share[np.arange(len(first_row)), maj] * has
         categories = OUTCOME_CATEGORIES + 1 if sh[:, WRONG].any() else OUTCOME_CATEGORIES
         kappa = kappa_estimate(it_pair[has], maj[has], maj[has], categories, boot, share_x=it_share[has])
-    par = boot.ratios(h.pair, ones * agree, ones)[0]
     share_kept = float(keep.mean()) if len(h) else None
     it_weight = ones[first_row]
-    par_maj = boot.ratios(it_pair, it_weight * agree_maj, it_weight * has)[0]
-
-    # breakdowns
     n_cat, n_crit = len(v.categories), len(v.criteria)
-    cat_est = boot.ratios(h.pair, ones * agree, ones, h.category, n_cat)
-    crit_est = boot.ratios(h.pair, ones * agree, ones, h.criterion, n_crit)
+    # PAR, its no-ties and majority forms, and the breakdowns, resampled together (`PairBootstrap.ratios_many`).
+    (par_nt,), (par,), (par_maj,), cat_est, crit_est = boot.ratios_many(
+        [
+            par_nt,
+            (h.pair, ones * agree, ones, None, 1),
+            (it_pair, it_weight * agree_maj, it_weight * has, None, 1),
+            (h.pair, ones * agree, ones, h.category, n_cat),
+            (h.pair, ones * agree, ones, h.criterion, n_crit),
+        ]
+    )
     present_cat = set(np.unique(h.category).tolist())
     present_crit = set(np.unique(h.criterion).tolist())
     return Agreement(

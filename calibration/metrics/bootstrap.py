@@ -156,6 +156,16 @@ def percentile_ci(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def exact_sums(per_unit: np.ndarray, n_units: int) -> bool:
+    """Whether every resampled sum of this per-unit statistic is exact whatever the order of its
+    terms: multiples of 1/64 (counts, halves: the labels' statistics without weights) small enough
+    that a round's sum, n_units draws of them, stays an integer number of 64ths below 2**52."""
+    scaled = np.asarray(per_unit, dtype=np.float64) * 64.0
+    if not scaled.size:
+        return True
+    return bool(np.abs(scaled).max() * max(n_units, 1) < 2.0**52 and np.array_equal(scaled, np.rint(scaled)))
+
+
 class PairBootstrap:
     """Bootstrap over a fixed set of pair codes (the units)."""
 
@@ -199,25 +209,45 @@ class PairBootstrap:
             blocks = [c @ per_unit for c in draw_count_blocks(self.n_units, self.rounds, self.seed)]
         return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
 
+    def resample_together(self, per_units: list[np.ndarray]) -> list[np.ndarray]:
+        """`resample` of each (units x k) statistic, in one product when every sum of theirs is exact
+        in any order (`exact_sums`: then each gets the very figures of its own product), else one
+        product each."""
+        if len(per_units) > 1 and self.rounds > 0 and all(exact_sums(p, self.n_units) for p in per_units):
+            joined = self.resample(np.concatenate(per_units, axis=1))
+            return np.split(joined, np.cumsum([p.shape[1] for p in per_units])[:-1], axis=1)
+        return [self.resample(p) for p in per_units]
+
     def ratios(self, pair_codes, numer, denom, group=None, n_groups: int = 1) -> list[Estimate]:
         """Ratio-of-sums estimates (one per group) with pair-bootstrap CIs."""
-        num = self.per_unit(pair_codes, numer, group, n_groups)
-        den = self.per_unit(pair_codes, denom, group, n_groups)
-        num_t, den_t = num.sum(axis=0), den.sum(axis=0)
-        pairs_t = (den > 0).sum(axis=0)
+        return self.ratios_many([(pair_codes, numer, denom, group, n_groups)])[0]
+
+    def ratios_many(self, specs: list[tuple]) -> list[list[Estimate]]:
+        """`ratios` of each ``(pair_codes, numer, denom, group, n_groups)`` on these units, their
+        resampled sums taken together (`resample_together`) and their percentiles at once."""
+        nums = [self.per_unit(codes, numer, group, n_groups) for codes, numer, _, group, n_groups in specs]
+        dens = [self.per_unit(codes, denom, group, n_groups) for codes, _, denom, group, n_groups in specs]
+        widths = [n_groups for *_, n_groups in specs]
         if self.rounds > 0:
-            bn, bd = self.resample(num), self.resample(den)
+            resampled = self.resample_together(nums + dens)
+            bn, bd = np.concatenate(resampled[: len(specs)], axis=1), np.concatenate(resampled[len(specs) :], axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 lo, hi = percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
         else:
-            lo = hi = np.full(n_groups, np.nan)
-        out = []
-        for g in range(n_groups):
-            n = int(round(den_t[g]))
-            if den_t[g] <= 0:
-                out.append(Estimate(None, 0, n_pairs=0))
-            else:
-                out.append(Estimate(float(num_t[g] / den_t[g]), n, as_float(lo[g]), as_float(hi[g]), int(pairs_t[g])))
+            lo = hi = np.full(sum(widths), np.nan)
+        out, start = [], 0
+        for num, den, width in zip(nums, dens, widths):
+            num_t, den_t = num.sum(axis=0), den.sum(axis=0)
+            pairs_t = (den > 0).sum(axis=0)
+            estimates = []
+            for g in range(width):
+                if den_t[g] <= 0:
+                    estimates.append(Estimate(None, 0, n_pairs=0))
+                else:
+                    ends = as_float(lo[start + g]), as_float(hi[start + g])
+                    estimates.append(Estimate(float(num_t[g] / den_t[g]), int(round(den_t[g])), *ends, int(pairs_t[g])))
+            out.append(estimates)
+            start += width
         return out
 
 

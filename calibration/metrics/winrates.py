@@ -43,10 +43,11 @@ def win_rate_vs_reference(
     s = len(v.systems)
     boot = PairBootstrap(t.pair, rounds, seed)
     ones = np.ones(len(t))
-    overall_est = boot.ratios(t.pair, score, ones, other, s)
+    overall_est, cat_est = boot.ratios_many(
+        [(t.pair, score, ones, other, s), (t.pair, score, ones, t.category.astype(np.int64) * s + other, len(v.categories) * s)]
+    )
     present = np.unique(other)
     overall = {v.systems[i]: overall_est[i] for i in present}
-    cat_est = boot.ratios(t.pair, score, ones, t.category.astype(np.int64) * s + other, len(v.categories) * s)
     by_cat: dict[str, dict[str, Estimate]] = {}
     for c in np.unique(t.category):
         sys_here = np.unique(other[t.category == c])
@@ -67,9 +68,10 @@ def win_rate_vs_field(labels: LabelTable | Iterable[LabelRow], rounds: int = 100
     category = np.concatenate([t.category, t.category]).astype(np.int64)
     boot = PairBootstrap(t.pair, rounds, seed)
     ones = np.ones(len(score))
-    overall_est = boot.ratios(pairs, score, ones, system, s)
+    overall_est, cat_est = boot.ratios_many(
+        [(pairs, score, ones, system, s), (pairs, score, ones, category * s + system, len(v.categories) * s)]
+    )
     overall = {v.systems[i]: overall_est[i] for i in np.unique(system)}
-    cat_est = boot.ratios(pairs, score, ones, category * s + system, len(v.categories) * s)
     by_cat: dict[str, dict[str, Estimate]] = {}
     for c in np.unique(t.category):
         by_cat[v.categories[c]] = {v.systems[i]: cat_est[c * s + i] for i in np.unique(system[category == c])}
