@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
@@ -57,6 +59,7 @@ CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of
 _SMALL_CELLS = 256_000  # up to which (and 255 units, so that a count fits a byte) many sizes are kept, as bytes
 _SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
 _FILL_CELLS = 1 << 18  # draws turned into counts this many at a time (2 MB of indices: they stay in the cache)
+_KEPT_BYTES = 64_000_000  # the draw counts of up to CACHE_CELLS cells also kept as bytes, this many in all
 
 
 def _fill_counts(rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
@@ -74,6 +77,55 @@ def _fill_counts(rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
     return out
 
 
+class _KeptCounts:
+    """Draw counts as bytes, kept up to `_KEPT_BYTES` in all (the least recently used go first).
+
+    A report bootstraps every judge's pairs in several places (its agreement, position and length
+    figures, its Bradley-Terry fit, its win rates), on threads of their own: the eight float copies
+    of `draw_counts` keep too few sizes for them, and regenerating a judge's counts took ten times as
+    long as widening its bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.size = budget, 0
+        self.items: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> np.ndarray | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, counts: np.ndarray) -> None:
+        if counts.max(initial=0) > 255:
+            return  # never at the sizes kept (a count is ~Poisson(1)); regenerated then
+        packed = counts.astype(np.uint8)
+        with self.lock:
+            if key in self.items or packed.nbytes > self.budget:
+                return
+            self.items[key] = packed
+            self.size += packed.nbytes
+            while self.size > self.budget:
+                self.size -= self.items.popitem(last=False)[1].nbytes
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.size = 0
+
+
+_kept = _KeptCounts(_KEPT_BYTES)
+
+
+def clear_draw_caches() -> None:
+    """Forgets every kept draw count (benchmarks time them cold)."""
+    draw_counts.cache_clear()
+    _small_draw_counts.cache_clear()
+    _compact_blocks.cache_clear()
+    _kept.clear()
+
+
 @lru_cache(maxsize=8)
 def draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     """(rounds x n_units) how often each unit is drawn in each bootstrap round.
@@ -82,7 +134,14 @@ def draw_counts(n_units: int, rounds: int, seed: int) -> np.ndarray:
     matrix of shape rounds x n_units); the index matrix is turned into counts
     so that any per-unit statistic X (n_units x k) is resampled as ``C @ X``.
     """
-    counts = _fill_counts(np.random.default_rng(seed), np.empty((rounds, n_units)))
+    key = (n_units, rounds, seed)
+    kept = _kept.get(key) if rounds * n_units <= CACHE_CELLS else None
+    if kept is not None:
+        counts = kept.astype(np.float64)
+    else:
+        counts = _fill_counts(np.random.default_rng(seed), np.empty((rounds, n_units)))
+        if rounds * n_units <= CACHE_CELLS:
+            _kept.put(key, counts)
     counts.flags.writeable = False
     return counts
 

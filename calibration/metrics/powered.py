@@ -250,8 +250,9 @@ def win_rates_left_out(items: Items, reference: str | None) -> dict[str, str]:
     """Why :func:`win_rates` leaves a system out: human labels on fewer than two of the pairs it
     has in this judge's items (a CI needs the spread between pairs)."""
     out = {}
+    clusters = Clusters.of(items.cluster)
     for name, rows, _, _ in system_rows(items, reference):
-        pairs = int(np.unique(items.cluster[rows & items.labelled]).size)
+        pairs = clusters.subset(rows & items.labelled).k
         if pairs < 2:
             against = f"against {reference}" if reference is not None else "in its comparisons"
             out[name] = f"not estimable: human labels on {pairs} of its pairs {against} that this judge judged (2 needed)"

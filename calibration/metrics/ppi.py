@@ -343,8 +343,13 @@ def ppi_logistic(
     d = X.shape[1]
     start = np.zeros(d)
 
-    def fit(weight):
-        return _rectified_fit(X, y, yhat, Xu, yu, weight, start)
+    fits: dict[float, np.ndarray | None] = {}
+
+    def fit(weight):  # the same weight twice (a tuned lam clipped to 0 or 1, or tuned again to itself): the same fit
+        weight = float(weight)
+        if weight not in fits:
+            fits[weight] = _rectified_fit(X, y, yhat, Xu, yu, weight, start)
+        return fits[weight]
 
     def tune(theta):
         g, gh, ghu, inv_h = _logistic_stats(theta, X, y, yhat, Xu, yu, True)
