@@ -100,6 +100,10 @@ def test_it_gives_every_paired_difference_as_one_at_a_time():
     assert [(d.judge_a, d.judge_b) for d in together][:2] == [("j1", "j2"), ("j1", "j3")]
     assert together[2].n_pairs == 0 and together[2].difference.value is None  # j1 and j4 share no pair
     assert any(d.significant for d in together) and any(d.difference.ci for d in together)
+    thirds = votes[-1].share * 2 / 3 + np.array([0, 0, 1 / 3, 0])  # sums that depend on their order: one pair at a time
+    votes_3 = [(v.items, v.share) for v in votes[:-1]] + [(votes[-1].items, thirds)]
+    alone_3 = [M.paired_difference(a, b, humans, 300, 4, share_a=sa, share_b=sb) for (a, sa), (b, sb) in combinations(votes_3, 2)]
+    assert M.paired_differences(votes_3, humans, rounds=300, seed=4) == alone_3
 
 
 def closure(edges: np.ndarray) -> np.ndarray:

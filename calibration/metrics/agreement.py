@@ -361,37 +361,67 @@ def paired_differences(
         a[found] = (labels[found] == table.outcome[rows]) if share is None else share[rows, labels[found]]
         agree.append(a)
     names = [_single_rater_name(t, "judge") for t in tables]
-    judged = [~np.isnan(a) for a in agree]
-    parts, by_size = [], {}  # per judge pair: (both, per-unit sums, per-unit counts); judge pairs by number of units
-    for k, (i, j) in enumerate(combinations(range(len(tables)), 2)):
-        both = judged[i] & judged[j]
-        units, inverse = np.unique(humans.pair[both], return_inverse=True)
-        sums = np.bincount(inverse, weights=agree[i][both] - agree[j][both], minlength=len(units))
-        counts = np.bincount(inverse, weights=np.ones(len(inverse)), minlength=len(units))
-        parts.append((i, j, both, sums, counts))
-        by_size.setdefault(len(units), []).append(k)
+    n_judges = len(tables)
+    pair_list = list(combinations(range(n_judges), 2))
+    agree_m = np.vstack(agree) if agree else np.zeros((0, len(humans)))
+    # Per human label and every two judges of its item: (first judge, second judge, label row), the
+    # judges in order; all judge pairs' per-pair sums are then one bincount. Agreements are 0, 1/2
+    # or 1: their sums are exact, in any order (other values take one judge pair at a time).
+    scaled = agree_m * 64.0
+    if not np.array_equal(scaled[~np.isnan(scaled)], np.rint(scaled[~np.isnan(scaled)])):
+        return [paired_difference(a, b, humans, rounds, seed, share_a=sa, share_b=sb) for (a, sa), (b, sb) in combinations(judges, 2)]
+    row, judge = np.nonzero(~np.isnan(agree_m.T))
+    first, second = _same_row_pairs(row)
+    ia, ib, r = judge[first], judge[second], row[first]
+    group = ia * n_judges + ib
+    n_codes = len(humans.vocab.pairs) + 1
+    units, unit = np.unique(group * n_codes + humans.pair[r], return_inverse=True)
+    unit_sums = np.bincount(unit, weights=agree_m[ia, r] - agree_m[ib, r], minlength=len(units))
+    unit_counts = np.bincount(unit, minlength=len(units)).astype(np.float64)
+    slot = np.full(n_judges * n_judges, -1, dtype=np.int64)  # judge pair -> its number in pair_list
+    slot[[i * n_judges + j for i, j in pair_list]] = np.arange(len(pair_list))
+    n_units = np.bincount(slot[units // n_codes], minlength=len(pair_list))
+    first_unit = np.concatenate([[0], np.cumsum(n_units)[:-1]]).astype(np.int64)
+    k_of_row = slot[group]
+    totals = np.bincount(k_of_row, weights=agree_m[ia, r] - agree_m[ib, r], minlength=len(pair_list))
+    n_rows = np.bincount(k_of_row, minlength=len(pair_list))
+    sum_a = np.bincount(k_of_row, weights=agree_m[ia, r], minlength=len(pair_list))
+    sum_b = np.bincount(k_of_row, weights=agree_m[ib, r], minlength=len(pair_list))
     ends = {}
-    for size, members in by_size.items():
+    for size in np.unique(n_units).tolist():
         if size == 0 or rounds <= 0:
             continue
-        per_unit = np.stack([parts[k][3] for k in members] + [parts[k][4] for k in members], axis=1)
+        members = np.flatnonzero(n_units == size)
+        at = first_unit[members][None, :] + np.arange(size)[:, None]  # units x members
+        per_unit = np.concatenate([unit_sums[at], unit_counts[at]], axis=1)
         resampled = np.concatenate([c @ per_unit for c in draw_count_blocks(size, rounds, seed)], axis=0)
         bn, bd = resampled[:, : len(members)], resampled[:, len(members) :]
         with np.errstate(invalid="ignore", divide="ignore"):
             lo, hi = percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
-        ends.update({k: (as_float(lo[m]), as_float(hi[m])) for m, k in enumerate(members)})
+        ends.update({int(k): (as_float(lo[m]), as_float(hi[m])) for m, k in enumerate(members)})
     out = []
-    for k, (i, j, both, sums, counts) in enumerate(parts):
-        total = counts.sum()
-        if total <= 0:
+    for k, (i, j) in enumerate(pair_list):
+        n = int(n_rows[k])
+        if not n:
             diff = Estimate(None, 0, n_pairs=0)
         else:
-            diff = Estimate(float(sums.sum() / total), int(round(total)), *ends.get(k, (None, None)), len(counts))
-        n = int(both.sum())
+            diff = Estimate(float(totals[k] / float(n)), n, *ends.get(k, (None, None)), int(n_units[k]))
         significant = diff.ci is not None and (diff.ci[0] > 0 or diff.ci[1] < 0)
-        par_a, par_b = (float(agree[i][both].mean()), float(agree[j][both].mean())) if n else (None, None)
-        out.append(PairedDifference(names[i], names[j], diff, par_a, par_b, len(counts), bool(significant)))
+        par_a, par_b = (float(sum_a[k] / n), float(sum_b[k] / n)) if n else (None, None)
+        out.append(PairedDifference(names[i], names[j], diff, par_a, par_b, int(n_units[k]), bool(significant)))
     return out
+
+
+def _same_row_pairs(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (p, q), p < q, of every two entries of the sorted ``row`` with the same value."""
+    firsts, seconds = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for step in range(1, len(row)):
+        at = np.flatnonzero(row[step:] == row[:-step])
+        if not len(at):
+            break
+        firsts.append(at)
+        seconds.append(at + step)
+    return np.concatenate(firsts), np.concatenate(seconds)
 
 
 # --------------------------------------------------------------------------
