@@ -251,3 +251,30 @@ def test_it_resamples_statistics_together_with_the_figures_of_one_product_each()
     group = rng.integers(0, 4, 400)
     specs = [(pairs, rng.integers(0, 2, 400) * 0.5, np.ones(400), None, 1), (pairs, rng.random(400), rng.random(400) + 1, group, 4)]
     assert boot.ratios_many(specs) == [boot.ratios(*spec) for spec in specs]
+
+
+def test_it_gives_every_rater_against_the_others_as_one_at_a_time():
+    rng = np.random.default_rng(13)
+    rows = []
+    for pair in range(120):
+        raters = [r for r in ("ann", "ben", "cy", "dee", "eve") if rng.random() < 0.6] + ["flo"] * (pair < 3)
+        for r in raters:
+            rows.append(LabelRow(f"p{pair}", "c", "s", r, "human", "wikipedia", "storm", str(rng.choice(["wikipedia", "storm", "tie"]))))
+    table = M.as_table(rows)
+    got = M.raters_vs_others(table, rounds=150, seed=2)
+    # The reference: each rater's labels where the others have a strict majority, bootstrapped alone.
+    item, outcome = table.item, table.outcome
+    expected = []
+    for name in sorted(table.rater_names()):
+        mine = table.rater == table.vocab.raters.index(name)
+        keep, same = [], []
+        for row in np.flatnonzero(mine):
+            others = outcome[(item == item[row]) & ~mine]
+            counts = np.bincount(others, minlength=3)
+            if len(others) and counts.max() * 2 > len(others):
+                keep.append(row)
+                same.append(float(outcome[row] == counts.argmax()))
+        pairs = table.pair[keep]
+        expected.append(bootstrap.PairBootstrap(pairs, 150, 2).ratios(pairs, np.array(same), np.ones(len(same)))[0])
+    assert [r.agreement for r in got] == expected
+    assert [r.rater for r in got][-1] == "flo" and got[-1].agreement.n_pairs <= 3
