@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
@@ -130,9 +131,10 @@ def judge_verdict_rows(*, campaign: Campaign, gold: bool = False) -> QuerySet:
 
 def _coded(values) -> tuple[list, np.ndarray]:
     """(the distinct values in the order first seen, each value's code)."""
-    index: dict = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64)
-    return list(index), codes
+    values = values if isinstance(values, (list, tuple)) else list(values)
+    distinct = list(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def _name_order(names: list[str], codes: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
@@ -159,12 +161,14 @@ class _Columns:
         if not self.rows:
             return LabelTable.empty()
         infos, criteria, categories, raters, kinds, sides, a_first = zip(*self.rows)
-        distinct, pair_code = _coded(info.pair_id for info in infos)
+        distinct, pair_code = _coded(list(map(attrgetter("pair_id"), infos)))
         by_id = {info.pair_id: info for info in infos}
         pair_infos = [by_id[i] for i in distinct]
         pair_names, pair = _name_order([str(i) for i in distinct], pair_code)
-        criterion_names, criterion = _name_order(*_coded("" if c is None else c for c in criteria))
-        category_names, category = _name_order(*_coded("" if c is None else c for c in categories))
+        criterion_names, criterion = _name_order(*_coded(criteria if None not in criteria else ["" if c is None else c for c in criteria]))
+        category_names, category = _name_order(
+            *_coded(categories if None not in categories else ["" if c is None else c for c in categories])
+        )
         rater_names, rater = _name_order(*_coded(raters))
         kind_names, kind = _coded(kinds)
         kind_of = kind[np.unique(rater, return_index=True)[1]]  # each rater's kind is that of its first row
@@ -221,15 +225,16 @@ def calibration_table(
         "assignment__a_first",
         "assignment__order_known",
     )
+    add = columns.rows.append  # as `columns.add`, without a call per row (100,000 rows)
     for pair_id, criterion, category, username, side, a_first, order_known in humans:
-        columns.add(pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first if order_known else None)
+        add((pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first if order_known else None))
     if not judges:
         return columns.table()
     verdicts = judge_verdict_rows(campaign=campaign, gold=gold).values_list(
         "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
     )
     for pair_id, criterion, category, judge, side, a_first in verdicts:
-        columns.add(pairs[pair_id], criterion, category, judge, "judge", side, a_first)
+        add((pairs[pair_id], criterion, category, judge, "judge", side, a_first))
     return columns.table()
 
 
