@@ -7,7 +7,7 @@ from typing import Iterable
 import numpy as np
 
 from calibration.metrics._common import TIED, UNKNOWN, sorted_lookup
-from calibration.metrics.bootstrap import Estimate, bootstrap_ratio
+from calibration.metrics.bootstrap import Estimate, bootstrap_ratio, grouped_ratios
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 # --------------------------------------------------------------------------
@@ -48,6 +48,25 @@ def first_position_rate(judge_labels: LabelTable | Iterable[LabelRow], rounds: i
     t = as_table(judge_labels)
     m = (t.first != UNKNOWN) & (t.outcome != TIED)
     return bootstrap_ratio(t.pair[m], (t.outcome[m] == t.first[m]).astype(float), np.ones(int(m.sum())), rounds, seed)
+
+
+def position_figures_by_rater(table: LabelTable, raters: list[int], rounds: int = 1000, seed: int = 0) -> list[tuple[Estimate, Estimate]]:
+    """(:func:`position_consistency`, :func:`first_position_rate`) of each rater's labels alone
+    (``raters``: their codes, in the order wanted), every rater computed together
+    (`bootstrap.grouped_ratios`)."""
+    slot = np.full(len(table.vocab.raters), -1, dtype=np.int64)
+    slot[raters] = np.arange(len(raters))
+    t, rows, outs = _orders(table)
+    both = (outs[:, 0] >= 0) & (outs[:, 1] >= 0)
+    same = ((outs[:, 0] == outs[:, 1]) & both).astype(float)
+    unit_rater = slot[t.rater[rows]] if len(rows) else np.zeros(0, dtype=np.int64)
+    pairs = t.pair[rows] if len(rows) else np.zeros(0, dtype=np.int64)
+    keep = both & (unit_rater >= 0)
+    consistency = grouped_ratios(unit_rater[keep], pairs[keep], same[keep], np.ones(int(keep.sum())), len(raters), rounds, seed)
+    m = (table.first != UNKNOWN) & (table.outcome != TIED) & (slot[table.rater] >= 0)
+    first = (table.outcome[m] == table.first[m]).astype(float)
+    rate = grouped_ratios(slot[table.rater[m]], table.pair[m], first, np.ones(int(m.sum())), len(raters), rounds, seed)
+    return list(zip(consistency, rate))
 
 
 def merge_swapped(judge_labels: LabelTable | Iterable[LabelRow], require_both: bool = False) -> LabelTable:

@@ -310,5 +310,45 @@ class PairBootstrap:
         return out
 
 
+def grouped_ratios(group, pair_codes, numer, denom, n_groups: int, rounds: int, seed: int) -> list[Estimate]:
+    """For each group g < ``n_groups`` (a rater, say), the ratio estimate of its rows alone,
+    ``bootstrap_ratio(pair_codes[group == g], ...)``, computed together: the per-pair sums of all
+    groups in one pass, and one product for the groups with as many pairs. When the sums are not
+    exact in any order (`exact_sums`), one group at a time, as before."""
+    group, pair = np.asarray(group, dtype=np.int64), np.asarray(pair_codes, dtype=np.int64)
+    numer, denom = np.asarray(numer, dtype=np.float64), np.asarray(denom, dtype=np.float64)
+    span = int(pair.max()) + 1 if len(pair) else 1
+    units, unit = np.unique(group * span + pair, return_inverse=True)
+    per_unit = np.stack(
+        [np.bincount(unit, weights=numer, minlength=len(units)), np.bincount(unit, weights=denom, minlength=len(units))], axis=1
+    )
+    unit_group = units // span
+    n_units = np.bincount(unit_group, minlength=n_groups)
+    if not exact_sums(per_unit, int(n_units.max(initial=1))):
+        return [bootstrap_ratio(pair[group == g], numer[group == g], denom[group == g], rounds, seed) for g in range(n_groups)]
+    first_unit = np.concatenate([[0], np.cumsum(n_units)[:-1]]).astype(np.int64)
+    totals = np.stack([np.bincount(unit_group, weights=per_unit[:, k], minlength=n_groups) for k in (0, 1)], axis=1)
+    with_pairs = np.bincount(unit_group, weights=per_unit[:, 1] > 0, minlength=n_groups)
+    ends = np.full((n_groups, 2), np.nan)
+    for size in np.unique(n_units).tolist() if rounds > 0 else []:
+        if size == 0:
+            continue
+        members = np.flatnonzero(n_units == size)
+        at = first_unit[members][None, :] + np.arange(size)[:, None]  # units x members
+        columns = np.concatenate([per_unit[at, 0], per_unit[at, 1]], axis=1)
+        b = np.concatenate([c @ columns for c in draw_count_blocks(size, rounds, seed)])
+        bn, bd = b[:, : len(members)], b[:, len(members) :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ends[members, 0], ends[members, 1] = percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
+    out = []
+    for g in range(n_groups):
+        num_t, den_t = totals[g]
+        if den_t <= 0:
+            out.append(Estimate(None, 0, n_pairs=0))
+        else:
+            out.append(Estimate(float(num_t / den_t), int(round(den_t)), as_float(ends[g, 0]), as_float(ends[g, 1]), int(with_pairs[g])))
+    return out
+
+
 def bootstrap_ratio(pair_codes, numer, denom, rounds: int, seed: int) -> Estimate:
     return PairBootstrap(pair_codes, rounds, seed).ratios(pair_codes, numer, denom)[0]

@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from calibration.metrics._common import TIED, UNKNOWN
-from calibration.metrics.bias import first_position_rate, position_consistency
+from calibration.metrics.bias import position_figures_by_rater
 from calibration.metrics.bootstrap import Estimate
 from calibration.metrics.labels import LabelTable
 from calibration.metrics.ppi import wilson_interval
@@ -220,12 +220,9 @@ def human_position(labels: LabelTable, *, margin: float = 0.1, rounds: int = 100
     """
     humans = labels.humans()
     humans = humans.select(humans.first != UNKNOWN)
-    out = []
-    for name in sorted(humans.rater_names()):
-        mine = humans.for_rater(name)
-        rate = first_position_rate(mine, rounds=rounds, seed=seed)
-        out.append(HumanPosition(name, position_consistency(mine, rounds=rounds, seed=seed), rate, _lean(rate, margin)))
-    return out
+    names = sorted(humans.rater_names())
+    figures = position_figures_by_rater(humans, [humans.vocab.raters.index(n) for n in names], rounds=rounds, seed=seed)
+    return [HumanPosition(name, consistency, rate, _lean(rate, margin)) for name, (consistency, rate) in zip(names, figures)]
 
 
 # --------------------------------------------------------------------------

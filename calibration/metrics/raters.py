@@ -17,7 +17,7 @@ import numpy as np
 
 from calibration.metrics._common import OUTCOME_CATEGORIES, as_float
 from calibration.metrics.agreement import item_counts, kappa_value, strict_majority
-from calibration.metrics.bootstrap import CHUNK_CELLS, Estimate, PairBootstrap, draw_count_blocks, percentile_ci
+from calibration.metrics.bootstrap import CHUNK_CELLS, Estimate, PairBootstrap, draw_count_blocks, grouped_ratios, percentile_ci
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 
 
@@ -211,42 +211,12 @@ def raters_vs_others(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000
     others[np.arange(len(t)), t.outcome] -= 1  # the item's counts without this rater's own verdict
     has, majority = strict_majority(others)
     present = sorted(np.unique(t.rater).tolist(), key=lambda r: v.raters[r])
-    # Every rater at once (counts: exact sums in any order): its pairs with a majority of the others
-    # are its units; raters with as many units are resampled with one product, as in `rater_pairs`.
+    # Every rater at once: each rater's labels where the others have a majority, bootstrapped as if alone.
     position = np.full(len(v.raters), -1, dtype=np.int64)
     position[present] = np.arange(len(present))
-    span = len(v.pairs) + 1
-    units, unit = np.unique(position[t.rater[has]] * span + t.pair[has], return_inverse=True)
-    stats = np.stack(
-        [
-            np.bincount(unit, weights=(t.outcome[has] == majority[has]).astype(float), minlength=len(units)),
-            np.bincount(unit, minlength=len(units)),
-        ],
-        axis=1,
-    ).astype(np.float64)
-    n_units = np.bincount(units // span, minlength=len(present))
-    first_unit = np.concatenate([[0], np.cumsum(n_units)[:-1]]).astype(np.int64)
-    totals = np.zeros((len(present), 2))
-    np.add.at(totals, units // span, stats)
-    ends = np.full((len(present), 2), np.nan)
-    for size in np.unique(n_units).tolist() if rounds > 0 else []:
-        if size == 0:
-            continue
-        members = np.flatnonzero(n_units == size)
-        at = first_unit[members][None, :] + np.arange(size)[:, None]  # units x members
-        b = np.concatenate([c @ np.concatenate([stats[at, 0], stats[at, 1]], axis=1) for c in draw_count_blocks(size, rounds, seed)])
-        bn, bd = b[:, : len(members)], b[:, len(members) :]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ends[members, 0], ends[members, 1] = percentile_ci(np.where(bd > 0, bn / np.where(bd > 0, bd, 1), np.nan))
-    estimates = []
-    for k, r in enumerate(present):
-        if totals[k, 1] <= 0:
-            estimates.append((v.raters[r], Estimate(None, 0, n_pairs=0)))
-        else:
-            value = float(totals[k, 0] / totals[k, 1])
-            estimates.append(
-                (v.raters[r], Estimate(value, int(round(totals[k, 1])), as_float(ends[k, 0]), as_float(ends[k, 1]), int(n_units[k])))
-            )
+    same = (t.outcome[has] == majority[has]).astype(float)
+    found = grouped_ratios(position[t.rater[has]], t.pair[has], same, np.ones(len(same)), len(present), rounds, seed)
+    estimates = [(v.raters[r], e) for r, e in zip(present, found)]
     values = [e.value for _, e in estimates if e.value is not None]
     median = float(np.median(values)) if values else None
     return [RaterVsOthers(name, e, median is not None and e.ci_high is not None and e.ci_high < median) for name, e in estimates]
