@@ -11,6 +11,7 @@ import warnings
 from itertools import combinations
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -245,6 +246,8 @@ def test_it_resamples_statistics_together_with_the_figures_of_one_product_each()
     counts = boot.per_unit(pairs, rng.integers(0, 2, 400).astype(float), rng.integers(0, 40, 400), 40)  # wide and sparse
     weighted = boot.per_unit(pairs, rng.random(400) * 3.7)  # sums that depend on their order: one product each
     assert bootstrap.exact_sums(halves, boot.n_units) and not bootstrap.exact_sums(weighted, boot.n_units)
+    counts_t = csr_matrix(counts.T)  # the sparse product, which exact sums may skip
+    assert boot.resample(counts).tobytes() == (counts_t @ bootstrap.draw_counts(boot.n_units, 250, 7).T).T.tobytes()
     for statistics in ([halves, counts], [halves, weighted, counts]):
         together = boot.resample_together(statistics)
         assert [t.tobytes() for t in together] == [boot.resample(s).tobytes() for s in statistics]

@@ -58,6 +58,7 @@ _COMPACT_CELLS = 64_000_000  # up to which they are kept as bytes (64 MB), in bl
 CHUNK_CELLS = 4_000_000  # otherwise they are regenerated in blocks of rounds of this size
 _SMALL_CELLS = 256_000  # up to which (and 255 units, so that a count fits a byte) many sizes are kept, as bytes
 _SPARSE_MIN_COLUMNS = 32  # per-unit statistics this wide and mostly zero are resampled as a sparse matrix
+_DENSE_MAX_COLUMNS = 256  # ... unless they are at most this wide and their sums exact (`PairBootstrap.resample`)
 _FILL_CELLS = 1 << 18  # draws turned into counts this many at a time (2 MB of indices: they stay in the cache)
 _KEPT_BYTES = 64_000_000  # the draw counts of up to CACHE_CELLS cells also kept as bytes, this many in all
 
@@ -261,7 +262,10 @@ class PairBootstrap:
         if self.rounds <= 0:
             return np.zeros((0,) + per_unit.shape[1:])
         wide = per_unit.ndim == 2 and per_unit.shape[1] >= _SPARSE_MIN_COLUMNS
-        if wide and np.count_nonzero(per_unit) * 8 < per_unit.size:
+        # Up to _DENSE_MAX_COLUMNS columns the dense product is the quicker (the sparse one copies the
+        # draw counts transposed); taken only when the sums are exact, so that no figure moves.
+        narrow_exact = wide and per_unit.shape[1] <= _DENSE_MAX_COLUMNS and exact_sums(per_unit, self.n_units)
+        if wide and not narrow_exact and np.count_nonzero(per_unit) * 8 < per_unit.size:
             transposed = csr_matrix(per_unit.T)
             blocks = [(transposed @ c.T).T for c in draw_count_blocks(self.n_units, self.rounds, self.seed)]
         else:
