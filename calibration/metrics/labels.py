@@ -276,8 +276,17 @@ class LabelTable:
         return int(self.pair.shape[0])
 
     def select(self, mask: np.ndarray) -> "LabelTable":
-        """Rows selected by a boolean mask or an index array (same vocabulary)."""
-        return LabelTable(self.vocab, *[getattr(self, c)[mask] for c in _COLUMNS])
+        """Rows selected by a boolean mask or an index array (same vocabulary). Rows of a checked
+        table need no checking again: the columns are taken as they are (a report selects
+        thousands of times)."""
+        out = object.__new__(LabelTable)
+        object.__setattr__(out, "vocab", self.vocab)
+        for c in _COLUMNS:
+            column = getattr(self, c)[mask]
+            if column.ndim != 1:  # a scalar index: let the constructor say what is wrong
+                return LabelTable(self.vocab, *[getattr(self, c)[mask] for c in _COLUMNS])
+            object.__setattr__(out, c, column)
+        return out
 
     def kind_mask(self, kind: str) -> np.ndarray:
         kinds = np.array([k == kind for k in self.vocab.rater_kinds], dtype=bool)
