@@ -461,8 +461,7 @@ def main(argv=None):
         f"{args.pairs:,} pairs x {N_CRIT} criteria, generated in {time.perf_counter() - t:.2f} s (not timed)"
     )
 
-    M.draw_counts.cache_clear()
-    bootstrap._small_draw_counts.cache_clear()
+    bootstrap.clear_draw_caches()
     t0 = time.perf_counter()
     out = run_fast(vocab, raw, args.rounds)
     fast = time.perf_counter() - t0

@@ -281,3 +281,14 @@ def test_it_gives_every_rater_against_the_others_as_one_at_a_time():
         expected.append(bootstrap.PairBootstrap(pairs, 150, 2).ratios(pairs, np.array(same), np.ones(len(same)))[0])
     assert [r.agreement for r in got] == expected
     assert [r.rater for r in got][-1] == "flo" and got[-1].agreement.n_pairs <= 3
+
+
+def test_it_widens_kept_draw_counts_to_the_counts_drawn_afresh():
+    bootstrap.clear_draw_caches()
+    drawn = bootstrap.draw_counts(700, 300, 11).copy()  # generated, and kept as bytes too
+    assert bootstrap._kept.get((700, 300, 11)).dtype == np.uint8
+    bootstrap.draw_counts.cache_clear()  # the float copies gone: the next one is widened from the bytes
+    again = bootstrap.draw_counts(700, 300, 11)
+    assert again.dtype == np.float64 and again.tobytes() == drawn.tobytes() and not again.flags.writeable
+    bootstrap.clear_draw_caches()
+    assert bootstrap.draw_counts(700, 300, 11).tobytes() == drawn.tobytes()
