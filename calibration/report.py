@@ -508,6 +508,7 @@ def report_and_charts_cached(
     stamp: tuple | None = None,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
+    category_intervals: str = "auto",
 ) -> tuple[dict, dict[str, str]]:
     """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
@@ -520,10 +521,13 @@ def report_and_charts_cached(
         wait=wait,
         human_reference=human_reference,
         sensitivity=sensitivity,
+        category_intervals=category_intervals,
     )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
     if human_reference != report_reference.DEFAULT_REFERENCE:
         params["human_reference"] = human_reference
+    if category_intervals != "auto":
+        params["category_intervals"] = category_intervals
     if sensitivity:
         params["sensitivity"] = True
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):

@@ -68,6 +68,7 @@ class _Options:
     unparsable: str
     human_reference: str = report_reference.DEFAULT_REFERENCE
     sensitivity: bool = False
+    category_intervals: str = "auto"
 
     @property
     def convention(self) -> dict:
@@ -76,7 +77,12 @@ class _Options:
     @property
     def choices(self) -> dict:
         """The keyword arguments of the cached report: the convention and the human reference."""
-        return {**self.convention, "human_reference": self.human_reference, "sensitivity": self.sensitivity}
+        return {
+            **self.convention,
+            "human_reference": self.human_reference,
+            "sensitivity": self.sensitivity,
+            "category_intervals": self.category_intervals,
+        }
 
     @property
     def query(self) -> str:
@@ -88,6 +94,8 @@ class _Options:
             pairs.append(("human_reference", self.human_reference))
         if self.sensitivity:
             pairs.append(("sensitivity", "1"))
+        if self.category_intervals != "auto":
+            pairs.append(("category_intervals", self.category_intervals))
         return urlencode(pairs)
 
 
@@ -99,7 +107,8 @@ def _options(request: HttpRequest) -> _Options:
     M.check_convention(swap_policy, unparsable)
     human_reference = report_reference.check_reference(request.GET.get("human_reference"))
     sensitivity = report_reference.check_sensitivity(request.GET.get("sensitivity"))
-    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity)
+    category_intervals = reports.check_category_intervals(request.GET.get("category_intervals") or "auto")
+    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity, category_intervals)
 
 
 def _bad_request(exc: ValueError) -> HttpResponse:
