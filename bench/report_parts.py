@@ -13,8 +13,9 @@ With several runs, each figure is the median.
 
 `--before CHECKOUT` (e.g. a worktree of main) measures it too and prints both, with the ratio
 before / now per part and for everything but the Bradley-Terry fits (calibration/metrics/ranking.py).
-`--profile` prints the 30 functions of largest own time of this checkout's first run (cProfile;
-the pool's threads are not profiled, so it runs the report on one thread).
+The raters' fits run in threads here, never in a pool of processes (`calibration.metrics.rater_fits`),
+so that their CPU time is counted. `--profile` prints the 30 functions of largest own time of this
+checkout's first run (cProfile; the pool's threads are not profiled, so it runs the report on one thread).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ PARTS = (
     ("LabelTable.concat", "calibration.metrics", "LabelTable.concat"),
     (FITS, "calibration.metrics", "bradley_terry"),
     (FITS, "calibration.metrics", "bradley_terry_by_category"),
+    (FITS, "calibration.metrics.rater_fits", "bradley_terry"),  # where the fits have a module of their own
+    (FITS, "calibration.metrics.rater_fits", "bradley_terry_by_category"),
     ("win rates", "calibration.metrics", "win_rate_vs_field"),
     ("win rates", "calibration.metrics", "win_rate_vs_reference"),
+    ("win rates", "calibration.metrics.rater_fits", "win_rate_vs_field"),
+    ("win rates", "calibration.metrics.rater_fits", "win_rate_vs_reference"),
     ("rater_fits (rest)", "calibration.report", "rater_fits"),
     ("prediction_powered", "calibration.report_ppi", "section"),
     ("paired_differences", "calibration.metrics", "paired_differences"),
@@ -92,7 +97,10 @@ def install(clock: Clock) -> None:
 
     seen = set()
     for label, module_name, attr in PARTS:
-        owner = importlib.import_module(module_name)
+        try:
+            owner = importlib.import_module(module_name)
+        except ImportError:
+            continue  # not in this checkout
         *path, name = attr.split(".")
         for part in path:
             owner = getattr(owner, part)
@@ -116,6 +124,12 @@ def measure(rounds: int, threads: int | None, profile: bool) -> dict[str, float]
 
     clock = Clock()
     install(clock)
+    try:  # the raters' fits in this process's threads, where the clock sees them (not in a pool of processes)
+        from calibration.metrics import rater_fits
+
+        rater_fits.PROCESS_WORK = float("inf")
+    except ImportError:
+        pass
     if threads is not None:
         report._THREADS = threads
     if profile:

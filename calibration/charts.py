@@ -8,18 +8,17 @@ share one page (matplotlib's clip-path ids would otherwise collide).
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
-import matplotlib
 import numpy as np
 
-matplotlib.use("Agg")
-
-from matplotlib import rc_context  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 HUMANS = "humans"
 RC = {"svg.fonttype": "none", "svg.hashsalt": "pairwise-calibration", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
@@ -28,6 +27,20 @@ HUMAN_COLOUR = "#222222"
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
 # Judges cycle through these; black stays the humans'.
 COLOURS = ["#2457c5", "#c0392b", "#1f9a4a", "#8e44ad", "#d35400", "#16a0b5", "#b7950b", "#7f8c8d"]
+
+
+@functools.cache
+def _mpl() -> SimpleNamespace:
+    """matplotlib, imported when the first chart is drawn: a third of a second that every process
+    importing this module (every manage.py command, through the views) would pay otherwise."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    return SimpleNamespace(Figure=Figure, rc_context=rc_context, FuncFormatter=FuncFormatter, MaxNLocator=MaxNLocator)
 
 
 def _colours(report: dict) -> dict[str, str]:
@@ -39,7 +52,7 @@ def _colours(report: dict) -> dict[str, str]:
 
 def _svg(fig: Figure, key: str, title: str) -> str:
     buffer = io.StringIO()
-    with rc_context(RC):
+    with _mpl().rc_context(RC):
         fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
@@ -118,7 +131,7 @@ def presentation_attributes(svg: str) -> str:
 
 
 def _empty(key: str, message: str) -> str:
-    fig = Figure(figsize=(6, 1))
+    fig = _mpl().Figure(figsize=(6, 1))
     ax = fig.add_subplot()
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center")
@@ -164,7 +177,7 @@ def par_cost_scatter(report: dict) -> str:
     unknown = [j for j in rated if j["cost_per_pair_usd"] is None]
     if not rated:
         return _empty("par-cost", "No judge has a PAR yet.")
-    fig = Figure(figsize=(6.4 + (1.4 if points and unknown else 0), 4))
+    fig = _mpl().Figure(figsize=(6.4 + (1.4 if points and unknown else 0), 4))
     widths = ([4] if points else []) + ([1.2] if unknown else [])
     grid = fig.add_gridspec(1, len(widths), width_ratios=widths, wspace=0.12)
     ax = fig.add_subplot(grid[0, 0])
@@ -187,12 +200,12 @@ def par_cost_scatter(report: dict) -> str:
         elif max(costs) == 0:  # free judges only (baselines): one tick, $0
             ax.set_xlim(-1, 1)
             ax.set_xticks([0])
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "$0"))
+            ax.xaxis.set_major_formatter(_mpl().FuncFormatter(lambda v, _: "$0"))
         else:  # costs are never negative: the axis starts at $0, with room for the markers
             span = max(costs)
             ax.set_xlim(-0.05 * span, 1.3 * span)
-            ax.xaxis.set_major_locator(MaxNLocator(5, min_n_ticks=2))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "" if v < 0 else f"${v:.4g}"))
+            ax.xaxis.set_major_locator(_mpl().MaxNLocator(5, min_n_ticks=2))
+            ax.xaxis.set_major_formatter(_mpl().FuncFormatter(lambda v, _: "" if v < 0 else f"${v:.4g}"))
         front = sorted((j for j in points if j["name"] in report["pareto_frontier"]), key=lambda j: j["cost_per_pair_usd"])
         if len(front) > 1:
             ax.step(
@@ -230,7 +243,7 @@ def category_heatmap(report: dict) -> str:
     if not categories or not any(entries for _, entries, _ in rows):
         return _empty("heatmap", "No per-category agreement to show yet.")
     values = [[(entries.get(c) or {}).get(key) for c in categories] for _, entries, key in rows]
-    fig = Figure(figsize=(1.2 + 1.3 * len(categories), 0.8 + 0.6 * len(rows)))
+    fig = _mpl().Figure(figsize=(1.2 + 1.3 * len(categories), 0.8 + 0.6 * len(rows)))
     ax = fig.add_subplot()
     grid = [[math.nan if v is None else v for v in row] for row in values]
     image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
@@ -266,7 +279,7 @@ def bradley_terry_chart(report: dict) -> str:
     order = [s["system"] for s in raters[0][1]]
     for _, scores in raters[1:]:
         order += [s["system"] for s in scores if s["system"] not in order]
-    fig = Figure(figsize=(6.4, 1.5 + 0.5 * len(order) * max(1, len(raters) / 3)), layout="constrained")
+    fig = _mpl().Figure(figsize=(6.4, 1.5 + 0.5 * len(order) * max(1, len(raters) / 3)), layout="constrained")
     ax = fig.add_subplot()
     step = 0.8 / max(len(raters), 1)
     colours = _colours(report)

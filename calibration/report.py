@@ -8,7 +8,8 @@ every figure with `calibration.metrics`; nothing here touches the ORM directly.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from itertools import combinations
 
@@ -20,6 +21,7 @@ from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
+from calibration.metrics.rater_fits import fitting_pool, rater_fits
 from calibration.report_design import notes as design_notes
 from calibration.report_design import with_design
 from calibration.report_ensembles import ensemble_inputs, ensemble_name, parse_ensembles  # noqa: F401 (parse_ensembles: the views and commands import it here)
@@ -35,7 +37,6 @@ from calibration.report_raters import (
     anchor_raters,
     check_category_intervals,
     kendall,
-    rater_fits,
 )
 from common.names import REFERENCE_SYSTEM
 
@@ -156,20 +157,29 @@ def report_from_inputs(
     sensitivity: bool = False,
     vetting: report_reference.Vetting | None = None,
     category_intervals: str = "auto",
+    processes: bool | None = None,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict. The judge statistics are computed
     against `human_reference` (`calibration.report_reference`: majority, the labels as they are, by
     default). The annotators' vetting (Dawid-Skene, MACE, their bootstraps: `vetting`, else fitted
-    here) is computed only for another reference or when `sensitivity` is asked."""
+    here) is computed only for another reference or when `sensitivity` is asked. `processes`: whether the
+    raters' fits go to other processes (None: when the work is big enough, `fitting_pool`); the figures
+    are the same."""
     # One BLAS thread: the report makes thousands of small products and solves (a few thousand
     # rows by 30 systems at most), for which OpenBLAS's threads cost far more than they save, above
     # all on a busy machine, where each product waits for a second core (20 s of 60 at 100k labels).
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=_workers()) as pool:
+    with ExitStack() as stack:
+        stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
+        pool = stack.enter_context(ThreadPoolExecutor(max_workers=_workers()))
+        # The raters' Bradley-Terry fits of a big report go to other processes (calibration.metrics.rater_fits).
+        procs = fitting_pool(len(inputs.table), rounds, processes)
+        fits_pool = pool if procs is None else stack.enter_context(procs)
         return _report(
             campaign,
             inputs,
             pool,
+            fits_pool,
             rounds=rounds,
             seed=seed,
             reference=reference,
@@ -190,6 +200,7 @@ def _report(
     campaign: Campaign,
     inputs: selectors.CalibrationInputs,
     pool: ThreadPoolExecutor,
+    fits_pool: Executor,
     *,
     rounds: int,
     seed: int,
@@ -287,7 +298,7 @@ def _report(
             "the humans' per-category intervals and every rater's overall intervals are computed."
         )
     fitting = [
-        pool.submit(rater_fits, table, reference, rounds, seed, weights.get(name), rounds if name == HUMANS else judge_category_rounds)
+        fits_pool.submit(rater_fits, table, reference, rounds, seed, weights.get(name), rounds if name == HUMANS else judge_category_rounds)
         for name, table in rater_tables
     ]
     merged_judges = {j["name"]: merged_by_judge[j["name"]] for j in judges}
@@ -497,6 +508,7 @@ def report_and_charts_cached(
     stamp: tuple | None = None,
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
+    category_intervals: str = "auto",
 ) -> tuple[dict, dict[str, str]]:
     """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
@@ -509,10 +521,13 @@ def report_and_charts_cached(
         wait=wait,
         human_reference=human_reference,
         sensitivity=sensitivity,
+        category_intervals=category_intervals,
     )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
     if human_reference != report_reference.DEFAULT_REFERENCE:
         params["human_reference"] = human_reference
+    if category_intervals != "auto":
+        params["category_intervals"] = category_intervals
     if sensitivity:
         params["sensitivity"] = True
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):

@@ -3,40 +3,17 @@ win rates, their common anchor systems, and Kendall's tau against the humans."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from calibration import metrics as M
 from calibration import report_sections as sections
+from calibration.metrics.rater_fits import ANCHOR  # noqa: F401 (one definition; the report imports it here)
 
 HUMANS = "humans"
-ANCHOR = 1000.0
 # The judges' per-category Bradley-Terry intervals (2 fits of 1,000 rounds per judge and category) cost
 # two thirds of a big report; by default ("auto") they are computed when the report has at most this
 # many judges, and for any number when asked ("all"). The humans' are always computed.
 CATEGORY_INTERVALS_MAX_JUDGES = 12
 CATEGORY_INTERVALS = ("auto", "all")
 CATEGORY_INTERVAL_NOTE = "interval not computed"
-
-
-def rater_fits(
-    table: M.LabelTable, reference: str | None, rounds: int, seed: int, weights=None, category_rounds: int | None = None
-) -> tuple | None:
-    """A rater's Bradley-Terry fits (overall, by category with `category_rounds`, else `rounds`; `weights`
-    one per label) and win rates; None when it has no labels or does not compare the reference. Pure:
-    the raters' run side by side."""
-    if not len(table):
-        return None
-    present = {table.vocab.systems[c] for c in np.unique(np.concatenate([table.sys_lo, table.sys_hi]))}
-    if reference is not None and reference not in present:
-        return None
-    bt = M.bradley_terry(table, reference=reference, anchor=ANCHOR, rounds=rounds, seed=seed, weights=weights)
-    category_rounds = rounds if category_rounds is None else category_rounds
-    by_category = M.bradley_terry_by_category(table, reference=reference, anchor=ANCHOR, rounds=category_rounds, seed=seed, weights=weights)
-    if reference is None:
-        win_rates = M.win_rate_vs_field(table, rounds=rounds, seed=seed)
-    else:
-        win_rates = M.win_rate_vs_reference(table, reference=reference, rounds=rounds, seed=seed)
-    return bt, by_category, win_rates
 
 
 class Rater:

@@ -1,24 +1,37 @@
-"""Background work of calibration, run by `manage.py db_worker` (make serve runs one)."""
+"""Background work of calibration, run by `manage.py db_worker` (make serve runs one).
 
+Imported by `CalibrationConfig.ready`, so by every `manage.py` command: what the tasks need (the
+report, its views, the sampler) is imported when a task or receiver runs, not here.
+"""
+
+from datetime import timedelta
+
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.tasks import task
+from django.utils import timezone
 
 from annotate.models import Campaign
-from calibration.sampling import sample_pairs, sampler_due
-from calibration.views import dashboard_warm
+
+# After human submissions, at most one warm-up of the report is queued per campaign in this many
+# seconds, and it runs at the end of them: a burst of submissions costs one computation, which sees them all.
+WARM_DEBOUNCE = 60
 
 
 @task
 def report_warm_task(campaign_id: int) -> str:
     """Computes the campaign's default report, charts and dashboard into the shared cache, so that
     the first person to open its dashboard (or ask the API, or run calibration_report with the
-    defaults) finds them ready. Queued by `import_labels` once its labels are stored, and after a judge run (`report_warm_after_run`); nothing is computed twice (the
-    cache's lock), and a campaign whose data changed again meanwhile is computed for its new data."""
+    defaults) finds them ready. Queued by `import_labels` once its labels are stored, after a judge run
+    (`report_warm_after_run`) and after human submissions (`report_warm_after_submission`); nothing is
+    computed twice (the cache's locks), and a campaign whose data changed again meanwhile is computed
+    for its new data. Returns "ready", "busy" (a web process computes it now) or "failed"."""
+    from calibration.views import dashboard_warm
+
     campaign = Campaign.objects.select_related("criterion_set", "reference_system").filter(pk=campaign_id).first()
     if campaign is None:
         return "gone"
-    dashboard_warm(campaign)
-    return "ready"
+    return dashboard_warm(campaign)
 
 
 @task
@@ -27,6 +40,8 @@ def active_sample_task(campaign_id: int) -> str:
     so that its active pairs reach the human queue without staff running `sample_pairs`. Queued after a
     submission (`sample_when_due`). Idempotent and safe to run twice at once: the sampler takes the
     campaign's row as its lock and writes an admission only for a pair without one (written once)."""
+    from calibration.sampling import sample_pairs, sampler_due
+
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return "gone"
@@ -42,9 +57,22 @@ def active_sample_task(campaign_id: int) -> str:
 def sample_when_due(sender, *, pair_id: int, **kwargs) -> None:
     """Receiver of `annotate.signals.assignment_submitted`: queues the sampler for the task worker when
     the submission leaves it something to draw (one query for a campaign that samples uniformly)."""
+    from calibration.sampling import sampler_due
+
     campaign = Campaign.objects.filter(pairs=pair_id, sampling="active").first()
     if campaign is not None and sampler_due(campaign=campaign):
         active_sample_task.enqueue(campaign.pk)
+
+
+def report_warm_after_submission(sender, *, pair_id: int, **kwargs) -> None:
+    """Receiver of `annotate.signals.assignment_submitted`: queues `report_warm_task` to run
+    `WARM_DEBOUNCE` seconds later, unless one is queued for the campaign already (a cache entry
+    added atomically marks it): the dashboard after new labels opens up to date, not on an earlier report."""
+    campaign_id = Campaign.objects.filter(pairs=pair_id).values_list("pk", flat=True).first()
+    if campaign_id is None:
+        return
+    if cache.add(f"calibration:warm-queued:{campaign_id}", 1, WARM_DEBOUNCE):
+        report_warm_task.using(run_after=timezone.now() + timedelta(seconds=WARM_DEBOUNCE)).enqueue(campaign_id)
 
 
 def report_warm_after_run(sender, run, verdicts: int, **kwargs) -> None:

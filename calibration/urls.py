@@ -6,6 +6,7 @@ from calibration import views, views_cascade
 urlpatterns = [
     path("campaign/<id:campaign_id>/", views.dashboard, name="calibration-dashboard"),
     path("campaign/<id:campaign_id>/report.<str:fmt>", views.download, name="calibration-download"),
+    path("campaign/<id:campaign_id>/report-status/", views.report_status, name="calibration-report-status"),
     path("campaign/<id:campaign_id>/plan/", views.plan, name="calibration-plan"),
     path("campaign/<id:campaign_id>/cascade/", views_cascade.cascade, name="calibration-cascade"),
     path("campaign/<id:campaign_id>/cascade/send/", views_cascade.cascade_send, name="calibration-cascade-send"),

@@ -5,12 +5,14 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from annotate.models import Campaign
 from annotate.services.gold import gold_pause_lift
-from calibration import attention, gold, report_cache, report_formats, report_reference, selectors
+from calibration import attention, gold, report_cache, report_formats, report_jobs, report_reference, selectors
 from calibration import metrics as M
 from calibration import report as reports
 from calibration.interchange import FORMATS as LABEL_FORMATS
@@ -24,7 +26,16 @@ from common.decorators import staff_required
 
 PAGE = "calibration/dashboard.html"
 COMPUTING_PAGE = "calibration/computing.html"
+STATUS_FRAGMENT = "calibration/report_status.html"
+# Without JavaScript, the computing page reloads itself this often (with it, htmx polls the status every 2 s).
 COMPUTING_REFRESH = 5
+# The dashboard job's stages, in order, as the computing page names them.
+JOB_STAGES = {
+    "disagreements": "sorting the disagreements",
+    "report": "reading the labels and computing the figures (agreement, rankings, intervals)",
+    "charts": "drawing the charts",
+    "page": "laying out the tables",
+}
 PLAN_PAGE = "calibration/plan.html"
 TABLE_PAGE = "calibration/table.html"
 STUDY_PLAN_PAGE = "calibration/study_plan.html"
@@ -57,6 +68,7 @@ class _Options:
     unparsable: str
     human_reference: str = report_reference.DEFAULT_REFERENCE
     sensitivity: bool = False
+    category_intervals: str = "auto"
 
     @property
     def convention(self) -> dict:
@@ -65,7 +77,12 @@ class _Options:
     @property
     def choices(self) -> dict:
         """The keyword arguments of the cached report: the convention and the human reference."""
-        return {**self.convention, "human_reference": self.human_reference, "sensitivity": self.sensitivity}
+        return {
+            **self.convention,
+            "human_reference": self.human_reference,
+            "sensitivity": self.sensitivity,
+            "category_intervals": self.category_intervals,
+        }
 
     @property
     def query(self) -> str:
@@ -77,6 +94,8 @@ class _Options:
             pairs.append(("human_reference", self.human_reference))
         if self.sensitivity:
             pairs.append(("sensitivity", "1"))
+        if self.category_intervals != "auto":
+            pairs.append(("category_intervals", self.category_intervals))
         return urlencode(pairs)
 
 
@@ -88,7 +107,8 @@ def _options(request: HttpRequest) -> _Options:
     M.check_convention(swap_policy, unparsable)
     human_reference = report_reference.check_reference(request.GET.get("human_reference"))
     sensitivity = report_reference.check_sensitivity(request.GET.get("sensitivity"))
-    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity)
+    category_intervals = reports.check_category_intervals(request.GET.get("category_intervals") or "auto")
+    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity, category_intervals)
 
 
 def _bad_request(exc: ValueError) -> HttpResponse:
@@ -103,23 +123,131 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     An htmx request from the browser's form gets the browser fragment alone,
     without computing the (cached, but heavy when cold) report. Tables longer
     than a page show their first page, with links to the next (`report_table`).
+
+    The report is never computed here (a big campaign's takes longer than a page may): what the
+    shared cache lacks is computed by a background job (`calibration.report_jobs`) while the page
+    shows the last report of the same options, marked as such, or how far the job is.
     """
     campaign = _campaign(campaign_id)
     stamp = selectors.calibration_stamp(campaign=campaign)
-    browser = _browser(campaign, stamp, request.GET.get("criterion"), request.GET.get("judge") or None)
     if request.htmx and not request.htmx.history_restore_request:
+        browser = _browser(campaign, stamp, request.GET.get("criterion"), request.GET.get("judge") or None)
         return render(request, PAGE + "#disagreements", browser)
     try:
         options = _options(request)
-        # Never held behind another process's computation (a big campaign's takes minutes, longer
-        # than a web worker may take): the page then says so and looks again.
-        report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, wait=False, stamp=stamp, **options.choices)
-    except report_cache.Computing:
-        return render(request, COMPUTING_PAGE, {"campaign": campaign, "seconds": COMPUTING_REFRESH}, status=202)
     except ValueError as exc:
         return _bad_request(exc)
+    return _cached_page(request, campaign, stamp, options) or _not_ready(request, campaign, stamp, options)
+
+
+def _cached_page(request: HttpRequest, campaign: Campaign, stamp: tuple, options: _Options, **stale) -> HttpResponse | None:
+    """The dashboard from the report and charts in the shared cache for `stamp`, or None when they are not there."""
+    try:
+        with report_cache.cached_only():
+            report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, stamp=stamp, **options.choices)
+    except report_cache.Missing:
+        return None
+    return _dashboard_page(request, campaign, stamp, report, charts, options, **stale)
+
+
+def _dashboard_page(
+    request: HttpRequest, campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options, *, stale=None, status=None
+) -> HttpResponse:
+    """The dashboard of `report`; `stale`: it is an earlier one (`report_jobs.latest`, with "current": the stamp of now)."""
+    criterion, judge = request.GET.get("criterion"), request.GET.get("judge") or None
+    browser = None
+    if stale is not None:  # the earlier report's disagreements, when they are still there
+        try:
+            with report_cache.cached_only():
+                browser = _browser(campaign, stamp, criterion, judge)
+        except report_cache.Missing:
+            pass
+    if browser is None:
+        browser = _browser(campaign, stale["current"] if stale else stamp, criterion, judge)
     context = {**browser, **_dashboard_context(campaign, stamp, report, charts, options), "members": request.GET.getlist("member")}
+    if stale is not None:
+        context.update(stale=stale, status=status, status_url=_status_url(campaign, options, stamp), refresh=COMPUTING_REFRESH)
     return render(request, PAGE, context)
+
+
+def _status_url(campaign: Campaign, options: _Options, shown: tuple | None) -> str:
+    """The job's status, for a page showing the report of `shown` (a stamp; None: no report)."""
+    query = "&".join(q for q in (options.query, urlencode({"shown": report_jobs.stamp_digest(shown)})) if q)
+    return f"{reverse('calibration-report-status', args=[campaign.pk])}?{query}"
+
+
+def _job(campaign: Campaign, stamp: tuple, options: _Options) -> report_jobs.Job:
+    # What the report's cache key holds beside the stamp and the options: the campaign's own settings.
+    settings = (campaign.reference_system_id, campaign.neutral_emphasis, campaign.alt_epsilon, campaign.alt_epsilon_reason)
+    return report_jobs.Job(campaign.pk, stamp, options.query, tuple(JOB_STAGES.items()), settings)
+
+
+def _job_body(campaign: Campaign, stamp: tuple, options: _Options):
+    """What the first view of the dashboard with these options needs, computed into the shared cache."""
+
+    def body(stage) -> dict:
+        stage("disagreements")  # first: quick, and what a page showing an earlier report asks for at once
+        browser = _browser(campaign, stamp)
+        stage("report")
+        report = reports.report_cached(campaign, ensembles=options.ensembles, stamp=stamp, **options.choices)
+        stage("charts")
+        report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, stamp=stamp, **options.choices)
+        stage("page")
+        # Rendering fills the cached fragment (`{% cache ... report_key %}`); the page itself is dropped.
+        render_to_string(PAGE, {**browser, **_dashboard_context(campaign, stamp, report, charts, options)})
+        verdicts = sum(j["n_verdicts"] or 0 for j in report["judges"] if not j["members"])
+        return {"generated_at": report["generated_at"], "labels": report["humans"]["n_labels"], "verdicts": verdicts}
+
+    return body
+
+
+def _not_ready(request: HttpRequest, campaign: Campaign, stamp: tuple, options: _Options) -> HttpResponse:
+    """The dashboard while its report is computed: the earlier report of these options, marked, or the job's progress."""
+    job, body = _job(campaign, stamp, options), _job_body(campaign, stamp, options)
+    status = report_jobs.ensure(job, body)
+    if status.state == "ready":  # just computed here (CALIBRATION_BACKGROUND off), or done before with an entry expired since
+        if page := _cached_page(request, campaign, stamp, options):
+            return page
+        report_jobs.restart(job)
+        status = report_jobs.ensure(job, body)
+        if status.state == "ready" and (page := _cached_page(request, campaign, stamp, options)):
+            return page
+    if status.state == "failed" and status.refused:
+        return _bad_request(ValueError(status.error))
+    previous = report_jobs.latest(job)
+    stale = None if previous is None else {**previous, "current": stamp}
+    if stale and (page := _cached_page(request, campaign, previous["stamp"], options, stale=stale, status=status)):
+        return page
+    # No report to show (an earlier one's entries may have expired: the page waits for the new one, not for that).
+    shown = None if previous is None else previous["stamp"]
+    context = {"campaign": campaign, "status": status, "status_url": _status_url(campaign, options, shown), "refresh": COMPUTING_REFRESH}
+    return render(request, COMPUTING_PAGE, context, status=500 if status.state == "failed" else 202)
+
+
+@require_http_methods(["GET", "POST"])
+@staff_required
+def report_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The dashboard's job (same options in the query string, and `shown`: which report the page shows):
+    its progress as the fragment the page polls; once the report is ready, or a later one than the page's,
+    htmx is told to reload the page. POST asks again after a failure."""
+    campaign = _campaign(campaign_id)
+    try:
+        options = _options(request)
+    except ValueError as exc:
+        return _bad_request(exc)
+    stamp = selectors.calibration_stamp(campaign=campaign)
+    job = _job(campaign, stamp, options)
+    if request.method == "POST":
+        report_jobs.forget_error(job)
+    status = report_jobs.ensure(job, _job_body(campaign, stamp, options))  # starts it again if its process died
+    dashboard_url = reverse("calibration-dashboard", args=[campaign.pk]) + (f"?{options.query}" if options.query else "")
+    if not request.htmx:
+        return redirect(dashboard_url)
+    shown = request.GET.get("shown", "")
+    # Ready, or a later report than the page's is there (the labels changed again while it was computed): reload.
+    if status.state == "ready" or report_jobs.newer_than(job, shown):
+        return HttpResponseClientRefresh()
+    return render(request, STATUS_FRAGMENT, {"status": status, "status_url": request.get_full_path()})
 
 
 def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options) -> dict:
@@ -158,15 +286,13 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
     }
 
 
-def dashboard_warm(campaign: Campaign) -> None:
+def dashboard_warm(campaign: Campaign) -> str:
     """What the first visit of the default dashboard computes, done ahead (the task worker, after an
-    import): the report and charts, the first criterion's disagreements, and the page's report part."""
+    import, a judge run or submissions): the dashboard's job for the default options, run here.
+    "ready", "busy" (a web process is at it) or "failed"."""
     stamp = selectors.calibration_stamp(campaign=campaign)
-    report, charts = reports.report_and_charts_cached(campaign, stamp=stamp)
     options = _Options([], [], M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE)
-    context = {**_browser(campaign, stamp), **_dashboard_context(campaign, stamp, report, charts, options)}
-    # Rendering fills the cached fragment (`{% cache ... report_key %}`); the page itself is dropped.
-    render_to_string(PAGE, context)
+    return report_jobs.run_here(_job(campaign, stamp, options), _job_body(campaign, stamp, options))
 
 
 @require_GET

@@ -278,6 +278,10 @@ MAX_ARTICLE_BYTES = env_int("MAX_ARTICLE_BYTES", 2 * 1024 * 1024, minimum=1)
 
 # Bootstrap rounds behind every confidence interval on the dashboard and in the API.
 CALIBRATION_ROUNDS = env_int("CALIBRATION_ROUNDS", 1000, minimum=0, maximum=100_000)
+# The dashboard's report is computed in a background thread of the web process, never in the request
+# (calibration/report_jobs.py). The test suite turns it off (tests/conftest.py): a thread cannot see
+# a test's open transaction; the tests of the background itself turn it on again.
+CALIBRATION_BACKGROUND = True
 
 # --- Judges' keys and outbound calls (README "Security") -------------------------------------------
 # The variables a judge may read its key from beyond names ending in _API_KEY (never SECRET_KEY or

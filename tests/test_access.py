@@ -99,6 +99,8 @@ ROUTES = {
     # Calibration: researchers only.
     "/calibration/campaign/<id:campaign_id>/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/report.<str:fmt>": staff_page(),
+    # Without htmx, the job's status sends the browser back to the dashboard.
+    "/calibration/campaign/<id:campaign_id>/report-status/": staff_page(ok=302, wrong="delete"),
     "/calibration/campaign/<id:campaign_id>/plan/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/table/<slug:key>/": staff_page(),
     "/calibration/campaign/<id:campaign_id>/cascade/": staff_page(),

@@ -207,13 +207,15 @@ def test_it_fits_degenerate_rounds_on_the_pivots_group_as_choix_does():
         np.fill_diagonal(w[r], 0)
     w[::2, 3, :] = 0  # system 3 never wins in even rounds
     w[1::4, :, 2] = 0  # system 2 never loses in some odd rounds
-    theta, group = M.fit_rounds(w, 0)
-    for r in range(12):
-        inside = [i for i in range(4) if not (r % 2 == 0 and i == 3) and not (r % 4 == 1 and i == 2)]
-        assert list(np.flatnonzero(group[r])) == inside
-        th = M.fit_choix(w[r][np.ix_(inside, inside)])
-        assert np.allclose(theta[r, inside], th - th[0], atol=1e-7)
-    assert (theta[::2, 3] == -np.inf).all() and (theta[1::4, 2] == np.inf).all()
+    point = w.mean(axis=0)
+    for kwargs in ({}, {"start": M.fit_point(point, 0), "point": point}):  # Newton alone; after the linearized start
+        theta, group = M.fit_rounds(w, 0, **kwargs)
+        for r in range(12):
+            inside = [i for i in range(4) if not (r % 2 == 0 and i == 3) and not (r % 4 == 1 and i == 2)]
+            assert list(np.flatnonzero(group[r])) == inside
+            th = M.fit_choix(w[r][np.ix_(inside, inside)])
+            assert np.allclose(theta[r, inside], th - th[0], atol=1e-7)
+        assert (theta[::2, 3] == -np.inf).all() and (theta[1::4, 2] == np.inf).all()
 
 
 def test_it_uses_a_bootstrap_solver_that_matches_choix():

@@ -252,29 +252,3 @@ def test_it_reads_redis_from_redis_url_and_refuses_a_bad_one():
     )
     assert bad.returncode != 0
     assert "REDIS_URL must start with redis://, rediss:// or unix://, got '127.0.0.1:6379'" in bad.stderr
-
-
-def test_it_tells_the_dashboard_visitor_that_another_process_is_computing(backend, labelled, client, rachel):
-    """The visitor is not held behind the task worker's computation (it may take longer than a web
-    worker may run): the page says so and looks again; once the report is there, it is shown."""
-    from django.urls import reverse
-
-    from calibration import selectors
-    from calibration.report import default_rounds
-
-    stamp = selectors.calibration_stamp(campaign=labelled)
-    params = dict(rounds=default_rounds(), seed=0, reference=None, include_unsubmitted=False, ensembles=[])
-    parts = (labelled.pk, labelled.reference_system_id, labelled.neutral_emphasis, "report", sorted(params.items()), stamp)
-    lock = report_cache.cache_key(parts) + ":lock"
-    cache.add(lock, "the task worker's token", 60)
-    client.force_login(rachel)
-    url = reverse("calibration-dashboard", args=[labelled.pk])
-
-    busy = client.get(url)
-
-    assert busy.status_code == 202
-    assert "is being computed by another process" in busy.content.decode()
-    assert '<meta http-equiv="refresh" content="5">' in busy.content.decode()
-    cache.delete(lock)
-    ready = client.get(url)
-    assert ready.status_code == 200 and "Judge" in ready.content.decode()

@@ -5,6 +5,8 @@ A report of 65 judges spent two thirds of its time on 130 per-category fits of 1
 and every format says so.
 """
 
+import json
+
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
@@ -121,3 +123,19 @@ def test_it_takes_the_choice_through_the_api(settings, alice, bob, rachel):
     full = client.get(url, {"category_intervals": "all"})
     assert full.status_code == 200 and full.json()["parameters"]["category_intervals"]["asked"] == "all"
     assert client.get(url).json()["parameters"]["category_intervals"]["asked"] == "auto"
+
+
+@pytest.mark.django_db
+def test_it_takes_the_choice_on_the_dashboard_and_its_downloads(settings, client, alice, bob, rachel):
+    settings.CALIBRATION_ROUNDS = 50
+    campaign = hand_dataset(alice, bob)
+    client.force_login(rachel)
+    dashboard = reverse("calibration-dashboard", args=[campaign.pk])
+    bad = client.get(dashboard, {"category_intervals": "some"})
+    assert bad.status_code == 400 and "category intervals must be one of auto, all" in bad.content.decode()
+    page = client.get(dashboard, {"category_intervals": "all"})
+    assert page.status_code == 200 and "category_intervals=all" in page.content.decode()  # the downloads keep the choice
+    body = client.get(reverse("calibration-download", args=[campaign.pk, "json"]), {"category_intervals": "all"})
+    assert body.status_code == 200 and json.loads(body.content)["parameters"]["category_intervals"]["asked"] == "all"
+    # Two judges: nothing to ask for, no link.
+    assert 'id="category-intervals"' not in client.get(dashboard).content.decode()

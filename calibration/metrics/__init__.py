@@ -110,6 +110,7 @@ from calibration.metrics.ranking import (
     bradley_terry_by_category,
     fit_choix,
     fit_newton,
+    fit_point,
     fit_rounds,
     kendall_tau,
     tie_levels,
@@ -189,5 +190,5 @@ __all__ = [
 _INTERNALS = (
     KINDS, LO_WINS, HI_WINS, TIED, SYS_LO, SYS_HI, UNKNOWN,
     CACHE_CELLS, CHUNK_CELLS, draw_counts, draw_count_blocks,
-    fit_choix, fit_newton, fit_rounds,
+    fit_choix, fit_newton, fit_point, fit_rounds,
 )  # fmt: skip

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
-from scipy.sparse import csr_matrix
+from scipy.sparse import csr_matrix, issparse
 
 from calibration.metrics._common import MIN_PAIRS_FOR_CI, SMALL_N, as_float
 
@@ -257,10 +257,15 @@ class PairBootstrap:
         """(rounds x k) sums of a (units x k) per-unit statistic.
 
         A wide statistic that is mostly zero (a Bradley-Terry win matrix per pair: two cells of
-        S x S) is multiplied as a sparse matrix, in time proportional to its non-zero cells.
+        S x S) is multiplied as a sparse matrix, in time proportional to its non-zero cells; it may
+        come as a scipy sparse matrix already.
         """
         if self.rounds <= 0:
             return np.zeros((0,) + per_unit.shape[1:])
+        if issparse(per_unit):
+            transposed = csr_matrix(per_unit.T)
+            blocks = [(transposed @ c.T).T for c in draw_count_blocks(self.n_units, self.rounds, self.seed)]
+            return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
         wide = per_unit.ndim == 2 and per_unit.shape[1] >= _SPARSE_MIN_COLUMNS
         # Up to _DENSE_MAX_COLUMNS columns the dense product is the quicker (the sparse one copies the
         # draw counts transposed); taken only when the sums are exact, so that no figure moves.

@@ -9,6 +9,8 @@ from common.lookups import named
 
 
 class Command(BaseCommand):
+    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
+    requires_system_checks = []
     help = (
         "Blindness audit of a campaign before launch: per system, how its displayed articles differ from the "
         "reference on surface features, and how well a classifier on those features guesses the reference."

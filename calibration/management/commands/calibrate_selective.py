@@ -10,6 +10,8 @@ from common.lookups import named
 
 
 class Command(BaseCommand):
+    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
+    requires_system_checks = []
     help = (
         "Calibrate judges that abstain with a guarantee (selective judging, cascades cheapest first): per judge, "
         "the confidence threshold, coverage, agreement, the guarantee in words and the cost per accepted item, "

@@ -23,6 +23,8 @@ from common.lookups import named
 
 
 class Command(BaseCommand):
+    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
+    requires_system_checks = []
     help = (
         "Export a campaign's labels in long format, one row per pair, criterion and rater "
         "(labels without a winner are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file, "
