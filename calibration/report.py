@@ -8,7 +8,7 @@ every figure with `calibration.metrics`; nothing here touches the ORM directly.
 from __future__ import annotations
 
 import os
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from itertools import combinations
@@ -21,6 +21,7 @@ from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
+from calibration.metrics import rater_fits as rater_fits_processes
 from calibration.metrics.rater_fits import fitting_pool, rater_fits
 from calibration.report_design import notes as design_notes
 from calibration.report_design import with_design
@@ -88,6 +89,11 @@ def anchor_description(reference: str | None, anchor: float = ANCHOR, systems: l
         "text": f"{reference} = {anchor:g}; win rates are against {reference}",
         "systems": [reference],
     }
+
+
+def submit_all(executor: Executor, jobs: list[tuple]) -> list[Future]:
+    """Every `(fn, args)` of `jobs` submitted to `executor`: their futures, in order."""
+    return [executor.submit(fn, *args) for fn, args in jobs]
 
 
 def _workers() -> int:
@@ -256,28 +262,57 @@ def _report(
             f"the humans' first-position rate uses the other {len(humans) - unordered}."
         )
 
-    judges, merged_by_judge, votes_by_judge = [], {}, {}
+    merged_by_judge, votes_by_judge, raw_by_judge = {}, {}, {}
     for summary in inputs.judges:
         raw = table.for_rater(summary.name)
         votes = M.judge_votes(raw, failed.for_rater(summary.name), swap_policy=swap_policy, unparsable=unparsable)
         merged = votes.items if votes.share is None else (M.merge_swapped(raw) if len(raw) else raw)
-        merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, votes
-        judges.append(sections.judge_section(summary, raw, merged, votes, reference_labels, rounds, seed, inclusion=inclusion))
-    real = [j["name"] for j in judges if len(merged_by_judge[j["name"]])]
-    judge_pairs = (
-        pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
-    )
+        merged_by_judge[summary.name], votes_by_judge[summary.name], raw_by_judge[summary.name] = merged, votes, raw
     by_name = {s.name: s for s in inputs.judges}
-    by_section = {j["name"]: j for j in judges}
+    ensemble_summaries = []
     for members in ensembles:
         summary, merged = ensemble_inputs(members, by_name, merged_by_judge, campaign)
         # An ensemble votes once per item, in no order: the conventions leave it as it is.
         merged_by_judge[summary.name], votes_by_judge[summary.name] = merged, M.Votes(merged, None, 0)
+        ensemble_summaries.append((summary, members))
+
+    # The rankings first: the longest part (in other processes for a big report) while the sections are computed here.
+    n_judges = len(merged_by_judge)
+    judge_category_rounds = rounds if category_intervals == "all" or n_judges <= CATEGORY_INTERVALS_MAX_JUDGES else 0
+    if judge_category_rounds != rounds and rounds:
+        notes.append(
+            f"Per-category Bradley-Terry scores of the judges have no intervals: with more than {CATEGORY_INTERVALS_MAX_JUDGES} judges "
+            f"({n_judges} here) they are computed only when asked (calibration_report --category-intervals all); "
+            "the humans' per-category intervals and every rater's overall intervals are computed."
+        )
+    weights = {HUMANS: M.inverse_probability_weights(np.asarray(humans.vocab.pairs)[humans.pair], inclusion) if inclusion else None}
+    fit_tables = ([(HUMANS, humans)] if len(humans) else []) + list(merged_by_judge.items())
+    fit_jobs = [
+        (table, reference, rounds, seed, weights.get(name), rounds if name == HUMANS else judge_category_rounds)
+        for name, table in fit_tables
+    ]
+    # Submitted from a thread (the first submissions to a process pool wait for its server to start), the
+    # prediction-powered figures first (the longest single part; in the judges' order here, sorted below).
+    ppi_job = (report_ppi.section, (reference_labels, dict(merged_by_judge), reference, ANCHOR, inclusion))
+    submitted = pool.submit(submit_all, fits_pool, [ppi_job] + [(rater_fits, job) for job in fit_jobs])
+    # Likewise the judges' agreement with each other, which needs only the verdicts.
+    real = [s.name for s in inputs.judges if len(merged_by_judge[s.name])]
+    judge_pairs = (
+        pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
+    )
+
+    judges = [
+        sections.judge_section(summary, raw_by_judge[summary.name], merged_by_judge[summary.name], votes_by_judge[summary.name],
+                               reference_labels, rounds, seed, inclusion=inclusion)
+        for summary in inputs.judges
+    ]  # fmt: skip
+    by_section = {j["name"]: j for j in judges}
+    for summary, members in ensemble_summaries:
         judges.append(
             sections.judge_section(
                 summary,
-                merged,
-                merged,
+                merged_by_judge[summary.name],
+                merged_by_judge[summary.name],
                 votes_by_judge[summary.name],
                 reference_labels,
                 rounds,
@@ -289,20 +324,7 @@ def _report(
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
     rater_tables = [(HUMANS, humans)] if len(humans) else []
     rater_tables += [(j["name"], merged_by_judge[j["name"]]) for j in judges]
-    weights = {HUMANS: M.inverse_probability_weights(np.asarray(humans.vocab.pairs)[humans.pair], inclusion) if inclusion else None}
-    judge_category_rounds = rounds if category_intervals == "all" or len(judges) <= CATEGORY_INTERVALS_MAX_JUDGES else 0
-    if judge_category_rounds != rounds and rounds:
-        notes.append(
-            f"Per-category Bradley-Terry scores of the judges have no intervals: with more than {CATEGORY_INTERVALS_MAX_JUDGES} judges "
-            f"({len(judges)} here) they are computed only when asked (calibration_report --category-intervals all); "
-            "the humans' per-category intervals and every rater's overall intervals are computed."
-        )
-    fitting = [
-        fits_pool.submit(rater_fits, table, reference, rounds, seed, weights.get(name), rounds if name == HUMANS else judge_category_rounds)
-        for name, table in rater_tables
-    ]
     merged_judges = {j["name"]: merged_by_judge[j["name"]] for j in judges}
-    powered = pool.submit(report_ppi.section, reference_labels, merged_judges, reference, ANCHOR, inclusion)
 
     rated = [j for j in judges if j["par"] is not None]
     # Every two rated judges, in one computation (65 judges: 2,080 pairs).
@@ -320,7 +342,9 @@ def _report(
     if human_reference != report_reference.DEFAULT_REFERENCE:
         notes.append(reference_section["statement"])
 
-    raters = [Rater(name, table, reference, fits.result(), notes) for (name, table), fits in zip(rater_tables, fitting)]
+    powered, *fitting = submitted.result()
+    fitted = {name: future for (name, _), future in zip(fit_tables, fitting)}
+    raters = [Rater(name, table, reference, fitted[name].result(), notes) for name, table in rater_tables]
     anchors = None
     if reference is None:
         anchors = anchor_raters(raters)
@@ -372,7 +396,7 @@ def _report(
         },
         "kendall_tau": kendall(raters),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
-        "prediction_powered": powered.result(),
+        "prediction_powered": report_ppi.in_order(powered.result(), [j["name"] for j in judges]),
         "alt_test": report_alttest.section(
             reference_labels,
             {j["name"]: merged_by_judge[j["name"]] for j in judges},
@@ -429,6 +453,8 @@ def build_report(
     alt.update(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
+    if rater_fits_processes.wants_processes(selectors.rows_to_rank(campaign=campaign), rounds):
+        rater_fits_processes.start_server()  # it starts on another core while the labels are read
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
     vetting = None
     if report_reference.vetting_needed(human_reference, sensitivity):

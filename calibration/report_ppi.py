@@ -150,3 +150,8 @@ def section(
         "cluster": "pair",
         "judges": {name: judge_figures(humans, merged, reference, anchor, inclusion) for name, merged in merged_by_judge.items()},
     }
+
+
+def in_order(section_: dict, names: list[str]) -> dict:
+    """The section with its judges in the order of `names` (the report's: best PAR first)."""
+    return {**section_, "judges": {name: section_["judges"][name] for name in names}}

@@ -385,6 +385,12 @@ def inclusion_probabilities(*, campaign: Campaign) -> dict[str, float] | None:
     return {str(pair_id): float(probability) for pair_id, probability in rows}
 
 
+def rows_to_rank(*, campaign: Campaign) -> int:
+    """The campaign's labels and verdicts (two counts): how big its report's rankings will be, before reading them."""
+    labels = Label.objects.filter(assignment__pair__campaign=campaign).count()
+    return labels + JudgeVerdict.objects.filter(unit__pair__campaign=campaign).count()
+
+
 def calibration_stamp(*, campaign: Campaign) -> tuple:
     """Changes whenever a label, a submission, a verdict, a call or an adjudicated answer of the campaign changes (cache key)."""
     labels = Label.objects.filter(assignment__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))

@@ -6,9 +6,12 @@ import threading
 
 import pytest
 
+from annotate.models import Label
+from calibration import selectors
 from calibration.metrics import rater_fits as fits
 from calibration.report import report_from_inputs
-from tests.calibration_builders import offline_campaign, offline_inputs, summary
+from judges.models import JudgeVerdict
+from tests.calibration_builders import hand_dataset, offline_campaign, offline_inputs, summary
 from tests.test_report_category_intervals import rows_for
 
 
@@ -53,3 +56,19 @@ def test_it_uses_processes_only_for_big_work_on_more_than_one_core():
         assert pool is not None and pool.submit(sum, [1, 2]).result(60) == 3
     finally:
         pool.shutdown()
+
+
+def test_it_starts_the_server_ahead_and_then_uses_it():
+    assert fits.wants_processes(fits.PROCESS_WORK, 1) == ((os.cpu_count() or 1) > 1)
+    assert not fits.wants_processes(fits.PROCESS_WORK - 1, 1)
+    fits.start_server()  # returns at once; a second call finds it running
+    fits.start_server()
+    assert as_text(report(processes=True)) == as_text(report(processes=False))
+
+
+@pytest.mark.django_db
+def test_it_counts_what_a_report_will_rank_before_reading_it(alice, bob):
+    campaign = hand_dataset(alice, bob)
+    expected = Label.objects.filter(assignment__pair__campaign=campaign).count()
+    expected += JudgeVerdict.objects.filter(unit__pair__campaign=campaign).count()
+    assert expected > 0 and selectors.rows_to_rank(campaign=campaign) == expected

@@ -52,6 +52,27 @@ def one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+def wants_processes(labels: int, rounds: int) -> bool:
+    """Whether work of this size goes to processes (by default)."""
+    return (os.cpu_count() or 1) > 1 and labels * rounds >= PROCESS_WORK
+
+
+def _context():
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
+def start_server() -> None:
+    """Starts the processes' server (which imports numpy, scipy and this module, half a second of a
+    core) without waiting for it: a report that will want processes calls this before reading its
+    labels, so that the server is ready by the time the fits are."""
+    _context()
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
 def fitting_pool(labels: int, rounds: int, processes: bool | None = None) -> ProcessPoolExecutor | None:
     """A pool of processes for the raters' fits, or None (threads will do): `processes` True or False
     decides; None decides by the work (labels x rounds against PROCESS_WORK) and the cores. The
@@ -59,9 +80,7 @@ def fitting_pool(labels: int, rounds: int, processes: bool | None = None) -> Pro
     connection, no thread of the caller's), so that a web process's threads are safe."""
     cores = os.cpu_count() or 1
     if processes is None:
-        processes = cores > 1 and labels * rounds >= PROCESS_WORK
+        processes = wants_processes(labels, rounds)
     if not processes:
         return None
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
-    return ProcessPoolExecutor(max_workers=max(2, min(cores, MAX_PROCESSES)), mp_context=context, initializer=one_blas_thread)
+    return ProcessPoolExecutor(max_workers=max(2, min(cores, MAX_PROCESSES)), mp_context=_context(), initializer=one_blas_thread)
