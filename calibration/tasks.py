@@ -71,7 +71,10 @@ def report_warm_after_submission(sender, *, pair_id: int, **kwargs) -> None:
     campaign_id = Campaign.objects.filter(pairs=pair_id).values_list("pk", flat=True).first()
     if campaign_id is None:
         return
-    if cache.add(f"calibration:warm-queued:{campaign_id}", 1, WARM_DEBOUNCE):
+    key = f"calibration:warm-queued:{campaign_id}"
+    # Read first: on SQLite (IMMEDIATE transactions) an add takes the write lock even when the entry is
+    # there, so that every submission would wait for the others' claims; a read takes none.
+    if cache.get(key) is None and cache.add(key, 1, WARM_DEBOUNCE):
         report_warm_task.using(run_after=timezone.now() + timedelta(seconds=WARM_DEBOUNCE)).enqueue(campaign_id)
 
 
