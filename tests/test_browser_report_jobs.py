@@ -2,32 +2,18 @@
 itself (htmx polls the job's status); after a new label it shows the earlier report, marked, until the
 up-to-date one replaces it."""
 
-import threading
-
 import pytest
-from django.core.cache import cache
 
 from tests.helpers import run
 from tests.test_browser import CHROMIUM, browser, log_in, page  # noqa: F401 (fixtures)
 from tests.test_import_any_group import votes, write
 from tests.test_report_cache import labelled  # noqa: F401 (fixture: a labels-only campaign of 40 votes and a judge)
+from tests.test_report_jobs import background  # noqa: F401 (fixture: jobs in background threads, as on the site)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
 
 
-@pytest.fixture
-def in_the_background(settings, transactional_db):
-    settings.CALIBRATION_BACKGROUND = True
-    settings.CALIBRATION_ROUNDS = 200
-    cache.clear()
-    yield
-    for thread in threading.enumerate():
-        if thread.name.startswith("calibration-"):
-            thread.join(120)
-    cache.clear()
-
-
-def test_it_swaps_the_report_in_when_it_is_ready_and_marks_an_earlier_one(in_the_background, page, labelled, rachel, tmp_path):  # noqa: F811
+def test_it_swaps_the_report_in_when_it_is_ready_and_marks_an_earlier_one(background, page, labelled, rachel, tmp_path):  # noqa: F811
     log_in(page, "rachel", "rachel-password")
 
     page.goto(f"/calibration/campaign/{labelled.pk}/")
