@@ -50,9 +50,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 from scipy.special import expit
 
+from calibration.metrics import distributions as dist
 from calibration.metrics.ppi import PPIFit, as_2d, cluster_sums, n_clusters, scatter
 
 # --------------------------------------------------------------------------
@@ -106,7 +106,7 @@ def error_model_fit(features, squared_error, weights=None, *, ridge: float = 1e-
     p_value = 1.0
     if k > 0 and n - k - 1 > 0 and tss > 0:
         f = ((tss - rss) / k) / (rss / (n - k - 1)) if rss > 0 else math.inf
-        p_value = float(stats.f.sf(f, k, n - k - 1))
+        p_value = float(dist.f_sf(f, k, n - k - 1))
     return ErrorModel(coef, mean, p_value < level, n, p_value)
 
 

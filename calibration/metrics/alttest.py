@@ -73,8 +73,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping
 
 import numpy as np
-from scipy import stats
 
+from calibration.metrics import distributions as dist
 from calibration.metrics.active import inverse_probability_weights
 from calibration.metrics.alttest_wins import Ratings, Wins, wins_of
 from calibration.metrics.bootstrap import Estimate, PairBootstrap, as_float
@@ -224,7 +224,7 @@ def one_sided_p(mean: np.ndarray, var: np.ndarray, n: np.ndarray, constant: np.n
     constant = np.asarray(constant, bool)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (mean - epsilon) / np.sqrt(var / n)
-    p = stats.t.cdf(t, n - 1)
+    p = dist.t_cdf(t, n - 1)
     t = np.where(constant, np.nan, t)
     p = np.where(constant, np.where(mean < epsilon, 0.0, 1.0), p)
     return t, p
@@ -232,10 +232,7 @@ def one_sided_p(mean: np.ndarray, var: np.ndarray, n: np.ndarray, constant: np.n
 
 def by_adjusted(p: np.ndarray, axis: int = -1) -> np.ndarray:
     """Benjamini-Yekutieli adjusted p-values (reject where <= q); ``axis`` holds one family."""
-    p = np.asarray(p, dtype=float)
-    if p.shape[axis] == 0:
-        return p.copy()
-    return stats.false_discovery_control(p, axis=axis, method="by")
+    return dist.by_adjusted(p, axis=axis)
 
 
 # --------------------------------------------------------------------------
@@ -379,7 +376,7 @@ def _cannot_run(prep: _Prepared, min_annotators: int, min_items: int, unit: str,
 
 def _annotator_tests(prep: _Prepared, epsilon: float, p_adj: np.ndarray, q: float) -> tuple[AnnotatorTest, ...]:
     t, p = one_sided_p(prep.mean_d, prep.var_d, prep.n, prep.constant, epsilon)
-    half = stats.t.ppf(0.975, np.maximum(prep.n - 1, 1)) * np.sqrt(prep.var_d / prep.n)
+    half = dist.t_quantile(0.975, np.maximum(prep.n - 1, 1)) * np.sqrt(prep.var_d / prep.n)
     out = []
     for s, name in enumerate(prep.names):
         ci = None if prep.constant[s] else (float(prep.mean_d[s] - half[s]), float(prep.mean_d[s] + half[s]))

@@ -41,8 +41,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from calibration.metrics import distributions as dist
 from calibration.metrics._common import sorted_lookup
 from calibration.metrics.agreement import judge_index
 from calibration.metrics.labels import LabelTable, align_tables
@@ -90,15 +90,15 @@ class RatioMoments:
             return alpha
         if self.variance <= 0:
             return 1.0
-        z = float(stats.norm.ppf(1 - alpha / 2))
+        z = float(dist.normal_quantile(1 - alpha / 2))
         shift = abs(self.value) / math.sqrt(self.variance / pairs)
-        return float(stats.norm.cdf(shift - z) + stats.norm.cdf(-shift - z))
+        return float(dist.normal_cdf(shift - z) + dist.normal_cdf(-shift - z))
 
     def pairs_for_power(self, power: float, alpha: float = ALPHA) -> int | None:
         """Pairs for the test of ``value == 0`` to reach ``power``; None when the value is 0."""
         if self.value == 0:
             return None
-        z = float(stats.norm.ppf(1 - alpha / 2)) + float(stats.norm.ppf(power))
+        z = float(dist.normal_quantile(1 - alpha / 2)) + float(dist.normal_quantile(power))
         return _ceil(z * z * self.variance / self.value**2)
 
 

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 from scipy.special import expit
 
-Z95 = float(stats.norm.ppf(0.975))
+from calibration.metrics import distributions as dist
+
+Z95 = float(dist.normal_quantile(0.975))
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class PPIFit:
         return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
 
     def ci(self, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-        z = float(stats.norm.ppf(1 - alpha / 2))
+        z = float(dist.normal_quantile(1 - alpha / 2))
         return self.estimate - z * self.se, self.estimate + z * self.se
 
 
@@ -196,7 +197,7 @@ def informative(y, yhat, clusters=None, level: float = 0.05) -> bool:
 @lru_cache(maxsize=4096)
 def _t_quantile(q: float, df: int) -> float:
     """Student's t quantile (scipy's, kept: a report asks for the same few thousands of times)."""
-    return stats.t.ppf(q, df)
+    return dist.t_quantile(q, df)
 
 
 # --------------------------------------------------------------------------
@@ -456,7 +457,7 @@ def rank_sets(estimate, cov, alpha: float = 0.05) -> list[tuple[int, int]]:
         return []
     if k == 1:
         return [(1, 1)]
-    z = float(stats.norm.ppf(1 - alpha / (k * (k - 1))))  # two-sided at alpha / (k(k-1)/2)
+    z = float(dist.normal_quantile(1 - alpha / (k * (k - 1))))  # two-sided at alpha / (k(k-1)/2)
     diag = np.diag(cov)
     var = diag[:, None] + diag[None, :] - 2 * cov
     diff = est[:, None] - est[None, :]  # [i, j] = est_i - est_j

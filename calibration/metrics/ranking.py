@@ -8,14 +8,13 @@ import threading
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Mapping
 
-import choix
 import numpy as np
-from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from calibration.metrics._common import HI_WINS, LO_WINS, SMALL_N, TIE_TOLERANCE, TIED, as_float
 from calibration.metrics.bootstrap import PairBootstrap, percentile_ci
+from calibration.metrics.distributions import kendall_tau_b
 from calibration.metrics.labels import LabelRow, LabelTable, as_table
 from common.names import REFERENCE_SYSTEM
 
@@ -144,13 +143,14 @@ _CHOIX_LOCK = threading.Lock()
 
 
 def fit_choix(w: np.ndarray) -> np.ndarray:
-    """ML log-strengths (centred) from a win matrix with choix's I-LSR.
+    """ML log-strengths (centred) from a win matrix with choix's I-LSR (imported here: it imports scipy.stats).
 
-    ``w[i, j]`` = wins of i over j, ties counted as 1/2 each way.  The I-LSR
-    fixed point solves the likelihood equations for any non-negative
-    (fractional) counts, so this is the exact MLE of the 1/2-tie likelihood.
+    ``w[i, j]`` = wins of i over j, ties 1/2 each way. The I-LSR fixed point solves the likelihood
+    equations for any non-negative (fractional) counts: the exact MLE of the 1/2-tie likelihood.
     One fit at a time in the process (`_CHOIX_LOCK`).
     """
+    import choix
+
     with _CHOIX_LOCK:
         return choix.ilsr_pairwise_dense(w, alpha=0.0, max_iter=10_000, tol=1e-11)
 
@@ -586,7 +586,7 @@ class TauResult:
 def kendall_tau(
     scores_a: BTResult | Mapping[str, float], scores_b: BTResult | Mapping[str, float], tolerance: float = TIE_TOLERANCE
 ) -> TauResult:
-    """Kendall's tau-b (scipy) between two score sets on their common systems, scores within
+    """Kendall's tau-b (as scipy.stats.kendalltau) between two score sets on their common systems, scores within
     ``tolerance`` of each other tied (:func:`tie_levels`) so that noise in the last bits of two
     equal scores is no order."""
     a = scores_a.score_map() if isinstance(scores_a, BTResult) else dict(scores_a)
@@ -596,5 +596,5 @@ def kendall_tau(
         return TauResult(None, None, len(common), common)
     levels_a = tie_levels(np.array([a[k] for k in common]), tolerance)
     levels_b = tie_levels(np.array([b[k] for k in common]), tolerance)
-    res = stats.kendalltau(levels_a, levels_b)
-    return TauResult(as_float(res.statistic), as_float(res.pvalue), len(common), common)
+    tau, p = kendall_tau_b(levels_a, levels_b)
+    return TauResult(as_float(tau), as_float(p), len(common), common)

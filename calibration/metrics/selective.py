@@ -49,8 +49,8 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
+from calibration.metrics import distributions as dist
 from calibration.metrics.bootstrap import Estimate, bootstrap_ratio
 
 ROUNDS = 1000
@@ -66,7 +66,7 @@ def clopper_pearson_upper(k, n, delta: float) -> np.ndarray:
     """Exact one-sided upper confidence bound (level 1 - delta) of a binomial rate: k of n."""
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        bound = stats.beta.ppf(1.0 - delta, k + 1.0, n - k)
+        bound = dist.beta_quantile(1.0 - delta, k + 1.0, n - k)
     return np.where(k >= n, 1.0, bound)
 
 
