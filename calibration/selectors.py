@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 import numpy as np
+from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
 from annotate.models import Adjudication, Answer, Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
@@ -129,6 +131,19 @@ def judge_verdict_rows(*, campaign: Campaign, gold: bool = False) -> QuerySet:
     return JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__pair__gold__isnull=not gold, unit__status=JudgeUnit.Status.DONE)
 
 
+def _plain_rows(rows: QuerySet) -> list[tuple]:
+    """The rows of a `values_list` query as the database returns them, without Django's converter call
+    per row (100,000 verdicts: 0.15 s less): booleans come as 0 / 1 on SQLite and True / False on
+    PostgreSQL, so a caller may read them only as true or false (or None)."""
+    try:
+        sql, params = rows.query.get_compiler(using=rows.db).as_sql()
+    except EmptyResultSet:
+        return []
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _coded(values) -> tuple[list, np.ndarray]:
     """(the distinct values in the order first seen, each value's code)."""
     values = values if isinstance(values, (list, tuple)) else list(values)
@@ -216,22 +231,26 @@ def calibration_table(
     position figures may read that); `judges` False leaves the verdicts out."""
     pairs = pairs if pairs is not None else _pair_infos(campaign, gold=gold)
     columns = _Columns()
-    humans = human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted, gold=gold, repeats=repeats).values_list(
-        "assignment__pair_id",
-        "criterion__key",
-        "criterion__category__key",
-        "assignment__annotator__username",
-        "winner",
-        "assignment__a_first",
-        "assignment__order_known",
+    humans = _plain_rows(
+        human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted, gold=gold, repeats=repeats).values_list(
+            "assignment__pair_id",
+            "criterion__key",
+            "criterion__category__key",
+            "assignment__annotator__username",
+            "winner",
+            "assignment__a_first",
+            "assignment__order_known",
+        )
     )
     add = columns.rows.append  # as `columns.add`, without a call per row (100,000 rows)
     for pair_id, criterion, category, username, side, a_first, order_known in humans:
         add((pairs[pair_id], criterion, category, HUMAN_PREFIX + username, "human", side, a_first if order_known else None))
     if not judges:
         return columns.table()
-    verdicts = judge_verdict_rows(campaign=campaign, gold=gold).values_list(
-        "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
+    verdicts = _plain_rows(
+        judge_verdict_rows(campaign=campaign, gold=gold).values_list(
+            "unit__pair_id", "criterion__key", "criterion__category__key", "unit__judge__name", "winner", "unit__a_first"
+        )
     )
     for pair_id, criterion, category, judge, side, a_first in verdicts:
         add((pairs[pair_id], criterion, category, judge, "judge", side, a_first))
