@@ -99,7 +99,7 @@ class Command(BaseCommand):
             choices=["auto", "all"],
             default="auto",
             help="the judges' per-category Bradley-Terry intervals: auto (computed for up to 12 judges; above that, scores and ranks "
-            "without intervals: at 65 judges they take the report from about 6 s to 9 s) or all",
+            "without intervals: at 65 judges they take the report from about 4 s to 7 s) or all",
         )
         parser.add_argument(
             "--table",
