@@ -26,6 +26,10 @@ HUMAN_COLOUR = "#222222"
 # What an id in the charts may not hold: each is a plain `#id` selector.
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
 # Judges cycle through these; black stays the humans'.
+# The leaderboard chart draws at most this many judges (the tied for best first, then by PAR); every
+# rater is in the Bradley-Terry table. 65 judges by 30 systems made a figure 330 inches tall: 1 MB of
+# SVG and 1.4 s of a big dashboard's first report, and no one could read it.
+CHART_MAX_JUDGES = 8
 COLOURS = ["#2457c5", "#c0392b", "#1f9a4a", "#8e44ad", "#d35400", "#16a0b5", "#b7950b", "#7f8c8d"]
 
 
@@ -273,7 +277,8 @@ def category_heatmap(report: dict) -> str:
 
 def bradley_terry_chart(report: dict) -> str:
     """Each rater's Bradley–Terry scores with 95% CI whiskers, systems on the vertical axis."""
-    raters = [(name, scores) for name, scores in report["bradley_terry"].items() if scores]
+    raters, left_out = charted_raters(report)
+    shown = sum(name != HUMANS for name, _ in raters)
     if not raters:
         return _empty("bt", "No Bradley–Terry scores yet.")
     order = [s["system"] for s in raters[0][1]]
@@ -338,8 +343,27 @@ def bradley_terry_chart(report: dict) -> str:
         f"Bradley–Terry score ({scale}); ◀ ▶ not estimable, whisker to the edge: unbounded; hollow: too few pairs for an interval"
     )
     ax.grid(axis="x", alpha=0.3)
+    title = "Bradley–Terry leaderboard for the humans and each judge"
+    if left_out:
+        title = f"Bradley–Terry leaderboard: {shown} of {shown + left_out} judges"
+        ax.set_title(
+            f"The {shown} judges tied for best or of highest PAR; the other {left_out}: the Bradley–Terry table", fontsize=8, loc="left"
+        )
     fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=8)
-    return _svg(fig, "bt", "Bradley–Terry leaderboard for the humans and each judge")
+    return _svg(fig, "bt", title)
+
+
+def charted_raters(report: dict) -> tuple[list[tuple[str, list]], int]:
+    """(name, scores) of the raters the leaderboard chart draws, in the report's order (the humans,
+    then the judges by PAR): every one with scores when there are at most CHART_MAX_JUDGES judges,
+    else the humans and that many judges, those tied for the best PAR first, then the highest PAR;
+    and how many judges with scores it leaves out."""
+    scored = {name: scores for name, scores in report["bradley_terry"].items() if scores}
+    judges = [name for name in scored if name != HUMANS]
+    priority = [name for name in dict.fromkeys([*report.get("tied_for_best", []), *judges]) if name in scored and name != HUMANS]
+    chosen = set(priority[:CHART_MAX_JUDGES])
+    raters = [(name, scores) for name, scores in scored.items() if name == HUMANS or name in chosen]
+    return raters, len(judges) - len(chosen)
 
 
 def report_charts(report: dict) -> dict[str, str]:

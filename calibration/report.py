@@ -21,8 +21,7 @@ from annotate.models import Campaign
 from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
 from calibration import metrics as M
 from calibration import report_sections as sections
-from calibration.metrics import rater_fits as rater_fits_processes
-from calibration.metrics.rater_fits import fitting_pool, rater_fits
+from calibration.metrics.rater_fits import fitting_pool, rater_fits, start_server, wants_processes
 from calibration.report_design import notes as design_notes
 from calibration.report_design import with_design
 from calibration.report_ensembles import ensemble_inputs, ensemble_name, parse_ensembles  # noqa: F401 (parse_ensembles: the views and commands import it here)
@@ -453,8 +452,8 @@ def build_report(
     alt.update(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
     report_alttest.check_unit(alt_unit)
     report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
-    if rater_fits_processes.wants_processes(selectors.rows_to_rank(campaign=campaign), rounds):
-        rater_fits_processes.start_server()  # it starts on another core while the labels are read
+    if wants_processes(selectors.rows_to_rank(campaign=campaign), rounds):
+        start_server()  # it starts on another core while the labels are read
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
     vetting = None
     if report_reference.vetting_needed(human_reference, sensitivity):
