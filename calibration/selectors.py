@@ -494,7 +494,11 @@ def _merged_winners(rows: list[tuple[int, str, str, bool]], pairs: dict[int, Pai
     for pair_id, judge, side, a_first in rows:
         columns.add(pairs[pair_id], "c", "c", judge, "judge", side, a_first)
     merged = merge_swapped(columns.table())
-    return {(int(x.pair), x.rater): x.winner for x in merged.to_labels()}
+    v = merged.vocab
+    systems = np.array(v.systems, dtype=object)
+    winners = np.where(merged.outcome == LO_WINS, systems[merged.sys_lo], np.where(merged.outcome == HI_WINS, systems[merged.sys_hi], TIE))
+    pair_ids = [int(p) for p in v.pairs]  # the table's pairs are the ids as text
+    return {(pair_ids[p], v.raters[r]): w for p, r, w in zip(merged.pair.tolist(), merged.rater.tolist(), winners.tolist())}
 
 
 def disagreements(
