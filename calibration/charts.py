@@ -25,11 +25,11 @@ RC = {"svg.fonttype": "none", "svg.hashsalt": "pairwise-calibration", "font.size
 HUMAN_COLOUR = "#222222"
 # What an id in the charts may not hold: each is a plain `#id` selector.
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
-# Judges cycle through these; black stays the humans'.
 # The leaderboard chart draws at most this many judges (the tied for best first, then by PAR); every
 # rater is in the Bradley-Terry table. 65 judges by 30 systems made a figure 330 inches tall: 1 MB of
 # SVG and 1.4 s of a big dashboard's first report, and no one could read it.
 CHART_MAX_JUDGES = 8
+# Judges cycle through these; black stays the humans'.
 COLOURS = ["#2457c5", "#c0392b", "#1f9a4a", "#8e44ad", "#d35400", "#16a0b5", "#b7950b", "#7f8c8d"]
 
 
