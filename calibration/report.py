@@ -398,7 +398,7 @@ def _report(
         "prediction_powered": report_ppi.in_order(powered.result(), [j["name"] for j in judges]),
         "alt_test": report_alttest.section(
             reference_labels,
-            {j["name"]: merged_by_judge[j["name"]] for j in judges},
+            merged_judges,
             epsilon=epsilon[0],
             reason=epsilon[1],
             source=epsilon[2],

@@ -495,10 +495,9 @@ def _merged_winners(rows: list[tuple[int, str, str, bool]], pairs: dict[int, Pai
         columns.add(pairs[pair_id], "c", "c", judge, "judge", side, a_first)
     merged = merge_swapped(columns.table())
     v = merged.vocab
-    systems = np.array(v.systems, dtype=object)
-    winners = np.where(merged.outcome == LO_WINS, systems[merged.sys_lo], np.where(merged.outcome == HI_WINS, systems[merged.sys_hi], TIE))
+    names = (*v.systems, TIE)  # winner codes: the systems', then the tie's (`Vocab.tie_code`)
     pair_ids = [int(p) for p in v.pairs]  # the table's pairs are the ids as text
-    return {(pair_ids[p], v.raters[r]): w for p, r, w in zip(merged.pair.tolist(), merged.rater.tolist(), winners.tolist())}
+    return {(pair_ids[p], v.raters[r]): names[w] for p, r, w in zip(merged.pair.tolist(), merged.rater.tolist(), merged.winner.tolist())}
 
 
 def disagreements(

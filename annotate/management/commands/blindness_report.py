@@ -1,16 +1,15 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.blindness_format import report_markdown
 from annotate.blindness_selectors import campaign_blindness
 from annotate.models import Campaign
+from common.commands import UncheckedCommand
 from common.lookups import named
 
 
-class Command(BaseCommand):
-    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = (
         "Blindness audit of a campaign before launch: per system, how its displayed articles differ from the "
         "reference on surface features, and how well a classifier on those features guesses the reference."

@@ -4,10 +4,11 @@ import csv
 import json
 from collections import defaultdict
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.removal import PROSE_LOSS_LIMIT, SECTION_PROSE_MIN
 from annotate.selectors import cleaning_removals
+from common.commands import UncheckedCommand
 from common.spreadsheet import row_safe
 
 ARTICLE_COLUMNS = [
@@ -89,9 +90,7 @@ def _md_table(columns: list[str], rows: list[dict]) -> list[str]:
     return lines
 
 
-class Command(BaseCommand):
-    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = "Report what the cleaner removed from each article: words, sections, share of prose lost, and flags."
 
     def add_arguments(self, parser):

@@ -2,17 +2,16 @@ import json
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.models import LABELS_ONLY_PREFIX, Campaign
 from annotate.selectors import article_export_rows
+from common.commands import UncheckedCommand
 from common.files import atomic_files
 from common.lookups import named
 
 
-class Command(BaseCommand):
-    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = "Export every article with a text (not the placeholders of labels-only campaigns), one JSON object per line."
 
     def add_arguments(self, parser):

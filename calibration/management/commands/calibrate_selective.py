@@ -1,17 +1,16 @@
 import json
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.models import Campaign
 from calibration.selective_report import selective_cascade, selective_lines
 from calibration.services import abstained_pairs_send
+from common.commands import UncheckedCommand
 from common.lookups import named
 
 
-class Command(BaseCommand):
-    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = (
         "Calibrate judges that abstain with a guarantee (selective judging, cascades cheapest first): per judge, "
         "the confidence threshold, coverage, agreement, the guarantee in words and the cost per accepted item, "

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.models import Campaign
 from calibration import metrics as M
@@ -10,13 +10,12 @@ from calibration.report_formats import FORMATS, render, render_table_csv
 from calibration.report_methods import render_methods
 from calibration.report_reference import DEFAULT_REFERENCE, REFERENCES
 from calibration.report_tables import TABLE_KEYS
+from common.commands import UncheckedCommand
 from common.files import write_atomically
 from common.lookups import named
 
 
-class Command(BaseCommand):
-    # A read-only report: Django's system checks (~0.8 s on a 2-core machine) are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = (
         "Write a campaign's calibration report: judges against the humans, the human ceiling, costs, "
         "biases and Bradley-Terry rankings, every estimate with a pair-bootstrap 95% CI "

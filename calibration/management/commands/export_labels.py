@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.models import Campaign
 from calibration.interchange import (
@@ -18,13 +18,12 @@ from calibration.interchange import (
     rows_format,
     span_rows,
 )
+from common.commands import UncheckedCommand
 from common.files import atomic_files
 from common.lookups import named
 
 
-class Command(BaseCommand):
-    # Read-only: Django's system checks import every view (1.5 s of a 2 s run); they are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = (
         "Export a campaign's labels in long format, one row per pair, criterion and rater "
         "(labels without a winner are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file, "

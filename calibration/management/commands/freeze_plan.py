@@ -1,15 +1,15 @@
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.models import Campaign
 from calibration.plan_check import STATISTICS, parse_statistics
 from calibration.study_plan import PlanRefused, plan_record, study_plan_freeze
+from common.commands import UncheckedCommand
 from common.lookups import named
 
 
-class Command(BaseCommand):
+class Command(UncheckedCommand):
     help = "Freeze a campaign's study plan (pre-registration) before its first label; prints the plan's SHA-256."
-    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)

@@ -1,10 +1,11 @@
 import json
 import textwrap
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotate.models import Campaign
 from calibration.planner import plan_labels
+from common.commands import UncheckedCommand
 from common.lookups import named
 
 
@@ -149,9 +150,7 @@ def render_text(plan: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-class Command(BaseCommand):
-    # Read-only: Django's system checks are `manage.py check`'s job.
-    requires_system_checks = []
+class Command(UncheckedCommand):
     help = (
         "Plan how many more human-labelled pairs a campaign needs: for each judge's PAR CI to reach a half-width, "
         "to tell the two leading judges apart with a given power, and for the prediction-powered system scores "
