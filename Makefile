@@ -25,41 +25,49 @@ DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0 \
 	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:8001/v1 LOOPBACK_API_KEY}"
 TEST_ENV := SECRET_KEY=test-only-not-secret DEBUG=0
 
-.PHONY: demo demo-data test test-only lint format install serve migrate bench check-python clean
+.PHONY: demo demo-data test test-only lint format install install-dev serve migrate bench check-python clean
 
 check-python:
 	@if [ -z "$(PYTHON)" ]; then echo "No Python >= 3.12 found on PATH or in ~/.pyenv/versions; install one or run 'make PYTHON=/path/to/python3.12 ...'" >&2; exit 1; fi
 
+# Two stamps: the runtime dependencies (what `make demo` and `make serve` need) and the dev extras
+# (tests, lint, the statistics references; pyproject.toml says which is which and why). A demo or a
+# server never installs the dev extras; `make test` adds them to the same virtualenv.
 $(VENV)/.installed: pyproject.toml constraints.txt | check-python
-	@echo "Using $(PYTHON) ($$($(PYTHON) --version))"
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
-	touch $@
+	@bash config/install.sh "$(PYTHON)" $(PY)
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	@bash config/install.sh "$(PYTHON)" $(PY) dev
+	@touch $@
 
 install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
 
 migrate: install
 	$(DEV_ENV) $(PY) manage.py migrate --noinput
 
 demo: install
-	@$(MAKE) --no-print-directory demo-data
-	$(DEMO_ENV) $(SERVE)
+	@$(MAKE) --no-print-directory demo-data LOAD_DEMO_FLAGS=--no-logins
+	@$(DEMO_ENV) DEMO=1 $(SERVE)
 
 # The demo's key and data, without installing or serving: what `make demo` does before it serves
 # (CI's new-user check runs it in a fresh clone). Manage.py reads the key file when SECRET_KEY is
 # unset, so the README's commands sign with the demo site's key.
+LOAD_DEMO_FLAGS ?=
 demo-data:
 	@test -n "$$SECRET_KEY" || test -s $(DEMO_KEY_FILE) || \
 	  (umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $(DEMO_KEY_FILE))
-	$(DEMO_ENV) $(PY) manage.py migrate --noinput
-	$(DEMO_ENV) $(PY) manage.py load_demo
+	@echo "Setting up the demo database"
+	@$(DEMO_ENV) $(PY) manage.py migrate --noinput --verbosity 0
+	@$(DEMO_ENV) $(PY) manage.py load_demo $(LOAD_DEMO_FLAGS)
 
 # The site as on a server; README "Deploy". Needs SECRET_KEY (and DATABASE_URL for PostgreSQL).
 serve: install
 	$(SERVE)
 
-test: install test-only
+test: install-dev test-only
 
 # The checks that need no database first: formatting, lint, the import contracts (pyproject.toml).
 test-only: lint
@@ -75,7 +83,7 @@ format:
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: install
+bench: install-dev
 	$(DEV_ENV) $(PY) bench/import.py ../shared/wlc-sample
 
 clean:

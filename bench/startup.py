@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = (
+    ("help",),  # issue 41: at most 1 s of CPU
     ("check",),
     ("calibration_report", "--campaign", "Demo campaign", "--rounds", "0", "--format", "json", "--out", "{tmp}/report.json"),
     ("export_labels", "--campaign", "Demo campaign", "--out", "{tmp}/labels.csv"),

@@ -7,7 +7,8 @@
 # run the dead one was executing as interrupted. Ctrl-C or TERM stops both; when gunicorn exits on
 # its own, the worker is stopped too.
 # Usage: config/serve.sh [PYTHON], default .venv/bin/python; HOST, PORT, WEB_WORKERS, WEB_THREADS,
-# FORWARDED_ALLOW_IPS and LOG_LEVEL from the environment.
+# FORWARDED_ALLOW_IPS and LOG_LEVEL from the environment. DEMO=1 (`make demo`) keeps the start-up
+# quiet (no migration list, no gunicorn boot lines) and ends with the URL and the demo's logins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-.venv/bin/python}
@@ -19,11 +20,13 @@ if [ -z "${SECRET_KEY:-}" ]; then
 fi
 # Django's debug pages show settings and local variables to whoever meets an error.
 export DEBUG=0
-export LOG_LEVEL=${LOG_LEVEL:-INFO}
+demo=${DEMO:-0}
+if [ "$demo" = 1 ]; then export LOG_LEVEL=${LOG_LEVEL:-WARNING}; else export LOG_LEVEL=${LOG_LEVEL:-INFO}; fi
+gunicorn_log_level=$(echo "$LOG_LEVEL" | tr '[:upper:]' '[:lower:]')
 host=${HOST:-127.0.0.1}
 port=${PORT:-8000}
 
-"$python" manage.py migrate --noinput
+if [ "$demo" = 1 ]; then "$python" manage.py migrate --noinput --verbosity 0; else "$python" manage.py migrate --noinput; fi
 "$python" manage.py collectstatic --noinput --verbosity 0
 
 web_pid=""
@@ -59,12 +62,19 @@ set -m
   --bind "$host:$port" \
   --workers "${WEB_WORKERS:-$(( $(nproc) * 2 + 1 ))}" --threads "${WEB_THREADS:-2}" \
   --timeout 60 --graceful-timeout 25 --keep-alive 5 \
-  --access-logfile - \
+  --access-logfile - --log-level "$gunicorn_log_level" \
   --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1,::1}" \
   --no-control-socket &
 web_pid=$!
 set +m
+# The address is printed once the server answers, so that it is the last thing on the screen.
+for _ in $(seq 1 120); do
+  alive "$web_pid" || break
+  "$python" -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1).close()' "$host" "$port" 2>/dev/null && break
+  sleep 0.5
+done
 echo "Serving on http://$host:$port/ with a task worker beside it (Ctrl-C stops both)"
+if [ "$demo" = 1 ]; then "$python" manage.py load_demo --logins; fi
 
 pause=1
 while alive "$web_pid"; do

@@ -198,6 +198,8 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_HANDLER = "annotate.throttling.AddressAwareAxesHandler"
+# Axes logs a banner at every start of every process (five gunicorn workers, each command): noise.
+AXES_VERBOSE = False
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_IP_FAILURE_LIMIT = env_int("AXES_IP_FAILURE_LIMIT", 30, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15)) or None

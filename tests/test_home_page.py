@@ -66,3 +66,22 @@ def test_it_counts_no_repeats_where_the_campaign_forbids_them(client, catalogue,
     assert "4 pairs left for you." in left(client)["No repeats"]  # 8 pairs, but one per topic
     assignment_claim_next(campaign=campaign, user=alice)
     assert "4 pairs left for you." in left(client)["No repeats"]  # the one in progress and one on each other topic
+
+
+def test_it_offers_no_start_button_when_nothing_is_left(client, catalogue, alice, bob):
+    campaign = campaign_create(
+        name="Tiny",
+        criterion_set=catalogue,
+        systems=["wikipedia", "atlas_agent"],
+        overlap=1,
+        annotators=[alice, bob],
+        rationale_min_length=5,
+    )
+    client.force_login(alice)
+    assert b"Start the next pair" in client.get(reverse("home")).content
+    while work := assignment_claim_next(campaign=campaign, user=bob):
+        finish(work, bob)
+    html = client.get(reverse("home")).content.decode()
+    assert "0 pairs left for you." in left(client)["Tiny"]
+    assert "Start the next pair" not in html
+    assert "Nothing is left for you to claim in this campaign now." in html

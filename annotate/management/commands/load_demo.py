@@ -2,13 +2,14 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotate.models import Campaign
 from annotate.services.campaigns import campaign_create
 from annotate.services.catalogue import articles_import, criterion_set_import
 from annotate.sources import read_jsonl, read_rubric
+from common.commands import UncheckedCommand
 from common.names import REFERENCE_SYSTEM
 
 FIXTURES = Path(settings.BASE_DIR) / "fixtures"
@@ -34,10 +35,18 @@ INSTRUCTIONS = """Read both articles, then decide for every criterion which arti
 """
 
 
-class Command(BaseCommand):
+class Command(UncheckedCommand):
+    # `make demo` runs it right after `migrate`, which has run the system checks.
     help = "Load the demo rubric and articles and create the demo accounts (safe to run again)."
 
+    def add_arguments(self, parser):
+        parser.add_argument("--logins", action="store_true", help="only print the demo's logins (what `make demo` ends with)")
+        parser.add_argument("--no-logins", action="store_true", help="load without printing the logins (`make demo` prints them last)")
+
     def handle(self, *args, **options):
+        if options["logins"]:
+            self._write_logins()
+            return
         rubric, problems = read_rubric(RUBRIC, key="wiki_writing")
         if problems:
             raise CommandError("; ".join(str(p) for p in problems))
@@ -71,6 +80,10 @@ class Command(BaseCommand):
             f"Campaign '{DEMO_CAMPAIGN}' is ready for annotator1 and annotator2; both label its "
             f"{DEMO_CALIBRATION_PAIRS} calibration pairs first."
         )
+        if not options["no_logins"]:
+            self._write_logins()
+
+    def _write_logins(self):
         self.stdout.write("Demo logins (username / password):")
         for username, password, staff in ACCOUNTS:
             role = "researcher (staff, admin)" if staff else "annotator"

@@ -9,6 +9,8 @@ so that their page offers to resume them (judges/recovery.py).
 
 import logging
 
+from django.conf import settings
+from django_tasks_db.compat import TASKS_LOGGER
 from django_tasks_db.management.commands.db_worker import Command as TaskWorkerCommand
 
 from judges.recovery import judge_runs_interrupt_dead
@@ -18,6 +20,14 @@ logger = logging.getLogger("judges.worker")
 
 class Command(TaskWorkerCommand):
     help = "Run a database background worker; first mark the judge runs whose worker died as interrupted."
+
+    def configure_logging(self, verbosity: int) -> None:
+        # The library sets its loggers to INFO at the default verbosity; LOG_LEVEL (config/settings.py)
+        # may ask for less, as `make demo` does to keep its start-up quiet. Errors are always logged.
+        super().configure_logging(verbosity)
+        if verbosity == 1 and logging.getLevelName(settings.LOG_LEVEL) > logging.INFO:
+            for name in ("django_tasks_db", TASKS_LOGGER):
+                logging.getLogger(name).setLevel(settings.LOG_LEVEL)
 
     def handle(self, *args, **options):
         for run in judge_runs_interrupt_dead():
