@@ -51,7 +51,9 @@ def demo_until_served(repo: Path, log: Path, limit: float = 1800) -> float:
     env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "VIRTUAL_ENV"}}
     started = time.perf_counter()
     with open(log, "ab") as out:
-        child = subprocess.Popen(["make", "demo", f"PORT={port}"], cwd=repo, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        child = subprocess.Popen(
+            ["make", "demo", f"PORT={port}"], cwd=repo, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         while time.perf_counter() - started < limit:
             if child.poll() is not None:
