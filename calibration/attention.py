@@ -5,6 +5,8 @@ changes a label, a claim or the report.
 Only submitted work counts (gold pairs included: they are answered like any other pair). Times:
 
 * a pair's time is from first opening it to submitting it;
+* a pair's words are those of its two articles as shown (their cleaned word counts), for the reading
+  speed of the absolute floor (`metrics.attention.FLOORS`);
 * a criterion's time is from the previous answer on the same pair (or from first opening the pair,
   for the first answer) to this criterion's first answer. The annotation page shows one criterion
   after another, so this is the time spent reading for and deciding it; an answer changed later does
@@ -43,12 +45,15 @@ def _seconds(start, end) -> float | None:
 def attention_inputs(*, campaign: Campaign) -> AttentionInputs:
     """The campaign's submitted work as the timings and rationales `metrics.attention` reads (raters by username)."""
     work = Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED)
-    opened = {pk: (name, pair_id, first, submitted, repeat) for pk, name, pair_id, first, submitted, repeat in work.values_list(
-        "pk", "annotator__username", "pair_id", "first_opened_at", "submitted_at", "repeat_of_id"
+    opened = {pk: (name, pair_id, first, submitted, repeat, words_a + words_b) for pk, name, pair_id, first, submitted, repeat, words_a, words_b in work.values_list(
+        "pk", "annotator__username", "pair_id", "first_opened_at", "submitted_at", "repeat_of_id",
+        "pair__article_a__word_count", "pair__article_b__word_count",
     )}  # fmt: skip
     # A swapped repeat is a pair read before: its times would look fast against first readings, so they are left out.
     timings = [
-        Timing(name, str(pair_id), _seconds(first, done)) for name, pair_id, first, done, repeat in opened.values() if repeat is None
+        Timing(name, str(pair_id), _seconds(first, done), words=words)
+        for name, pair_id, first, done, repeat, words in opened.values()
+        if repeat is None
     ]
     rationales = []
     previous: dict[int, object] = {}
@@ -59,7 +64,7 @@ def attention_inputs(*, campaign: Campaign) -> AttentionInputs:
         .values_list("assignment_id", "criterion__key", "created_at", "rationale")
     )
     for assignment_id, key, created, text in labels:
-        name, pair_id, first, _, repeat = opened[assignment_id]
+        name, pair_id, first, _, repeat, _ = opened[assignment_id]
         start = previous.get(assignment_id, first)
         if repeat is None:
             timings.append(Timing(name, str(pair_id), _seconds(start, created), key))

@@ -84,3 +84,28 @@ def test_it_finds_rationales_repeated_across_criteria_or_pairs_but_not_on_a_swap
     assert repeated_rationales(rows, min_repeated=2)[-1].flagged
     with pytest.raises(ValueError):
         repeated_rationales(rows, min_repeated=1)
+
+
+def test_it_flags_raters_who_all_rush_by_the_absolute_floors():
+    # Two annotators answer 39 criteria of a 4,400-word pair in 28 s each: the campaign's medians are
+    # theirs, so only the floors (4 s a criterion, 1,000 words a minute) can see it.
+    rows = []
+    for rater in ("ann", "ben"):
+        for p in range(5):
+            rows += [Timing(rater, f"p{p}", 0.7, f"c{c}") for c in range(39)]
+            rows.append(Timing(rater, f"p{p}", 28.0, words=4400))
+    report = speed_flags(rows)
+    by = {(r.rater, r.level): r for r in report.raters}
+    for rater in ("ann", "ben"):
+        assert by[(rater, "criterion")].flagged and by[(rater, "criterion")].fast.value == 1.0
+        assert by[(rater, "pair")].flagged and "absolute floor" in by[(rater, "pair")].reasons[0]
+    assert "4 s" in report.rule and "1,000 words a minute" in report.rule
+    # The same pace at realistic times flags nobody, and a pair without its word count has no reading floor.
+    calm = [Timing(t.rater, t.pair, t.seconds * 100, t.criterion, t.words) for t in rows]
+    assert speed_flags(calm).flagged() == {}
+    assert not speed_flags([Timing("ann", "p1", 28.0), Timing("ben", "p1", 30.0)]).flagged()
+
+
+def test_it_refuses_a_negative_floor():
+    with pytest.raises(ValueError, match="floor_seconds"):
+        speed_flags([], floor_seconds=-1)

@@ -36,7 +36,8 @@ def work(campaign, user, pairs: int, *, seconds_per_criterion: float, rationale=
             rationales.append(Rationale(user.username, str(assignment.pair_id), key, text))
         submitted = clock + timedelta(seconds=30)
         Assignment.objects.filter(pk=assignment.pk).update(first_opened_at=opened, submitted_at=submitted)
-        timings.append(Timing(user.username, str(assignment.pair_id), (submitted - opened).total_seconds()))
+        words = assignment.pair.article_a.word_count + assignment.pair.article_b.word_count
+        timings.append(Timing(user.username, str(assignment.pair_id), (submitted - opened).total_seconds(), words=words))
     return timings, rationales
 
 

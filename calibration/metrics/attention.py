@@ -17,6 +17,13 @@ least ``max_fast_share`` (0.25) of their answers there are fast. The campaign me
 rater's times. Answers without a usable time (missing, zero, negative, not finite: imported work)
 are counted as untimed and left out.
 
+Relative times cannot see a campaign whose raters all rush (two annotators who both answer 39
+criteria in 28 s set the medians themselves), so an answer is also **fast** below an absolute floor
+(:data:`FLOORS`): a criterion answered in under ``floor_seconds`` (4 s: reading a criterion of 20-40
+words and choosing takes longer), or a pair whose articles were read at more than
+``max_words_per_minute`` (1,000: well above skimming speed) over the pair's whole time. The pair floor
+needs the words shown (``Timing.words``); without them only the relative rule applies.
+
 Rationales: texts are compared after normalisation (Unicode NFKC, case folded, every run of
 characters that are not letters or digits made one space, trimmed); an empty result is no rationale.
 An answer's rationale is *repeated* when the same normalised text is the rationale of another answer
@@ -46,6 +53,10 @@ SPEED_RULE = (
     "(or, for a whole pair, the campaign's median pair time); a rater is flagged when their median relative "
     "time is under {slow:.0%} of the campaign's, or when {share:.0%} or more of their answers are fast"
 )
+FLOORS = (
+    "answers under an absolute floor are fast too, whatever the campaign's pace: a criterion in under {floor:g} s, "
+    "a pair read at more than {wpm:,.0f} words a minute"
+)
 _NOT_WORD = re.compile(r"[^\w]+|_+")
 
 
@@ -57,6 +68,7 @@ class Timing:
     pair: str
     seconds: float | None
     criterion: str | None = None
+    words: int | None = None  # words of the articles shown, for a whole pair's reading speed
 
 
 @dataclass(frozen=True)
@@ -109,18 +121,30 @@ def _usable(seconds) -> bool:
     return seconds is not None and isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0
 
 
+def _under_floor(t: Timing, floor_seconds: float, max_words_per_minute: float) -> bool:
+    """Below the absolute floor: a criterion under `floor_seconds`, a pair read faster than `max_words_per_minute`."""
+    if t.criterion is not None:
+        return t.seconds < floor_seconds
+    return bool(t.words) and max_words_per_minute > 0 and t.words / (t.seconds / 60.0) > max_words_per_minute
+
+
 def speed_flags(
     timings: Iterable[Timing],
     *,
     fast_fraction: float = 0.25,
     slow_fraction: float = 0.5,
     max_fast_share: float = 0.25,
+    floor_seconds: float = 4.0,
+    max_words_per_minute: float = 1000.0,
 ) -> SpeedReport:
     """Speed flags per rater and level (see the module doc for the rule). Raters appear in name order,
     each at the levels they have timings for; a rater whose answers are all untimed shows n 0."""
     for name, x in (("fast_fraction", fast_fraction), ("slow_fraction", slow_fraction), ("max_fast_share", max_fast_share)):
         if not 0.0 < x <= 1.0:
             raise ValueError(f"{name} must be in (0, 1], got {x}")
+    for name, x in (("floor_seconds", floor_seconds), ("max_words_per_minute", max_words_per_minute)):
+        if not (math.isfinite(x) and x >= 0):
+            raise ValueError(f"{name} must be a number >= 0, got {x}")
     rows = list(timings)
     medians: dict[str, dict[str, float]] = {}
     out = []
@@ -137,7 +161,7 @@ def speed_flags(
             mine = [t for t in at if t.rater == rater]
             timed = [t for t in mine if _usable(t.seconds)]
             relative = np.array([t.seconds / medians[level][t.criterion or ""] for t in timed], dtype=float)
-            fast = relative < fast_fraction
+            fast = (relative < fast_fraction) | np.array([_under_floor(t, floor_seconds, max_words_per_minute) for t in timed], dtype=bool)
             share = clustered_share(fast, np.array([t.pair for t in timed], dtype=object).astype(str))
             own = float(np.median(relative)) if len(relative) else None
             reasons = []
@@ -146,7 +170,7 @@ def speed_flags(
             if share.value is not None and share.value >= max_fast_share:
                 reasons.append(
                     f"{level} times: {share.value:.0%} of {share.n} answers under {fast_fraction:.0%} of the campaign's median "
-                    f"(95% CI {share.ci_low:.0%}–{share.ci_high:.0%})"
+                    f"or under the absolute floor (95% CI {share.ci_low:.0%}–{share.ci_high:.0%})"
                 )
             out.append(
                 RaterSpeed(
@@ -156,6 +180,7 @@ def speed_flags(
                 )
             )  # fmt: skip
     rule = SPEED_RULE.format(fast=fast_fraction, slow=slow_fraction, share=max_fast_share)
+    rule += "; " + FLOORS.format(floor=floor_seconds, wpm=max_words_per_minute)
     return SpeedReport(rule, medians, tuple(sorted(out, key=lambda r: (r.rater, LEVELS.index(r.level)))))
 
 
