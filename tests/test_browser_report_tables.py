@@ -27,3 +27,19 @@ def test_it_pages_through_the_paired_comparisons_in_place(page, crowded, rachel,
     page.wait_for_function(IDLE)
     table.get_by_text("Rows 1–50 of 66").wait_for()
     assert table.locator("tbody tr").count() == 50
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_it_keeps_wide_tables_from_scrolling_the_whole_page(page, crowded, rachel, settings, width):  # noqa: F811
+    settings.CALIBRATION_ROUNDS = 20
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, "rachel", "rachel-password")
+    page.goto(f"/calibration/campaign/{crowded.pk}/")
+    page.locator("#table-judges").wait_for()
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], f"the page scrolls sideways at {width} px: {widths}"
+    # At a phone's width the wide tables are wider than their box and scroll inside it.
+    overflowing = page.evaluate(
+        "() => [...document.querySelectorAll('.table-scroll')].filter(box => box.scrollWidth > box.clientWidth).length"
+    )
+    assert overflowing >= (1 if width < 600 else 0)
