@@ -99,13 +99,39 @@ def _workers() -> int:
     return max(1, min(_THREADS, os.cpu_count() or 1))
 
 
-def _recommendation(judges: list[dict], differences: list[M.PairedDifference], has_humans: bool) -> tuple[str, str | None, list[str]]:
-    """The sentence, the recommended judge (or None) and the judges tied for the best PAR."""
+BASELINE_KINDS = ("length", "words-to-watch", "random")  # judges.models.Judge.Kind's deterministic baselines
+
+
+def _interval(fields: dict, name: str, n_key: str | None = None) -> M.Interval:
+    ci = fields.get(f"{name}_ci") or (None, None)
+    return M.Interval(fields.get(name), ci[0], ci[1], fields.get(n_key or f"{name}_n") or 0)
+
+
+def _recommendation(
+    judges: list[dict], differences: list[M.PairedDifference], has_humans: bool, humans: dict | None = None
+) -> tuple[str, str | None, list[str]]:
+    """The sentence, the recommended judge (or None) and the judges tied for the best PAR.
+
+    The judges that are not baselines are ranked against each other (`metrics.recommend`), and the
+    choice is then held against the humans' leave-one-out ceiling (`metrics.verdict_against_ceiling`):
+    a judge below the humans' own agreement is named only as the closest, never recommended."""
     rated = [j for j in judges if j["par"] is not None]
     if rated:
-        points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated]
-        rec = M.recommend(points, differences)
-        return rec.sentence + " Costs are USD per judged pair.", rec.judge, list(rec.tied)
+        candidates = [j for j in rated if j["kind"] not in BASELINE_KINDS]
+        ranked = None
+        tied: list[str] = []
+        if candidates:
+            names = {j["name"] for j in candidates}
+            points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in candidates]
+            ranked = M.recommend(points, [d for d in differences if d.judge_a in names and d.judge_b in names])
+            tied = list(ranked.tied)
+        standings = [
+            M.JudgeStanding(j["name"], _interval(j, "par", "n_labels"), _interval(j, "cohen_kappa"), j["kind"] in BASELINE_KINDS)
+            for j in rated
+        ]
+        ceiling = _interval(humans, "par_leave_one_out") if humans else None
+        verdict = M.verdict_against_ceiling(standings, ranked, ceiling if ceiling and ceiling.value is not None else None)
+        return verdict.sentence + " Costs are USD per judged pair.", verdict.judge, tied
     if not has_humans:
         return "No recommendation: there are no human labels to calibrate against.", None, []
     if not judges:
@@ -334,7 +360,7 @@ def _report(
 
     points = [M.JudgePoint(j["name"], j["cost_per_pair_usd"], j["par"], j["n_labels"]) for j in rated]
     frontier = [p.name for p in M.pareto_frontier(points)]
-    recommendation, recommended, tied = _recommendation(judges, differences, bool(len(reference_labels)))
+    recommendation, recommended, tied = _recommendation(judges, differences, bool(len(reference_labels)), humans_figures.result())
     reference_section = report_reference.reference_section(
         vetting, human_reference, report_reference.adjudicated_counts_of(inputs.adjudicated)
     )

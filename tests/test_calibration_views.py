@@ -37,7 +37,7 @@ def test_it_shows_figures_charts_and_the_recommendation(client, rachel, calibrat
     response = client.get(dashboard(calibration_campaign))
     html = response.content.decode()
     assert response.status_code == 200
-    assert "Use sharp (cost 0.05)" in html
+    assert "Use sharp (cost $0.05)" in html
     assert "sharp (big-model)" in html and "0.833 [" in html and "(n=12)" in html and "†" in html
     assert "$0.05" in html and "$0.004" in html
     assert html.count("<svg") == 3 and 'id="par-cost-' in html and 'id="bt-' in html

@@ -57,7 +57,7 @@ def test_it_recommends_none_of_the_tied_judges_when_they_cost_the_same():
     report = report_with({"twin_a": 0.01, "twin_b": 0.01, "weak": 0.0})
     assert report["recommended_judge"] is None and report["tied_for_best"] == ["twin_a", "twin_b"]
     # costs per judged pair: 0.01 over 20 pairs
-    assert "twin_a and twin_b cost the same (0.0005): no single judge is recommended on cost." in report["recommendation"]
+    assert "twin_a and twin_b cost the same ($0.0005): no single judge is recommended on cost." in report["recommendation"]
 
 
 def test_it_says_cost_unknown_in_the_tables_frontier_recommendation_and_chart():
@@ -106,5 +106,5 @@ def test_it_recommends_the_best_judge_when_no_other_is_tied():
     report = report_from_inputs(offline_campaign(), offline_inputs(rows, [summary("twin_a", 0.02), summary("weak", 0.0)]), rounds=300)
     assert report["tied_for_best"] == ["twin_a"] and report["recommended_judge"] == "twin_a"
     assert report["recommendation"].startswith(
-        "Use twin_a (cost 0.001): it has the best PAR 1.000 (n=60) and every other judge is significantly below it."
+        "Use twin_a (cost $0.001): it has the best PAR 1.000 (n=60) and every other judge is significantly below it."
     )

@@ -95,10 +95,16 @@ from calibration.metrics.conventions import (
 )
 from calibration.metrics.ensemble import TIE_RULE, ensemble_verdicts
 from calibration.metrics.frontier import (
+    CEILING_RULE,
+    Interval,
     JudgePoint,
+    JudgeStanding,
     Recommendation,
+    Verdict,
+    money,
     pareto_frontier,
     recommend,
+    verdict_against_ceiling,
 )
 from calibration.metrics.labels import LabelRow, LabelTable, Vocab, as_table
 from calibration.metrics.ranking import (
@@ -183,6 +189,12 @@ __all__ = [
     "fleiss_kappa",
     "raters_vs_others",
     "recommend",
+    "CEILING_RULE",
+    "Interval",
+    "JudgeStanding",
+    "Verdict",
+    "money",
+    "verdict_against_ceiling",
 ]
 
 # Also importable from here, as before the split (not part of the API): the codes, the BT prior,

@@ -61,8 +61,20 @@ def _fmt_ci(est: Estimate) -> str:
     return f"95% CI {est.ci_low:+.3f} to {est.ci_high:+.3f}"
 
 
+def money(usd: float | None) -> str:
+    """US dollars as money: cents from $0.01 up, three significant figures below (a judged pair often
+    costs a fraction of a cent); None is "cost unknown", never $0."""
+    if usd is None:
+        return "cost unknown"
+    if usd == 0:
+        return "$0.00"
+    if abs(usd) >= 0.01:
+        return f"${usd:,.2f}"
+    return f"${usd:.3g}" if "e" not in f"{usd:.3g}" else f"${usd:.10f}".rstrip("0")
+
+
 def _cost(p: JudgePoint) -> str:
-    return "cost unknown" if p.cost is None else f"cost {p.cost:g}"
+    return "cost unknown" if p.cost is None else f"cost {money(p.cost)}"
 
 
 def _names(names: list[str]) -> str:
@@ -138,9 +150,108 @@ def recommend(judges: Iterable[JudgePoint | tuple], differences: Iterable[Paired
     cheapest = min(p.cost for p in [best] + [t[0] for t in tied])
     at_cheapest = [n for n, p in zip(names, [best] + [t[0] for t in tied]) if p.cost == cheapest]
     if len(at_cheapest) > 1:
-        sentence += f" {_names(at_cheapest)} cost the same ({cheapest:g}): no single judge is recommended on cost."
+        sentence += f" {_names(at_cheapest)} cost the same ({money(cheapest)}): no single judge is recommended on cost."
         return Recommendation(None, best.name, sentence, None, tuple(names))
     choice = at_cheapest[0]
     difference = next((d for p, _, d in tied if p.name == choice), None)
-    sentence += f" The cheapest of them: use {choice} (cost {cheapest:g})."
+    sentence += f" The cheapest of them: use {choice} (cost {money(cheapest)})."
     return Recommendation(choice, best.name, sentence, difference, tuple(names))
+
+
+# --------------------------------------------------------------------------
+# the verdict against the humans' own agreement
+# --------------------------------------------------------------------------
+
+CEILING_RULE = (
+    "a judge is recommended only when its PAR's 95% CI reaches the humans' leave-one-out ceiling's 95% CI "
+    "(or comes within the margin asked for); baselines are floors, never recommended; a judge whose Cohen's "
+    "kappa CI lies below 0 agrees less than chance"
+)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A figure with its 95% CI and n, as the report holds it (CI ends None when not computed)."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = 0
+
+    def text(self) -> str:
+        ci = f", 95% CI {self.ci_low:.3f}–{self.ci_high:.3f}" if self.ci_low is not None and self.ci_high is not None else ", no CI"
+        return f"{self.value:.3f}{ci}, n={self.n:,}"
+
+
+@dataclass(frozen=True)
+class JudgeStanding:
+    name: str
+    par: Interval
+    kappa: Interval
+    baseline: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    sentence: str
+    judge: str | None
+    closest: str | None
+    within_ceiling: tuple[str, ...]
+    below_chance: tuple[str, ...]
+
+
+def _reaches(par: Interval, ceiling: Interval, margin: float) -> bool:
+    """At or above the ceiling (less the margin), or its CI reaching the ceiling's CI."""
+    if par.value is None or ceiling.value is None:
+        return False
+    if par.value >= ceiling.value - margin:
+        return True
+    return par.ci_high is not None and ceiling.ci_low is not None and par.ci_high >= ceiling.ci_low
+
+
+def verdict_against_ceiling(
+    standings: Iterable[JudgeStanding], ranked: Recommendation | None, ceiling: Interval | None, *, margin: float = 0.0
+) -> Verdict:
+    """Holds `ranked` (the judges compared with each other, `recommend`, run on the judges that are not
+    baselines) against the humans' own agreement: the recommended judge must reach the ceiling
+    (`CEILING_RULE`); otherwise nobody is recommended and the best judge is named only as the closest.
+    Judges below chance are named as such; baselines are floors. Without a ceiling (no item with two
+    human labels) the ranking stands, said to be relative to the other judges only."""
+    rows = list(standings)
+    judges = [r for r in rows if not r.baseline and r.par.value is not None]
+    baselines = [r for r in rows if r.baseline and r.par.value is not None]
+    below = tuple(r.name for r in judges if r.kappa.ci_high is not None and r.kappa.ci_high < 0)
+    parts: list[str] = []
+    if not judges:
+        floor = max(baselines, key=lambda r: r.par.value, default=None)
+        text = "No recommendation: only baselines have verdicts here, and baselines are floors, not judges to use"
+        text += f" (the best, {floor.name}: PAR {floor.par.text()})." if floor else "."
+        return Verdict(text, None, None, (), ())
+    assert ranked is not None, "the judges that are not baselines were ranked"
+    within = tuple(r.name for r in judges if ceiling is not None and _reaches(r.par, ceiling, margin))
+    judge, closest = ranked.judge, ranked.best
+    if ceiling is None or ceiling.value is None:
+        parts.append(ranked.sentence)
+        parts.append(
+            "There is no human ceiling to hold it against (no item has two human labels): this choice is relative to the other judges only."
+        )
+    elif judge is not None and judge in within:
+        parts.append(ranked.sentence)
+        parts.append(f"Its PAR reaches the humans' own agreement (leave-one-out ceiling {ceiling.text()}).")
+    elif ranked.judge is None and any(n in within for n in ranked.tied):
+        parts.append(ranked.sentence)
+        parts.append(f"{_names([n for n in ranked.tied if n in within])} reach the humans' ceiling ({ceiling.text()}).")
+    else:
+        best = next(r for r in judges if r.name == ranked.best)
+        how = f"within {margin:.3f} of" if margin > 0 else "to"
+        judge = None
+        parts.append(
+            f"No judge is recommended: no judge's PAR comes {how} the humans' agreement (leave-one-out ceiling "
+            f"{ceiling.text()}). The closest is {best.name}, PAR {best.par.text()}."
+        )
+    if below:
+        parts.append(f"Below chance (Cohen's kappa CI under 0): {_names(list(below))}.")
+    if baselines:
+        floor = max(baselines, key=lambda r: r.par.value)
+        parts.append(f"Baselines are floors, never recommended: the best, {floor.name}, has PAR {floor.par.text()}.")
+    return Verdict(" ".join(parts), judge, closest, within, below)
