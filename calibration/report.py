@@ -325,6 +325,12 @@ def _report(
     judge_pairs = (
         pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
     )
+    # Each judge's kappa with each annotator against the annotators' kappas with each other (issue 40).
+    likeness = (
+        pool.submit(sections.human_likeness, M.LabelTable.concat(humans, *[merged_by_judge[n] for n in real]), real, rounds, seed)
+        if real and len(humans)
+        else None
+    )
 
     judges = [
         sections.judge_section(summary, raw_by_judge[summary.name], merged_by_judge[summary.name], votes_by_judge[summary.name],
@@ -404,6 +410,7 @@ def _report(
         "humans": humans_figures.result(),
         "human_position": position.result(),
         "judge_pairs": [] if judge_pairs is None else judge_pairs.result(),
+        "human_likeness": None if likeness is None else likeness.result(),
         "comparisons": comparisons,
         "pareto_frontier": frontier,
         "recommendation": recommendation,

@@ -195,6 +195,30 @@ def humans_section(humans: M.LabelTable, times: list[selectors.AnnotatorTime], r
     }
 
 
+def human_likeness(table: M.LabelTable, judges: list[str], rounds: int, seed: int) -> dict:
+    """The `human_likeness` section: each judge's kappa with each annotator as a z-score against the
+    annotators' kappas with each other (`metrics.humanlike`)."""
+    h = M.human_likeness(table, judges, rounds, seed)
+    return {
+        "rule": h.rule,
+        "n_annotators": h.n_annotators,
+        "n_annotator_pairs": h.n_annotator_pairs,
+        "human_kappa_mean": rounded(h.human_kappa_mean),
+        "human_kappa_sd": rounded(h.human_kappa_sd),
+        "judges": [
+            {
+                "judge": j.judge,
+                "mean_kappa": rounded(j.mean_kappa),
+                "z": estimate(j.z),
+                "class": j.klass,
+                "note": j.note,
+                "kappas": {name: estimate(e) for name, e in j.kappas.items()},
+            }
+            for j in h.judges
+        ],
+    }
+
+
 def judge_section(
     summary: selectors.JudgeSummary,
     raw: M.LabelTable,

@@ -371,6 +371,7 @@ ORDER = {
         "annotators",
         "judge_pairs",
         "judge_pairs_list",
+        "human_likeness",
         "plan",
     ],
 }

@@ -65,6 +65,30 @@ def agreement_tables(report: dict, note: str) -> dict[str, Table]:
         [False, False, True, True],
         "Items both judged (swapped runs merged). " + note,
     )
+    likeness = report.get("human_likeness") or {"judges": [], "rule": "", "n_annotators": 0, "n_annotator_pairs": 0}
+    spread = (
+        f"annotators' κ with each other: mean {fmt_value(likeness.get('human_kappa_mean'))}, SD {fmt_value(likeness.get('human_kappa_sd'))} "
+        f"over {likeness['n_annotator_pairs']} annotator pair{'s' if likeness['n_annotator_pairs'] != 1 else ''} "
+        f"({likeness['n_annotators']} annotators)"
+    )
+    out["human_likeness"] = Table(
+        "human_likeness",
+        "Human-likeness: each judge's κ with the annotators against theirs with each other",
+        ["Judge", "Mean κ with the annotators", "z", "Class", "κ with each annotator"],
+        [
+            [
+                j["judge"],
+                fmt_value(j["mean_kappa"]),
+                nested(j["z"]),
+                j["class"] or (j["note"] or DASH),
+                "; ".join(f"{name}: {fmt_value(e['value'])}" for name, e in j["kappas"].items()) or DASH,
+            ]
+            for j in likeness["judges"]
+        ],
+        [False, True, True, False, False],
+        f"Rule: {likeness['rule']}. The spread: {spread}. " + note if likeness["judges"] else "",
+        "No judge shares items with the annotators yet.",
+    )
     return out
 
 

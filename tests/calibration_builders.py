@@ -257,6 +257,7 @@ TOP_KEYS = {
     "win_rates": dict,
     "notes": list,
     "judge_pairs": list,
+    "human_likeness": (dict, type(None)),
     "prediction_powered": dict,
     "alt_test": dict,
     "tied_for_best": list,

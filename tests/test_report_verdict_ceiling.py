@@ -111,3 +111,19 @@ def test_it_reaches_by_the_point_or_by_overlapping_intervals():
     verdict = M.verdict_against_ceiling([point_above, overlapping, apart], ranked, ceiling)
     assert verdict.within_ceiling == ("a", "b") and verdict.judge is None
     assert M.verdict_against_ceiling([apart], ranked, ceiling, margin=0.11).judge == "c"
+
+
+def test_it_reports_human_likeness_in_every_format():
+    from calibration.report_formats import render, render_table_csv
+
+    report = report_of({"peer": 0.85, "fake1": 0.1})
+    likeness = report["human_likeness"]
+    assert likeness["n_annotators"] == 3 and likeness["n_annotator_pairs"] == 3
+    by = {j["judge"]: j for j in likeness["judges"]}
+    assert by["fake1"]["class"] == "below humans" and by["fake1"]["z"]["ci"][1] < -1
+    assert by["peer"]["class"] == "human-like" and set(by["peer"]["kappas"]) == {"human:h0", "human:h1", "human:h2"}
+    md = render(report, "md")
+    assert "## Human-likeness: each judge's κ with the annotators against theirs with each other" in md
+    assert "| fake1 |" in md and "below humans" in md
+    assert "human-like" in render(report, "html")
+    assert render_table_csv(report, "human_likeness").splitlines()[0] == "Judge,Mean κ with the annotators,z,Class,κ with each annotator"

@@ -63,7 +63,7 @@ class RaterVsOthers:
         return asdict(self)
 
 
-def _one_per_rater_item(t: LabelTable) -> LabelTable:
+def one_per_rater_item(t: LabelTable) -> LabelTable:
     span = int(t.item.max()) + 1 if len(t) else 1
     _, first = np.unique(t.rater.astype(np.int64) * span + t.item, return_index=True)
     return t.select(np.isin(np.arange(len(t)), first))
@@ -111,7 +111,7 @@ def rater_pairs(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, see
     taken in one pass, and the rater pairs sharing as many pairs resample them with one product of
     the same draw counts; each figure is the one `kappa_estimate` and `PairBootstrap.ratios` give
     for the two raters alone."""
-    t = _one_per_rater_item(as_table(labels))
+    t = one_per_rater_item(as_table(labels))
     if not len(t):
         return []
     v = t.vocab
@@ -175,7 +175,7 @@ def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, se
     Categories as for Cohen's kappa here: the first of the pair's systems in name order wins, the
     second wins, a tie.
     """
-    t = _one_per_rater_item(as_table(labels))
+    t = one_per_rater_item(as_table(labels))
     codes = t.outcome.astype(np.int64)
     k = OUTCOME_CATEGORIES
     keys, first_row, inv = np.unique(t.item, return_index=True, return_inverse=True)
@@ -204,7 +204,7 @@ def fleiss_kappa(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, se
 
 def raters_vs_others(labels: LabelTable | Iterable[LabelRow], rounds: int = 1000, seed: int = 0) -> list[RaterVsOthers]:
     """Each rater's agreement with the strict majority of the other raters of the same item."""
-    t = _one_per_rater_item(as_table(labels))
+    t = one_per_rater_item(as_table(labels))
     v = t.vocab
     _, inv, _, counts = item_counts(t.item, t.outcome)
     others = counts[inv].copy()
