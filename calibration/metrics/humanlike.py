@@ -75,7 +75,10 @@ def _classify(z: float | None) -> str | None:
 def _z(judge_kappas: np.ndarray, human_kappas: np.ndarray) -> np.ndarray:
     """z along the last axis: `judge_kappas` (..., m) and `human_kappas` (..., pairs); NaN where undefined."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        jm = np.nanmean(np.where(np.isnan(judge_kappas), np.nan, judge_kappas), axis=-1) if judge_kappas.shape[-1] else np.nan
+        # Means over the defined values written out: numpy's nanmean warns on an all-NaN row, and a
+        # warning filter is process-wide (the report computes on several threads).
+        judged = (~np.isnan(judge_kappas)).sum(axis=-1)
+        jm = np.where(judged > 0, np.nansum(judge_kappas, axis=-1) / np.where(judged > 0, judged, 1), np.nan)
         defined = (~np.isnan(human_kappas)).sum(axis=-1)
         hm = np.nansum(human_kappas, axis=-1) / np.where(defined > 0, defined, 1)
         sq = np.nansum((human_kappas - hm[..., None]) ** 2, axis=-1)
