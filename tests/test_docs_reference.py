@@ -2,6 +2,7 @@
 config/settings.py reads and the OpenAPI schema (docs/gen_reference.py writes them)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,12 @@ def test_it_lists_each_command_with_its_options(command):
     page = (REPO / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
     assert f"## {command}\n" in page
     assert f"usage: manage.py {command}" in page
+
+
+def test_it_keeps_the_readme_to_one_screen_with_links_that_resolve():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    assert readme.startswith("# Pairwise") and "make demo" in readme.split("\n\n")[1]
+    links = re.findall(r"\]\(((?:docs/)[^)#]*)", readme)
+    assert len(links) >= 20
+    assert [link for link in links if not (REPO / link).exists()] == []
