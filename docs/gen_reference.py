@@ -91,8 +91,11 @@ SETTINGS = {
         "comma-separated addresses or networks judges may connect to although they are not public "
         "([the outbound policy](../operations/outbound-policy.md)), e.g. `127.0.0.1` for a model served on this machine, `10.0.0.0/8`",
     ),
-    "JUDGE_BATCH_MAX_LINES": ("`50000`", "lines per Batch API file (batch runs split their requests into files of at most this many)"),
-    "JUDGE_BATCH_POLL_SECONDS": ("`10`", "seconds between two looks at a batch run's batches"),
+    "JUDGE_BATCH_MAX_LINES": (
+        "`50000`",
+        "lines per Batch API file (batch runs split their requests into files of at most this many), e.g. `10000`",
+    ),
+    "JUDGE_BATCH_POLL_SECONDS": ("`10`", "seconds between two looks at a batch run's batches, e.g. `60`"),
     "PUBLIC_BASE_URL": (
         "empty",
         "the site's address as its users reach it, e.g. `https://pairwise.example.org`: the start of the links `create_accounts` prints",
