@@ -69,7 +69,8 @@ serve: install
 
 test: install-dev test-only
 
-# The checks that need no database first: formatting, lint, the import contracts (pyproject.toml).
+# The checks that need no database first: formatting, lint, the import contracts (pyproject.toml),
+# the docs site built with --strict into site/ (mkdocs.yml; a broken link or a page left out of the nav fails).
 test-only: lint
 	$(TEST_ENV) $(PY) -m pytest -q
 
@@ -77,6 +78,7 @@ lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # Rewrites the tree in ruff's style and applies ruff's safe fixes (import order, unused imports).
 format:
