@@ -20,9 +20,14 @@ DEV_ENV := DEBUG=1
 DEMO_KEY_FILE := .demo-secret-key
 # Judges of the demo may also use the tests' loopback server (`python -m tests.llm_server --port 8001`,
 # any key): the demo allows that address explicitly, which a served site does not by default.
+# The loopback server's port (LOOPBACK_PORT=8011 make demo); `make demo-data` writes these settings to
+# .demo-env too, which commands run in this checkout read when SECRET_KEY is unset (config/env.py).
+LOOPBACK_PORT ?= 8001
+DEMO_ENDPOINTS := openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:$(LOOPBACK_PORT)/v1 LOOPBACK_API_KEY
+DEMO_ENV_FILE := .demo-env
 DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0 \
 	JUDGE_ALLOW_ADDRESSES="$${JUDGE_ALLOW_ADDRESSES-127.0.0.1}" LOOPBACK_API_KEY="$${LOOPBACK_API_KEY-demo-loopback-key}" \
-	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:8001/v1 LOOPBACK_API_KEY}"
+	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-$(DEMO_ENDPOINTS)}"
 TEST_ENV := SECRET_KEY=test-only-not-secret DEBUG=0
 
 .PHONY: demo demo-data test test-only lint format install install-dev serve migrate bench check-python clean
@@ -59,6 +64,8 @@ LOAD_DEMO_FLAGS ?=
 demo-data:
 	@test -n "$$SECRET_KEY" || test -s $(DEMO_KEY_FILE) || \
 	  (umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $(DEMO_KEY_FILE))
+	@printf '%s\n' "# Written by make demo-data: the demo's judge settings, for commands run here (config/env.py)." \
+	  "JUDGE_ALLOW_ADDRESSES=127.0.0.1" "LOOPBACK_API_KEY=demo-loopback-key" "JUDGE_ENDPOINTS=$(DEMO_ENDPOINTS)" > $(DEMO_ENV_FILE)
 	@echo "Setting up the demo database"
 	@$(DEMO_ENV) $(PY) manage.py migrate --noinput --verbosity 0
 	@$(DEMO_ENV) $(PY) manage.py load_demo $(LOAD_DEMO_FLAGS)

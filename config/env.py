@@ -141,6 +141,34 @@ def env_secret_key(name: str, *, debug: bool, key_file: Path) -> tuple[str, str]
     return "", "none"
 
 
+# The demo's settings for its commands (issue 41): the variables `make demo` serves the demo with, which
+# `make demo-data` writes beside the key file, so that `run_judges` and `add_judge --endpoint loopback`
+# work from a shell as they do on the demo's pages.
+DEMO_ENV_VARIABLES = ("JUDGE_ENDPOINTS", "JUDGE_ALLOW_ADDRESSES", "LOOPBACK_API_KEY")
+
+
+def load_demo_env(path: Path) -> list[str]:
+    """Sets the variables of the demo's settings file (`NAME=value` lines, only `DEMO_ENV_VARIABLES`)
+    that the environment does not set; returns their names. A missing file sets nothing."""
+    if not path.is_file():
+        return []
+    loaded = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImproperlyConfigured(f"the demo's settings file {path} cannot be read ({exc})") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or name not in DEMO_ENV_VARIABLES:
+            raise ImproperlyConfigured(f"{path}:{number}: expected NAME=value with NAME one of {', '.join(DEMO_ENV_VARIABLES)}")
+        if name not in os.environ:
+            os.environ[name] = value
+            loaded.append(name)
+    return loaded
+
+
 def env_networks(name: str, default: str = "") -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """Comma-separated addresses or networks (127.0.0.1, 10.0.0.0/8, ::1)."""
     networks = []

@@ -23,6 +23,7 @@ from config.env import (
     env_secret_key,
     env_url,
     env_variable_names,
+    load_demo_env,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -45,6 +46,9 @@ DEBUG = env_bool("DEBUG", False)
 # development key, else none: commands that sign nothing still run; serving (config/wsgi.py,
 # runserver) and set-password links refuse with a message. SECRET_KEY_SOURCE says which it was.
 SECRET_KEY, SECRET_KEY_SOURCE = env_secret_key("SECRET_KEY", debug=DEBUG, key_file=BASE_DIR / ".demo-secret-key")
+# A command run in the demo's checkout (the key from its key file) takes the demo's judge endpoints and
+# loopback address too, from the file `make demo-data` writes beside the key; the environment wins.
+DEMO_ENV_LOADED = load_demo_env(BASE_DIR / ".demo-env") if SECRET_KEY_SOURCE == "demo key file" else []
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
