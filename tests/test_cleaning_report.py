@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 LOSSY = (
     "Otters live along the coast [1].\n\n"
-    "## Notes\n\nThis note describes in detail how the cited otters were counted from small boats.\n\n"
+    "## Notes\n\nThis note says the otters were counted as in the sources listed below, from small boats.\n\n"
     "## References\n\n[1] https://example.org/otters\n"
 )
 
@@ -37,7 +37,7 @@ def test_it_reports_per_system_and_article_in_markdown(imported):
     assert "## Per system" in result.out and "## Per article" in result.out
     assert "| agent_a | 2 |" in result.out
     assert "- agent_a / Red Fox: lost" in result.out
-    assert "removed section 'Notes' held 14 prose words" in result.out
+    assert "removed section 'Notes' held 16 prose words" in result.out
     assert "| agent_a | Red Fox |" in result.out and "Notes; References" in result.out
 
 
@@ -46,7 +46,7 @@ def test_it_writes_json_with_flags(imported):
     rows = {(r["system"], r["topic"]): r for r in data["articles"]}
     fox = rows[("agent_a", "Red Fox")]
     assert fox["removed_sections"] == ["Notes", "References"]
-    assert fox["prose_words_removed"] == 14 and fox["flags"]
+    assert fox["prose_words_removed"] == 16 and fox["flags"]
     reference = [r for (system, topic), r in rows.items() if system != "agent_a" and topic == "Red Fox"]
     assert len(reference) == 1 and reference[0]["words_removed"] == 0 and reference[0]["flags"] == []
     assert [s["articles"] for s in data["systems"]] == [2, 2]
@@ -85,7 +85,7 @@ def test_it_shows_the_raw_markdown_with_removed_spans_marked_and_escaped(client,
     assert response.status_code == 200
     body = response.content.decode()
     assert '<del class="removed">[1]</del>' in body
-    assert "removed section &#x27;Notes&#x27; held 14 prose words" in body
+    assert "removed section &#x27;Notes&#x27; held 16 prose words" in body
     assert "Otters live along the coast" in body
 
 

@@ -157,15 +157,25 @@ from __future__ import annotations
 
 import re
 
+from annotate.cleaning.blocks import Decision
 from annotate.cleaning.normalize import normalize_article
 from annotate.cleaning.strip import strip_citations
 
-__all__ = ["clean_article", "count_words", "normalize_article", "strip_citations"]
+__all__ = ["Decision", "clean_article", "cleaning_decisions", "count_words", "normalize_article", "strip_citations"]
 
 
 def clean_article(markdown: str, title: str, *, is_reference: bool = False) -> str:
     """The displayed article: citations stripped, then normalized."""
     return normalize_article(strip_citations(markdown, is_reference=is_reference), title)
+
+
+def cleaning_decisions(markdown: str, *, is_reference: bool = False) -> list[Decision]:
+    """Why each block under a source heading went or stayed, and each agent's note
+    removed at the article's start or end (``blocks.Decision``), in the order the
+    cleaner met them."""
+    log: list[Decision] = []
+    strip_citations(markdown, is_reference=is_reference, log=log)
+    return log
 
 
 _ALNUM_RE = re.compile(r"[^\W_]")
