@@ -122,3 +122,48 @@ def test_it_reports_a_table_kept_under_a_references_heading(tmp_path, client, ra
     client.force_login(rachel)
     body = client.get(url(Topic.objects.get(title="Red Fox"))).content.decode()
     assert "Kept under a reference heading" in body and "<td>9. References and Data Sources</td><td>11</td><td>4</td>" in body
+
+
+# --- blocks under source headings (issue 33) ---------------------------------------
+
+SOURCED = (
+    "Herons nest in colonies along the river.\n\n"
+    "## 9. References and Data Sources\n\n"
+    "| Site | Nests | Year |\n|---|---|---|\n| North bank | 41 | 2023 |\n\n"
+    'riverwatch.org – River Trust (A. Lind) - "Heron count rises again" (Jun 2, 2023)\n'
+    "Wetland Survey Office – Annual heron census (PDF)\n\n"
+    "The article has been successfully created and saved. It follows the style guidelines in your rubric."
+)
+
+
+@pytest.fixture
+def sourced(tmp_path):
+    topics = {"Grey_Heron": article("Grey Heron", "The grey heron is a wading bird.")}
+    systems = {"agent_b": {"Grey_Heron": article("Grey Heron", SOURCED)}}
+    result = run("import_wlc", str(write_wlc(tmp_path, topics=topics, systems=systems)), "--quiet-progress")
+    assert result.code == 0, result.err
+    return Topic.objects.get(title="Grey Heron")
+
+
+def test_it_lists_removed_and_kept_blocks_per_system_with_the_deciding_feature(sourced):
+    out = run("cleaning_report").out
+    assert "### agent_b: 2 citation entries and 1 agent's notes removed, 1 blocks kept" in out
+    assert "Kept as content (1):" in out and "a table of data. «\\| Site \\| Nests" in out
+    assert "Grey Heron / 9. References and Data Sources: URL or domain. «riverwatch.org" in out
+    assert "Grey Heron / 9. References and Data Sources: format tag. «Wetland Survey Office" in out
+    assert "says it created or saved the article" in out
+    system = next(line for line in out.splitlines() if line.startswith("| agent_b |"))
+    assert system.split(" | ")[4] != "0.0"  # the share of words removed
+
+
+def test_it_gives_every_decision_in_json(sourced):
+    data = json.loads(run("cleaning_report", "--format", "json").out)
+    heron = next(r for r in data["articles"] if r["system"] == "agent_b")
+    assert [(d["class"], d["removed"]) for d in heron["decisions"]] == [
+        ("content", False),
+        ("citation entry", True),
+        ("citation entry", True),
+        ("agent's note", True),
+    ]
+    assert all(d["reason"] and d["excerpt"] for d in heron["decisions"])
+    assert (heron["entries_removed"], heron["notes_removed"], heron["blocks_kept"]) == (2, 1, 1)

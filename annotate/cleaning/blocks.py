@@ -532,6 +532,9 @@ def drop_agent_notes(lines: list[str], log: list[Decision] | None = None) -> lis
                     log.append(decision("", blocks[k], (NOTE, "continues the agent's note above (a list after its colon)", score)))
                 k += 1
     start_blocks = k
+    if start_blocks and start_blocks < len(blocks):
+        # A rule between the opening note and the article goes with the note.
+        drop.update(i for i in range(blocks[0].start, blocks[start_blocks].start) if _RULE_RE.fullmatch(lines[i]))
 
     # The end: trailing items wait for the note whose colon introduces them.
     k = len(blocks) - 1

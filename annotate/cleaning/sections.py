@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from annotate.cleaning.blocks import CONTENT, NOTE, Decision, classify_blocks, decision, split_blocks
+from annotate.cleaning.blocks import CONTENT, ENTRY, NOTE, Block, Decision, classify_blocks, decision, split_blocks
 from annotate.markdown_lines import FETCH_METADATA_LABELS, SETEXT_RE, atx
 
 # Pseudo-headings (level 7): a line that is only bold/italic text, or "Label:".
@@ -97,9 +97,16 @@ _TRAIL_ENTRY_RE = re.compile(
 _URLISH_RE = re.compile(r"https?:|www\.|^\s*(?:[-*+]\s+)?\[\^?\d{1,4}\]", re.MULTILINE)
 
 Heading = tuple[int, int, int, str]  # (line index, number of lines, level, text)
+_ANYWHERE_REASON = "a [N] entry with a URL (removed wherever it stands)"
 
 
-def scan(lines: list[str], link_labels: set[str]) -> tuple[list[str], list[Heading]]:
+def _log_line(log: list[Decision], heads: list[Heading], line: str, reason: str) -> None:
+    """Record one line removed as a citation entry, under the last heading met."""
+    block = Block(0, 1, "paragraph", line)
+    log.append(decision(heads[-1][3] if heads else "", block, (ENTRY, reason, 3.0)))
+
+
+def scan(lines: list[str], link_labels: set[str], log: list[Decision] | None = None) -> tuple[list[str], list[Heading]]:
     """One pass over right-stripped lines: drops fetch metadata, footnote and link
     definitions and ``[N] … URL`` entry lines; finds headings. Pseudo-headings (a
     line that is only bold/italic text, a ``Label:`` line or a bare reference name,
@@ -132,14 +139,20 @@ def scan(lines: list[str], link_labels: set[str]) -> tuple[list[str], list[Headi
         if first == "[":
             if _FOOTNOTE_DEF_RE.match(line):
                 in_footnote = True
+                if log is not None:
+                    _log_line(log, heads, line, "a footnote definition ([^N]: ...)")
                 continue
             m = _LINK_DEF_RE.match(line)
             if m:
                 link_labels.add(" ".join(m.group(1).lower().split()))
                 continue
             if _REF_ENTRY_ANYWHERE_RE.match(line):
+                if log is not None:
+                    _log_line(log, heads, line, _ANYWHERE_REASON)
                 continue
         elif first in ("-", "*", "+") and "[" in line[:8] and _REF_ENTRY_ANYWHERE_RE.match(line):
+            if log is not None:
+                _log_line(log, heads, line, _ANYWHERE_REASON)
             continue
         heading = None
         if first == "#":
@@ -370,7 +383,7 @@ def log_whole(lines: list[str], start: int, end: int, heading: str, reason: str,
         log.append(decision(heading, block, (kind, reason, 0.0)))
 
 
-def drop_trailing_entries(lines: list[str]) -> list[str]:
+def drop_trailing_entries(lines: list[str], log: list[Decision] | None = None) -> list[str]:
     """Drop a final block of reference-entry lines, with a bare reference-name line
     (``Sources:``) just above it."""
     j = len(lines) - 1
@@ -389,4 +402,8 @@ def drop_trailing_entries(lines: list[str]) -> list[str]:
         return lines
     if j >= 0 and len(lines[j]) < 60 and ref_kind(lines[j]):
         cut = j
+    if log is not None:
+        for line in lines[cut:]:
+            if line and _TRAIL_ENTRY_RE.fullmatch(line):
+                log.append(decision("", Block(0, 1, "paragraph", line), (ENTRY, "a trailing block of reference entries", 3.0)))
     return lines[:cut]

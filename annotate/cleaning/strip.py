@@ -34,10 +34,10 @@ def strip_citations(markdown: str, *, is_reference: bool = False, log: list[Deci
     stash: list[str] = []
     lines = split_lines(text, stash)
     labels: set[str] = set()
-    lines, headings = scan(lines, labels)
+    lines, headings = scan(lines, labels, log)
     if headings:
         lines = drop_sections(lines, headings, is_reference, log)
-    lines = drop_trailing_entries(lines)
+    lines = drop_trailing_entries(lines, log)
     if not is_reference:
         lines = drop_agent_notes(lines, log)
     text = "\n".join(lines)
