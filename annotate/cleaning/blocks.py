@@ -60,6 +60,10 @@ NOTE_THRESHOLD = 3.0
 PROSE_MIN_WORDS = 12
 PROSE_FUNCTION_SHARE = 0.25
 PROSE_DISCOUNT = 1.5
+# How far from each end of an article (before its first heading, after its last)
+# an agent's note is looked for, in non-blank lines.
+NOTE_WINDOW_LINES = 16
+NOTE_WINDOW_CHARS = 2500
 CONTEXT_ENTRY_SHARE = 2 / 3
 CONTEXT_ENTRY_MIN = 1.5
 
@@ -328,13 +332,84 @@ SOURCE_TALK_FEATURES: tuple[tuple[str, float, re.Pattern], ...] = (
 )
 
 
-def note_score(text: str, *, under_source_heading: bool = True) -> tuple[float, str]:
+def _by_weight(features: tuple) -> tuple[tuple, tuple]:
+    """The features, heaviest first, and for each the weight of it and those after it."""
+    ordered = tuple(sorted(features, key=lambda f: -f[1]))
+    return ordered, tuple(sum(f[1] for f in ordered[k:]) for k in range(len(ordered)))
+
+
+_BY_WEIGHT_ALL = _by_weight(NOTE_FEATURES + SOURCE_TALK_FEATURES)
+_BY_WEIGHT_ENDS = _by_weight(NOTE_FEATURES)
+
+# Words one of which each note feature needs (lower case): a substring test in C
+# spares most texts the slower case-insensitive search.
+_NOTE_ANCHORS = {
+    "says it created or saved the article": (
+        "created",
+        "saved",
+        "written",
+        "generated",
+        "completed",
+        "drafted",
+        "produced",
+        "compiled",
+        "updated",
+        "revised",
+        "finali",
+        "prepared",
+        "researched",
+        "finished",
+        "here",
+        "below is",
+        "attached is",
+        ".md",
+    ),
+    "speaks of the rubric, guidelines or request": (
+        "rubric",
+        "your ",
+        "the user",
+        "the prompt",
+        "task",
+        "instructions",
+        "request",
+        "asked",
+        "wanted",
+        "guideline",
+    ),
+    "addresses the user": ("let me", "feel free", "if you", "hope", "happy to", "would you", "do you", "i can"),
+    "speaks of the sources provided": ("provided", "supplied", "given"),
+    "speaks as I or you": ("i", "you"),
+    "praises its own writing": (
+        "neutral",
+        "npov",
+        "encyclop",
+        "lead section",
+        "structured",
+        "comprehensive",
+        "style guide",
+        "verifiab",
+        "proper citation",
+    ),
+    "reports on its own research": ("not", "never", "consulted", "cited", "reviewed", "retrieved", "searched", "therefore", "could not"),
+    "talks about this text's own sources": ("below", "above", "here", "this", "throughout", "present", "following", " in the "),
+}
+
+
+def note_score(text: str, *, under_source_heading: bool = True, at_least: float = 0.0) -> tuple[float, str]:
     """The block's agent's-note score and its strongest feature ("" when none fired).
-    Talk of the text's own sources counts only ``under_source_heading``."""
+    Talk of the text's own sources counts only ``under_source_heading``. With
+    ``at_least``, stops (and gives a score below it) as soon as the features left
+    cannot bring the score there."""
     score = 0.0
     best, best_weight = "", 0.0
-    features = NOTE_FEATURES + SOURCE_TALK_FEATURES if under_source_heading else NOTE_FEATURES
-    for name, weight, pattern in features:
+    features = _BY_WEIGHT_ALL if under_source_heading else _BY_WEIGHT_ENDS
+    low = text.lower()
+    for left, (name, weight, pattern) in zip(features[1], features[0]):
+        if score + left < at_least:
+            break
+        anchors = _NOTE_ANCHORS.get(name)
+        if anchors and not any(map(low.__contains__, anchors)):
+            continue
         if pattern.search(text):
             score += weight
             if weight > best_weight:
@@ -493,12 +568,39 @@ def _is_heading(line: str) -> bool:
     return line.lstrip(" ")[:1] == "#" and bool(re.match(r"[ ]{0,3}#{1,6}(?:[ \t]|$)", line))
 
 
+def _end_windows(lines: list[str]) -> tuple[str, str]:
+    """The text an agent's note at the start could sit in (up to the first heading
+    after the title) and at the end (from the last heading), each at most
+    ``NOTE_WINDOW_LINES`` non-blank lines."""
+    head: list[str] = []
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        if _is_heading(line) and not (not head and line.lstrip().startswith("# ")):
+            break
+        head.append(line)
+        if len(head) >= NOTE_WINDOW_LINES:
+            break
+    tail: list[str] = []
+    for line in reversed(lines):
+        if not line:
+            continue
+        if _is_heading(line) or len(tail) >= NOTE_WINDOW_LINES:
+            break
+        tail.append(line)
+    return "\n".join(head)[:NOTE_WINDOW_CHARS], "\n".join(reversed(tail))[-NOTE_WINDOW_CHARS:]
+
+
 def drop_agent_notes(lines: list[str], log: list[Decision] | None = None) -> list[str]:
     """Drop whole blocks at the start or the end of an article that speak to the user
     about the task (``NOTE``), with a list that follows such a note's colon, a rule
     between them and the article, and a heading left with nothing under it at the end.
     Self-reference inside the article's prose is never judged here."""
     n = len(lines)
+    # Most articles have no note: a block's score is at most that of the text it sits
+    # in (each feature counts once), so one look at each end rules them out.
+    if not any(note_score(w, under_source_heading=False, at_least=NOTE_THRESHOLD)[0] >= NOTE_THRESHOLD for w in _end_windows(lines)):
+        return lines
     heads = {i for i in range(n) if _is_heading(lines[i])}
     blocks = split_blocks(lines, 0, n, heads)
     if not blocks:
