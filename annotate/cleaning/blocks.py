@@ -178,6 +178,7 @@ ENTRY_FEATURES: tuple[tuple[str, float, re.Pattern], ...] = (
 _WEIGHTS = {name: weight for name, weight, _ in ENTRY_FEATURES}
 # A feature of this weight decides alone, and no content feature outweighs it.
 DECISIVE_WEIGHT = 3.0
+_BEFORE_NOTES = frozenset({ENTRY_FEATURES[0][0], ENTRY_FEATURES[1][0]})
 # Under a source heading a list is most often the source list itself.
 LIST_ITEM_PRIOR = 1.0
 
@@ -235,11 +236,14 @@ def _prose_like(text: str) -> bool:
 
 
 def entry_score(text: str) -> tuple[float, str]:
-    """The block's citation-entry score and its strongest feature ("" when none fired)."""
+    """The block's citation-entry score and its strongest feature ("" when none fired).
+    A decisive feature (``DECISIVE_WEIGHT``) ends the count: the block is an entry."""
     score = 0.0
     best, best_weight = "", 0.0
     fired = set()
     for name, weight, pattern in ENTRY_FEATURES:
+        if best_weight >= DECISIVE_WEIGHT:
+            break
         if name == "year" and "date" in fired:
             continue
         if pattern.search(text):
@@ -332,9 +336,21 @@ SOURCE_TALK_FEATURES: tuple[tuple[str, float, re.Pattern], ...] = (
 )
 
 
+def _lowered(pattern: re.Pattern) -> tuple[re.Pattern, bool]:
+    """A case-insensitive pattern as a case-sensitive one for lower-cased text (twice
+    as fast in ``re``), and True; any other pattern as it is, and False."""
+    source = pattern.pattern
+    if not source.startswith("(?i)"):
+        return pattern, False
+    # Lower-casing a pattern is safe only without upper-case escapes (\S, \W, ...).
+    assert not re.search(r"\\[A-Z]", source), source
+    return re.compile(source[4:].lower()), True
+
+
 def _by_weight(features: tuple) -> tuple[tuple, tuple]:
-    """The features, heaviest first, and for each the weight of it and those after it."""
-    ordered = tuple(sorted(features, key=lambda f: -f[1]))
+    """The features, heaviest first (each with its pattern for lower-cased text where
+    it has one), and for each the weight of it and those after it."""
+    ordered = tuple((name, weight, *_lowered(pattern)) for name, weight, pattern in sorted(features, key=lambda f: -f[1]))
     return ordered, tuple(sum(f[1] for f in ordered[k:]) for k in range(len(ordered)))
 
 
@@ -404,13 +420,13 @@ def note_score(text: str, *, under_source_heading: bool = True, at_least: float 
     best, best_weight = "", 0.0
     features = _BY_WEIGHT_ALL if under_source_heading else _BY_WEIGHT_ENDS
     low = text.lower()
-    for left, (name, weight, pattern) in zip(features[1], features[0]):
+    for left, (name, weight, pattern, on_lower) in zip(features[1], features[0]):
         if score + left < at_least:
             break
         anchors = _NOTE_ANCHORS.get(name)
         if anchors and not any(map(low.__contains__, anchors)):
             continue
-        if pattern.search(text):
+        if pattern.search(low if on_lower else text):
             score += weight
             if weight > best_weight:
                 best, best_weight = name, weight
@@ -449,11 +465,13 @@ def classify_block(block: Block, *, notes: bool = True) -> tuple[str, str, float
     if block.kind == "code":
         return ENTRY, "code block (a citation format such as BibTeX)", 3.0
     text = block.text
+    score, best = entry_score(text)
+    if best in _BEFORE_NOTES:  # a URL or an identifier: an entry, whatever else it says
+        return ENTRY, best, score
     if notes:
-        n_score, n_best = note_score(text)
+        n_score, n_best = note_score(text, at_least=NOTE_THRESHOLD)
         if n_score >= NOTE_THRESHOLD:
             return NOTE, n_best, n_score
-    score, best = entry_score(text)
     if block.kind == "item":
         score += LIST_ITEM_PRIOR
         best = best or "an item of a list under a source heading"
