@@ -68,7 +68,7 @@ strip_citations: rules and judgement calls
   features than the threshold (a title and a year alone) stays.
 * Agents' notes at the ends (agents only): a whole paragraph before the first
   section or after the last content that speaks to the user about the task goes,
-  with a list after its colon and a rule beside it (``blocks.drop_agent_notes``).
+  with a list after its colon and a rule beside it (``notes.drop_agent_notes``).
   Self-reference inside the prose stays (the blindness audit measures it).
 * Source commentary (agents only, ``is_reference=False``): a section goes when its
   heading is about sourcing (source(s), sourcing, verification, methodology,

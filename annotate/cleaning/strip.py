@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from annotate.cleaning.blocks import Decision, drop_agent_notes
+from annotate.cleaning.blocks import Decision
 from annotate.cleaning.inline import strip_inline
+from annotate.cleaning.notes import drop_agent_notes
 from annotate.cleaning.protect import prepare, split_lines, unstash
 from annotate.cleaning.residue import drop_caption_residue
 from annotate.cleaning.sections import drop_sections, drop_trailing_entries, scan
