@@ -75,7 +75,10 @@ print(json.dumps(rows))
 def _unpack(rev: str, into: Path) -> Path:
     target = into / rev
     target.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    done = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"cannot unpack revision {rev!r} (a shallow clone?): {done.stderr.decode(errors='replace').strip()}")
+    archive = done.stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target
 
