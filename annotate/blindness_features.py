@@ -14,6 +14,11 @@ Text:
 - ``self_reference``: phrases in which the text talks about itself (`SELF_REFERENCE`).
 - ``wikipedia``: mentions of Wikipedia.
 - ``source_talk``: phrases about the sources it was given (`SOURCE_TALK`).
+- ``self_reference_per_1k``: phrases in which the text speaks of itself, of the sources it was given
+  or of the person it was written for (`TASK_SELF_REFERENCE`: "this report", "this article", "the
+  provided sources", "the user", ...) per 1,000 words. The cleaner keeps such phrases inside an
+  article's prose (they are its writing, and the criteria judge them) and removes only whole notes
+  to the user at its start or end; this feature measures, per system, how much of it is left.
 - ``bullet_share``: share of the body's non-blank lines (headings and table rows left out) that are list items.
 - ``sentence_words``: mean words per sentence in prose lines (not headings, lists or tables).
 
@@ -68,6 +73,27 @@ SOURCE_TALK = (
     "the sources suggest",
 )
 
+# Phrases about the task rather than the subject, counted per 1,000 words (``self_reference_per_1k``).
+TASK_SELF_REFERENCE = (
+    "this report",
+    "this article",
+    "this document",
+    "this overview",
+    "this entry",
+    "this summary",
+    "the present article",
+    "the present report",
+    "provided sources",
+    "sources provided",
+    "provided documents",
+    "provided materials",
+    "the given sources",
+    "the user",
+    "the user's",
+    "your request",
+    "as requested",
+)
+
 
 @dataclass(frozen=True)
 class Feature:
@@ -101,6 +127,12 @@ FEATURES = (
         "Talk of the sources",
         'phrases such as "the provided sources", "according to the sources"',
         rare=True,
+    ),
+    Feature(
+        "self_reference_per_1k",
+        "Self-reference per 1,000 words",
+        'phrases about the text itself, the sources it was given or its user ("this report", "the provided sources", '
+        '"the user") per 1,000 words',
     ),
     Feature("bullet_share", "Bullet-list share", "share of body lines that are list items"),
     Feature("sentence_words", "Words per sentence", "mean sentence length in prose"),
@@ -169,6 +201,7 @@ def _phrases(phrases: tuple[str, ...]) -> re.Pattern:
 
 _SELF_REFERENCE = _phrases(SELF_REFERENCE)
 _SOURCE_TALK = _phrases(SOURCE_TALK)
+_TASK_SELF_REFERENCE = _phrases(TASK_SELF_REFERENCE)
 
 
 def _lists(html: str) -> int:
@@ -239,6 +272,7 @@ def features_of(markdown: str, *, neutral_emphasis: bool = False) -> dict[str, f
         "self_reference": float(len(_SELF_REFERENCE.findall(markdown))),
         "wikipedia": float(len(_WIKIPEDIA.findall(markdown))),
         "source_talk": float(len(_SOURCE_TALK.findall(markdown))),
+        "self_reference_per_1k": len(_TASK_SELF_REFERENCE.findall(markdown)) * 1000 / words if words else 0.0,
         "bullet_share": list_lines / body_lines if body_lines else 0.0,
         "sentence_words": mean(len(s.split()) for s in sentences) if sentences else 0.0,
         **presentation_of(html, words),

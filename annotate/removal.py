@@ -26,6 +26,11 @@ Counting words:
   kept the tables and prose under it as content. Its kept and removed words are
   reported, so that staff can check what was kept.
 
+* *Block decisions* (``Removal.decisions``): why each block under a source heading
+  was removed or kept, and each agent's note removed at the article's start or end,
+  as the cleaner decided them (``cleaning.cleaning_decisions``): the class (citation
+  entry, agent's note, content), the feature that decided it, an excerpt and its words.
+
 Flags: prose loss above ``PROSE_LOSS_LIMIT`` (3%), any removed section whose
 removed paragraph lines held at least ``SECTION_PROSE_MIN`` prose words (one
 sentence of text, not list entries or URLs), and every kept reference section.
@@ -38,10 +43,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from annotate.cleaning import Decision, cleaning_decisions
 from annotate.cleaning.sections import ref_kind
 from annotate.markdown_lines import FENCE_OPEN_RE, FETCH_METADATA_LABELS
 
 __all__ = [
+    "Decision",
     "PROSE_LOSS_LIMIT",
     "SECTION_PROSE_MIN",
     "KeptReferenceSection",
@@ -122,6 +129,19 @@ class Removal:
     removed_prose_words: int
     removed_sections: tuple[RemovedSection, ...] = field(default=())
     kept_reference_sections: tuple[KeptReferenceSection, ...] = field(default=())
+    decisions: tuple[Decision, ...] = field(default=())
+
+    @property
+    def removed_blocks(self) -> tuple[Decision, ...]:
+        return tuple(d for d in self.decisions if d.removed)
+
+    @property
+    def kept_blocks(self) -> tuple[Decision, ...]:
+        return tuple(d for d in self.decisions if not d.removed)
+
+    @property
+    def words_removed_percent(self) -> float:
+        return round(100 * self.removed_words / self.words, 1) if self.words else 0.0
 
     @property
     def prose_lost(self) -> float:
@@ -264,8 +284,9 @@ def _merge(ranges: list[tuple[int, int]], raw: str) -> tuple[tuple[int, int], ..
     return tuple((s, e) for s, e in merged)
 
 
-def article_removal(raw: str, display: str) -> Removal:
-    """What ``clean_article`` removed from ``raw`` to give ``display``."""
+def article_removal(raw: str, display: str, *, is_reference: bool = False) -> Removal:
+    """What ``clean_article`` removed from ``raw`` to give ``display``; ``is_reference``:
+    the article is the human-written one (the cleaner's decisions differ for it)."""
     raw_lines, raw_starts = _lines(raw)
     display_lines, _ = _lines(display)
     kinds, headings = _classify(raw_lines)
@@ -339,6 +360,7 @@ def article_removal(raw: str, display: str) -> Removal:
         removed_prose_words=removed_prose,
         removed_sections=tuple(sections),
         kept_reference_sections=tuple(kept_sections),
+        decisions=tuple(cleaning_decisions(raw, is_reference=is_reference)),
     )
 
 

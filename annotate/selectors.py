@@ -573,11 +573,16 @@ def cleaning_removals(*, benchmark: str | None = None) -> Iterator[RemovalRow]:
     if benchmark:
         articles = articles.filter(topic__benchmark=benchmark)
     for article in articles.iterator(chunk_size=100):
-        yield RemovalRow(article=article, removal=article_removal(article.raw_markdown, article.display_markdown))
+        yield RemovalRow(
+            article=article,
+            removal=article_removal(article.raw_markdown, article.display_markdown, is_reference=article.system.is_reference),
+        )
 
 
 def topic_article_removal(*, topic: Topic, system_key: str) -> RemovalRow | None:
     article = topic.articles.select_related("system").defer("html", "toc").filter(system__key=system_key).first()
     if article is None:
         return None
-    return RemovalRow(article=article, removal=article_removal(article.raw_markdown, article.display_markdown))
+    return RemovalRow(
+        article=article, removal=article_removal(article.raw_markdown, article.display_markdown, is_reference=article.system.is_reference)
+    )

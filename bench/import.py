@@ -1,63 +1,131 @@
-"""Time to import and clean a benchmark, and its throughput in MB/s of markdown.
+"""Time to import and clean a benchmark, in MB/s of markdown, beside earlier versions of the code.
 
-    python bench/import.py ../shared/wlc-sample [--rounds 3]
+    python bench/import.py ../shared/wlc-sample [--rounds 3] [--against acb0463 --against 59bb9c9] [--profile]
 
-Each round imports into a fresh SQLite database (set DATABASE_URL to measure
-another server) and reports reading, cleaning + rendering, and database writes
-separately. The target is >= 5 MB/s end to end on a 2-core machine.
+Each version runs in its own process on its own fresh SQLite database (set
+DATABASE_URL to measure another server), in turn, twice over (this tree, the
+others, then back), so that a change of load on the machine falls on all of them;
+each process imports the benchmark once to warm up, then ``--rounds`` times, and
+reports reading, cleaning + rendering, and database writes separately. The figure
+compared is the median round. ``--against`` names git revisions to measure beside
+this tree (each is unpacked with ``git archive`` into a temporary folder; no
+worktree is made). The default is the commit before "a new line of prose starts a
+new paragraph" (acb0463, the parent of 8db74e3, which brought annotate/rendering's
+paragraph_per_line and migration 0007) and the commit this branch started from.
+``--profile`` prints where this tree's CPU time goes (cProfile, top functions).
+DEBUG is off in every process, as in production.
 """
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+BEFORE_PARAGRAPHS = "acb0463"  # parent of 8db74e3 (paragraph_per_line, migration 0007)
+BRANCH_START = "59bb9c9"  # the commit issue 33's work started from
+WORKER = r"""
+import json, os, sys, tempfile, time
+from pathlib import Path
+tree, path, rounds, profile = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+sys.path.insert(0, tree)
+os.chdir(tree)
+os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='bench-import-')}/bench.sqlite3")
+os.environ["DEBUG"] = "0"
+os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+import django
+django.setup()
+from django.conf import settings
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from annotate.models import Article, Criterion, CriterionSet, System, Topic
+from annotate.services import articles_import, articles_prepare
+from annotate.sources import read_wlc
 
-from harness import django_on_scratch_database  # noqa: E402  (bench/ is on sys.path)
+def one():
+    for model in (Article, Topic, System, Criterion, CriterionSet):
+        model.objects.all().delete()
+    t0 = time.perf_counter()
+    batch = read_wlc(path, max_bytes=settings.MAX_ARTICLE_BYTES)
+    t1 = time.perf_counter()
+    prepared = articles_prepare(batch.articles)
+    t2 = time.perf_counter()
+    summary = articles_import(batch=batch, prepared=prepared)
+    t3 = time.perf_counter()
+    return [t1 - t0, t2 - t1, t3 - t2, t3 - t0, summary.markdown_bytes / 1e6, summary.articles_created]
+
+one()
+rows = [one() for _ in range(rounds)]
+if profile:
+    import cProfile, io, pstats
+    profiler = cProfile.Profile(time.process_time)
+    profiler.runcall(one)
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(18)
+    sys.stderr.write(out.getvalue())
+print(json.dumps(rows))
+"""
+
+
+def _unpack(rev: str, into: Path) -> Path:
+    target = into / rev
+    target.mkdir()
+    done = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"cannot unpack revision {rev!r} (a shallow clone?): {done.stderr.decode(errors='replace').strip()}")
+    archive = done.stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def _measure(tree: Path, path: Path, rounds: int, profile: bool = False) -> list[list[float]]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, str(tree), str(path.resolve()), str(rounds), "1" if profile else "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: the import failed:\n{done.stderr[-3000:]}")
+    if profile:
+        print(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path)
-    parser.add_argument("--benchmark")
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-
-    django_on_scratch_database("import")
-    from django.conf import settings
-    from django.db import connection
-
-    from annotate.models import Article, Criterion, CriterionSet, System, Topic
-    from annotate.services import articles_import, articles_prepare
-    from annotate.sources import read_wlc
-
-    rows = []
-    for round_no in range(1, args.rounds + 1):
-        for model in (Article, Topic, System, Criterion, CriterionSet):
-            model.objects.all().delete()
-        t0 = time.perf_counter()
-        batch = read_wlc(args.path, benchmark=args.benchmark, max_bytes=settings.MAX_ARTICLE_BYTES)
-        t1 = time.perf_counter()
-        prepared = articles_prepare(batch.articles)
-        t2 = time.perf_counter()
-        summary = articles_import(batch=batch, prepared=prepared)
-        t3 = time.perf_counter()
-        mb = summary.markdown_bytes / 1_000_000
-        rows.append((t1 - t0, t2 - t1, t3 - t2, t3 - t0, mb))
-        print(
-            f"round {round_no}: {summary.articles_created} articles, {mb:.2f} MB markdown | "
-            f"read {t1 - t0:.3f} s, clean+render {t2 - t1:.3f} s ({mb / (t2 - t1):.1f} MB/s), "
-            f"db {t3 - t2:.3f} s | total {t3 - t0:.3f} s = {mb / (t3 - t0):.1f} MB/s"
-        )
-    total = statistics.median(r[3] for r in rows)
-    mb = rows[0][4]
-    print(
-        f"median of {len(rows)} rounds on {connection.vendor}: {total:.3f} s, {mb / total:.1f} MB/s "
-        f"(target 5 MB/s: {mb / total / 5:.1f}x the target)"
+    parser.add_argument(
+        "--against", action="append", help=f"git revision to measure beside this tree (default {BEFORE_PARAGRAPHS}, {BRANCH_START})"
     )
+    parser.add_argument("--profile", action="store_true", help="print a cProfile summary of one round of this tree")
+    args = parser.parse_args()
+    against = args.against or [BEFORE_PARAGRAPHS, BRANCH_START]
+
+    with tempfile.TemporaryDirectory(prefix="bench-import-trees-") as tmp:
+        trees = {"this tree": ROOT} | {rev: _unpack(rev, Path(tmp)) for rev in against}
+        rows: dict[str, list[list[float]]] = {name: [] for name in trees}
+        order = list(trees)
+        for name in order + order[::-1]:  # there and back: drifting load falls on every version
+            rows[name] += _measure(trees[name], args.path, args.rounds, profile=args.profile and name == "this tree" and not rows[name])
+
+    mb = rows["this tree"][0][4]
+    print(f"{rows['this tree'][0][5]} articles, {mb:.2f} MB of markdown; median of {2 * args.rounds} rounds per version, DEBUG off")
+    print(f"{'version':<12} {'read s':>8} {'clean+render s':>15} {'db s':>8} {'total s':>8} {'MB/s':>6}")
+    medians = {}
+    for name, data in rows.items():
+        med = [statistics.median(r[i] for r in data) for i in range(4)]
+        medians[name] = med[3]
+        print(f"{name:<12} {med[0]:8.3f} {med[1]:15.3f} {med[2]:8.3f} {med[3]:8.3f} {mb / med[3]:6.2f}")
+    for rev in against:
+        print(f"this tree against {rev}: {medians[rev] / medians['this tree']:.2f}x as fast")
 
 
 if __name__ == "__main__":

@@ -217,3 +217,11 @@ def test_it_warns_before_launch_naming_the_leading_features():
     # Near chance, or no figure at all: nothing to warn about.
     assert launch_warning(blindness_report(_campaign(topics=40, seed=2, numbered_generated=False))) == ""
     assert launch_warning(blindness_report(_campaign(topics=MIN_TOPICS - 1, seed=5, numbered_generated=True))) == ""
+
+
+def test_it_measures_self_reference_to_the_task_per_1000_words():
+    text = "This report covers the mill. The provided sources say little, as the user knows.\n"
+    features = features_of(text)
+    # "this report", "provided sources", "the user" in 14 words.
+    assert features["self_reference_per_1k"] == pytest.approx(3 * 1000 / 14)
+    assert features_of("The mill stood by the river for two centuries.\n")["self_reference_per_1k"] == 0.0

@@ -227,17 +227,17 @@ def test_it_drops_a_trailing_run_of_reference_sections():
 
 
 def test_it_drops_sub_sections_of_a_references_section():
-    text = f"{BODY}\n\n## Sources\n\n### Books\n\n- A book, 1990.\n\n### Web\n\n- {REFS}"
+    text = f"{BODY}\n\n## Sources\n\n### Books\n\n- Lund, P. *A Book of Bridges*. Oslo: Fjord Press, 1990.\n\n### Web\n\n- {REFS}"
     assert strip_citations(text) == BODY
 
 
 def test_it_drops_a_notes_section_in_the_middle_only():
-    text = "## Early life\n\nBorn in 1903.\n\n## Notes\n\n- a note on dates\n\n## Career\n\nA professor from 1952."
+    text = "## Early life\n\nBorn in 1903.\n\n## Notes\n\n- Hall, R. (1961). *Dates*. p. 4.\n\n## Career\n\nA professor from 1952."
     assert strip_citations(text) == "## Early life\n\nBorn in 1903.\n\n## Career\n\nA professor from 1952."
 
 
 def test_it_drops_a_deeper_sources_section_up_to_the_next_section():
-    text = "## History\n\nBuilt in 1932.\n\n### Sources\n\n- An old map\n\n## Legacy\n\nStill standing."
+    text = "## History\n\nBuilt in 1932.\n\n### Sources\n\n- County Archives – Map of the river crossing (1931)\n\n## Legacy\n\nStill standing."
     assert strip_citations(text) == "## History\n\nBuilt in 1932.\n\n## Legacy\n\nStill standing."
 
 
@@ -254,7 +254,7 @@ def test_it_keeps_sections_whose_name_merely_mentions_sources(heading):
 
 def test_it_keeps_prose_after_a_bold_references_line_that_ends_its_list():
     prose = " ".join(["This long paragraph is article prose and not a reference entry at all."] * 4)
-    text = f"Intro.\n\n**References**\n\n1. A book, 1990.\n\n{prose}"
+    text = f"Intro.\n\n**References**\n\n1. Dahl, K. (1990). *A Book*. Bergen University Press.\n\n{prose}"
     assert strip_citations(text) == f"Intro.\n\n{prose}"
 
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 LOSSY = (
     "Otters live along the coast [1].\n\n"
-    "## Notes\n\nThis note describes in detail how the cited otters were counted from small boats.\n\n"
+    "## Notes\n\nThis note says the otters were counted as in the sources listed below, from small boats.\n\n"
     "## References\n\n[1] https://example.org/otters\n"
 )
 
@@ -37,7 +37,7 @@ def test_it_reports_per_system_and_article_in_markdown(imported):
     assert "## Per system" in result.out and "## Per article" in result.out
     assert "| agent_a | 2 |" in result.out
     assert "- agent_a / Red Fox: lost" in result.out
-    assert "removed section 'Notes' held 14 prose words" in result.out
+    assert "removed section 'Notes' held 16 prose words" in result.out
     assert "| agent_a | Red Fox |" in result.out and "Notes; References" in result.out
 
 
@@ -46,7 +46,7 @@ def test_it_writes_json_with_flags(imported):
     rows = {(r["system"], r["topic"]): r for r in data["articles"]}
     fox = rows[("agent_a", "Red Fox")]
     assert fox["removed_sections"] == ["Notes", "References"]
-    assert fox["prose_words_removed"] == 14 and fox["flags"]
+    assert fox["prose_words_removed"] == 16 and fox["flags"]
     reference = [r for (system, topic), r in rows.items() if system != "agent_a" and topic == "Red Fox"]
     assert len(reference) == 1 and reference[0]["words_removed"] == 0 and reference[0]["flags"] == []
     assert [s["articles"] for s in data["systems"]] == [2, 2]
@@ -85,7 +85,7 @@ def test_it_shows_the_raw_markdown_with_removed_spans_marked_and_escaped(client,
     assert response.status_code == 200
     body = response.content.decode()
     assert '<del class="removed">[1]</del>' in body
-    assert "removed section &#x27;Notes&#x27; held 14 prose words" in body
+    assert "removed section &#x27;Notes&#x27; held 16 prose words" in body
     assert "Otters live along the coast" in body
 
 
@@ -122,3 +122,48 @@ def test_it_reports_a_table_kept_under_a_references_heading(tmp_path, client, ra
     client.force_login(rachel)
     body = client.get(url(Topic.objects.get(title="Red Fox"))).content.decode()
     assert "Kept under a reference heading" in body and "<td>9. References and Data Sources</td><td>11</td><td>4</td>" in body
+
+
+# --- blocks under source headings (issue 33) ---------------------------------------
+
+SOURCED = (
+    "Herons nest in colonies along the river.\n\n"
+    "## 9. References and Data Sources\n\n"
+    "| Site | Nests | Year |\n|---|---|---|\n| North bank | 41 | 2023 |\n\n"
+    'riverwatch.org – River Trust (A. Lind) - "Heron count rises again" (Jun 2, 2023)\n'
+    "Wetland Survey Office – Annual heron census (PDF)\n\n"
+    "The article has been successfully created and saved. It follows the style guidelines in your rubric."
+)
+
+
+@pytest.fixture
+def sourced(tmp_path):
+    topics = {"Grey_Heron": article("Grey Heron", "The grey heron is a wading bird.")}
+    systems = {"agent_b": {"Grey_Heron": article("Grey Heron", SOURCED)}}
+    result = run("import_wlc", str(write_wlc(tmp_path, topics=topics, systems=systems)), "--quiet-progress")
+    assert result.code == 0, result.err
+    return Topic.objects.get(title="Grey Heron")
+
+
+def test_it_lists_removed_and_kept_blocks_per_system_with_the_deciding_feature(sourced):
+    out = run("cleaning_report").out
+    assert "### agent_b: 2 citation entries and 1 agent's notes removed, 1 blocks kept" in out
+    assert "Kept as content (1):" in out and "a table of data. «\\| Site \\| Nests" in out
+    assert "Grey Heron / 9. References and Data Sources: URL or domain. «riverwatch.org" in out
+    assert "Grey Heron / 9. References and Data Sources: format tag. «Wetland Survey Office" in out
+    assert "says it created or saved the article" in out
+    system = next(line for line in out.splitlines() if line.startswith("| agent_b |"))
+    assert system.split(" | ")[4] != "0.0"  # the share of words removed
+
+
+def test_it_gives_every_decision_in_json(sourced):
+    data = json.loads(run("cleaning_report", "--format", "json").out)
+    heron = next(r for r in data["articles"] if r["system"] == "agent_b")
+    assert [(d["class"], d["removed"]) for d in heron["decisions"]] == [
+        ("content", False),
+        ("citation entry", True),
+        ("citation entry", True),
+        ("agent's note", True),
+    ]
+    assert all(d["reason"] and d["excerpt"] for d in heron["decisions"])
+    assert (heron["entries_removed"], heron["notes_removed"], heron["blocks_kept"]) == (2, 1, 1)

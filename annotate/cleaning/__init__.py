@@ -56,20 +56,20 @@ strip_citations: rules and judgement calls
   with bibliographic cues (ISBN, DOI, ``pp. 4``, ``(1990).``, Retrieved). Trade-offs:
   a section mixing a prose paragraph with a list of works goes whole; a list of
   plain unmarked entries with one 30-word annotated entry would stay.
-* A reference section removes its citation list only (``sections.content_kept``):
-  tables and paragraphs of prose under the heading are content and stay, with the
-  heading above them, so a credits table (role, name, country) under
-  ``## 9. References and Data Sources`` is shown. What goes: list items and
-  everything up to the blank line after them, ``[N]`` entries, lines with a URL,
-  code, a table whose header names sources, links or access dates (Source, Ref.,
-  URL, Publisher, Accessed, ...), and paragraph lines that are a citation (ISBN,
-  ``pp. 4``, ``Surname, Given ... 1990``, ``(1990)`` with a quoted or italic
-  title), talk about the sources (sources, references, citations, cited,
-  "listed below", or the source-commentary words below) or under 8 words (a label
-  such as ``Infobox-style basics:``). Sub-headings stay only above kept content.
-  An agent's section dropped as source commentary goes whole. The removal audit
-  reports each kept section (``removal.KeptReferenceSection``). Trade-off: an
-  unmarked citation with none of those cues and 8+ words stays.
+* Every block under a reference heading is classified (``blocks``: a small
+  scored classifier with named features and thresholds; docs/how-to/cleaning-source-blocks.md):
+  a citation entry (URL or domain, identifier, access note, format or language
+  tag, outlet, date, quoted or italic title, author list, entry number, ...) or
+  an agent's note (about the task: creating or saving the article, the rubric,
+  the sources provided, the user; or about the text's own sources) goes; content
+  (a table of data, a timeline, a discography, prose about the subject) stays,
+  with the headings above it; a heading left empty goes. Each decision is
+  logged (``cleaning_decisions``). Trade-off: an unmarked entry with fewer
+  features than the threshold (a title and a year alone) stays.
+* Agents' notes at the ends (agents only): a whole paragraph before the first
+  section or after the last content that speaks to the user about the task goes,
+  with a list after its colon and a rule beside it (``notes.drop_agent_notes``).
+  Self-reference inside the prose stays (the blindness audit measures it).
 * Source commentary (agents only, ``is_reference=False``): a section goes when its
   heading is about sourcing (source(s), sourcing, verification, methodology,
   citation(s), research notes/coverage/workflow/methods, "how this article was
@@ -157,15 +157,25 @@ from __future__ import annotations
 
 import re
 
+from annotate.cleaning.blocks import Decision
 from annotate.cleaning.normalize import normalize_article
 from annotate.cleaning.strip import strip_citations
 
-__all__ = ["clean_article", "count_words", "normalize_article", "strip_citations"]
+__all__ = ["Decision", "clean_article", "cleaning_decisions", "count_words", "normalize_article", "strip_citations"]
 
 
 def clean_article(markdown: str, title: str, *, is_reference: bool = False) -> str:
     """The displayed article: citations stripped, then normalized."""
     return normalize_article(strip_citations(markdown, is_reference=is_reference), title)
+
+
+def cleaning_decisions(markdown: str, *, is_reference: bool = False) -> list[Decision]:
+    """Why each block under a source heading went or stayed, and each agent's note
+    removed at the article's start or end (``blocks.Decision``), in the order the
+    cleaner met them."""
+    log: list[Decision] = []
+    strip_citations(markdown, is_reference=is_reference, log=log)
+    return log
 
 
 _ALNUM_RE = re.compile(r"[^\W_]")

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from annotate.markdown_lines import ALIGN_ROW_RE, CELL_SPLIT_RE, FETCH_METADATA_LABELS, SETEXT_RE, atx
+from annotate.cleaning.blocks import CONTENT, ENTRY, NOTE, Block, Decision, classify_blocks, decision, split_blocks
+from annotate.markdown_lines import FETCH_METADATA_LABELS, SETEXT_RE, atx
 
 # Pseudo-headings (level 7): a line that is only bold/italic text, or "Label:".
 _EMPH_LINE_RE = re.compile(r"[ ]{0,3}(\*{1,3}|_{1,3})([^*_\n][^\n]*?)(\*{1,3}|_{1,3})[ \t]*:?[ \t]*$")
@@ -35,11 +36,22 @@ def setext_heading(line: str, nxt: str) -> bool:
 _REF_NAME = (
     r"(?:references?|reference list|list of references|sources?|source list|sources cited|"
     r"cited sources|works cited|cited works|citations?|notes|footnotes|endnotes|"
-    r"external links?|further reading|links|bibliography|bibliographies)"
+    r"external links?|further reading|links|bibliography|bibliographies|"
+    r"data sources?|sources of data|selected sources|sources consulted|suggested reading|additional reading|reading list|"
+    # The same names in the languages agents write in (a heading may be translated
+    # with the article): Spanish, Portuguese, French, Italian, German, Swedish,
+    # Norwegian/Danish, Finnish, Dutch, Russian, Chinese, Japanese, Korean.
+    r"referencias|referências|références|riferimenti|fuentes|fontes|fonti|notas|"
+    r"bibliografía|bibliografia|bibliographie|quellen|quellenangaben|einzelnachweise|anmerkungen|literatur|weblinks|"
+    r"källor|källförteckning|noter|kilder|lähteet|viitteet|bronnen|bronvermelding|"
+    r"источники|литература|примечания|ссылки|参考文献|参考资料|参考来源|引用|出典|脚注|注释|注釋|外部链接|外部リンク|참고 문헌|참고문헌|출처)"
 )
 _REF_KEY_RE = re.compile(rf"{_REF_NAME}(?:\s*(?:,\s*and|,|and|&|/)\s*{_REF_NAME})*")
 _WEAK_REF_KEY_RE = re.compile(r"bibliograph(?:y|ies)(?:\s*(?:,\s*and|,|and|&|/)\s*bibliograph(?:y|ies))*")
-_REF_HINT_RE = re.compile(r"(?i)refer|sourc|biblio|cit|note|link|read")
+_REF_HINT_RE = re.compile(
+    r"(?i)refer|sourc|biblio|cit|note|link|read|fuent|font|notas|quell|nachweis|anmerk|literat|källor|kilder|lähteet|viitte|bron"
+    r"|источ|литер|примеч|ссылк|参考|引用|出典|脚注|注|链接|リンク|참고|출처"
+)
 KEY_NUMBERING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\.)\s+")
 _KEY_PAREN_TAIL_RE = re.compile(r"\s*\([^()]*\)$")
 
@@ -85,9 +97,16 @@ _TRAIL_ENTRY_RE = re.compile(
 _URLISH_RE = re.compile(r"https?:|www\.|^\s*(?:[-*+]\s+)?\[\^?\d{1,4}\]", re.MULTILINE)
 
 Heading = tuple[int, int, int, str]  # (line index, number of lines, level, text)
+_ANYWHERE_REASON = "a [N] entry with a URL (removed wherever it stands)"
 
 
-def scan(lines: list[str], link_labels: set[str]) -> tuple[list[str], list[Heading]]:
+def _log_line(log: list[Decision], heads: list[Heading], line: str, reason: str) -> None:
+    """Record one line removed as a citation entry, under the last heading met."""
+    block = Block(0, 1, "paragraph", line)
+    log.append(decision(heads[-1][3] if heads else "", block, (ENTRY, reason, 3.0)))
+
+
+def scan(lines: list[str], link_labels: set[str], log: list[Decision] | None = None) -> tuple[list[str], list[Heading]]:
     """One pass over right-stripped lines: drops fetch metadata, footnote and link
     definitions and ``[N] … URL`` entry lines; finds headings. Pseudo-headings (a
     line that is only bold/italic text, a ``Label:`` line or a bare reference name,
@@ -120,14 +139,20 @@ def scan(lines: list[str], link_labels: set[str]) -> tuple[list[str], list[Headi
         if first == "[":
             if _FOOTNOTE_DEF_RE.match(line):
                 in_footnote = True
+                if log is not None:
+                    _log_line(log, heads, line, "a footnote definition ([^N]: ...)")
                 continue
             m = _LINK_DEF_RE.match(line)
             if m:
                 link_labels.add(" ".join(m.group(1).lower().split()))
                 continue
             if _REF_ENTRY_ANYWHERE_RE.match(line):
+                if log is not None:
+                    _log_line(log, heads, line, _ANYWHERE_REASON)
                 continue
         elif first in ("-", "*", "+") and "[" in line[:8] and _REF_ENTRY_ANYWHERE_RE.match(line):
+            if log is not None:
+                _log_line(log, heads, line, _ANYWHERE_REASON)
             continue
         heading = None
         if first == "#":
@@ -212,8 +237,9 @@ def _is_prose_body(lines: list[str], start: int, end: int, heading_lines: set[in
     return long_prose and cues * 2 < content
 
 
-def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool = False) -> list[str]:
-    """Drop reference-type sections and source commentary (see the package docstring)."""
+def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool = False, log: list[Decision] | None = None) -> list[str]:
+    """Drop reference-type sections and source commentary (see the package docstring);
+    each block's decision is appended to ``log`` when given."""
     kinds = [ref_kind(text) for _, _, _, text in headings]
     meta = (
         []
@@ -244,13 +270,15 @@ def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool 
             kind = 1 if trailing and _URLISH_RE.search(body) else 0
         elif kind == 2:  # a bibliography: sources or the subject's works?
             kind = 1 if (not body.strip() or _URLISH_RE.search(body)) else 0
-        if kind == 1 and level <= 6 and heading_lines is None:
+            if not kind and not (meta and meta[h]):
+                log_whole(lines, idx, end, headings[h][3], "a bibliography without URLs or [N] entries: the subject's works", CONTENT, log)
+        if kind == 1 and meta and level <= 6 and heading_lines is None:
             heading_lines = {i + k for i, sz, _, _ in headings for k in range(sz)}
-        if kind == 1 and level <= 6 and _is_prose_body(lines, idx + size, end, heading_lines):
-            # "## Sources" over paragraphs on the primary accounts is content, unless
-            # an agent wrote it about its own sourcing.
-            kind = 1 if meta and _META_BODY_RE.search(body) else 0
-            whole[h] = bool(kind)
+        if kind == 1 and meta and level <= 6 and _is_prose_body(lines, idx + size, end, heading_lines) and _META_BODY_RE.search(body):
+            # "## Sources" over paragraphs an agent wrote about its own sourcing goes
+            # whole; over paragraphs on the primary accounts, its blocks are judged
+            # one by one (prose about the subject stays).
+            whole[h] = True
         elif (
             not kind
             and meta
@@ -272,7 +300,7 @@ def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool 
         idx, _, level, _ = headings[h]
         end = len(lines)
         for k in range(h + 1, len(headings)):
-            if headings[k][2] <= level and not kinds[k]:
+            if headings[k][2] <= level:  # a following reference section is a range of its own
                 end = headings[k][0]
                 break
         if level == 7:
@@ -283,7 +311,11 @@ def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool 
                     end = j
                     break
         inner = [hd for hd in headings if idx <= hd[0] < end]
-        keep = set() if whole[h] else content_kept(lines, idx, end, inner)
+        if whole[h]:
+            keep: set[int] = set()
+            log_whole(lines, idx, end, headings[h][3], "in a section of the agent's notes on its own sourcing", NOTE, log)
+        else:
+            keep = blocks_kept(lines, idx, end, inner, notes=not is_reference, log=log)
         ranges.append((idx, end, keep))
         while h < len(headings) and headings[h][0] < end:
             h += 1
@@ -299,87 +331,37 @@ def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool 
     return kept
 
 
-# ---------------------------------------------------------------- content under a reference heading
-
-# A table is a citation list when a header cell names sources, links or access dates.
-_CITATION_COLUMN_RE = re.compile(
-    r"(?:#|no\.?|sources?|source\(s\)|references?|refs?\.?|citations?|cite|url|urls|links?|"
-    r"publishers?|publication|accessed|access date|date accessed|retrieved|doi|isbn)"
-)
-# Prose about the sources themselves, under a reference heading: apparatus, not content.
-_SOURCE_WORDS_RE = re.compile(r"(?i)\b(?:sources?|references?|citations?|cited|bibliograph\w*|footnotes?|listed[ \t]+(?:below|above))\b")
-# A citation written as a paragraph: "Surname, Given (1990)", "Surname, G. 1990. Title".
-_CITATION_SHAPE_RE = re.compile(
-    r"[ \t]*[A-ZÀ-Þ][\w'’-]+,[ \t]+[A-ZÀ-Þ][^\n]*\b(?:1[5-9]|20)\d\d\b"
-    r"|[^\n]*\((?:1[5-9]|20)\d\d[a-z]?\)[^\n]*[\"“*_]"
-)
-CONTENT_PROSE_MIN_WORDS = 8
+# ---------------------------------------------------------------- blocks under a reference heading
 
 
-def _is_content_prose(line: str) -> bool:
-    """A paragraph line under a reference heading that is content: a sentence of
-    some length, not an entry, not a citation, and not about the sources."""
-    return (
-        not NOT_PARAGRAPH_RE.match(line)
-        and line[:1] not in (" ", "\t")
-        and not _ENTRY_LINE_RE.match(line)
-        and "http" not in line
-        and "www." not in line
-        and len(line.split()) >= CONTENT_PROSE_MIN_WORDS
-        and not _BIBLIO_CUE_RE.search(line)
-        and not _CITATION_SHAPE_RE.match(line)
-        and not _SOURCE_WORDS_RE.search(line)
-        and not _META_BODY_RE.search(line)
-    )
-
-
-def _content_table(lines: list[str], start: int, end: int) -> int:
-    """The end of the table starting at ``lines[start]`` when it is content (a header
-    row over an alignment row, no header cell naming sources or links), else ``start``."""
-    if start + 1 >= end or not ALIGN_ROW_RE.fullmatch(lines[start + 1]):
-        return start
-    stop = start + 2
-    while stop < end and lines[stop].lstrip()[:1] == "|":
-        stop += 1
-    header = lines[start].strip()
-    cells = [" ".join(c.replace("*", " ").split()).lower().strip(" :") for c in CELL_SPLIT_RE.split(header.strip("|"))]
-    if any(_CITATION_COLUMN_RE.fullmatch(cell) for cell in cells):
-        return start
-    return stop
-
-
-def content_kept(lines: list[str], start: int, end: int, inner: list[Heading]) -> set[int]:
+def blocks_kept(
+    lines: list[str],
+    start: int,
+    end: int,
+    inner: list[Heading],
+    *,
+    notes: bool,
+    log: list[Decision] | None = None,
+) -> set[int]:
     """Which lines of the reference section ``lines[start:end]`` are content and stay.
 
-    A reference heading removes citation lists only: tables (unless their header
-    names sources, links or access dates) and paragraphs of prose (``_is_content_prose``)
-    stay, with the headings above them (the section's own heading included) and
-    the blank lines around them. ``inner`` are the headings in the range, its own first.
+    Every block under the heading is classified (``blocks.classify_blocks``): citation
+    entries and agents' notes go, content stays, with the headings above it (the
+    section's own heading included) and the blank lines around it; a heading with
+    nothing left under it goes. ``inner`` are the headings in the range, its own
+    first. ``notes``: look for agents' notes (off for the reference article).
     """
+    heading_lines = {at + k for at, size, _, _ in inner for k in range(size)}
+    blocks = split_blocks(lines, start, end, heading_lines)
+    verdicts = classify_blocks(lines, blocks, notes=notes)
     keep: set[int] = set()
-    heading_at = {hd[0]: hd for hd in inner}
-    in_item = False  # inside a list item or entry: every line up to a blank line belongs to it
-    i = start
-    while i < end:
-        if i in heading_at:
-            i += heading_at[i][1]
-            in_item = False
-            continue
-        line = lines[i]
-        if not line:
-            in_item = False
-            i += 1
-            continue
-        if not in_item and line.lstrip()[:1] == "|":
-            stop = _content_table(lines, i, end)
-            if stop > i:
-                keep.update(range(i, stop))
-                i = stop
-                continue
-        in_item = in_item or bool(NOT_PARAGRAPH_RE.match(line) or _ENTRY_LINE_RE.match(line) or line[:1] in (" ", "\t"))
-        if not in_item and _is_content_prose(line):
-            keep.add(i)
-        i += 1
+    title = inner[0][3] if inner else ""
+    for block, verdict in zip(blocks, verdicts):
+        if log is not None:
+            under = next((hd[3] for hd in reversed(inner) if hd[0] < block.start), title)
+            log.append(decision(under if under == title else f"{title} / {under}", block, verdict))
+        if verdict[0] == CONTENT:
+            keep.update(range(block.start, block.end))
     if not keep:
         return keep
     # Each heading with kept content in its part of the range (the section's own
@@ -393,7 +375,15 @@ def content_kept(lines: list[str], start: int, end: int, inner: list[Heading]) -
     return keep
 
 
-def drop_trailing_entries(lines: list[str]) -> list[str]:
+def log_whole(lines: list[str], start: int, end: int, heading: str, reason: str, kind: str, log: list[Decision] | None) -> None:
+    """Record each block of a section dropped or kept as a whole, with one reason."""
+    if log is None:
+        return
+    for block in split_blocks(lines, start + 1, end):
+        log.append(decision(heading, block, (kind, reason, 0.0)))
+
+
+def drop_trailing_entries(lines: list[str], log: list[Decision] | None = None) -> list[str]:
     """Drop a final block of reference-entry lines, with a bare reference-name line
     (``Sources:``) just above it."""
     j = len(lines) - 1
@@ -412,4 +402,8 @@ def drop_trailing_entries(lines: list[str]) -> list[str]:
         return lines
     if j >= 0 and len(lines[j]) < 60 and ref_kind(lines[j]):
         cut = j
+    if log is not None:
+        for line in lines[cut:]:
+            if line and _TRAIL_ENTRY_RE.fullmatch(line):
+                log.append(decision("", Block(0, 1, "paragraph", line), (ENTRY, "a trailing block of reference entries", 3.0)))
     return lines[:cut]

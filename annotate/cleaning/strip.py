@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
+from annotate.cleaning.blocks import Decision
 from annotate.cleaning.inline import strip_inline
+from annotate.cleaning.notes import drop_agent_notes
 from annotate.cleaning.protect import prepare, split_lines, unstash
 from annotate.cleaning.residue import drop_caption_residue
 from annotate.cleaning.sections import drop_sections, drop_trailing_entries, scan
@@ -23,18 +25,22 @@ from annotate.markdown_lines import BLANK_RUN_RE
 _SPACE_BEFORE_PUNCT_RE = re.compile(r" ([.,;:!?])(?<=[\w)\]\"'”’*%] .)(?=\s|$)")
 
 
-def strip_citations(markdown: str, *, is_reference: bool = False) -> str:
+def strip_citations(markdown: str, *, is_reference: bool = False, log: list[Decision] | None = None) -> str:
     """Remove citations, URLs, images, footnotes and reference sections; keep prose.
     ``is_reference`` (the human-written article) turns off the source-commentary
-    rule, which only agents' articles need."""
+    rule and the agent's notes, which only agents' articles need. ``log`` receives a
+    ``blocks.Decision`` for every block under a source heading and every agent's
+    note removed at the article's start or end."""
     text = prepare(markdown)
     stash: list[str] = []
     lines = split_lines(text, stash)
     labels: set[str] = set()
-    lines, headings = scan(lines, labels)
+    lines, headings = scan(lines, labels, log)
     if headings:
-        lines = drop_sections(lines, headings, is_reference)
-    lines = drop_trailing_entries(lines)
+        lines = drop_sections(lines, headings, is_reference, log)
+    lines = drop_trailing_entries(lines, log)
+    if not is_reference:
+        lines = drop_agent_notes(lines, log)
     text = "\n".join(lines)
 
     text = strip_inline(text, labels)

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from django.core.management.base import CommandError
 
+from annotate.cleaning.blocks import CONTENT, ENTRY, NOTE
 from annotate.removal import PROSE_LOSS_LIMIT, SECTION_PROSE_MIN
 from annotate.selectors import cleaning_removals
 from common.commands import UncheckedCommand
@@ -23,6 +24,10 @@ ARTICLE_COLUMNS = [
     "prose_words",
     "prose_words_removed",
     "prose_lost_percent",
+    "words_removed_percent",
+    "entries_removed",
+    "notes_removed",
+    "blocks_kept",
     "flags",
 ]
 SYSTEM_COLUMNS = [
@@ -30,11 +35,17 @@ SYSTEM_COLUMNS = [
     "articles",
     "words",
     "words_removed",
+    "words_removed_percent",
     "prose_words",
     "prose_words_removed",
     "prose_lost_percent",
+    "entries_removed",
+    "notes_removed",
+    "blocks_kept",
     "flagged",
 ]
+# How many blocks' decisions the Markdown report lists per system and class; the JSON lists all.
+BLOCKS_SHOWN = 40
 
 
 def _article_row(row) -> dict:
@@ -51,7 +62,23 @@ def _article_row(row) -> dict:
         "prose_words": removal.prose_words,
         "prose_words_removed": removal.removed_prose_words,
         "prose_lost_percent": removal.prose_lost_percent,
+        "words_removed_percent": removal.words_removed_percent,
+        "entries_removed": sum(1 for d in removal.decisions if d.kind == ENTRY),
+        "notes_removed": sum(1 for d in removal.decisions if d.kind == NOTE),
+        "blocks_kept": len(removal.kept_blocks),
         "flags": list(removal.flags),
+        "decisions": [
+            {
+                "heading": d.heading,
+                "class": d.kind,
+                "removed": d.removed,
+                "reason": d.reason,
+                "score": d.score,
+                "words": d.words,
+                "excerpt": d.excerpt,
+            }
+            for d in removal.decisions
+        ],
     }
 
 
@@ -63,15 +90,21 @@ def _system_rows(articles: list[dict]) -> list[dict]:
     for system, items in sorted(by_system.items()):
         prose = sum(r["prose_words"] for r in items)
         prose_removed = sum(r["prose_words_removed"] for r in items)
+        words = sum(r["words"] for r in items)
+        removed = sum(r["words_removed"] for r in items)
         rows.append(
             {
                 "system": system,
                 "articles": len(items),
-                "words": sum(r["words"] for r in items),
-                "words_removed": sum(r["words_removed"] for r in items),
+                "words": words,
+                "words_removed": removed,
+                "words_removed_percent": round(100 * removed / words, 1) if words else 0.0,
                 "prose_words": prose,
                 "prose_words_removed": prose_removed,
                 "prose_lost_percent": round(100 * prose_removed / prose, 1) if prose else 0.0,
+                "entries_removed": sum(r["entries_removed"] for r in items),
+                "notes_removed": sum(r["notes_removed"] for r in items),
+                "blocks_kept": sum(r["blocks_kept"] for r in items),
                 "flagged": sum(1 for r in items if r["flags"]),
             }
         )
@@ -91,7 +124,10 @@ def _md_table(columns: list[str], rows: list[dict]) -> list[str]:
 
 
 class Command(UncheckedCommand):
-    help = "Report what the cleaner removed from each article: words, sections, share of prose lost, and flags."
+    help = (
+        "Report what the cleaner removed from each article: words, sections, share of prose lost, flags, and every "
+        "block under a source heading (citation entry, agent's note or content) with the feature that decided it."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", help="only this benchmark's topics")
@@ -115,7 +151,7 @@ class Command(UncheckedCommand):
             writer = csv.DictWriter(self.stdout, fieldnames=ARTICLE_COLUMNS, lineterminator="\n")
             writer.writeheader()
             for row in articles:
-                flat = {k: "; ".join(v) if isinstance(v, list) else v for k, v in row.items()}
+                flat = {k: "; ".join(v) if isinstance(v, list) else v for k, v in row.items() if k != "decisions"}
                 writer.writerow(row_safe(flat))
         else:
             self.stdout.write("\n".join(self._markdown(systems, articles)))
@@ -135,6 +171,37 @@ class Command(UncheckedCommand):
             lines += [f"- {_md_cell(r['system'])} / {_md_cell(r['topic'])}: {_md_cell(r['flags'])}" for r in flagged]
         else:
             lines.append("None.")
+        lines += ["", "## Blocks under source headings and agents' notes, per system", ""]
+        lines.append(
+            "Every block under a heading that announces sources (references, sources, notes, further reading, ...) "
+            "is a citation entry or an agent's note (removed) or content (kept); agents' notes at an article's "
+            "start or end are removed too. Each line: topic, the heading it sits under, what was decided and the "
+            f"feature that decided it, an excerpt. At most {BLOCKS_SHOWN} per system and class here; "
+            "--format json lists them all."
+        )
+        lines += self._blocks(systems, articles)
         columns = [c for c in ARTICLE_COLUMNS if c not in ("benchmark", "flags")]
         lines += ["", "## Per article", ""] + _md_table(columns, articles)
+        return lines
+
+    def _blocks(self, systems: list[dict], articles: list[dict]) -> list[str]:
+        lines: list[str] = []
+        for system in systems:
+            key = system["system"]
+            lines += [
+                "",
+                f"### {_md_cell(key)}: {system['entries_removed']} citation entries and {system['notes_removed']} agent's notes "
+                f"removed, {system['blocks_kept']} blocks kept; {system['words_removed_percent']}% of "
+                f"{system['words']} words removed",
+            ]
+            for kind, verb in ((ENTRY, "removed"), (NOTE, "removed"), (CONTENT, "kept")):
+                rows = [(r, d) for r in articles if r["system"] == key for d in r["decisions"] if d["class"] == kind]
+                if not rows:
+                    continue
+                lines += ["", f"{verb.capitalize()} as {kind} ({len(rows)}):", ""]
+                for row, d in rows[:BLOCKS_SHOWN]:
+                    where = f" / {_md_cell(d['heading'])}" if d["heading"] else " (start or end of the article)"
+                    lines.append(f"- {_md_cell(row['topic'])}{where}: {_md_cell(d['reason'])}. «{_md_cell(d['excerpt'])}»")
+                if len(rows) > BLOCKS_SHOWN:
+                    lines.append(f"- … and {len(rows) - BLOCKS_SHOWN} more")
         return lines
