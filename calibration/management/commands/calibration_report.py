@@ -114,6 +114,7 @@ class Command(UncheckedCommand):
         if options["table"] is not None and options["format"] != "csv":
             raise CommandError("--table goes with --format csv.")
         if options["table"] is not None and options["table"] not in TABLE_KEYS:
+            # Refused before the report is computed; a known table this report lacks is said after it.
             raise CommandError(f"unknown table '{options['table']}' (choose {', '.join(TABLE_KEYS)})")
         if out != "-" and not Path(out).parent.is_dir():
             raise CommandError(f"{Path(out).parent}: no such folder")
