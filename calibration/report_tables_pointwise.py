@@ -8,6 +8,7 @@ kappas, a scale's weighted kappas and correlations, a count's errors.
 
 from __future__ import annotations
 
+from calibration.metrics.pointwise_panel import LOW_COVERAGE
 from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
 
 CEILING = "annotators (leave one out)"
@@ -57,17 +58,29 @@ def _judges(section: dict, note: str) -> tuple[Table, Table]:
     return judges, criteria
 
 
+def _coverage(counts: dict) -> str:
+    """` (on its 120 of 300 items, coverage 40%: under 50%, the figure describes a minority of the items)`."""
+    if "coverage" not in counts:
+        return ""
+    text = f" (on its {counts['judge_items']:,} of {counts['human_items']:,} items, coverage {counts['coverage']:.0%}"
+    if counts["coverage"] < LOW_COVERAGE:
+        text += f": under {LOW_COVERAGE:.0%}, the figure describes a minority of the annotators' items"
+    return text + ")"
+
+
 def _panels(section: dict, note: str) -> Table:
     rows = []
     for t in section["tables"]:
         label = _label(t)
         rows += [[label, "annotators", name, _cell(e)] for name, e in t["human_panel"]["figures"].items()]
         for judge, j in t["judges"].items():
-            rows += [[label, f"annotators + {judge}", name, _cell(e)] for name, e in j["panel"]["figures"].items()]
+            panel = f"annotators + {judge}{_coverage(j['panel']['counts'])}"
+            rows += [[label, panel, name, _cell(e)] for name, e in j["panel"]["figures"].items()]
     headers = ["Response", "Panel", "Figure", "Value [95% CI] (n items, articles)"]
     note = (
         note
-        + " A panel figure with a judge, and its _change (with minus without the judge), shows what the judge does to the humans' agreement."
+        + " A panel figure with a judge, and its _change (with minus without the judge, on the same items), shows what the judge does "
+        "to the humans' agreement; it is computed on the items the judge answered, their number and coverage beside it."
     )
     return Table("pointwise_panels", "One-article answers: agreement of the panel", headers, rows, [False, False, False, True], note)
 
