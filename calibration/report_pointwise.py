@@ -147,7 +147,17 @@ def section(inputs: PointwiseInputs | None, *, epsilon: float | None, unit: str,
     tables = [
         _table_section(key, table, inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed) for key, table in inputs.tables.items()
     ]
-    return clean({"statement": STATEMENT, "cluster": "article", "rounds": rounds, "seed": seed, "epsilon": epsilon, "tables": tables})
+    return clean(
+        {
+            "statement": STATEMENT,
+            "cluster": "article",
+            "rounds": rounds,
+            "seed": seed,
+            "epsilon": epsilon,
+            "tables": tables,
+            "judge_answers": inputs.judge_answers,
+        }
+    )
 
 
 def pointwise_add(report: dict, campaign, include_unsubmitted: bool, *, unit: str, rounds: int, seed: int) -> None:

@@ -8,6 +8,8 @@ kappas, a scale's weighted kappas and correlations, a count's errors.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from calibration.metrics.pointwise_panel import LOW_COVERAGE
 from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
 
@@ -58,6 +60,15 @@ def _judges(section: dict, note: str) -> tuple[Table, Table]:
     return judges, criteria
 
 
+def _answers(name: str, entry: dict) -> str:
+    text = f"{name} {entry['answers']:,} used, {entry['errors']:,} errors"
+    if entry["reasons"]:
+        ranked = sorted(entry["reasons"].items(), key=lambda item: (-item[1], item[0]))
+        text += " (" + ", ".join(f"{n:,} '{reason}'" for reason, n in ranked[:3])
+        text += f", {sum(n for _, n in ranked[3:]):,} other)" if len(ranked) > 3 else ")"
+    return text
+
+
 def _coverage(counts: dict) -> str:
     """` (on its 120 of 300 items, coverage 40%: under 50%, the figure describes a minority of the items)`."""
     if "coverage" not in counts:
@@ -78,8 +89,7 @@ def _panels(section: dict, note: str) -> Table:
             rows += [[label, panel, name, _cell(e)] for name, e in j["panel"]["figures"].items()]
     headers = ["Response", "Panel", "Figure", "Value [95% CI] (n items, articles)"]
     note = (
-        note
-        + " A panel figure with a judge, and its _change (with minus without the judge, on the same items), shows what the judge does "
+        note + " A panel figure with a judge, and its _change (with minus without the judge, on the same items), shows what the judge does "
         "to the humans' agreement; it is computed on the items the judge answered, their number and coverage beside it."
     )
     return Table("pointwise_panels", "One-article answers: agreement of the panel", headers, rows, [False, False, False, True], note)
@@ -158,6 +168,10 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         f"units ({section['rounds']:,} rounds)."
     )
     judges, criteria = _judges(section, note)
+    answers = section.get("judge_answers") or {}
+    if answers:
+        listed = "; ".join(_answers(name, entry) for name, entry in answers.items())
+        judges = replace(judges, note=f"{judges.note} Judges' answers used, and those given as errors (in no figure): {listed}.")
     return {
         "pointwise_judges": judges,
         "pointwise_criteria": criteria,

@@ -179,7 +179,9 @@ def test_it_matches_krippendorff_for_the_panels(rating):
         interval = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
         assert abs(panel.figures["alpha_ordinal"].value - ordinal) < TOL
         assert abs(panel.figures["alpha_interval"].value - interval) < TOL
-    same = krippendorff.alpha(reliability_data=_reliability(np.where(judge_items, values, np.nan), range(4)), level_of_measurement="interval")
+    same = krippendorff.alpha(
+        reliability_data=_reliability(np.where(judge_items, values, np.nan), range(4)), level_of_measurement="interval"
+    )
     change = judged["judge.b"].figures["alpha_interval_change"].value
     assert abs(change - (judged["judge.b"].figures["alpha_interval"].value - same)) < TOL
     c1 = values[:, 1:2]

@@ -293,5 +293,8 @@ def test_it_states_a_judges_panel_coverage_and_says_so_under_half(tmp_path):
     assert (counts["judge_items"], counts["human_items"]) == (8, 24)
     assert binary["judges"]["coin-judge"]["panel"]["figures"]["fleiss_kappa"]["n"] == 8
     panels = {r[1] for r in csv.reader(render_table_csv(report, "pointwise_panels").splitlines())}
-    assert "annotators + coin-judge (on its 8 of 24 items, coverage 33%: under 50%, the figure describes a minority of the annotators' items)" in panels
+    assert (
+        "annotators + coin-judge (on its 8 of 24 items, coverage 33%: under 50%, the figure describes a minority of the annotators' items)"
+        in panels
+    )
     assert "annotators + close-judge (on its 24 of 24 items, coverage 100%)" in panels

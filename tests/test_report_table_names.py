@@ -72,7 +72,9 @@ def test_it_runs_every_documented_table_through_the_command(both):
 
 
 def test_it_says_why_a_known_table_is_absent(calibration_campaign):
-    result = run("calibration_report", "--campaign", calibration_campaign.name, "--rounds", "0", "--format", "csv", "--table", "pointwise_judges")
+    result = run(
+        "calibration_report", "--campaign", calibration_campaign.name, "--rounds", "0", "--format", "csv", "--table", "pointwise_judges"
+    )
     assert result.code != 0 and "the campaign has no answers about one article" in result.err
     result = run("calibration_report", "--campaign", calibration_campaign.name, "--format", "csv", "--table", "nope")
     assert result.code != 0 and "unknown table 'nope'" in result.err and "pointwise_judges" in result.err
