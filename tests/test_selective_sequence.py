@@ -10,7 +10,6 @@ import pytest
 from calibration.metrics.selective import MIN_ACCEPTED, clopper_pearson_upper, fixed_sequence, selective_calibrate
 from tests.test_calibrate_selective import labelled, run  # noqa: F401 (the fixture)
 
-
 ALPHA, DELTA = 0.15, 0.1
 
 
