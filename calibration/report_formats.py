@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 
 from calibration import charts
 from calibration.report import HUMANS
+from calibration.report_shape import md_order
 from calibration.report_tables import ABSENT_BECAUSE, ORDER, TABLE_KEYS, Table, heading, tables
 from calibration.report_tables_design import CSV_COLUMNS as DESIGN_COLUMNS
 from calibration.report_tables_design import csv_fields as design_csv_fields
@@ -234,7 +235,10 @@ def render_md(report: dict) -> str:
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)
-    for key in (["design"] if "design" in every else []) + ORDER["md"] + [key for key in POINTWISE_KEYS if key in every]:
+    keys, no_data = md_order(report, every, ORDER["md"])
+    if no_data:
+        lines += [no_data, ""]
+    for key in keys:
         lines += _md_table(every[key])
     return "\n".join(lines).rstrip() + "\n"
 

@@ -10,11 +10,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from calibration.metrics.pointwise_math import MAJORITY_SCORES
 from calibration.metrics.pointwise_panel import LOW_COVERAGE
 from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
 
 CEILING = "annotators (leave one out)"
-KEYS = ("pointwise_judges", "pointwise_criteria", "pointwise_panels", "pointwise_alt_test", "pointwise_powered", "pointwise_cross")
+KEYS = (
+    "pointwise_judges",
+    "pointwise_checklist",
+    "pointwise_criteria",
+    "pointwise_panels",
+    "pointwise_alt_test",
+    "pointwise_powered",
+    "pointwise_cross",
+)
+# A checklist's figures against the human majority: a table of their own (one column each), not rows of the long table.
+CHECKLIST_FIGURES = MAJORITY_SCORES
+CHECKLIST_HEADERS = ("Balanced accuracy", "Precision", "Recall", "F1", "φ", "Majority's yes rate")
 
 
 def _label(table: dict) -> str:
@@ -33,7 +45,27 @@ def _cell(entry: dict | None, unit: str = "article") -> str:
 
 
 def _figure_rows(label: str, rater: str, figures: dict) -> list[list[str]]:
-    return [[label, rater, name, _cell(entry)] for name, entry in figures.items()]
+    return [[label, rater, name, _cell(entry)] for name, entry in figures.items() if name not in CHECKLIST_FIGURES]
+
+
+def _checklist(section: dict) -> Table:
+    rows = []
+    for t in section["tables"]:
+        if t["response"] != "binary":
+            continue
+        sources = [(CEILING, t["human_ceiling"]["figures"]), *((judge, j["figures"]["figures"]) for judge, j in t["judges"].items())]
+        for rater, figures in sources:
+            rows.append([rater, *(_cell(figures.get(name)) for name in CHECKLIST_FIGURES), _cell(figures.get("human_mean"))])
+    headers = ["Rater", *CHECKLIST_HEADERS, "Humans' yes rate (every answer)"]
+    note = (
+        'Against the strict majority of the annotators of each item (an even split left out), "yes" the positive class: '
+        "recall is the share of the majority's yes the rater says yes to, precision the share of the rater's yes the majority "
+        "says yes to, φ the correlation of the two yes/no answers (Matthews). The majority's yes rate is on the same items; the "
+        "humans' yes rate pools every human answer. n: items; articles: the bootstrap's units; 95% CIs. The ceiling row: each "
+        "annotator against the majority of the others."
+    )
+    empty = "No checklist answers."
+    return Table("pointwise_checklist", "One-article answers: checklist figures against the human majority", headers, rows, [False] + [True] * 7, note, empty)  # fmt: skip
 
 
 def _judges(section: dict, note: str) -> tuple[Table, Table]:
@@ -41,12 +73,16 @@ def _judges(section: dict, note: str) -> tuple[Table, Table]:
     for t in section["tables"]:
         label = _label(t)
         rows += _figure_rows(label, CEILING, t["human_ceiling"]["figures"])
+        reference = t.get("human_reference") or {}
         for judge, j in t["judges"].items():
             rows += _figure_rows(label, judge, j["figures"]["figures"])
+            if reference.get("applied"):
+                against = reference["judges"][judge]["figures"]
+                rows += _figure_rows(label, f"{judge} against {reference['method']}", {k: against[k] for k in ("agreement", "kappa")})
             for criterion, figures in j["figures"]["by_criterion"].items():
-                per_criterion += [[label, criterion, judge, name, _cell(e)] for name, e in figures.items()]
+                per_criterion += [[label, criterion, judge, name, _cell(e)] for name, e in figures.items() if name not in CHECKLIST_FIGURES]
         for criterion, figures in t["human_ceiling"]["by_criterion"].items():
-            per_criterion += [[label, criterion, CEILING, name, _cell(e)] for name, e in figures.items()]
+            per_criterion += [[label, criterion, CEILING, name, _cell(e)] for name, e in figures.items() if name not in CHECKLIST_FIGURES]
     headers = ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
     judges = Table("pointwise_judges", "One-article answers: judges against the humans", headers, rows, [False, False, False, True], note)
     criteria = Table(
@@ -174,6 +210,7 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         judges = replace(judges, note=f"{judges.note} Judges' answers used, and those given as errors (in no figure): {listed}.")
     return {
         "pointwise_judges": judges,
+        "pointwise_checklist": _checklist(section),
         "pointwise_criteria": criteria,
         "pointwise_panels": _panels(section, note),
         "pointwise_alt_test": _alt_test(section),

@@ -9,6 +9,7 @@ from calibration.report_alttest import DEFAULT_UNIT, UNITS
 from calibration.report_formats import FORMATS, render, render_table_csv
 from calibration.report_methods import render_methods
 from calibration.report_reference import DEFAULT_REFERENCE, REFERENCES
+from calibration.report_shape import lead_line
 from calibration.report_tables import TABLE_KEYS
 from common.commands import UncheckedCommand
 from common.files import write_atomically
@@ -151,10 +152,6 @@ class Command(UncheckedCommand):
             self.stdout.write(text, ending="")
         else:
             write_atomically(Path(out), text)
-        judges = len(report["judges"])
-        self.stderr.write(
-            f"{campaign.name}: {report['humans']['n_labels']} human labels, {judges} judge{'s' if judges != 1 else ''}"
-            + ("" if out == "-" else f" -> {out}")
-        )
+        self.stderr.write(f"{campaign.name}: {lead_line(report)}" + ("" if out == "-" else f" -> {out}"))
         for note in report["notes"]:
             self.stderr.write(f"note: {note}")
