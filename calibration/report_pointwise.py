@@ -97,7 +97,8 @@ def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: in
     if epsilon is None:
         return {"scoring": scoring, "note": NOT_SET}
     result = alttest.alt_test(Ratings(**humans), Ratings(**own), epsilon=epsilon, unit=unit, scoring=scoring, rounds=rounds, seed=seed)
-    return {"scoring": scoring, "note": None, **result.as_dict()}
+    per = alttest.alt_test_by_criterion(Ratings(**humans), Ratings(**own), epsilon=epsilon, scoring=scoring, rounds=rounds, seed=seed)
+    return {"scoring": scoring, "note": None, **result.as_dict(), "by_criterion": per.as_dict()}
 
 
 def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | None:

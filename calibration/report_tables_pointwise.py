@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from calibration.metrics.pointwise_math import MAJORITY_SCORES
 from calibration.metrics.pointwise_panel import LOW_COVERAGE
-from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
+from calibration.report_tables_alttest import omega, verdict
+from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate, fmt_value
 
 CEILING = "annotators (leave one out)"
 KEYS = (
@@ -21,6 +22,8 @@ KEYS = (
     "pointwise_criteria",
     "pointwise_panels",
     "pointwise_alt_test",
+    "pointwise_alt_test_criteria",
+    "pointwise_alt_test_annotators",
     "pointwise_powered",
     "pointwise_cross",
 )
@@ -131,16 +134,68 @@ def _panels(section: dict, note: str) -> Table:
     return Table("pointwise_panels", "One-article answers: agreement of the panel", headers, rows, [False, False, False, True], note)
 
 
-def _alt_test(section: dict) -> Table:
-    rows = []
+def rho(result: dict) -> str:
+    """ρ of an alt-test result as the metrics give it (an Estimate's fields), with its n and articles."""
+    r = result.get("rho")
+    if not r or r.get("value") is None:
+        return DASH
+    ci = None if r.get("ci_low") is None else (r["ci_low"], r["ci_high"])
+    units = "" if r.get("n_pairs") is None else f", {r['n_pairs']:,} articles"
+    return f"{fmt_estimate(r['value'], ci, 3)} (n={r['n']:,}{units})"
+
+
+def _unit_words(section: dict) -> tuple[str, str]:
+    """(what the pooled test counts, its sentence): the alt-test's pair is the article here."""
     for t in section["tables"]:
+        for j in t["judges"].values():
+            if j["alt_test"].get("unit") == "item":
+                return "items", "unit: the item (article × criterion), each item its own unit (--alt-unit item)"
+            if j["alt_test"].get("unit") == "pair":
+                return "articles", "unit: the article, its criteria pooled (--alt-unit pair)"
+    return "articles", "unit: the article"
+
+
+def _alt_test(section: dict) -> dict[str, Table]:
+    rows, crit_rows, ann_rows = [], [], []
+    counted, unit_sentence = _unit_words(section)
+    for t in section["tables"]:
+        label = _label(t)
         for judge, j in t["judges"].items():
             alt = j["alt_test"]
-            verdict = alt["note"] or alt.get("summary", DASH)
-            rows.append([_label(t), judge, alt["scoring"], verdict])
-    headers = ["Response", "Judge", "Scoring", "Alt-test"]
-    note = "Scoring: categorical (accuracy) for checklists, numeric (negative RMSE) for ratings and counts; unit: the article."
-    return Table("pointwise_alt_test", "One-article answers: alternative annotator test", headers, rows, [False] * 4, note)
+            if alt["note"]:
+                rows.append([label, judge, alt["scoring"], alt["note"], DASH, DASH, DASH])
+                continue
+            per = alt["by_criterion"]
+            rows.append([label, judge, alt["scoring"], verdict(alt), omega(alt), rho(alt), f"passes on {per['n_passed']} of {per['n_criteria']} criteria"])  # fmt: skip
+            for c in per["results"]:
+                crit_rows.append([label, judge, c["criterion"], verdict(c), omega(c), rho(c)])
+            for a in alt.get("annotators", []):
+                ann_rows.append([
+                    label, judge, a["annotator"], f"{a['n']:,}", fmt_value(a["mean_wf"]), fmt_estimate(a["mean_diff"], a["diff_ci"]),
+                    fmt_value(a["p"], 4), fmt_value(a["p_adjusted"], 4), "yes" if a["rejected"] else "no",
+                ])  # fmt: skip
+    scoring = "Scoring: categorical (accuracy) for checklists, numeric (negative RMSE) for ratings and counts"
+    note = f"{scoring}; {unit_sentence}. ρ's CI: bootstrap over articles."
+    return {
+        "pointwise_alt_test": Table(
+            "pointwise_alt_test", "One-article answers: alternative annotator test",
+            ["Response", "Judge", "Scoring", "Verdict", "ω (winning rate)", "ρ (advantage probability)", "Per criterion"],
+            rows, [False, False, False, False, True, True, False], note,
+        ),
+        "pointwise_alt_test_criteria": Table(
+            "pointwise_alt_test_criteria", "One-article answers: alt-test per criterion",
+            ["Response", "Judge", "Criterion", "Verdict", "ω", "ρ"], crit_rows, [False, False, False, False, True, True],
+            f"{scoring}. Each criterion alone, its items its units; one Benjamini–Yekutieli correction across every criterion × annotator test.",
+            "No alt-test: ε not set.",
+        ),
+        "pointwise_alt_test_annotators": Table(
+            "pointwise_alt_test_annotators", "One-article answers: alt-test per annotator (pooled)",
+            ["Response", "Judge", "Annotator left out", counted.capitalize(), "mean W_f", "mean(W_h − W_f) [95% t-CI]", "p", "p (BY)", "Beaten"],
+            ann_rows, [False, False, False, True, True, True, True, True, False],
+            f"{scoring}; {unit_sentence}. Beaten: H0 mean(W_h − W_f) ≥ ε rejected after the Benjamini–Yekutieli correction.",
+            "No alt-test: ε not set.",
+        ),
+    }  # fmt: skip
 
 
 def _interval(entry: dict) -> str:
@@ -213,7 +268,7 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         "pointwise_checklist": _checklist(section),
         "pointwise_criteria": criteria,
         "pointwise_panels": _panels(section, note),
-        "pointwise_alt_test": _alt_test(section),
+        **_alt_test(section),
         "pointwise_powered": _powered(section),
         "pointwise_cross": _cross(section),
     }

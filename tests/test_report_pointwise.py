@@ -223,7 +223,9 @@ def test_it_renders_the_section_in_markdown_html_and_csv(arena):
     assert "Cross-protocol" in markdown and "One-article answers: alternative annotator test" in html and shown in html
     assert rows[0] == ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
     assert ["rating 1-5", "close-judge", "kappa_quadratic"] in [r[:3] for r in rows]
-    assert close["alt_test"]["summary"] in markdown
+    per = close["alt_test"]["by_criterion"]
+    assert f"passes on {per['n_passed']} of {per['n_criteria']} criteria" in markdown
+    assert ("| passes |" if close["alt_test"]["passes"] else "| fails |") in markdown
     assert (
         "> Answers about one article alone (360 checklist answers, 360 count answers, 360 rating 1-5 answers) are in the pointwise section"
         in markdown
