@@ -36,6 +36,7 @@ class PointwiseInputs:
     responses: dict[str, str]  # criterion key -> its response cell ("rating 1-5", ...)
     verdicts: list[PairVerdict] = field(default_factory=list)
     pairwise_campaigns: list[str] = field(default_factory=list)
+    judge_answers: dict[str, dict] = field(default_factory=dict)  # `pointwise_judge_answers`
 
 
 def judge_name(name: str, humans: set[str]) -> str:
@@ -79,6 +80,38 @@ def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> 
     return rows, criteria
 
 
+def pointwise_judge_answers(*, campaign: Campaign) -> dict[str, dict]:
+    """Per judge, its one-article answers the figures use and those it failed to give, with why:
+    {judge: {"answers": n, "errors": n, "reasons": {first line of the error: n}}}. A unit in error of a
+    judge in criterion mode is one answer; one in category mode stands for its category's one-article criteria."""
+    criteria = [c for c in campaign.criterion_set.criteria.all() if response_type(c.response)]
+    if not criteria:
+        return {}
+    per_category: dict[int, int] = {}
+    for c in criteria:
+        per_category[c.category_id] = per_category.get(c.category_id, 0) + 1
+    out: dict[str, dict] = {}
+    answered = (
+        JudgeVerdict.objects.filter(
+            unit__reading__campaign=campaign, unit__status=JudgeUnit.Status.DONE, criterion_id__in=[c.id for c in criteria]
+        )
+        .exclude(answer="")
+        .values_list("unit__judge__name", flat=True)
+    )
+    for name in answered.iterator(chunk_size=CHUNK):
+        out.setdefault(name, {"answers": 0, "errors": 0, "reasons": {}})["answers"] += 1
+    failed = JudgeUnit.objects.filter(reading__campaign=campaign, status=JudgeUnit.Status.ERROR).values_list(
+        "judge__name", "category_id", "criterion_id", "error"
+    )
+    for name, category_id, criterion_id, error in failed.iterator(chunk_size=CHUNK):
+        n = 1 if criterion_id is not None else per_category.get(category_id, 0)
+        entry = out.setdefault(name, {"answers": 0, "errors": 0, "reasons": {}})
+        entry["errors"] += n
+        reason = (error.strip().splitlines() or [""])[0][:80] or "(no reason given)"
+        entry["reasons"][reason] = entry["reasons"].get(reason, 0) + n
+    return dict(sorted(out.items()))
+
+
 def _pairwise_verdicts(article_ids: set[int], keys: set[str]) -> tuple[list[PairVerdict], list[str]]:
     ids = sorted(article_ids)
     pairs = {
@@ -120,4 +153,4 @@ def pointwise_inputs(*, campaign: Campaign, include_unsubmitted: bool = False) -
     verdicts, campaigns = _pairwise_verdicts(articles, keys)
     verdicts = [v._replace(rater=judge_name(v.rater, humans)) if v.is_judge else v for v in verdicts]
     responses = {c.key: response_cell(c.response) for c in criteria.values() if c.key in keys}
-    return PointwiseInputs(tables, responses, verdicts, campaigns)
+    return PointwiseInputs(tables, responses, verdicts, campaigns, pointwise_judge_answers(campaign=campaign))

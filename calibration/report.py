@@ -497,7 +497,7 @@ def build_report(
         vetting=vetting, **alt,
     )  # fmt: skip
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
-    pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed)
+    pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed, human_reference=human_reference)
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
 

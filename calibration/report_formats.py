@@ -17,7 +17,8 @@ from django.template.loader import render_to_string
 
 from calibration import charts
 from calibration.report import HUMANS
-from calibration.report_tables import ORDER, Table, heading, tables
+from calibration.report_shape import md_order
+from calibration.report_tables import ABSENT_BECAUSE, ORDER, TABLE_KEYS, Table, heading, tables
 from calibration.report_tables_design import CSV_COLUMNS as DESIGN_COLUMNS
 from calibration.report_tables_design import csv_fields as design_csv_fields
 from calibration.report_tables_pointwise import KEYS as POINTWISE_KEYS
@@ -179,8 +180,10 @@ def render_csv(report: dict) -> str:
 def render_table_csv(report: dict, key: str) -> str:
     """One display table of the report, every row, as CSV (its cells as the tables show them)."""
     every = tables(report)
+    if key not in TABLE_KEYS:
+        raise ValueError(f"unknown table '{key}' (choose {', '.join(TABLE_KEYS)})")
     if key not in every:
-        raise ValueError(f"unknown table '{key}' (choose {', '.join(every)})")
+        raise ValueError(f"table '{key}' is not in this report: {ABSENT_BECAUSE.get(key, 'its section has no data')}")
     table = every[key]
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
@@ -232,7 +235,10 @@ def render_md(report: dict) -> str:
     for note in report["notes"]:
         lines += [f"> {note}", ""]
     every = tables(report)
-    for key in (["design"] if "design" in every else []) + ORDER["md"] + [key for key in POINTWISE_KEYS if key in every]:
+    keys, no_data = md_order(report, every, ORDER["md"])
+    if no_data:
+        lines += [no_data, ""]
+    for key in keys:
         lines += _md_table(every[key])
     return "\n".join(lines).rstrip() + "\n"
 

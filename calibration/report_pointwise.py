@@ -29,6 +29,7 @@ from calibration.metrics.crossprotocol import cross_protocol
 from calibration.metrics.pointwise_agreement import Figures, pointwise_statistics
 from calibration.metrics.pointwise_panel import PanelFigures
 from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means
+from calibration.metrics.pointwise_reference import CATEGORICAL, MEAN_ONLY, aggregated_reference
 from calibration.pointwise_selectors import PointwiseInputs, pointwise_inputs
 from calibration.report_alttest import NOT_SET
 from calibration.report_sections import estimate, rounded
@@ -96,7 +97,8 @@ def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: in
     if epsilon is None:
         return {"scoring": scoring, "note": NOT_SET}
     result = alttest.alt_test(Ratings(**humans), Ratings(**own), epsilon=epsilon, unit=unit, scoring=scoring, rounds=rounds, seed=seed)
-    return {"scoring": scoring, "note": None, **result.as_dict()}
+    per = alttest.alt_test_by_criterion(Ratings(**humans), Ratings(**own), epsilon=epsilon, scoring=scoring, rounds=rounds, seed=seed)
+    return {"scoring": scoring, "note": None, **result.as_dict(), "by_criterion": per.as_dict()}
 
 
 def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | None:
@@ -113,7 +115,28 @@ def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | Non
     }
 
 
-def _table_section(key, table, inputs: PointwiseInputs, *, epsilon, unit, rounds, seed) -> dict:
+AGGREGATED = ("dawid-skene", "mace")
+
+
+def _reference(table, method: str, rounds: int, seed: int) -> dict | None:
+    """Each judge against one Dawid-Skene or MACE label per item where the answers are categorical; for
+    numeric answers the statement that the reference stays the annotators' answers. None for another reference."""
+    if method not in AGGREGATED:
+        return None
+    if table.response not in CATEGORICAL:
+        return {"method": method, "applied": False, "note": MEAN_ONLY}
+    found = aggregated_reference(table, method, rounds=rounds, seed=seed)
+    return {
+        "method": method,
+        "applied": True,
+        "n_items": found.n_items,
+        "unresolved": found.unresolved,
+        "competence": {name: rounded(value) for name, value in found.competence.items()},
+        "judges": {name: figures_dict(f) for name, f in found.judges.items()},
+    }
+
+
+def _table_section(key, table, inputs: PointwiseInputs, *, epsilon, unit, rounds, seed, human_reference: str = "majority") -> dict:
     response, scale = key
     stats = pointwise_statistics(table, rounds=rounds, seed=seed)
     judges = {}
@@ -137,27 +160,70 @@ def _table_section(key, table, inputs: PointwiseInputs, *, epsilon, unit, rounds
         "human_panel": figures_dict(stats.human_panel),
         "judges": judges,
         "cross_protocol": _cross(table, inputs, rounds, seed),
+        "human_reference": _reference(table, human_reference, rounds, seed),
     }
 
 
-def section(inputs: PointwiseInputs | None, *, epsilon: float | None, unit: str, rounds: int = 1000, seed: int = 0) -> dict | None:
+def section(
+    inputs: PointwiseInputs | None,
+    *,
+    epsilon: float | None,
+    unit: str,
+    rounds: int = 1000,
+    seed: int = 0,
+    human_reference: str = "majority",
+) -> dict | None:
     """The `pointwise` section, or None when the campaign has no answer about one article."""
     if inputs is None:
         return None
     tables = [
-        _table_section(key, table, inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed) for key, table in inputs.tables.items()
+        _table_section(key, table, inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed, human_reference=human_reference)
+        for key, table in inputs.tables.items()
     ]
-    return clean({"statement": STATEMENT, "cluster": "article", "rounds": rounds, "seed": seed, "epsilon": epsilon, "tables": tables})
+    return clean(
+        {
+            "statement": STATEMENT,
+            "cluster": "article",
+            "rounds": rounds,
+            "seed": seed,
+            "epsilon": epsilon,
+            "tables": tables,
+            "judge_answers": inputs.judge_answers,
+        }
+    )
 
 
-def pointwise_add(report: dict, campaign, include_unsubmitted: bool, *, unit: str, rounds: int, seed: int) -> None:
+def pointwise_add(
+    report: dict, campaign, include_unsubmitted: bool, *, unit: str, rounds: int, seed: int, human_reference: str = "majority"
+) -> None:
     """Adds the `pointwise` section and a note to a campaign's report when it has answers about one
     article; leaves the report as it is otherwise. The alt-test's ε is the report's."""
     inputs = pointwise_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
-    found = section(inputs, epsilon=report["alt_test"]["epsilon"], unit=unit, rounds=rounds, seed=seed)
+    found = section(inputs, epsilon=report["alt_test"]["epsilon"], unit=unit, rounds=rounds, seed=seed, human_reference=human_reference)
     if found is not None:
         report["pointwise"] = found
         report["notes"].append(pointwise_note(found))
+        if human_reference in AGGREGATED:
+            report["notes"].append(reference_note(found, human_reference))
+
+
+def reference_note(section: dict, method: str) -> str:
+    """Which one-article answers the aggregated reference was applied to, and which kept the annotators' answers."""
+    names = {"binary": "checklist"}
+    applied, kept = [], []
+    for t in section["tables"]:
+        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
+        label = f"{names.get(t['response'], t['response'])}{scale}"
+        ref = t["human_reference"]
+        if ref["applied"]:
+            applied.append(f"{label} ({ref['n_items']:,} items, {ref['unresolved']:,} unresolved)")
+        else:
+            kept.append(label)
+    text = f"One-article answers and --human-reference {method}: "
+    text += f"{method} fitted to {', '.join(applied)}, each judge compared with its labels" if applied else f"{method} applied to none"
+    if kept:
+        text += f"; {', '.join(kept)}: majority/mean only (numeric answers: the reference stays every annotator's answers)"
+    return text + "."
 
 
 def pointwise_note(section: dict) -> str:

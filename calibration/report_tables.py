@@ -19,6 +19,7 @@ from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_design import design_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
+from calibration.report_tables_pointwise import KEYS as POINTWISE_KEYS
 from calibration.report_tables_pointwise import pointwise_tables
 from calibration.report_tables_reference import reference_line, reference_tables
 from calibration.report_tables_selective import selective_tables
@@ -377,7 +378,12 @@ ORDER = {
 }
 
 
-TABLE_KEYS = (*ORDER["md"], "design")  # the design table: actively sampled campaigns only, first when there
+# Every table a report can hold: the design table (actively sampled campaigns only, first when there) and the
+# one-article tables (campaigns with answers about one article only) are there only when their section is.
+TABLE_KEYS = (*ORDER["md"], "design", *POINTWISE_KEYS)
+ABSENT_BECAUSE = {"design": "the campaign is not actively sampled"} | {
+    key: "the campaign has no answers about one article" for key in POINTWISE_KEYS
+}
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,28 @@ kappas, a scale's weighted kappas and correlations, a count's errors.
 
 from __future__ import annotations
 
-from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate
+from dataclasses import replace
+
+from calibration.metrics.pointwise_math import MAJORITY_SCORES
+from calibration.metrics.pointwise_panel import LOW_COVERAGE
+from calibration.report_tables_alttest import omega, verdict
+from calibration.table_format import DASH, SMALL_MARK, Table, fmt_estimate, fmt_value
 
 CEILING = "annotators (leave one out)"
-KEYS = ("pointwise_judges", "pointwise_criteria", "pointwise_panels", "pointwise_alt_test", "pointwise_powered", "pointwise_cross")
+KEYS = (
+    "pointwise_judges",
+    "pointwise_checklist",
+    "pointwise_criteria",
+    "pointwise_panels",
+    "pointwise_alt_test",
+    "pointwise_alt_test_criteria",
+    "pointwise_alt_test_annotators",
+    "pointwise_powered",
+    "pointwise_cross",
+)
+# A checklist's figures against the human majority: a table of their own (one column each), not rows of the long table.
+CHECKLIST_FIGURES = MAJORITY_SCORES
+CHECKLIST_HEADERS = ("Balanced accuracy", "Precision", "Recall", "F1", "φ", "Majority's yes rate")
 
 
 def _label(table: dict) -> str:
@@ -30,7 +48,27 @@ def _cell(entry: dict | None, unit: str = "article") -> str:
 
 
 def _figure_rows(label: str, rater: str, figures: dict) -> list[list[str]]:
-    return [[label, rater, name, _cell(entry)] for name, entry in figures.items()]
+    return [[label, rater, name, _cell(entry)] for name, entry in figures.items() if name not in CHECKLIST_FIGURES]
+
+
+def _checklist(section: dict) -> Table:
+    rows = []
+    for t in section["tables"]:
+        if t["response"] != "binary":
+            continue
+        sources = [(CEILING, t["human_ceiling"]["figures"]), *((judge, j["figures"]["figures"]) for judge, j in t["judges"].items())]
+        for rater, figures in sources:
+            rows.append([rater, *(_cell(figures.get(name)) for name in CHECKLIST_FIGURES), _cell(figures.get("human_mean"))])
+    headers = ["Rater", *CHECKLIST_HEADERS, "Humans' yes rate (every answer)"]
+    note = (
+        'Against the strict majority of the annotators of each item (an even split left out), "yes" the positive class: '
+        "recall is the share of the majority's yes the rater says yes to, precision the share of the rater's yes the majority "
+        "says yes to, φ the correlation of the two yes/no answers (Matthews). The majority's yes rate is on the same items; the "
+        "humans' yes rate pools every human answer. n: items; articles: the bootstrap's units; 95% CIs. The ceiling row: each "
+        "annotator against the majority of the others."
+    )
+    empty = "No checklist answers."
+    return Table("pointwise_checklist", "One-article answers: checklist figures against the human majority", headers, rows, [False] + [True] * 7, note, empty)  # fmt: skip
 
 
 def _judges(section: dict, note: str) -> tuple[Table, Table]:
@@ -38,12 +76,16 @@ def _judges(section: dict, note: str) -> tuple[Table, Table]:
     for t in section["tables"]:
         label = _label(t)
         rows += _figure_rows(label, CEILING, t["human_ceiling"]["figures"])
+        reference = t.get("human_reference") or {}
         for judge, j in t["judges"].items():
             rows += _figure_rows(label, judge, j["figures"]["figures"])
+            if reference.get("applied"):
+                against = reference["judges"][judge]["figures"]
+                rows += _figure_rows(label, f"{judge} against {reference['method']}", {k: against[k] for k in ("agreement", "kappa")})
             for criterion, figures in j["figures"]["by_criterion"].items():
-                per_criterion += [[label, criterion, judge, name, _cell(e)] for name, e in figures.items()]
+                per_criterion += [[label, criterion, judge, name, _cell(e)] for name, e in figures.items() if name not in CHECKLIST_FIGURES]
         for criterion, figures in t["human_ceiling"]["by_criterion"].items():
-            per_criterion += [[label, criterion, CEILING, name, _cell(e)] for name, e in figures.items()]
+            per_criterion += [[label, criterion, CEILING, name, _cell(e)] for name, e in figures.items() if name not in CHECKLIST_FIGURES]
     headers = ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
     judges = Table("pointwise_judges", "One-article answers: judges against the humans", headers, rows, [False, False, False, True], note)
     criteria = Table(
@@ -57,31 +99,103 @@ def _judges(section: dict, note: str) -> tuple[Table, Table]:
     return judges, criteria
 
 
+def _answers(name: str, entry: dict) -> str:
+    text = f"{name} {entry['answers']:,} used, {entry['errors']:,} errors"
+    if entry["reasons"]:
+        ranked = sorted(entry["reasons"].items(), key=lambda item: (-item[1], item[0]))
+        text += " (" + ", ".join(f"{n:,} '{reason}'" for reason, n in ranked[:3])
+        text += f", {sum(n for _, n in ranked[3:]):,} other)" if len(ranked) > 3 else ")"
+    return text
+
+
+def _coverage(counts: dict) -> str:
+    """` (on its 120 of 300 items, coverage 40%: under 50%, the figure describes a minority of the items)`."""
+    if "coverage" not in counts:
+        return ""
+    text = f" (on its {counts['judge_items']:,} of {counts['human_items']:,} items, coverage {counts['coverage']:.0%}"
+    if counts["coverage"] < LOW_COVERAGE:
+        text += f": under {LOW_COVERAGE:.0%}, the figure describes a minority of the annotators' items"
+    return text + ")"
+
+
 def _panels(section: dict, note: str) -> Table:
     rows = []
     for t in section["tables"]:
         label = _label(t)
         rows += [[label, "annotators", name, _cell(e)] for name, e in t["human_panel"]["figures"].items()]
         for judge, j in t["judges"].items():
-            rows += [[label, f"annotators + {judge}", name, _cell(e)] for name, e in j["panel"]["figures"].items()]
+            panel = f"annotators + {judge}{_coverage(j['panel']['counts'])}"
+            rows += [[label, panel, name, _cell(e)] for name, e in j["panel"]["figures"].items()]
     headers = ["Response", "Panel", "Figure", "Value [95% CI] (n items, articles)"]
     note = (
-        note
-        + " A panel figure with a judge, and its _change (with minus without the judge), shows what the judge does to the humans' agreement."
+        note + " A panel figure with a judge, and its _change (with minus without the judge, on the same items), shows what the judge does "
+        "to the humans' agreement; it is computed on the items the judge answered, their number and coverage beside it."
     )
     return Table("pointwise_panels", "One-article answers: agreement of the panel", headers, rows, [False, False, False, True], note)
 
 
-def _alt_test(section: dict) -> Table:
-    rows = []
+def rho(result: dict) -> str:
+    """ρ of an alt-test result as the metrics give it (an Estimate's fields), with its n and articles."""
+    r = result.get("rho")
+    if not r or r.get("value") is None:
+        return DASH
+    ci = None if r.get("ci_low") is None else (r["ci_low"], r["ci_high"])
+    units = "" if r.get("n_pairs") is None else f", {r['n_pairs']:,} articles"
+    return f"{fmt_estimate(r['value'], ci, 3)} (n={r['n']:,}{units})"
+
+
+def _unit_words(section: dict) -> tuple[str, str]:
+    """(what the pooled test counts, its sentence): the alt-test's pair is the article here."""
     for t in section["tables"]:
+        for j in t["judges"].values():
+            if j["alt_test"].get("unit") == "item":
+                return "items", "unit: the item (article × criterion), each item its own unit (--alt-unit item)"
+            if j["alt_test"].get("unit") == "pair":
+                return "articles", "unit: the article, its criteria pooled (--alt-unit pair)"
+    return "articles", "unit: the article"
+
+
+def _alt_test(section: dict) -> dict[str, Table]:
+    rows, crit_rows, ann_rows = [], [], []
+    counted, unit_sentence = _unit_words(section)
+    for t in section["tables"]:
+        label = _label(t)
         for judge, j in t["judges"].items():
             alt = j["alt_test"]
-            verdict = alt["note"] or alt.get("summary", DASH)
-            rows.append([_label(t), judge, alt["scoring"], verdict])
-    headers = ["Response", "Judge", "Scoring", "Alt-test"]
-    note = "Scoring: categorical (accuracy) for checklists, numeric (negative RMSE) for ratings and counts; unit: the article."
-    return Table("pointwise_alt_test", "One-article answers: alternative annotator test", headers, rows, [False] * 4, note)
+            if alt["note"]:
+                rows.append([label, judge, alt["scoring"], alt["note"], DASH, DASH, DASH])
+                continue
+            per = alt["by_criterion"]
+            rows.append([label, judge, alt["scoring"], verdict(alt), omega(alt), rho(alt), f"passes on {per['n_passed']} of {per['n_criteria']} criteria"])  # fmt: skip
+            for c in per["results"]:
+                crit_rows.append([label, judge, c["criterion"], verdict(c), omega(c), rho(c)])
+            for a in alt.get("annotators", []):
+                ann_rows.append([
+                    label, judge, a["annotator"], f"{a['n']:,}", fmt_value(a["mean_wf"]), fmt_estimate(a["mean_diff"], a["diff_ci"]),
+                    fmt_value(a["p"], 4), fmt_value(a["p_adjusted"], 4), "yes" if a["rejected"] else "no",
+                ])  # fmt: skip
+    scoring = "Scoring: categorical (accuracy) for checklists, numeric (negative RMSE) for ratings and counts"
+    note = f"{scoring}; {unit_sentence}. ρ's CI: bootstrap over articles."
+    return {
+        "pointwise_alt_test": Table(
+            "pointwise_alt_test", "One-article answers: alternative annotator test",
+            ["Response", "Judge", "Scoring", "Verdict", "ω (winning rate)", "ρ (advantage probability)", "Per criterion"],
+            rows, [False, False, False, False, True, True, False], note,
+        ),
+        "pointwise_alt_test_criteria": Table(
+            "pointwise_alt_test_criteria", "One-article answers: alt-test per criterion",
+            ["Response", "Judge", "Criterion", "Verdict", "ω", "ρ"], crit_rows, [False, False, False, False, True, True],
+            f"{scoring}. Each criterion alone, its items its units; one Benjamini–Yekutieli correction across every criterion × annotator test.",
+            "No alt-test: ε not set.",
+        ),
+        "pointwise_alt_test_annotators": Table(
+            "pointwise_alt_test_annotators", "One-article answers: alt-test per annotator (pooled)",
+            ["Response", "Judge", "Annotator left out", counted.capitalize(), "mean W_f", "mean(W_h − W_f) [95% t-CI]", "p", "p (BY)", "Beaten"],
+            ann_rows, [False, False, False, True, True, True, True, True, False],
+            f"{scoring}; {unit_sentence}. Beaten: H0 mean(W_h − W_f) ≥ ε rejected after the Benjamini–Yekutieli correction.",
+            "No alt-test: ε not set.",
+        ),
+    }  # fmt: skip
 
 
 def _interval(entry: dict) -> str:
@@ -145,11 +259,16 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         f"units ({section['rounds']:,} rounds)."
     )
     judges, criteria = _judges(section, note)
+    answers = section.get("judge_answers") or {}
+    if answers:
+        listed = "; ".join(_answers(name, entry) for name, entry in answers.items())
+        judges = replace(judges, note=f"{judges.note} Judges' answers used, and those given as errors (in no figure): {listed}.")
     return {
         "pointwise_judges": judges,
+        "pointwise_checklist": _checklist(section),
         "pointwise_criteria": criteria,
         "pointwise_panels": _panels(section, note),
-        "pointwise_alt_test": _alt_test(section),
+        **_alt_test(section),
         "pointwise_powered": _powered(section),
         "pointwise_cross": _cross(section),
     }

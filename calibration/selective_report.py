@@ -13,7 +13,11 @@ judged without a confidence, is never accepted by it (confidence NaN).
 
 Split rule: the pairs are split in two by the first byte of SHA-256("selective:<pair id>"): even
 calibrates the thresholds, odd is held out to check them; every criterion of a pair lands on the
-same side, and the split depends on the pair alone, never on a label or a verdict.
+same side, and the split depends on the pair alone, never on a label or a verdict. With
+``holdout=0`` every labelled item calibrates (an imported calibration split is one): the guarantee
+holds as before, but the agreement on fresh items is then not measured, and the output says so.
+
+The fixed sequence starts at ``min_accepted`` accepted items (`metrics.selective.MIN_ACCEPTED`).
 
 Sending to humans (`abstained_pair_ids`): the calibrated thresholds are applied to every item
 (pair, criterion) of the campaign's pairs, known-answer pairs aside; a pair goes to humans when
@@ -38,7 +42,7 @@ from django.db.models import Q, Sum
 from annotate.models import Campaign
 from calibration import report_cache
 from calibration.metrics.confidence import sample_confidence
-from calibration.metrics.selective import CascadeJudge, cascade_calibrate, cascade_holdout
+from calibration.metrics.selective import MIN_ACCEPTED, CascadeJudge, cascade_calibrate, cascade_holdout
 from calibration.selectors import calibration_stamp, human_label_rows, judge_verdict_rows
 from judges.models import Judge, JudgeCall, JudgeVerdict
 
@@ -46,6 +50,41 @@ SPLIT_RULE = (
     'pairs split by the first byte of SHA-256("selective:<pair id>"): even calibrates, odd is held out '
     "(every criterion of a pair on one side; the split ignores labels and verdicts)"
 )
+HOLDOUTS = (0.0, 0.5)  # the share of pairs held out: none, or half (SPLIT_RULE)
+NO_HOLDOUT_RULE = "every labelled item calibrates (--holdout 0): nothing is held out"
+NOT_MEASURED = (
+    "not measured: nothing was held out, so the agreement on items the thresholds were not chosen on is unknown; "
+    "the guarantee (probability ≥ 1 − δ over the draw of the calibration items) is the only statement about fresh items"
+)
+
+
+def sequence_rule(min_accepted: int) -> str:
+    return (
+        f"fixed sequence over the thresholds from the highest down, each accepting 1% more of the calibration items, "
+        f"starting at the first that accepts at least {min_accepted} (a minimum set before any label is read), "
+        "stopping before the first whose one-sided Clopper-Pearson bound on disagreement exceeds α"
+    )
+
+
+def holdout_value(value) -> float:
+    """The held-out share, 0 or 0.5; ValueError with a one-line message otherwise."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if number not in HOLDOUTS:
+        raise ValueError(f"the held-out share must be 0 (calibrate on every labelled item) or 0.5, got '{value}'")
+    return number
+
+
+def min_accepted_value(value) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ValueError(f"the minimum of accepted items must be a whole number, 1 or more, got '{value}'")
+    return number
 
 
 def selective_parameters(alpha, delta, human_cost=None) -> dict:
@@ -157,10 +196,24 @@ def _estimate(estimate) -> dict | None:
     return None if estimate is None else {k: v for k, v in asdict(estimate).items() if k in ("value", "n", "ci_low", "ci_high", "n_pairs")}
 
 
-def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delta, human_cost=None, rounds: int = 1000) -> dict:
-    """The cascade calibrated on the calibration half and checked on the held-out half, as plain data."""
+def selective_cascade(
+    *,
+    campaign: Campaign,
+    judge_names: list[str],
+    alpha,
+    delta,
+    human_cost=None,
+    rounds: int = 1000,
+    holdout=0.5,
+    min_accepted=MIN_ACCEPTED,
+) -> dict:
+    """The cascade calibrated on the calibration half and checked on the held-out half (``holdout`` 0.5),
+    or calibrated on every labelled item without a check (``holdout`` 0), as plain data."""
     params = selective_parameters(alpha, delta, human_cost)
+    holdout, min_accepted = holdout_value(holdout), min_accepted_value(min_accepted)
     data = selective_inputs(campaign=campaign, judge_names=judge_names)
+    if holdout == 0:
+        data["heldout"] = np.zeros(len(data["items"]), bool)
     costs = {name: j["cost"] for name, j in data["judges"].items()}
     costs_known = all(c is not None for c in costs.values()) and params["human_cost"] is not None
     calib, held = ~data["heldout"], data["heldout"]
@@ -170,7 +223,7 @@ def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delt
     ]
     result = cascade_calibrate(
         judges, alpha=params["alpha"], delta=params["delta"], human_cost_per_item=params["human_cost"] or 0.0,
-        pair=data["pair"][calib], rounds=rounds,
+        pair=data["pair"][calib], rounds=rounds, min_accepted=min_accepted,
     )  # fmt: skip
     ordered = [s.selective.judge for s in result.stages]
     check = None
@@ -195,7 +248,9 @@ def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delt
     return {
         "campaign": campaign.name, "alpha": params["alpha"], "delta": params["delta"], "target": 1 - params["alpha"],
         "guarantee_words": f"with probability ≥ 1 − δ = {1 - params['delta']:g}, agreement with the humans on accepted items is ≥ 1 − α = {1 - params['alpha']:g}",
-        "split_rule": SPLIT_RULE, "n_items": len(data["items"]), "n_calibration": int(calib.sum()), "n_heldout": int(held.sum()),
+        "split_rule": SPLIT_RULE if holdout else NO_HOLDOUT_RULE, "holdout_share": holdout,
+        "not_measured": None if holdout else NOT_MEASURED, "min_accepted": min_accepted,
+        "sequence_rule": sequence_rule(min_accepted), "coverage": _coverage_of(result), "n_items": len(data["items"]), "n_calibration": int(calib.sum()), "n_heldout": int(held.sum()),
         "stages": stages, "n_to_humans": result.n_to_humans, "human_share": result.human_share,
         "agreement": _estimate(result.agreement), "cascade_guarantee": result.guarantee,
         "human_cost_per_item": params["human_cost"], "cost": result.cost if costs_known else None,
@@ -203,6 +258,12 @@ def selective_cascade(*, campaign: Campaign, judge_names: list[str], alpha, delt
         "holdout": None if overall is None else {"n": overall.n, "n_accepted": overall.n_accepted, "agreement": _estimate(overall.agreement),
                                                  "target": overall.target, "meets": overall.meets, "n_to_humans": check["n_to_humans"]},
     }  # fmt: skip
+
+
+def _coverage_of(result) -> dict:
+    """The cascade's coverage on the calibration items: the share some judge accepts."""
+    accepted = result.n - result.n_to_humans
+    return {"value": accepted / result.n if result.n else None, "n": result.n, "n_accepted": accepted}
 
 
 def selective_cascade_cached(*, campaign: Campaign, judge_names: list[str], alpha, delta, human_cost=None, rounds: int = 1000) -> dict:
@@ -263,7 +324,10 @@ def selective_lines(out: dict) -> list[str]:
         f"Guarantee sought: {out['guarantee_words']}.",
         f"Items (pair, criterion) with a human majority: {out['n_items']}; calibration {out['n_calibration']}, "
         f"held out {out['n_heldout']} ({out['split_rule']}).",
+        f"Rule: {out['sequence_rule']}.",
     ]
+    if out.get("not_measured"):
+        lines.append(f"Held-out agreement: {out['not_measured']}.")
     for i, stage in enumerate(out["stages"], 1):
         lam = "none (abstains on every item)" if stage["threshold"] is None else f"{stage['threshold']:.4g}"
         lines += [
@@ -278,7 +342,13 @@ def selective_lines(out: dict) -> list[str]:
                 f"   held out: accepts {hold['n_accepted']} of {hold['n']}; agreement {estimate_text(hold['agreement'])} beside 1 − α = {hold['target']:g}"
             )
     lines.append(f"Humans: {out['n_to_humans']} calibration items no judge accepts ({out['human_share']:.1%}) go to humans.")
-    lines.append(f"Cascade: agreement on judge-accepted items {estimate_text(out['agreement'])}. {out['cascade_guarantee']}")
+    lam = ", ".join(f"{s['judge']} {'none' if s['threshold'] is None else format(s['threshold'], '.4g')}" for s in out["stages"])
+    cover = out["coverage"]
+    share = "-" if cover["value"] is None else f"{cover['value']:.1%} ({cover['n_accepted']} of {cover['n']})"
+    lines.append(
+        f"Cascade: thresholds {lam}; coverage {share}; agreement on judge-accepted items {estimate_text(out['agreement'])}. "
+        f"{out['cascade_guarantee']}"
+    )
     if out["cost"] is None:
         lines.append("Cost: unknown (a judge has no prices, or no --human-cost was given).")
     else:

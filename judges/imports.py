@@ -34,8 +34,11 @@ def unit_tally() -> dict[str, int]:
     return {NEW: 0, UPDATED: 0, UNCHANGED: 0}
 
 
-def imported_judge_create(*, name: str, model: str) -> Judge:
-    return Judge.objects.create(name=name, kind=Judge.Kind.IMPORTED, model=model)
+def imported_judge_create(*, name: str, model: str, mode: str = Judge.Mode.CATEGORY) -> Judge:
+    """An imported judge. A labels file's judges are made in criterion mode (`mode`): each answer is then
+    a unit of its own, and an error in place of one answer marks that criterion alone, never the others
+    of its category (which a unit in error would leave out of every figure)."""
+    return Judge.objects.create(name=name, kind=Judge.Kind.IMPORTED, model=model, mode=mode)
 
 
 @dataclass(frozen=True)

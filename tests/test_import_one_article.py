@@ -40,7 +40,7 @@ def mixed_rows() -> list[dict]:
                 rows.append(one(topic, system, "has_summary", rater, "yes" if base > 3 else "na", "checklist+na"))
                 rows.append(one(topic, system, "errors", rater, str(shift + (base == 2)), "count"))
             rows.append(one(topic, system, "clarity", JUDGE, str(base), "rating 1-5", kind="judge", rationale="Fine.", model="m/mini"))
-            # A judge in category mode: one unit per article; an error fills every criterion it could not answer.
+            # An error fills every criterion the judge could not answer.
             for key, cell in (("has_summary", "checklist+na"), ("errors", "count")):
                 rows.append(one(topic, system, key, JUDGE, "", cell, kind="judge", model="m/mini", error="no JSON in the reply"))
     return rows
@@ -71,7 +71,11 @@ def test_it_imports_every_response_type_into_a_labels_only_campaign(arena, tmp_p
     assert Answer.objects.get(assignment__annotator__username="ann_2", criterion__key="clarity",
                               assignment__reading__article__system__key=GPT, assignment__reading__topic__title="Towers").value == "5"  # fmt: skip
     units = JudgeUnit.objects.filter(reading__isnull=False)
-    assert units.count() == 4 and {u.status for u in units} == {"error"}  # each reading's unit holds an error row
+    # The file's judge is imported in criterion mode: its error rows mark their two criteria alone, its ratings stand.
+    assert units.count() == 12
+    assert {(u.criterion.key, u.status) for u in units.select_related("criterion")} == {
+        ("clarity", "done"), ("has_summary", "error"), ("errors", "error"),
+    }  # fmt: skip
     assert sorted(JudgeVerdict.objects.filter(unit__in=units).values_list("answer", flat=True)) == ["2", "2", "4", "4"]
     changes = LabelChange.objects.filter(reading_assignment__isnull=False)
     assert set(changes.values_list("source", flat=True)) == {"import"}

@@ -33,6 +33,9 @@ def judged(demo_campaign, llm_server, monkeypatch):
     return demo_campaign
 
 
+UNREADABLE = "unreadable answer after 3 attempt(s): the response holds no JSON: 'Both articles"
+
+
 def expected_rows(campaign) -> set[tuple]:
     """(topic, criterion, judge, left system, right system) for every criterion of every unit the judges finished."""
     wanted = set()
@@ -121,10 +124,14 @@ def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
     result = run("import_labels", "--campaign", "Copy", str(source))
 
     assert result.code == 0, result.err
-    assert result.out == (  # (3 x 2 + 3) units x 3 categories; the human's one label and assignment
+    # fake-gpt: (3 x 2 + 3) pair orders x 26 criteria, as 234 units: an imported judge keeps each answer (or its error)
+    # as a unit of its own; longer (a judge of this database, category mode): 3 pairs x 3 categories; the human's one label
+    assert result.out == (
         "labels: 1 new, 0 updated, 0 unchanged\n"
         "assignments: 1 new, 0 updated, 0 unchanged\n"
-        "judge units (pair, order, category): 27 new, 0 updated, 0 unchanged; judges created: 1\n"
+        "judge units (pair, order, category or criterion): 243 new, 0 updated, 0 unchanged; judges created: 1\n"
+        f"judge fake-gpt: 213 answers imported, 21 stored as errors (21 '{UNREADABLE}')\n"
+        "judge longer: 117 answers imported, 0 stored as errors\n"
         "pairs created: 0; rater accounts created: 0\n"
         "the calibration report is queued for the task worker (manage.py db_worker), so that the dashboard opens at once\n"
     )
@@ -156,7 +163,9 @@ def test_it_imports_judge_rows_into_another_campaign(judged, tmp_path, fmt):
     assert second.out == (
         "labels: 0 new, 0 updated, 1 unchanged\n"
         "assignments: 0 new, 0 updated, 1 unchanged\n"
-        "judge units (pair, order, category): 0 new, 0 updated, 27 unchanged; judges created: 0\n"
+        "judge units (pair, order, category or criterion): 0 new, 0 updated, 243 unchanged; judges created: 0\n"
+        f"judge fake-gpt: 213 answers imported, 21 stored as errors (21 '{UNREADABLE}')\n"
+        "judge longer: 117 answers imported, 0 stored as errors\n"
         "pairs created: 0; rater accounts created: 0\n"
         "unchanged: everything in the file(s) was already stored\n"
     )

@@ -126,8 +126,8 @@ def test_it_stores_judge_rows_of_a_labels_file_per_criterion_for_a_criterion_mod
     first, again = import_labels(path), import_labels(path)
 
     assert first.code == 0, first.err
-    assert "judge units (pair, order, category): 3 new, 0 updated, 0 unchanged; judges created: 0" in first.out
-    assert "judge units (pair, order, category): 0 new, 0 updated, 3 unchanged; judges created: 0" in again.out
+    assert "judge units (pair, order, category or criterion): 3 new, 0 updated, 0 unchanged; judges created: 0" in first.out
+    assert "judge units (pair, order, category or criterion): 0 new, 0 updated, 3 unchanged; judges created: 0" in again.out
     units = {u.criterion.key: u for u in JudgeUnit.objects.filter(judge=judge).select_related("criterion", "pair__article_a__system")}
     assert {key: (u.a_first, u.status, u.error) for key, u in units.items()} == {
         "ww_cc_1": (False, "done", ""),

@@ -168,14 +168,22 @@ def _reliability(values, raters):
 def test_it_matches_krippendorff_for_the_panels(rating):
     values, _, table = rating
     humans, judged = panels(table, rounds=0)
-    for panel, raters in ((humans, range(4)), (judged["judge.b"], [0, 1, 2, 3, 5])):
-        data = _reliability(values, raters)
+    # The panel with a judge: on the items the judge answered (judge.b skips some).
+    judge_items = ~np.isnan(values[:, :, 5:6])
+    for panel, raters, data in (
+        (humans, range(4), values),
+        (judged["judge.b"], [0, 1, 2, 3, 5], np.where(judge_items, values, np.nan)),
+    ):
+        data = _reliability(data, raters)
         ordinal = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5])
         interval = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
         assert abs(panel.figures["alpha_ordinal"].value - ordinal) < TOL
         assert abs(panel.figures["alpha_interval"].value - interval) < TOL
+    same = krippendorff.alpha(
+        reliability_data=_reliability(np.where(judge_items, values, np.nan), range(4)), level_of_measurement="interval"
+    )
     change = judged["judge.b"].figures["alpha_interval_change"].value
-    assert abs(change - (judged["judge.b"].figures["alpha_interval"].value - humans.figures["alpha_interval"].value)) < TOL
+    assert abs(change - (judged["judge.b"].figures["alpha_interval"].value - same)) < TOL
     c1 = values[:, 1:2]
     one = panel_figures(table.for_criterion("crit-1"), rounds=0).figures["alpha_ordinal"].value
     ref = krippendorff.alpha(reliability_data=_reliability(c1, range(4)), level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5])
@@ -307,6 +315,8 @@ def test_it_matches_statsmodels_for_fleiss_kappa(binary):
     humans, judged = panels(table, rounds=0)
     for panel, raters in ((humans, range(4)), (judged["gpt-4.1"], range(5))):
         grid = values[:, :, list(raters)].reshape(-1, len(raters))
+        if len(raters) == 5:  # with the judge: the items it answered (an N/A is no answer)
+            grid = np.where(~np.isnan(grid[:, 4:5]), grid, np.nan)
         m = (~np.isnan(grid)).sum(axis=1)
         k = panel.counts["raters_per_item"]
         assert k == max(set(m[m >= 2].tolist()), key=lambda v: (list(m).count(v), v))
@@ -326,7 +336,8 @@ def test_it_matches_the_references_for_counts():
     assert "kappa_linear" not in fig and "spearman" not in fig
     alpha = krippendorff.alpha(reliability_data=_reliability(values, range(4)), level_of_measurement="interval")
     assert abs(result.human_panel.figures["alpha_interval"].value - alpha) < TOL
-    alpha_j = krippendorff.alpha(reliability_data=_reliability(values, [0, 1, 2, 3, 5]), level_of_measurement="interval")
+    on_judge = np.where(~np.isnan(values[:, :, 5:6]), values, np.nan)
+    alpha_j = krippendorff.alpha(reliability_data=_reliability(on_judge, [0, 1, 2, 3, 5]), level_of_measurement="interval")
     assert abs(result.judge_panels["judge.b"].figures["alpha_interval"].value - alpha_j) < TOL
     _, _, mx, my, _ = _loo(values)
     assert abs(result.ceiling.figures["mae"].value - mean_absolute_error(my, mx)) < TOL
@@ -406,3 +417,32 @@ def test_it_computes_the_checklist_ceiling_against_the_others(binary):
         assert mine.counts["not_applicable"] == int((on & np.isnan(values[..., r])).sum())
         assert abs(mine.figures["not_applicable"].value - (on & np.isnan(values[..., r])).sum() / on.sum()) < TOL
         assert abs(mine.figures["mean"].value - mx[who == r].mean()) < TOL
+
+
+def test_it_computes_a_judges_fleiss_kappa_on_the_items_it_answered():
+    """A judge answering under half the items: its panel is Fleiss' kappa on those items (statsmodels), with its
+    coverage; before, the most common number of raters was the annotators' alone and the judge was left out."""
+    rng = np.random.default_rng(5)
+    items, humans = 60, 3
+    truth = rng.random(items) < 0.5
+    cols = {k: [] for k in ("article", "system", "topic", "criterion", "rater", "value", "is_judge")}
+    grid = np.full((items, humans + 1), np.nan)
+    for i in range(items):
+        for r in range(humans + 1):
+            if r == humans and i % 3 != 0:
+                continue  # the judge answers one item in three
+            value = float(truth[i] != (rng.random() < 0.25))
+            grid[i, r] = value
+            for key, v in zip(cols, (f"a{i}", "s", f"t{i}", "q", f"r{r}" if r < humans else "judge", value, r == humans)):
+                cols[key].append(v)
+    human_panel, judged = panels(pointwise_table(**cols, response=BINARY), rounds=0)
+    panel = judged["judge"]
+    on = ~np.isnan(grid[:, humans])
+    expected = inter_rater.fleiss_kappa(np.column_stack([(grid[on] == 0).sum(axis=1), (grid[on] == 1).sum(axis=1)]))
+    assert abs(panel.figures["fleiss_kappa"].value - expected) < TOL
+    assert panel.figures["fleiss_kappa"].n == 20 and panel.counts["raters_per_item"] == humans + 1
+    assert panel.counts["judge_items"] == 20 and panel.counts["human_items"] == 60
+    assert abs(panel.counts["coverage"] - 1 / 3) < TOL
+    alone = inter_rater.fleiss_kappa(np.column_stack([(grid[on, :humans] == 0).sum(axis=1), (grid[on, :humans] == 1).sum(axis=1)]))
+    assert abs(panel.figures["fleiss_kappa_change"].value - (expected - alone)) < TOL
+    assert human_panel.figures["fleiss_kappa"].n == 60

@@ -223,7 +223,9 @@ def test_it_renders_the_section_in_markdown_html_and_csv(arena):
     assert "Cross-protocol" in markdown and "One-article answers: alternative annotator test" in html and shown in html
     assert rows[0] == ["Response", "Rater", "Figure", "Value [95% CI] (n, articles)"]
     assert ["rating 1-5", "close-judge", "kappa_quadratic"] in [r[:3] for r in rows]
-    assert close["alt_test"]["summary"] in markdown
+    per = close["alt_test"]["by_criterion"]
+    assert f"passes on {per['n_passed']} of {per['n_criteria']} criteria" in markdown
+    assert ("| passes |" if close["alt_test"]["passes"] else "| fails |") in markdown
     assert (
         "> Answers about one article alone (360 checklist answers, 360 count answers, 360 rating 1-5 answers) are in the pointwise section"
         in markdown
@@ -277,3 +279,24 @@ def test_it_keeps_a_judge_named_like_an_annotator_apart(tmp_path):
 
     table = report["pointwise"]["tables"][0]
     assert "ann_1" in table["humans"] and list(table["judges"]) == ["ann_1 (judge)"]
+
+
+def test_it_states_a_judges_panel_coverage_and_says_so_under_half(tmp_path):
+    from calibration.report_formats import render_table_csv
+
+    rows = synthetic_rows(topics=12)
+    # The coin judge answers the articles of one topic in three only.
+    rows = [r for r in rows if r["rater"] != "coin-judge" or int(r["topic"].split()[-1]) % 3 == 0]
+    assert run("create_campaign", "--name", "arena", "--labels-only").code == 0
+    assert run("import_labels", "--campaign", "arena", str(write_csv(tmp_path / "a.csv", rows))).code == 0
+    report = build_report(Campaign.objects.get(name="arena"), rounds=20)
+    binary = next(t for t in report["pointwise"]["tables"] if t["response"] == "binary")
+    counts = binary["judges"]["coin-judge"]["panel"]["counts"]
+    assert (counts["judge_items"], counts["human_items"]) == (8, 24)
+    assert binary["judges"]["coin-judge"]["panel"]["figures"]["fleiss_kappa"]["n"] == 8
+    panels = {r[1] for r in csv.reader(render_table_csv(report, "pointwise_panels").splitlines())}
+    assert (
+        "annotators + coin-judge (on its 8 of 24 items, coverage 33%: under 50%, the figure describes a minority of the annotators' items)"
+        in panels
+    )
+    assert "annotators + close-judge (on its 24 of 24 items, coverage 100%)" in panels

@@ -32,15 +32,16 @@ def test_it_bounds_as_statsmodels_clopper_pearson_does():
     assert float(clopper_pearson_upper(5, 5, 0.1)) == 1.0
 
 
-def brute_force(confidence, agree, alpha, delta, candidates):
+def brute_force(confidence, agree, alpha, delta, candidates, min_accepted=30):
     """The fixed sequence written plainly: each candidate from the highest, the binomial test of
-    'disagreement > alpha' (reject when P(Bin(n, alpha) <= k) <= delta), candidates that could not
-    pass with no disagreement skipped, stop at the first that is not rejected."""
+    'disagreement > alpha' (reject when P(Bin(n, alpha) <= k) <= delta), candidates accepting fewer
+    than `min_accepted` items or that could not pass with no disagreement skipped, stop at the first
+    that is not rejected."""
     last = None
     for lam in sorted(set(candidates), reverse=True):
         accepted = [i for i in range(len(confidence)) if confidence[i] >= lam]
         n, k = len(accepted), sum(not agree[i] for i in accepted)
-        if stats.binom.cdf(0, n, alpha) > delta:
+        if n < min_accepted or stats.binom.cdf(0, n, alpha) > delta:
             continue
         if stats.binom.cdf(k, n, alpha) > delta:
             return last
@@ -58,6 +59,8 @@ def test_it_equals_a_brute_force_fixed_sequence_on_small_inputs(seed):
     # every distinct confidence as a candidate
     threshold, steps = fixed_sequence(confidence, agree, alpha=alpha, delta=delta, candidates=np.unique(confidence))
     assert threshold == brute_force(confidence, agree, alpha, delta, confidence.tolist())
+    low = fixed_sequence(confidence, agree, alpha=alpha, delta=delta, candidates=np.unique(confidence), min_accepted=1)[0]
+    assert low == brute_force(confidence, agree, alpha, delta, confidence.tolist(), min_accepted=1)
     if threshold is not None:
         assert steps[-1].passed is False or steps[-1].threshold == threshold
     # the default grid: the confidences at which 1%, ..., 100% of the items are accepted

@@ -48,6 +48,41 @@ class JudgeRowsWritten:
     judges_created: int = 0
     pairs_created: int = 0
     units: dict[str, int] = field(default_factory=unit_tally)
+    answers: dict[str, JudgeAnswersTally] = field(default_factory=dict)
+
+
+REASON_CHARS = 80
+
+
+@dataclass
+class JudgeAnswersTally:
+    """One judge's rows of an import: the answers stored, the rows that hold an error in place of an answer
+    (by reason: the error's first line), and the rows refused as bad (written only with --skip-bad)."""
+
+    imported: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    refused: int = 0
+
+    def error_add(self, text: str) -> None:
+        reason = (text.strip().splitlines() or [""])[0][:REASON_CHARS] or "(no reason given)"
+        self.errors[reason] = self.errors.get(reason, 0) + 1
+
+    def line(self, name: str) -> str:
+        dropped = sum(self.errors.values())
+        text = f"judge {name}: {self.imported:,} answer{'s' if self.imported != 1 else ''} imported, {dropped:,} stored as errors"
+        if dropped:
+            ranked = sorted(self.errors.items(), key=lambda item: (-item[1], item[0]))
+            shown = [f"{n:,} '{reason}'" for reason, n in ranked[:3]]
+            if len(ranked) > 3:
+                shown.append(f"{sum(n for _, n in ranked[3:]):,} for {len(ranked) - 3} other reasons")
+            text += " (" + ", ".join(shown) + ")"
+        if self.refused:
+            text += f", {self.refused:,} row{'s' if self.refused != 1 else ''} refused as bad (listed above)"
+        return text
+
+
+def answers_tally(tallies: dict[str, JudgeAnswersTally], name: str) -> JudgeAnswersTally:
+    return tallies.setdefault(name, JudgeAnswersTally())
 
 
 def judge_row_check(
@@ -114,11 +149,17 @@ def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRo
     judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
     for name in sorted(names - set(judges)):
         model = next((p.model for p in plans.values() if p.target.rater == name and p.model), "")
-        judges[name] = imported_judge_create(name=name, model=model)
+        judges[name] = imported_judge_create(name=name, model=model, mode=Judge.Mode.CRITERION)
         written.judges_created += 1
     units: list[ImportedUnit] = []
     for plan in plans.values():
         judge = judges[plan.target.rater]
+        tally = answers_tally(written.answers, judge.name)
+        for _, side, _, error, _ in plan.rows:
+            if side is None:
+                tally.error_add(error)
+            else:
+                tally.imported += 1
         pair, created = pair_ensure(context, plan.target)
         written.pairs_created += created
         grouped: dict[tuple, list] = {}

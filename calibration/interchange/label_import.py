@@ -26,7 +26,9 @@ from calibration.interchange.companions import (
 )
 from calibration.interchange.formats import JUDGE, ORDER_COLUMN, RowsFile, time_field
 from calibration.interchange.judge_rows import (
+    JudgeAnswersTally,
     JudgePlan,
+    answers_tally,
     judge_row_check,
     judge_rows_write,
 )
@@ -76,6 +78,8 @@ class ImportReport:
     readings_created: int = 0
     # What a labels-only campaign's import added to the catalogue (None for any other campaign).
     placeholders: PlaceholdersSaved | None = None
+    # Per judge named in the file: answers stored, rows stored as errors (and why), rows refused as bad.
+    judge_answers: dict[str, JudgeAnswersTally] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -113,12 +117,16 @@ class ImportReport:
             lines.append(tally("spans", self.spans))
         lines.append(tally("assignments", self.assignments))
         if self.judge_units is not None:
-            lines.append(tally("judge units (pair, order, category)", self.judge_units) + f"; judges created: {self.judges_created}")
+            lines.append(
+                tally("judge units (pair, order, category or criterion)", self.judge_units) + f"; judges created: {self.judges_created}"
+            )
         if self.answers is not None:
             lines.append(tally("one-article answers", self.answers))
             lines.append(tally("reading assignments", self.reading_assignments) + f"; readings created: {self.readings_created}")
         if self.reading_judge_units is not None:
-            lines.append(tally("judge units (reading, category)", self.reading_judge_units))
+            lines.append(tally("judge units (reading, category or criterion)", self.reading_judge_units))
+        for name in sorted(self.judge_answers):
+            lines.append(self.judge_answers[name].line(name))
         lines.append(f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}")
         if self.criteria_created:
             lines.append(f"criteria created from the labels: {self.criteria_created}")
@@ -229,6 +237,7 @@ def labels_import(
             report.judges_created += written.judges_created
             report.pairs_created += written.pairs_created
             report.judge_units = written.units
+            _answers_merge(report, written.answers)
         if reading_plans or reading_judge_plans:
             done = readings_write(context=context, plans=reading_plans, judge_plans=reading_judge_plans, now=now)
             report.readings_created, report.raters_created = done.readings_created, report.raters_created + done.raters_created
@@ -236,8 +245,17 @@ def labels_import(
             report.answers, report.reading_assignments = done.answers, done.assignments
             if reading_judge_plans:
                 report.reading_judge_units = done.judge_units
+                _answers_merge(report, done.judge_answers)
     report.imported = True
     return report
+
+
+def _answers_merge(report: ImportReport, tallies: dict[str, JudgeAnswersTally]) -> None:
+    for name, found in tallies.items():
+        tally = answers_tally(report.judge_answers, name)
+        tally.imported += found.imported
+        for reason, n in found.errors.items():
+            tally.errors[reason] = tally.errors.get(reason, 0) + n
 
 
 def _targets(plans: dict, judge_plans: dict, wanted_overall: dict):
@@ -311,6 +329,10 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
         side = side_for_system(winner, article_a.system.key, article_b.system.key)
         plan.labels.append((criterion, side, values["rationale"], saved_at))
     _record(report, rows_file, bad)
+    refused = {line for line, _ in bad}
+    for line, values in rows_file.rows:
+        if line in refused and values.get("rater_kind") == JUDGE and values.get("rater"):
+            answers_tally(report.judge_answers, values["rater"]).refused += 1
     return plans, judge_plans, (reading_plans, reading_judge_plans)
 
 

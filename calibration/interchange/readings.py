@@ -25,7 +25,7 @@ from annotate.models import Article, Criterion, Reading, Topic
 from annotate.services.answers import MAX_RATIONALE
 from annotate.services.reading_imports import ImportedReading, reading_answers_import
 from calibration.interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLUMN, time_field
-from calibration.interchange.judge_rows import confidence_value
+from calibration.interchange.judge_rows import JudgeAnswersTally, answers_tally, confidence_value
 from calibration.interchange.responses import response_mismatch, response_read
 from calibration.interchange.targets import Context
 from judges.imports import imported_judge_create, unit_tally
@@ -57,6 +57,7 @@ class ReadingsWritten:
     assignments: dict[str, int] = field(default_factory=unit_tally)
     answers: dict[str, int] = field(default_factory=unit_tally)
     judge_units: dict[str, int] = field(default_factory=unit_tally)
+    judge_answers: dict[str, JudgeAnswersTally] = field(default_factory=dict)
 
 
 def _criterion(context: Context, values: dict[str, str], errors: list[str]) -> Criterion | None:
@@ -194,11 +195,17 @@ def _judge_units_write(judge_plans: dict, readings: dict[int, int], written: Rea
     judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
     for name in sorted(names - set(judges)):
         model = next((p.model for p in judge_plans.values() if p.rater == name and p.model), "")
-        judges[name] = imported_judge_create(name=name, model=model)
+        judges[name] = imported_judge_create(name=name, model=model, mode=Judge.Mode.CRITERION)
         written.judges_created += 1
     units = []
     for plan in judge_plans.values():
         judge = judges[plan.rater]
+        tally = answers_tally(written.judge_answers, judge.name)
+        for _, answer, _, error, _ in plan.rows:
+            if answer:
+                tally.imported += 1
+            else:
+                tally.error_add(error)
         grouped: dict[tuple, list] = {}
         for row in plan.rows:
             one = row[0].pk if judge.mode == Judge.Mode.CRITERION else None

@@ -497,3 +497,36 @@ def mace(
         posterior, label, _reference_table(labels, d, label, "mace"), int(iterations), None, None,
         {"spam": spam, "strategy": strategy},
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------
+# any categorical answers (one-article checklists, nominal classes)
+# --------------------------------------------------------------------------
+
+
+def categorical_fit(task, worker, answer, *, method: str, max_iter: int = 100, tol: float = 1e-5, iterations: int = 50):
+    """Dawid-Skene or MACE (crowd-kit's defaults, as :func:`dawid_skene` and :func:`mace` fit them) on
+    any categorical answers given as codes: one answer per (task, worker), ``answer`` a class index
+    0..C-1. Returns (posterior (tasks x C), competence per worker). For answers about one article,
+    which are not pairs: no pair bootstrap here."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r} (choose {', '.join(METHODS)})")
+    task, worker, answer = (np.asarray(a, dtype=np.int64) for a in (task, worker, answer))
+    n_tasks, n_workers, n_classes = int(task.max()) + 1, int(worker.max()) + 1, int(answer.max()) + 1
+    d = _Answers(
+        task, worker, answer, n_tasks, n_workers, n_classes, np.zeros(n_tasks, np.int64), np.zeros(1, np.int64),
+        np.arange(n_classes), np.arange(n_workers), np.zeros(n_tasks, np.int64),
+    )  # fmt: skip
+    ones = np.ones(n_tasks)
+    if method == "dawid-skene":
+        posterior, priors, confusion, _ = _ds_fit(d, ones, _majority_start(d), max_iter, tol)
+        return posterior, _ds_competence(priors, confusion)
+    s = _MaceSettings(int(iterations), True, 0.5, 0.5, 10.0, 0.5)
+    spam, strategy = _mace_start(n_workers, n_classes, s.noise, 0)
+    posterior, _, spam, _ = _mace_fit(d, ones, spam, strategy, s)
+    return posterior, _mace_competence(spam)
+
+
+def categorical_labels(posterior: np.ndarray) -> np.ndarray:
+    """Each task's class index of highest posterior, UNRESOLVED (-1) when its two best are within 1e-9."""
+    return _labels_of(posterior, np.arange(posterior.shape[1]))

@@ -16,8 +16,12 @@ Three forms of reference, each used where it is the natural one:
 * the reference's mean: the rater's mean, the humans' mean on the same items, bias (their
   difference: for a checklist, the rater's yes rate minus the humans'), MAE, RMSE, and Spearman's
   rho and Kendall's tau-b of the rater against the human mean (ratings).
-* the reference's strict majority (binary only): ``agreement_majority`` and ``kappa_majority``;
-  items where the reference answers split evenly are left out and counted (``no_majority``).
+* the reference's strict majority (binary only): ``agreement_majority`` and ``kappa_majority``,
+  and the figures checklist studies publish against the expert majority, "yes" the positive class:
+  ``balanced_accuracy``, ``precision``, ``recall``, ``f1``, ``phi`` (Matthews' correlation), and
+  ``majority_yes_rate`` (the majority's yes rate on those items, beside ``human_mean``, the yes rate
+  of every human answer pooled); items where the reference answers split evenly are left out and
+  counted (``no_majority``).
 
 Figure names by response type (``Figures.figures`` keys):
 
@@ -58,6 +62,7 @@ RATER_FIGURES = {
         "kappa",
         "agreement_majority",
         "kappa_majority",
+        *pm.MAJORITY_SCORES,
         "mean",
         "human_mean",
         "bias",
@@ -140,6 +145,10 @@ def _rank_table(table: PointwiseAnswers, x: np.ndarray, reference: np.ndarray):
     return sparse_cells(category_codes(table, x) * len(levels) + y, np.ones(len(x)), c * len(levels)), (c, len(levels))
 
 
+def _majority_score(name: str):
+    return _table_figure(lambda tb: pm.majority_scores(tb)[name], (2, 2))
+
+
 def _error_figures(names: tuple[str, ...]):
     def make(name):
         return lambda t: pm.error_figures(t)[name]
@@ -200,6 +209,7 @@ class _Comparisons:
                     {
                         "agreement_majority": _table_figure(lambda tb: pm.share_within(tb, 0), shape),
                         "kappa_majority": _table_figure(lambda tb: pm.kappa(tb, pm.disagreement_weights(2, pm.NOMINAL)), shape),
+                        **{name: _majority_score(name) for name in pm.MAJORITY_SCORES},
                     },
                 )  # fmt: skip
             )

@@ -220,3 +220,29 @@ def error_figures(terms: np.ndarray) -> dict[str, np.ndarray]:
         "mae": mean["abs_error"],
         "rmse": np.sqrt(mean["sq_error"]),
     }
+
+
+# The checklist figures against the human majority, from the 2 x 2 table [rater answer, majority]
+# (0 no, 1 yes; "yes" is the positive class): the names a checklist study publishes.
+MAJORITY_SCORES = ("balanced_accuracy", "precision", "recall", "f1", "phi", "majority_yes_rate")
+
+
+def majority_scores(table: np.ndarray) -> dict[str, np.ndarray]:
+    """Each of MAJORITY_SCORES from (..., 2, 2) tables (NaN where a denominator is zero): recall is the
+    share of the majority's yes the rater says yes to, precision the share of the rater's yes the
+    majority says yes to, phi the correlation of the two 0/1 answers (Matthews), majority_yes_rate
+    the share of items whose majority is yes."""
+    tn, fn = table[..., 0, 0], table[..., 0, 1]
+    fp, tp = table[..., 1, 0], table[..., 1, 1]
+    recall = safe_div(tp, tp + fn)
+    specificity = safe_div(tn, tn + fp)
+    with np.errstate(invalid="ignore"):
+        phi_den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return {
+        "balanced_accuracy": (recall + specificity) / 2,
+        "precision": safe_div(tp, tp + fp),
+        "recall": recall,
+        "f1": safe_div(2 * tp, 2 * tp + fp + fn),
+        "phi": safe_div(tp * tn - fp * fn, phi_den),
+        "majority_yes_rate": safe_div(tp + fn, tn + fn + fp + tp),
+    }

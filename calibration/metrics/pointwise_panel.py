@@ -6,6 +6,11 @@ figure is the ceiling, and a judge's panel figure shows what the judge does to i
 answers like one more annotator leaves it where it was; ``<figure>_change`` (with the judge minus
 without, paired over the same bootstrap draws) says by how much it moves.
 
+A judge's panel is computed on the items that judge answered only, and its change against the
+annotators alone on the same items; its counts say how many (``judge_items``) of the items two
+annotators or more answered (``human_items``), and the ``coverage`` (their ratio). A report states
+a coverage under ``LOW_COVERAGE`` beside the figure.
+
 Figures (``PanelFigures.figures`` keys):
 
 * binary: ``fleiss_kappa``, over the items with the most common number of answers that are not
@@ -36,6 +41,7 @@ from calibration.metrics.pointwise import ARTICLE, BINARY, COUNT, RATING, Pointw
 from calibration.metrics.pointwise_sums import Computed, by_group, cluster_bootstrap, compute
 
 CHANGE = "_change"
+LOW_COVERAGE = 0.5  # below it a judge's panel figure rests on a minority of the annotators' items, and says so
 # The figures of each response type in the order a report shows them; a judge's panel has them,
 # then each with CHANGE appended.
 PANEL_FIGURES = {BINARY: ("fleiss_kappa",), RATING: ("alpha_ordinal", "alpha_interval", "icc2_1", "icc2_k"), COUNT: ("alpha_interval",)}
@@ -73,9 +79,11 @@ def _modal(m: np.ndarray) -> int:
     return int(np.flatnonzero(counts == counts.max())[-1])
 
 
-def _panel(table: PointwiseAnswers, columns: np.ndarray, boot, units, crit, g):
-    """(computed figures, counts) of the panel of raters ``columns``."""
+def _panel(table: PointwiseAnswers, columns: np.ndarray, boot, units, crit, g, rows: np.ndarray | None = None):
+    """(computed figures, counts) of the panel of raters ``columns``, on the items ``rows`` (a mask; None: all)."""
     values = table.grid.value[:, columns]
+    if rows is not None:
+        values = np.where(rows[:, None], values, np.nan)
     m = (~np.isnan(values)).sum(axis=1)
     pairable = m >= 2
     out: dict[str, Computed] = {}
@@ -156,10 +164,20 @@ def panels(
     base, base_counts = _panel(table, humans, boot, units, grid.criterion, g)
     human_panel = _figures(table, None, humans, base, base_counts, g)
     judge_panels = {}
+    rated = (~np.isnan(grid.value[:, humans])).sum(axis=1) >= 2
     for name in table.judges if judges is None else judges:
-        columns = np.append(humans, table.judge_code(name))
-        computed, counts = _panel(table, columns, boot, units, grid.criterion, g)
-        computed.update({key + CHANGE: computed[key].minus(base[key]) for key in list(computed)})
+        code = table.judge_code(name)
+        columns = np.append(humans, code)
+        # The panel with the judge is computed on the items the judge answered, and its change against the
+        # annotators alone on those same items: on every item, the most common number of raters could be
+        # the annotators' alone, and the "annotators + judge" figure would leave the judge out.
+        answered = ~np.isnan(grid.value[:, code])
+        computed, counts = _panel(table, columns, boot, units, grid.criterion, g, rows=answered)
+        same, _ = _panel(table, humans, boot, units, grid.criterion, g, rows=answered)
+        computed.update({key + CHANGE: computed[key].minus(same[key]) for key in list(computed)})
+        covered = int((answered & rated).sum())
+        counts.update(judge_items=covered, human_items=int(rated.sum()))
+        counts["coverage"] = covered / counts["human_items"] if counts["human_items"] else 0.0
         judge_panels[name] = _figures(table, name, columns, computed, counts, g)
     return human_panel, judge_panels
 

@@ -6,12 +6,15 @@ otherwise. lambda is calibrated on items that humans labelled, by fixed-sequence
 
 1. the candidate thresholds are taken from the highest down. By default they are the confidences
    at which 1%, 2%, ..., 100% of the calibration items are accepted (at most ``GRID`` candidates;
-   every distinct confidence when there are fewer): a finer grid starts the sequence on a handful
-   of items, where one disagreement stops it. A candidate that accepts too few calibration items
-   to pass even with no disagreement at all (n with 1 - delta^(1/n) > alpha, i.e.
-   n < ln(delta) / ln(1 - alpha): 15 items at alpha 0.15, delta 0.1) is skipped rather than
-   allowed to stop the sequence. The grid and the skipping depend on the confidences only, never
-   on the labels, so the guarantee stands;
+   every distinct confidence when there are fewer). The sequence starts at the first candidate
+   that accepts at least ``min_accepted`` calibration items (default ``MIN_ACCEPTED`` = 30); the
+   candidates above it are never tested. Starting on a handful of items would let one
+   disagreement among the few most confident stop every judge: at alpha 0.15, delta 0.1, 15 items
+   (the fewest that could pass at all, n >= ln(delta) / ln(1 - alpha)) pass only with no
+   disagreement, 30 items with one. A candidate that could not pass even with no disagreement is
+   skipped too. The grid, the minimum and the skipping depend on the confidences only, never on
+   the labels, so the guarantee stands (``tests/test_selective_sequence.py`` checks it by
+   simulation);
 2. at each candidate, the disagreement rate with the humans on the items it accepts (confidence
    >= lambda) is bounded above by the exact one-sided Clopper-Pearson bound at level delta
    (the 1 - delta quantile of Beta(k + 1, n - k) for k disagreements in n accepted items; 1 when k = n);
@@ -55,6 +58,7 @@ from calibration.metrics.bootstrap import Estimate, bootstrap_ratio
 
 ROUNDS = 1000
 GRID = 100
+MIN_ACCEPTED = 30  # the fixed sequence's first candidate accepts at least this many calibration items
 
 
 # --------------------------------------------------------------------------
@@ -108,14 +112,19 @@ def default_candidates(confidence) -> np.ndarray:
     return np.unique(conf[counts - 1])[::-1]
 
 
-def fixed_sequence(confidence, agree, *, alpha: float, delta: float, candidates=None) -> tuple[float | None, list[Step]]:
+def fixed_sequence(
+    confidence, agree, *, alpha: float, delta: float, candidates=None, min_accepted: int = MIN_ACCEPTED
+) -> tuple[float | None, list[Step]]:
     """(lambda-hat or None, the steps tested: every passing one and the first failing one).
 
     ``confidence``: per calibration item, the judge's confidence (higher = surer; NaN = none);
     ``agree``: whether its verdict matches the human reference. ``candidates``: the thresholds to
-    try (any order; tried from the highest), default :func:`default_candidates`.
+    try (any order; tried from the highest), default :func:`default_candidates`. Candidates
+    accepting fewer than ``min_accepted`` items (at least 1) are not tested.
     """
     _check(alpha, delta)
+    if int(min_accepted) != min_accepted or min_accepted < 1:
+        raise ValueError(f"the minimum of accepted items must be a whole number, 1 or more, got {min_accepted}")
     confidence, agree = _inputs(confidence, agree)
     finite = np.isfinite(confidence)
     conf, wrong = confidence[finite], ~agree[finite]
@@ -131,7 +140,7 @@ def fixed_sequence(confidence, agree, *, alpha: float, delta: float, candidates=
     n_acc = np.searchsorted(-conf, -lam, side="right")
     # A candidate that could not pass even with no disagreement (too few items accepted) is skipped:
     # that depends on the confidences alone, never on the labels, so the guarantee stands.
-    can_pass = (n_acc > 0) & (clopper_pearson_upper(0, np.maximum(n_acc, 1), delta) <= alpha)
+    can_pass = (n_acc >= min_accepted) & (clopper_pearson_upper(0, np.maximum(n_acc, 1), delta) <= alpha)
     lam, n_acc = lam[can_pass], n_acc[can_pass]
     k = np.concatenate([[0], np.cumsum(wrong)])[n_acc]
     bound = clopper_pearson_upper(k, n_acc, delta)
@@ -214,6 +223,7 @@ def selective_calibrate(
     pair=None,
     rounds: int = ROUNDS,
     seed: int = 0,
+    min_accepted: int = MIN_ACCEPTED,
 ) -> SelectiveResult:
     """Calibrate one judge's threshold by fixed-sequence testing (module docstring).
 
@@ -221,7 +231,7 @@ def selective_calibrate(
     bootstrap rounds (0: no CI). An empty calibration set gives no threshold.
     """
     confidence, agree = _inputs(confidence, agree)
-    threshold, steps = fixed_sequence(confidence, agree, alpha=alpha, delta=delta, candidates=candidates)
+    threshold, steps = fixed_sequence(confidence, agree, alpha=alpha, delta=delta, candidates=candidates, min_accepted=min_accepted)
     accepted = confidence >= threshold if threshold is not None else np.zeros(len(confidence), bool)
     coverage, agreement = _estimates(accepted, agree, pair, rounds, seed)
     passed = [s for s in steps if s.passed]
@@ -350,6 +360,7 @@ def cascade_calibrate(
     pair=None,
     rounds: int = ROUNDS,
     seed: int = 0,
+    min_accepted: int = MIN_ACCEPTED,
 ) -> CascadeResult:
     """Calibrate a cascade: judges sorted by cost per item (cheapest first; ties keep the given
     order), each calibrated by :func:`selective_calibrate` on the items all earlier judges
@@ -373,7 +384,7 @@ def cascade_calibrate(
         idx = np.flatnonzero(reaching)
         sel = selective_calibrate(
             conf[idx], agree[idx], alpha=alpha, delta=stage_delta, judge=j.name,
-            pair=None if pair_codes is None else pair_codes[idx], rounds=rounds, seed=seed,
+            pair=None if pair_codes is None else pair_codes[idx], rounds=rounds, seed=seed, min_accepted=min_accepted,
         )  # fmt: skip
         accepted = reaching & (conf >= sel.threshold) if sel.threshold is not None else np.zeros(n, bool)
         cost = len(idx) * j.cost_per_item

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from annotate.models import Campaign
+from calibration.metrics.selective import MIN_ACCEPTED
 from calibration.selective_report import selective_cascade, selective_lines
 from calibration.services import abstained_pairs_send
 from common.commands import UncheckedCommand
@@ -24,6 +25,17 @@ class Command(UncheckedCommand):
         parser.add_argument("--delta", required=True, help="risk that the guarantee fails, in (0, 1), e.g. 0.1")
         parser.add_argument("--human-cost", default=None, help="USD per item labelled by humans (default: unknown)")
         parser.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds for the CIs (default 1000)")
+        parser.add_argument(
+            "--holdout",
+            default="0.5",
+            help="share of the pairs held out to check the thresholds: 0.5 (default) or 0 (calibrate on every labelled item, "
+            "e.g. an imported calibration split; the agreement on fresh items is then not measured)",
+        )
+        parser.add_argument(
+            "--min-accepted",
+            default=str(MIN_ACCEPTED),
+            help=f"the fixed sequence starts at the first threshold accepting at least this many calibration items (default {MIN_ACCEPTED})",
+        )
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument(
             "--send-to-humans",
@@ -41,7 +53,8 @@ class Command(UncheckedCommand):
         try:
             out = selective_cascade(
                 campaign=campaign, judge_names=names, alpha=options["alpha"], delta=options["delta"],
-                human_cost=options["human_cost"], rounds=options["rounds"],
+                human_cost=options["human_cost"], rounds=options["rounds"], holdout=options["holdout"],
+                min_accepted=options["min_accepted"],
             )  # fmt: skip
         except ValueError as exc:
             raise CommandError(str(exc)) from exc

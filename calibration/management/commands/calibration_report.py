@@ -9,6 +9,7 @@ from calibration.report_alttest import DEFAULT_UNIT, UNITS
 from calibration.report_formats import FORMATS, render, render_table_csv
 from calibration.report_methods import render_methods
 from calibration.report_reference import DEFAULT_REFERENCE, REFERENCES
+from calibration.report_shape import lead_line
 from calibration.report_tables import TABLE_KEYS
 from common.commands import UncheckedCommand
 from common.files import write_atomically
@@ -114,6 +115,7 @@ class Command(UncheckedCommand):
         if options["table"] is not None and options["format"] != "csv":
             raise CommandError("--table goes with --format csv.")
         if options["table"] is not None and options["table"] not in TABLE_KEYS:
+            # Refused before the report is computed; a known table this report lacks is said after it.
             raise CommandError(f"unknown table '{options['table']}' (choose {', '.join(TABLE_KEYS)})")
         if out != "-" and not Path(out).parent.is_dir():
             raise CommandError(f"{Path(out).parent}: no such folder")
@@ -150,10 +152,6 @@ class Command(UncheckedCommand):
             self.stdout.write(text, ending="")
         else:
             write_atomically(Path(out), text)
-        judges = len(report["judges"])
-        self.stderr.write(
-            f"{campaign.name}: {report['humans']['n_labels']} human labels, {judges} judge{'s' if judges != 1 else ''}"
-            + ("" if out == "-" else f" -> {out}")
-        )
+        self.stderr.write(f"{campaign.name}: {lead_line(report)}" + ("" if out == "-" else f" -> {out}"))
         for note in report["notes"]:
             self.stderr.write(f"note: {note}")
