@@ -337,14 +337,10 @@ class FakeLLM(BatchAPI):
         """The answers of a one-article protocol's request: ``one_article_policy(key, user_message)``
         when set (its None leaves the answer out), else a value the schema allows, drawn from a
         hash of the key and the message."""
-        entry = schema["properties"]["answers"]["items"]["properties"]["answer"]
-        alternatives = entry.get("anyOf", [entry])
-        allowed = alternatives[0]
-        if all("enum" in alternative for alternative in alternatives):
-            # Criteria answered differently (yes/no beside yes/no/na): what every one of them allows.
-            allowed = {"enum": [value for value in allowed["enum"] if all(value in other["enum"] for other in alternatives)]}
+        by_criterion = schema["properties"]["answers"]["properties"]
         answers = []
         for key in criterion_keys(user_message):
+            allowed = by_criterion[key]["properties"]["answer"] if key in by_criterion else {"enum": ["?"]}
             item = {"criterion": key, "reason": f"Fake reason for {key}."}
             if self.one_article_policy is not None:
                 value = self.one_article_policy(key, user_message)
