@@ -27,7 +27,7 @@ import protocols
 from annotate.models import Article, Campaign, Category, Criterion, Pair, Reading
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices, token_cost
-from judges.wire import estimate_completion_tokens, estimate_prompt_tokens, request_hashes
+from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
 from protocols.base import CriterionSpec, JudgeRequest
 
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
@@ -240,7 +240,8 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
     hashes = [digest for digests, *_ in planned for digest in digests if digest]
     known = set()
     for start in range(0, len(hashes), 500):
-        known.update(CachedResponse.objects.filter(request_hash__in=hashes[start : start + 500]).values_list("request_hash", flat=True))
+        served = CachedResponse.objects.filter(endpoint=cache_endpoint(judge.base_url), request_hash__in=hashes[start : start + 500])
+        known.update(served.values_list("request_hash", flat=True))
     for digests, prompt, completion in planned:
         if known.intersection(digests):
             estimate.cached += 1

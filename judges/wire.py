@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from protocols.base import JudgeRequest
 
 __all__ = [
+    "cache_endpoint",
     "request_hashes",
     "estimate_prompt_tokens",
     "estimate_completion_tokens",
@@ -82,6 +83,18 @@ def request_hashes(*, model: str, request: JudgeRequest, temperature: float, max
     if request.response_format is None:
         return plain, ""
     return combined(request.response_format), plain
+
+
+def cache_endpoint(base_url: str) -> str:
+    """What the response cache keys on besides the request's hash: the endpoint's base URL, without a
+    trailing slash, its scheme and host in lower case. The hash holds the model's name, but a name
+    does not identify a model: a local server answers any name with the one model it has loaded."""
+    url = base_url.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
 
 
 def _content_text(content) -> str:

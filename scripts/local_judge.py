@@ -131,7 +131,7 @@ def serve(port: int, model: str | None, ctx: int, slots: int) -> int:
 
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
-    params.model_alias = name
+    params.model_alias = [name]  # a set of names in llama.cpp; a bare string would be read letter by letter
     params.hostnames = ["127.0.0.1"]
     params.port = port
     params.n_ctx = ctx * slots  # each slot gets ctx tokens
