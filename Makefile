@@ -19,10 +19,13 @@ DEV_ENV := DEBUG=1
 # whoever meets an error. Its SECRET_KEY, unless one is set, is made once and kept out of git.
 DEMO_KEY_FILE := .demo-secret-key
 # Judges of the demo may also use the tests' loopback server (`python -m tests.llm_server --port 8001`,
-# any key): the demo allows that address explicitly, which a served site does not by default.
+# any key) and a real model on this machine (`make local-judge`, docs/local-judge.md): the demo allows
+# that address explicitly, which a served site does not by default.
+LOCAL_JUDGE_PORT ?= 8090
 DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0 \
 	JUDGE_ALLOW_ADDRESSES="$${JUDGE_ALLOW_ADDRESSES-127.0.0.1}" LOOPBACK_API_KEY="$${LOOPBACK_API_KEY-demo-loopback-key}" \
-	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:8001/v1 LOOPBACK_API_KEY}"
+	LOCAL_JUDGE_API_KEY="$${LOCAL_JUDGE_API_KEY-local-judge-key}" \
+	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:8001/v1 LOOPBACK_API_KEY, local http://127.0.0.1:$(LOCAL_JUDGE_PORT)/v1 LOCAL_JUDGE_API_KEY}"
 TEST_ENV := SECRET_KEY=test-only-not-secret DEBUG=0
 
 .PHONY: demo demo-data test test-only lint format install serve migrate bench check-python clean local-judge local-judge-install local-judge-stop
@@ -86,7 +89,6 @@ clean:
 # wheels installed into the git-ignored var/local-judge/ (never into the project's venv). The server
 # runs in the background; its log and pid are in var/local-judge/. It uses 1 generation thread and 2
 # prompt threads (scripts/local_judge.py says why: more stall generation on a busy 2-core machine).
-LOCAL_JUDGE_PORT ?= 8090
 LOCAL_JUDGE_DIR := var/local-judge
 local-judge-install: install
 	$(PY) scripts/local_judge.py install

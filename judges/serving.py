@@ -20,13 +20,16 @@ nothing is claimed.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 import openai
 
-__all__ = ["EndpointDefaults", "concurrency_warning", "endpoint_defaults", "is_local", "served_models", "server_slots"]
+__all__ = [
+    "EndpointDefaults", "concurrency_warning", "endpoint_defaults", "is_local", "judge_concurrency_warning", "served_models", "server_slots",
+]  # fmt: skip
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 PROBE_TIMEOUT_SECONDS = 5.0
@@ -109,5 +112,20 @@ def concurrency_warning(*, client: openai.OpenAI, base_url: str, concurrency: in
     return (
         f"Concurrency {concurrency} exceeds the {slots} request(s) the server at {base_url} serves at once (its slots): "
         f"the other {concurrency - slots} wait in its queue, and their {timeout_seconds:g} s timeout runs while they wait. "
-        f"Run with --concurrency {slots}, or start the server with more slots."
+        f"Use a concurrency of {slots} (run_judges --concurrency {slots}), or start the server with more slots."
     )
+
+
+def judge_concurrency_warning(*, judge, concurrency: int) -> str:
+    """`concurrency_warning` for a saved LLM judge, through its own client and key; "" when the judge
+    is offline, its key is unset or its URL refused (the run itself then says why)."""
+    from django.conf import settings
+
+    from judges.endpoints import base_url_refusal
+    from judges.transport import openai_client
+
+    secret = os.environ.get(judge.api_key_env or "", "")
+    if judge.kind != "llm" or not secret or base_url_refusal(judge.base_url):
+        return ""
+    client = openai_client(judge, secret, 1, settings.JUDGE_ALLOW_ADDRESSES)
+    return concurrency_warning(client=client, base_url=judge.base_url, concurrency=concurrency, timeout_seconds=judge.timeout_seconds)

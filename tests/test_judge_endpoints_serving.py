@@ -7,6 +7,7 @@ import importlib
 
 import pytest
 from django.apps import apps
+from django.urls import reverse
 
 from judges.check import judge_check
 from judges.models import CachedResponse, JudgeCall, JudgeRun
@@ -112,7 +113,7 @@ def test_it_warns_before_a_run_whose_concurrency_exceeds_the_servers_slots(campa
     assert (
         "fake-gpt: warning: Concurrency 3 exceeds the 2 request(s) the server at " + llm_server.base_url + " serves at once"
     ) in result.err
-    assert "Run with --concurrency 2" in result.err
+    assert "Use a concurrency of 2 (run_judges --concurrency 2)" in result.err
     within = run_command("run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--limit", "2", "--concurrency", "2")
     assert within.code == 0 and "warning" not in within.err
     llm_server.slots = None  # a hosted endpoint says nothing of its slots: nothing is claimed
@@ -145,3 +146,17 @@ def test_check_reports_the_served_model_and_warns_when_the_judge_names_another(l
     assert "It serves 1 request(s) at once (its slots): run with --concurrency 1 or less." in served.message
     assert other.ok  # the server answered: the connection works, but not with the model named
     assert "Warning: the endpoint serves 'fake-judge', not 'gpt-4o'" in other.message
+
+
+def test_the_judges_page_warns_when_a_queued_run_exceeds_the_servers_slots(client, campaign, rachel, llm_server, monkeypatch):
+    judge = make_judge(llm_server.base_url, monkeypatch)
+    llm_server.slots = 1
+    client.force_login(rachel)
+
+    over = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": judge.pk, "concurrency": "4", "limit": "1"}, follow=True)
+    within = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": judge.pk, "concurrency": "1", "limit": "1"}, follow=True)
+
+    shown = [str(m) for m in over.context["messages"]]
+    assert any("Concurrency 4 exceeds the 1 request(s) the server at" in m and "Use a concurrency of 1" in m for m in shown)
+    assert not any("exceeds" in str(m) for m in within.context["messages"])
+    assert JudgeRun.objects.count() == 2  # warned, not refused: the run is queued

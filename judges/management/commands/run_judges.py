@@ -1,21 +1,17 @@
-import os
 import time
 from decimal import Decimal, InvalidOperation
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Campaign
 from common.lookups import named
 from judges.batch import open_batches_summary
-from judges.endpoints import base_url_refusal
 from judges.engine import judge_run_execute
 from judges.models import Judge, JudgeBatch, JudgeCall, JudgeRun
 from judges.selectors import run_estimate, unanswered_calls
 from judges.services import judge_run_create
-from judges.serving import concurrency_warning, endpoint_defaults
-from judges.transport import openai_client
+from judges.serving import endpoint_defaults, judge_concurrency_warning
 
 
 def usd(value: Decimal | None, places: int = 8) -> str:
@@ -171,14 +167,7 @@ class Command(BaseCommand):
     def warn_if_over_slots(self, judge: Judge, concurrency: int) -> None:
         """Before the run starts: a warning when it would keep more requests in flight than the
         server serves at once (judges/serving.py); nothing when the server does not say."""
-        secret = os.environ.get(judge.api_key_env, "")
-        if not secret or base_url_refusal(judge.base_url):
-            return  # the run itself reports it
-        client = openai_client(judge, secret, 1, settings.JUDGE_ALLOW_ADDRESSES)
-        warning = concurrency_warning(
-            client=client, base_url=judge.base_url, concurrency=concurrency, timeout_seconds=judge.timeout_seconds
-        )
-        if warning:
+        if warning := judge_concurrency_warning(judge=judge, concurrency=concurrency):
             self.stderr.write(f"{judge.name}: warning: {warning}")
 
     def summary(self, run: JudgeRun) -> None:
