@@ -63,6 +63,8 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, form: RunForm, *, s
         "summary": selectors.campaign_judge_summary(campaign=campaign, runs=runs),
         "form": form,
     }
+    if not request.htmx:
+        context["verdict_run"], context["verdicts"] = selectors.latest_run_verdicts(campaign=campaign)
     template = CAMPAIGN_PAGE + "#runs" if request.htmx else CAMPAIGN_PAGE
     return render(request, template, context, status=status)
 

@@ -160,3 +160,16 @@ def test_the_judges_page_warns_when_a_queued_run_exceeds_the_servers_slots(clien
     assert any("Concurrency 4 exceeds the 1 request(s) the server at" in m and "Use a concurrency of 1" in m for m in shown)
     assert not any("exceeds" in str(m) for m in within.context["messages"])
     assert JudgeRun.objects.count() == 2  # warned, not refused: the run is queued
+
+
+def test_the_judges_page_shows_the_latest_runs_verdicts_with_their_confidence(client, campaign, rachel, llm_server, monkeypatch):
+    judge = make_judge(llm_server.base_url, monkeypatch, confidence="logprobs")
+    llm_server.confidence = lambda key, message: 0.75 if key.endswith("1") else 0.9
+    execute(campaign, judge, limit=1)
+    client.force_login(rachel)
+
+    page = client.get(reverse("judge-campaign", args=[campaign.pk])).content.decode()
+
+    section = page[page.index('id="latest-verdicts"') :]
+    assert f"Latest verdicts: run #{JudgeRun.objects.get().pk} of fake-gpt" in section
+    assert section.count("<tr>") == 1 + 39 and "0.75" in section and "0.90" in section and "Fake reason for ww_cc_1." in section
