@@ -74,9 +74,8 @@ from judges.transport import (
     CallSettings,
     Job,
     Outcome,
-    unreadable_reason,
 )
-from judges.wire import read_completion
+from judges.wire import read_completion, unreadable_reason
 from protocols.base import InvalidResponse, JudgeRequest, retry_messages
 
 ENDPOINT = "/v1/chat/completions"

@@ -71,7 +71,7 @@ from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
 from judges.sampling import LOGPROBS, TOP_LOGPROBS, confidence_mode, logprob_map, sampled_call
-from judges.wire import estimate_prompt_tokens, read_completion
+from judges.wire import estimate_prompt_tokens, read_completion, unreadable_reason
 from protocols.base import InvalidResponse, JudgeRequest, retry_messages
 
 
@@ -369,16 +369,6 @@ def _response_id(body: bytes) -> str:
     return match.group(1).decode("utf-8", "replace") if match else ""
 
 
-def unreadable_reason(exc: InvalidResponse, completion, max_tokens: int) -> str:
-    """Why a billed answer gave no verdicts: no completion at all, cut off at `max_tokens`, or what
-    `parse_verdicts` found wrong (synchronous and batch answers alike)."""
-    if completion.problem:
-        return completion.problem
-    if completion.finish_reason == "length":
-        return f"cut off at max_tokens ({max_tokens}): {exc}"
-    return str(exc)
-
-
 def _unit_call(
     job: Job,
     client: openai.OpenAI,
@@ -417,8 +407,7 @@ def _unit_call(
         else:
             arguments["response_format"] = request.response_format
     http_retries = invalid = 0
-    worst = job.reserved  # the attempt's worst case: a retry's longer conversation reserves more
-    answered = None  # the last unreadable answer, to tell a retry that repeated it
+    worst, answered = job.reserved, None  # a retry's longer conversation reserves more; the last unreadable answer
     while True:
         number = len(outcome.attempts) + 1
         if number > 1 and halt is not None and halt.is_set():
@@ -516,15 +505,13 @@ def _unit_call(
         except InvalidResponse as exc:
             reason = unreadable_reason(exc, completion, settings.max_tokens)
             attempt.error = reason
-            if answered is not None and content == answered:
-                outcome.repeated += 1  # a retry that returned the previous answer again: billed, and no use
+            outcome.repeated += content == answered  # a retry that returned the previous answer: billed, and no use
             answered = content
             invalid += 1
             if invalid >= settings.max_attempts:
                 outcome.error = f"unreadable answer after {invalid} attempt(s): {reason}"
                 return outcome
-            # The retry carries the answer and what was wrong with it (protocols.base.retry_messages):
-            # the same request again would get the same answer at temperature 0.
+            # With the answer and what was wrong with it: the same request would get the same answer at temperature 0.
             arguments["messages"] = retry_messages(request, content, reason)
             worst = settings.worst_case(replace(request, messages=arguments["messages"]))
             if not ledger.reserve(worst):

@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from protocols.base import JudgeRequest
+from protocols.base import InvalidResponse, JudgeRequest
 
 __all__ = [
     "cache_endpoint",
@@ -22,6 +22,7 @@ __all__ = [
     "estimate_completion_tokens",
     "Completion",
     "read_completion",
+    "unreadable_reason",
     "CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD_TOKENS",
     "REPLY_OVERHEAD_TOKENS",
@@ -186,6 +187,16 @@ def read_completion(body: bytes | str) -> Completion:
         problem = f"the model refused: {_snippet(refusal)}" if isinstance(refusal, str) and refusal else "the reply has no text"
         content = ""
     return Completion(content=content, finish_reason=finish, problem=problem, logprobs=entries, **tokens)
+
+
+def unreadable_reason(exc: InvalidResponse, completion, max_tokens: int) -> str:
+    """Why a billed answer gave no verdicts: no completion at all, cut off at `max_tokens`, or what
+    `parse_verdicts` found wrong (synchronous and batch answers alike)."""
+    if completion.problem:
+        return completion.problem
+    if completion.finish_reason == "length":
+        return f"cut off at max_tokens ({max_tokens}): {exc}"
+    return str(exc)
 
 
 _SNIPPET = 80
