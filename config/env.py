@@ -144,7 +144,7 @@ def env_secret_key(name: str, *, debug: bool, key_file: Path) -> tuple[str, str]
 # The demo's settings for its commands (issue 41): the variables `make demo` serves the demo with, which
 # `make demo-data` writes beside the key file, so that `run_judges` and `add_judge --endpoint loopback`
 # work from a shell as they do on the demo's pages.
-DEMO_ENV_VARIABLES = ("JUDGE_ENDPOINTS", "JUDGE_ALLOW_ADDRESSES", "LOOPBACK_API_KEY")
+DEMO_ENV_VARIABLES = ("JUDGE_ENDPOINTS", "JUDGE_ALLOW_ADDRESSES", "LOOPBACK_API_KEY", "LOCAL_JUDGE_API_KEY")
 
 
 def load_demo_env(path: Path) -> list[str]:

@@ -73,5 +73,5 @@ class JudgeVerdictAdmin(admin.ModelAdmin):
 
 @admin.register(CachedResponse)
 class CachedResponseAdmin(admin.ModelAdmin):
-    list_display = ["request_hash", "model", "prompt_tokens", "completion_tokens", "created_at"]
-    search_fields = ["request_hash", "model"]
+    list_display = ["request_hash", "endpoint", "model", "prompt_tokens", "completion_tokens", "created_at"]
+    search_fields = ["request_hash", "endpoint", "model"]

@@ -51,7 +51,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -74,10 +74,9 @@ from judges.transport import (
     CallSettings,
     Job,
     Outcome,
-    unreadable_reason,
 )
-from judges.wire import read_completion
-from protocols.base import InvalidResponse, JudgeRequest
+from judges.wire import read_completion, unreadable_reason
+from protocols.base import InvalidResponse, JudgeRequest, retry_messages
 
 ENDPOINT = "/v1/chat/completions"
 SUBMISSION_PREFIX = "sub-"
@@ -189,6 +188,8 @@ class _BatchRun:
         self.outside: set[int] = set()  # units of batches taken over that this run did not plan: read, never retried
         self.held: dict[str, Decimal] = {}  # custom_id -> the worst case held in the ledger until its line is read
         self.invalid: Counter[int] = Counter()
+        # unit -> its last unreadable answer and why: the retry's line carries both (protocols.base.retry_messages).
+        self.feedback: dict[int, tuple[str, str]] = {}
         self.http_failures: Counter[int] = Counter()
         self.retries: list[tuple[Job, int]] = []
         self.open: list[JudgeBatch] = []
@@ -321,6 +322,8 @@ class _BatchRun:
     def _line(self, job: Job, number: int) -> _Line:
         request = self._request(job)
         prices = self.prices
+        if job.unit_id in self.feedback:
+            request = replace(request, messages=retry_messages(request, *self.feedback[job.unit_id]))
         body = {"model": prices.model, "messages": request.messages, "temperature": prices.temperature, "max_tokens": prices.max_tokens}
         request_hash = job.request_hash
         if request.response_format is not None:
@@ -535,10 +538,15 @@ class _BatchRun:
             reason = unreadable_reason(exc, completion, self.prices.max_tokens)
             attempt.error = reason
             self.invalid[job.unit_id] += 1
+            before = self.feedback.get(job.unit_id)
+            if before is not None and before[0] == completion.content:
+                outcome.repeated = 1  # this retry's answer was the previous one again
+            self.feedback[job.unit_id] = (completion.content, reason)
             if self.invalid[job.unit_id] >= self.prices.max_attempts:
                 outcome.error = f"unreadable answer after {self.invalid[job.unit_id]} attempt(s): {reason}"
             elif job.unit_id not in self.outside:
                 self.retries.append((job, call.attempt + 1))
+                outcome.retries = 1
             return
         attempt.valid = True
 

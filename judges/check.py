@@ -7,7 +7,9 @@ by the part of the set-up to fix: the URL (nothing answers, the host does not re
 outbound policy refuses its address, no chat-completions route there), the authentication (the
 key variable is unset, or the key is refused), the model (unknown to the endpoint) or the schema
 (structured output refused). The call is billed like any other, a few tokens; nothing is stored.
-Used by `add_judge --check` and the "Test connection" buttons of the judges page.
+After a good answer it reports what the endpoint says it serves (`judges.serving`): its models,
+with a warning when the judge's is not among them (llama.cpp's server answers any model name), and
+its slots. Used by `add_judge --check` and the "Test connection" buttons of the judges page.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from judges.endpoints import api_key_env_refusal, base_url_refusal
 from judges.models import Judge
 from judges.outbound import POLICY_PREFIX
 from judges.pricing import token_cost
+from judges.serving import is_local, served_models, server_slots
 from judges.transport import SCHEMA_WORDS, http_error, never_connected, openai_client
 from judges.wire import read_completion
 
@@ -120,7 +123,9 @@ def judge_check(*, judge: Judge) -> CheckResult:
             message=f"Authentication: the variable {judge.api_key_env} that should hold the API key is not set on this server; nothing was sent.",
         )  # fmt: skip
     client = openai_client(judge, secret, 1, settings.JUDGE_ALLOW_ADDRESSES)
-    client = client.with_options(timeout=min(judge.timeout_seconds, CHECK_TIMEOUT_SECONDS))
+    # A model on this machine's CPU may need longer than a hosted one for even a few tokens.
+    waited = judge.timeout_seconds if is_local(judge.base_url) else min(judge.timeout_seconds, CHECK_TIMEOUT_SECONDS)
+    client = client.with_options(timeout=waited)
     body = {"model": judge.model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": CHECK_MAX_TOKENS, "temperature": 0}
     if judge.structured_output:
         body["response_format"] = CHECK_SCHEMA
@@ -142,10 +147,28 @@ def judge_check(*, judge: Judge) -> CheckResult:
     )
     priced = f"${cost:.8f}" if cost is not None else "cost unknown: the judge has no prices"
     schema = " and the JSON schema" if judge.structured_output else ""
-    return CheckResult(
-        ok=True, problem="", latency_ms=latency, cost_usd=cost,
-        message=(
-            f"Connected: {judge.base_url} took the key in ${judge.api_key_env}{schema}, and the model '{judge.model}' answered in "
-            f"{latency} ms ({completion.prompt_tokens} prompt + {completion.completion_tokens} completion tokens, {priced})."
-        ),
-    )  # fmt: skip
+    message = (
+        f"Connected: {judge.base_url} took the key in ${judge.api_key_env}{schema}, and the model '{judge.model}' answered in "
+        f"{latency} ms ({completion.prompt_tokens} prompt + {completion.completion_tokens} completion tokens, {priced})."
+    )
+    return CheckResult(ok=True, problem="", latency_ms=latency, cost_usd=cost, message=message + _served(client, judge))
+
+
+def _served(client, judge: Judge) -> str:
+    """What the endpoint says it serves: its models (a warning when the judge's is not among them,
+    since a local server answers under any model name) and its slots, when it says."""
+    told = ""
+    models = served_models(client)
+    if models is not None:
+        listed = ", ".join(f"'{name}'" for name in models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+        if judge.model in models:
+            told += f" The endpoint serves {listed}."
+        else:
+            told += (
+                f" Warning: the endpoint serves {listed}, not '{judge.model}': it answered under a name it does not list "
+                "(llama.cpp's server answers any name with the one model it has loaded), so the answers are that model's."
+            )
+    slots = server_slots(client, judge.base_url)
+    if slots is not None:
+        told += f" It serves {slots} request(s) at once (its slots): run with --concurrency {slots} or less."
+    return told

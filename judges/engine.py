@@ -59,6 +59,7 @@ from judges.transport import (
     work_loop,
 )
 from judges.verdict_rows import verdict_rows, verdicts_insert
+from judges.wire import cache_endpoint
 from judges.workers import this_worker
 from protocols.base import InvalidResponse
 
@@ -154,6 +155,7 @@ class Engine:
         finished = [(job, outcome) for job, outcome in results if outcome.verdicts is not None or outcome.error]
         fresh = {
             a.request_hash: CachedResponse(
+                endpoint=cache_endpoint(self.judge.base_url),
                 request_hash=a.request_hash,
                 model=self.judge.model,
                 content=a.raw_response,
@@ -204,6 +206,8 @@ class Engine:
                 "cost_usd": sum((c.cost_usd for c in calls if c.cost_usd is not None), Decimal(0)),
                 "paced_ms": sum(outcome.paced_ms for _, outcome in results),
                 "rate_limited": sum(outcome.rate_limited for _, outcome in results),
+                "retries": sum(outcome.retries for _, outcome in results),
+                "retries_repeated": sum(outcome.repeated for _, outcome in results),
             }
             changed = {name: F(name) + value for name, value in counters.items() if value}
             # A call billed at no known price makes the run's cost unknown for good (NULL + x is NULL).
@@ -426,7 +430,8 @@ class Engine:
             hashes = [digest for job in batch for digest in (job.request_hash, job.plain_hash) if digest]
             # A judge with a confidence option never reads the cache: it keeps no token probabilities, and samples must differ.
             fresh = self.judge.confidence not in ("", "none")
-            cached = {} if fresh else {c.request_hash: c for c in CachedResponse.objects.filter(request_hash__in=hashes)}
+            served = CachedResponse.objects.filter(endpoint=cache_endpoint(self.judge.base_url), request_hash__in=hashes)
+            cached = {} if fresh else {c.request_hash: c for c in served}
             for job in batch:
                 hit = cached.get(job.request_hash) or cached.get(job.plain_hash)
                 yield job, (self._from_cache(job, hit) if hit is not None else None)
@@ -480,6 +485,12 @@ class Engine:
             message = f"{message} {run.errors} unit(s) in error (no verdict).{last}".strip()
         if note:
             message = f"{message} {note}".strip()
+        if run.retries_repeated:
+            message = (
+                f"{message} {run.retries_repeated} of the {run.retries} retries after an unreadable answer returned the same answer "
+                "as the attempt before, though each retry told the model what was wrong: a deterministic endpoint (temperature 0) "
+                "repeats itself, and every repeat is billed. Raise the judge's max_tokens or temperature, or use a stronger model."
+            ).strip()
         if self.plain.reason:
             message = (
                 f"{message} The endpoint refused the JSON schema ({self.plain.reason}); the run asked for plain JSON "

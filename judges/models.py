@@ -121,6 +121,10 @@ class JudgeRun(models.Model):
         max_digits=14, decimal_places=8, null=True, blank=True, default=Decimal(0), help_text="Empty: unknown (a billed call had no price)."
     )
     rate_limited = models.PositiveIntegerField(default=0, help_text="Answers 429 (too many requests) the endpoint gave this run.")
+    retries = models.PositiveIntegerField(default=0, help_text="Requests sent again after an unreadable answer (each one billed).")
+    retries_repeated = models.PositiveIntegerField(
+        default=0, help_text="Of those retries, the ones whose answer was the previous attempt's again."
+    )
     paced_ms = models.BigIntegerField(
         default=0, help_text="Time the workers waited to stay under the judge's rpm/tpm, summed over workers."
     )
@@ -301,12 +305,20 @@ class JudgeVerdict(models.Model):
 
 
 class CachedResponse(models.Model):
-    """Identical requests are answered from here at no cost."""
+    """Identical requests to the same endpoint are answered from here at no cost.
 
-    request_hash = models.CharField(max_length=64, unique=True)
+    Keyed by the endpoint (`judges.wire.cache_endpoint`: the base URL) and the request's hash (which
+    holds the model name): a local server answers under any model name, so the same name at another
+    base URL may be another model, and its answers are never served to a judge elsewhere."""
+
+    endpoint = models.CharField(max_length=500, default="", help_text="The base URL the answer came from (judges.wire.cache_endpoint).")
+    request_hash = models.CharField(max_length=64)
     model = models.CharField(max_length=200)
     content = models.TextField()
     prompt_tokens = models.PositiveIntegerField(default=0)
     cached_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "request_hash"], name="cachedresponse_unique_endpoint_hash")]

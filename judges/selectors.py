@@ -25,9 +25,9 @@ from django.db.models.functions import Coalesce
 
 import protocols
 from annotate.models import Article, Campaign, Category, Criterion, Pair, Reading
-from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
+from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.pricing import batch_prices, token_cost
-from judges.wire import estimate_completion_tokens, estimate_prompt_tokens, request_hashes
+from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
 from protocols.base import CriterionSpec, JudgeRequest
 
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
@@ -240,7 +240,8 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
     hashes = [digest for digests, *_ in planned for digest in digests if digest]
     known = set()
     for start in range(0, len(hashes), 500):
-        known.update(CachedResponse.objects.filter(request_hash__in=hashes[start : start + 500]).values_list("request_hash", flat=True))
+        served = CachedResponse.objects.filter(endpoint=cache_endpoint(judge.base_url), request_hash__in=hashes[start : start + 500])
+        known.update(served.values_list("request_hash", flat=True))
     for digests, prompt, completion in planned:
         if known.intersection(digests):
             estimate.cached += 1
@@ -342,3 +343,31 @@ def _known_sum(values) -> Decimal | None:
             return None
         total += Decimal(value)
     return total
+
+
+LATEST_VERDICTS_SHOWN = 40
+
+
+def latest_run_verdicts(*, campaign: Campaign) -> tuple[JudgeRun | None, list[JudgeVerdict]]:
+    """The newest run of an LLM judge on the campaign's pairs that stored verdicts, and its first
+    LATEST_VERDICTS_SHOWN verdicts (with their pair, criterion and confidence), for the judges page
+    (staff only): what a model just said, e.g. a local model on one demo pair (docs/how-to/local-judge.md)."""
+    run = (
+        JudgeRun.objects.filter(campaign=campaign, judge__kind=Judge.Kind.LLM, units__verdicts__isnull=False, units__pair__isnull=False)
+        .select_related("judge")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if run is None:
+        return None, []
+    verdicts = list(
+        JudgeVerdict.objects.filter(unit__run=run, unit__pair__isnull=False)
+        .select_related("criterion", "unit__pair__topic", "unit__pair__article_a__system", "unit__pair__article_b__system")
+        .order_by("unit_id", "criterion__order", "criterion_id")[:LATEST_VERDICTS_SHOWN]
+    )
+    for verdict in verdicts:
+        pair = verdict.unit.pair
+        shown = (pair.article_a, pair.article_b) if verdict.unit.a_first else (pair.article_b, pair.article_a)
+        verdict.shown_first = shown[0].system.key
+        verdict.winner_system = {"a": pair.article_a.system.key, "b": pair.article_b.system.key}.get(verdict.winner, "tie")
+    return run, verdicts

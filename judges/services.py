@@ -18,6 +18,7 @@ from judges.endpoints import api_key_env_refusal, base_url_refusal, configured_e
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun
 from judges.sampling import confidence_mode
+from judges.serving import endpoint_defaults
 from judges.tasks import judge_run_task
 from judges.transport import openai_client as _client  # noqa: F401  moved; tests import it from here
 
@@ -176,6 +177,8 @@ def judge_build(
     }
     if timeout_seconds is not None:
         values["timeout_seconds"] = timeout_seconds
+    elif judge.pk is None and kind == Judge.Kind.LLM:
+        values["timeout_seconds"] = endpoint_defaults(base_url).timeout_seconds  # 600 s on this machine, 120 s hosted
     if max_attempts is not None:
         values["max_attempts"] = max_attempts
     for field, value in values.items():

@@ -56,7 +56,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
@@ -71,8 +71,8 @@ from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
 from judges.sampling import LOGPROBS, TOP_LOGPROBS, confidence_mode, logprob_map, sampled_call
-from judges.wire import estimate_prompt_tokens, read_completion
-from protocols.base import InvalidResponse, JudgeRequest
+from judges.wire import estimate_prompt_tokens, read_completion, unreadable_reason
+from protocols.base import InvalidResponse, JudgeRequest, retry_messages
 
 
 class JudgeConfig(Protocol):
@@ -223,6 +223,8 @@ class Outcome:
     fatal: str = ""
     paced_ms: int = 0  # waited for the rpm/tpm pacing
     rate_limited: int = 0  # 429 answers
+    retries: int = 0  # requests sent again after an unreadable answer
+    repeated: int = 0  # of those, the ones whose answer was the previous one again
 
 
 @dataclass
@@ -367,16 +369,6 @@ def _response_id(body: bytes) -> str:
     return match.group(1).decode("utf-8", "replace") if match else ""
 
 
-def unreadable_reason(exc: InvalidResponse, completion, max_tokens: int) -> str:
-    """Why a billed answer gave no verdicts: no completion at all, cut off at `max_tokens`, or what
-    `parse_verdicts` found wrong (synchronous and batch answers alike)."""
-    if completion.problem:
-        return completion.problem
-    if completion.finish_reason == "length":
-        return f"cut off at max_tokens ({max_tokens}): {exc}"
-    return str(exc)
-
-
 def _unit_call(
     job: Job,
     client: openai.OpenAI,
@@ -415,19 +407,20 @@ def _unit_call(
         else:
             arguments["response_format"] = request.response_format
     http_retries = invalid = 0
+    worst, answered = job.reserved, None  # a retry's longer conversation reserves more; the last unreadable answer
     while True:
         number = len(outcome.attempts) + 1
         if number > 1 and halt is not None and halt.is_set():
             ledger.settle(reserved, Decimal(0))
             return outcome  # the run is ending (stopped, failed, out of budget): no retry; the unit stays pending
         client_id = new_client_request_id()
-        attempt = Attempt(number=number, request_hash=sent_hash, client_request_id=client_id, reserved_usd=job.reserved)
+        attempt = Attempt(number=number, request_hash=sent_hash, client_request_id=client_id, reserved_usd=worst)
         if settings.pacer is not None:
             outcome.paced_ms += round(settings.pacer.acquire(settings.paced_tokens(request), cancel=halt) * 1000)
             if halt is not None and halt.is_set():
                 ledger.settle(reserved, Decimal(0))
                 return outcome  # stopped while waiting for the pacer: not sent, the unit stays pending
-        if rows is not None and not rows.sent(job, number, sent_hash, client_id, job.reserved):
+        if rows is not None and not rows.sent(job, number, sent_hash, client_id, worst):
             ledger.settle(reserved, Decimal(0))
             return outcome  # the run is ending: this attempt is not sent and the unit stays pending
         outcome.attempts.append(attempt)
@@ -512,14 +505,20 @@ def _unit_call(
         except InvalidResponse as exc:
             reason = unreadable_reason(exc, completion, settings.max_tokens)
             attempt.error = reason
+            outcome.repeated += content == answered  # a retry that returned the previous answer: billed, and no use
+            answered = content
             invalid += 1
             if invalid >= settings.max_attempts:
                 outcome.error = f"unreadable answer after {invalid} attempt(s): {reason}"
                 return outcome
-            if not ledger.reserve(job.reserved):
+            # With the answer and what was wrong with it: the same request would get the same answer at temperature 0.
+            arguments["messages"] = retry_messages(request, content, reason)
+            worst = settings.worst_case(replace(request, messages=arguments["messages"]))
+            if not ledger.reserve(worst):
                 outcome.budget = True
                 return outcome
-            reserved = job.reserved
+            reserved = worst
+            outcome.retries += 1
             continue
         attempt.valid = True
         outcome.verdicts = verdicts

@@ -11,6 +11,7 @@ from judges import recovery, selectors, services
 from judges.check import judge_check
 from judges.forms import JudgeForm, RunForm
 from judges.models import Judge, JudgeRun
+from judges.serving import judge_concurrency_warning
 
 CAMPAIGN_PAGE = "judges/campaign.html"
 
@@ -62,6 +63,8 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, form: RunForm, *, s
         "summary": selectors.campaign_judge_summary(campaign=campaign, runs=runs),
         "form": form,
     }
+    if not request.htmx:
+        context["verdict_run"], context["verdicts"] = selectors.latest_run_verdicts(campaign=campaign)
     template = CAMPAIGN_PAGE + "#runs" if request.htmx else CAMPAIGN_PAGE
     return render(request, template, context, status=status)
 
@@ -87,6 +90,8 @@ def run_start(request: HttpRequest, campaign_id: int) -> HttpResponse:
         else:
             through = " through the Batch API" if run.batch else ""
             messages.success(request, f"Run #{run.pk} of {run.judge.name} queued{through}; a worker (manage.py db_worker) will pick it up.")
+            if not run.batch and (warning := judge_concurrency_warning(judge=run.judge, concurrency=run.concurrency)):
+                messages.warning(request, f"Run #{run.pk}: {warning}")
             return redirect("judge-campaign", campaign.pk)
     return _campaign_page(request, campaign, form, status=422)
 

@@ -13,14 +13,16 @@ import json
 import math
 from dataclasses import dataclass
 
-from protocols.base import JudgeRequest
+from protocols.base import InvalidResponse, JudgeRequest
 
 __all__ = [
+    "cache_endpoint",
     "request_hashes",
     "estimate_prompt_tokens",
     "estimate_completion_tokens",
     "Completion",
     "read_completion",
+    "unreadable_reason",
     "CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD_TOKENS",
     "REPLY_OVERHEAD_TOKENS",
@@ -82,6 +84,18 @@ def request_hashes(*, model: str, request: JudgeRequest, temperature: float, max
     if request.response_format is None:
         return plain, ""
     return combined(request.response_format), plain
+
+
+def cache_endpoint(base_url: str) -> str:
+    """What the response cache keys on besides the request's hash: the endpoint's base URL, without a
+    trailing slash, its scheme and host in lower case. The hash holds the model's name, but a name
+    does not identify a model: a local server answers any name with the one model it has loaded."""
+    url = base_url.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
 
 
 def _content_text(content) -> str:
@@ -173,6 +187,16 @@ def read_completion(body: bytes | str) -> Completion:
         problem = f"the model refused: {_snippet(refusal)}" if isinstance(refusal, str) and refusal else "the reply has no text"
         content = ""
     return Completion(content=content, finish_reason=finish, problem=problem, logprobs=entries, **tokens)
+
+
+def unreadable_reason(exc: InvalidResponse, completion, max_tokens: int) -> str:
+    """Why a billed answer gave no verdicts: no completion at all, cut off at `max_tokens`, or what
+    `parse_verdicts` found wrong (synchronous and batch answers alike)."""
+    if completion.problem:
+        return completion.problem
+    if completion.finish_reason == "length":
+        return f"cut off at max_tokens ({max_tokens}): {exc}"
+    return str(exc)
 
 
 _SNIPPET = 80

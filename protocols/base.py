@@ -95,3 +95,20 @@ class AnswerRules:
 
     allow_tie: bool
     rationale_max_length: int
+
+
+# An unreadable answer fed back on a retry is cut to this many characters: enough to show the model
+# what it wrote, never a runaway answer billed again as prompt.
+RETRY_ANSWER_CHARS = 4000
+
+
+def retry_messages(request: JudgeRequest, answer: str, reason: str) -> list[dict]:
+    """The conversation of a retry after an unreadable answer: the request's messages, the answer as
+    the assistant gave it, and what was wrong with it, so that the retry can differ from the answer
+    (at temperature 0 the same request gets the same answer, billed again each time)."""
+    keys = ", ".join(request.criteria)
+    problem = (
+        f"Your answer could not be used: {reason}. Answer again with a single JSON object and nothing else, "
+        f"shaped as asked, with exactly one entry for each of these criteria, keys copied exactly: {keys}."
+    )
+    return [*request.messages, {"role": "assistant", "content": answer[:RETRY_ANSWER_CHARS]}, {"role": "user", "content": problem}]

@@ -4,8 +4,8 @@ and the answers that need no order undone.
 Each of them asks a question about ONE article per criterion. The prompt opens with the topic and
 the article (so the calls for the categories of one article share a long prefix), then the
 category, the criteria one per line as ``- <key>: <text>`` with the answers each allows, and the
-answer format in words. The reply is one JSON object ``{"answers": [{"criterion", "reason",
-"answer"}, ...]}``; the structured-output schema is named after the protocol (``checklist``,
+answer format in words. The reply is one JSON object ``{"answers": {"<key>": {"reason",
+"answer"}, ...}}`` (the list ``{"answers": [{"criterion", "reason", "answer"}, ...]}`` is read too); the structured-output schema is named after the protocol (``checklist``,
 ``rating``, ``count``), so a test server can tell which one it is answering.
 
 Reading is strict about the answer and tolerant only about the wrapping: code fences, prose around
@@ -92,8 +92,8 @@ def build_one_article_request(
             task + " Give a short reason, one or two sentences, pointing to what in the article decided it.",
             "",
             "Reply with a single JSON object and nothing else, shaped like this:",
-            '{"answers": [{"criterion": "<key>", "reason": "<short reason>", "answer": <answer>}]}',
-            "The list holds exactly one entry per criterion, in the order given above, with the key copied exactly.",
+            '{"answers": {"<key>": {"reason": "<short reason>", "answer": <answer>}}}',
+            "The object under answers holds exactly one entry per criterion, in the order given above, with the key copied exactly.",
         ]
     )
     response_format = None
@@ -113,25 +113,27 @@ def build_one_article_request(
 
 
 def response_schema(criteria: list[CriterionSpec], answer_schema: Callable[[CriterionSpec], dict]) -> dict:
-    """One entry per criterion; with one criterion the answer's own schema, else the union of them."""
-    answers = []
-    for spec in criteria:
-        schema = answer_schema(spec)
-        if schema not in answers:
-            answers.append(schema)
-    entry = {
+    """One required property per criterion, in the order asked, each with its own answer's schema:
+    under grammar-constrained decoding the answer cannot leave a criterion out, answer one twice or
+    run on past the last (``protocols.pairwise.prompt.response_schema`` says why)."""
+
+    def entry(spec: CriterionSpec) -> dict:
+        return {
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "answer": answer_schema(spec)},
+            "required": ["reason", "answer"],
+            "additionalProperties": False,
+        }
+
+    by_criterion = {
         "type": "object",
-        "properties": {
-            "criterion": {"type": "string", "enum": [spec.key for spec in criteria]},
-            "reason": {"type": "string"},
-            "answer": answers[0] if len(answers) == 1 else {"anyOf": answers},
-        },
-        "required": ["criterion", "reason", "answer"],
+        "properties": {spec.key: entry(spec) for spec in criteria},
+        "required": [spec.key for spec in criteria],
         "additionalProperties": False,
     }
     return {
         "type": "object",
-        "properties": {ANSWERS_FIELD: {"type": "array", "items": entry}},
+        "properties": {ANSWERS_FIELD: by_criterion},
         "required": [ANSWERS_FIELD],
         "additionalProperties": False,
     }
@@ -177,10 +179,13 @@ def read_answers(
         raise ValueError("one response description per criterion is needed")
     by_key = dict(zip(criteria, responses))
     value = decode(content)
-    if not isinstance(value, dict) or not isinstance(value.get(ANSWERS_FIELD), list):
+    listed = value.get(ANSWERS_FIELD) if isinstance(value, dict) else None
+    if isinstance(listed, dict):  # keyed by criterion, as the schema asks: {"<key>": {"reason", "answer"}}
+        listed = [{**item, "criterion": key} if isinstance(item, dict) else item for key, item in listed.items()]
+    if not isinstance(listed, list):
         raise InvalidResponse(f"expected a JSON object with an '{ANSWERS_FIELD}' list, got {snippet(json.dumps(value))}")
     found: dict[str, tuple[str, str]] = {}
-    for number, item in enumerate(value[ANSWERS_FIELD], start=1):
+    for number, item in enumerate(listed, start=1):
         if not isinstance(item, dict):
             raise InvalidResponse(f"answer {number} is not a JSON object: {snippet(json.dumps(item))}")
         key = criterion_named(item.get("criterion"), number, criteria)

@@ -126,3 +126,30 @@ def csv_file(path: Path, rows: list[dict], columns) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     return path
+
+
+# The JSON-schema keywords of the strict structured-output subset that hosted providers accept
+# (OpenAI's "strict": true, and the endpoints that mimic it); an answer schema using any other
+# keyword is refused there or silently loosened.
+STRICT_SCHEMA_KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "description",
+     "minItems", "maxItems", "minimum", "maximum", "const"}
+)  # fmt: skip
+
+
+def strict_subset_problems(schema: dict, path: str = "$") -> list[str]:
+    """Where `schema` leaves the strict subset: an unknown keyword, an object without
+    additionalProperties false, or a property that is not required."""
+    problems = [f"{path}: keyword {key!r}" for key in schema if key not in STRICT_SCHEMA_KEYWORDS]
+    if schema.get("type") == "object":
+        if schema.get("additionalProperties") is not False:
+            problems.append(f"{path}: additionalProperties is not false")
+        if sorted(schema.get("required", [])) != sorted(schema.get("properties", {})):
+            problems.append(f"{path}: not every property is required")
+        for name, inner in schema.get("properties", {}).items():
+            problems += strict_subset_problems(inner, f"{path}.{name}")
+    if isinstance(schema.get("items"), dict):
+        problems += strict_subset_problems(schema["items"], f"{path}[]")
+    for number, inner in enumerate(schema.get("anyOf", [])):
+        problems += strict_subset_problems(inner, f"{path}|{number}")
+    return problems

@@ -10,7 +10,8 @@ against a provider; only the model is fake.
         ...
 
 Answers: the criterion keys are read from the last block of ``- <key>: <text>``
-lines in the last user message (the form ``protocols.pairwise.build_request``
+lines in the last user message that has such lines (a retry's conversation ends with what was wrong
+with the answer before: ``protocols.base.retry_messages``) (the form ``protocols.pairwise.build_request``
 writes; articles come earlier, so a list item such as ``- born: 1950`` in an
 article does not count), and each gets ``policy(key, user_message)``, by default
 a hash of the key and the first 200 characters of the user message ("1" or "2",
@@ -39,6 +40,10 @@ proxies send with a 200.
 Bookkeeping: ``requests`` and ``authorizations`` in arrival order, ``arrivals`` (the
 server's ``time.monotonic()`` as each request came in) and ``max_in_flight``, the most
 chat requests the server held at once, so tests count concurrency instead of timing it.
+
+``slots = n`` makes ``GET /props`` (at the server's root) answer ``{"total_slots": n}``, as
+llama.cpp's server reports how many requests it serves at once; unset, /props is a 404, as at a
+hosted provider.
 
 ``refuse_schema = True`` makes it answer every request that carries a
 ``response_format`` with a 400 naming it, as endpoints without structured output do.
@@ -128,6 +133,7 @@ class FakeLLM(BatchAPI):
         self.refuse_schema = False
         self.accepted_keys: set[str] | None = None
         self.models: set[str] | None = None
+        self.slots: int | None = None  # set: GET /props answers {"total_slots": slots}, as llama.cpp's server does
         self.requests: list[dict] = []
         self.authorizations: list[str] = []  # the Authorization header of each request, in order
         self.arrivals: list[float] = []  # time.monotonic() as each request arrived, in order
@@ -238,6 +244,7 @@ class FakeLLM(BatchAPI):
         self.refuse_schema = False
         self.accepted_keys = None
         self.models = None
+        self.slots = None
 
     # -------------------------------------------------------------- answers
 
@@ -286,7 +293,9 @@ class FakeLLM(BatchAPI):
 
     def _completion(self, body: dict, number: int, fault) -> dict:
         messages = body.get("messages") or []
-        user_message = next((content_text(message.get("content")) for message in reversed(messages) if message.get("role") == "user"), "")
+        users = [content_text(message.get("content")) for message in messages if message.get("role") == "user"]
+        # A retry's conversation ends with what was wrong, after the request's own user message.
+        user_message = next((text for text in reversed(users) if criterion_keys(text)), users[-1] if users else "")
         schema = (body.get("response_format") or {}).get("json_schema") or {}
         if schema.get("name") in ONE_ARTICLE_SCHEMAS:
             content = json.dumps({"answers": self._one_article_answers(schema["schema"], user_message)})
@@ -337,14 +346,10 @@ class FakeLLM(BatchAPI):
         """The answers of a one-article protocol's request: ``one_article_policy(key, user_message)``
         when set (its None leaves the answer out), else a value the schema allows, drawn from a
         hash of the key and the message."""
-        entry = schema["properties"]["answers"]["items"]["properties"]["answer"]
-        alternatives = entry.get("anyOf", [entry])
-        allowed = alternatives[0]
-        if all("enum" in alternative for alternative in alternatives):
-            # Criteria answered differently (yes/no beside yes/no/na): what every one of them allows.
-            allowed = {"enum": [value for value in allowed["enum"] if all(value in other["enum"] for other in alternatives)]}
+        by_criterion = schema["properties"]["answers"]["properties"]
         answers = []
         for key in criterion_keys(user_message):
+            allowed = by_criterion[key]["properties"]["answer"] if key in by_criterion else {"enum": ["?"]}
             item = {"criterion": key, "reason": f"Fake reason for {key}."}
             if self.one_article_policy is not None:
                 value = self.one_article_policy(key, user_message)
@@ -403,6 +408,8 @@ class FakeLLM(BatchAPI):
                 self.number = None
                 if self.path.rstrip("/") == "/v1/models":
                     self._send(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests"}]})
+                elif self.path.rstrip("/") == "/props" and fake.slots is not None:
+                    self._send(200, {"total_slots": fake.slots, "model_alias": MODEL_ID})
                 elif fake._batch_api(self, "GET", b""):
                     pass
                 else:

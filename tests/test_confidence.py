@@ -8,6 +8,7 @@ import math
 import pytest
 
 from calibration.metrics.confidence import logprob_confidences, sample_confidence, side_of
+from tests.llm_replies import token_logprobs
 
 
 def tok(token: str, p: float = 1.0, top: dict | None = None) -> dict:
@@ -103,3 +104,12 @@ def test_it_rejects_bad_samples():
         sample_confidence(["1"], [])
     with pytest.raises(ValueError, match="'1', '2' or 'tie'"):
         sample_confidence(["3"], [False])
+
+
+def test_it_names_each_verdict_by_the_key_it_sits_under_when_it_names_no_criterion():
+    # The shape the answer schema asks (protocols.pairwise.prompt.response_schema): one object per
+    # criterion key, without a "criterion" field; the reason of k2 mentions a key and a "winner".
+    content = '{"verdicts": {"k1": {"reason": "clearer", "winner": "1"}, "k2": {"reason": "k1: \\"winner\\": 2", "winner": "2"}}}'
+    found = logprob_confidences(token_logprobs(content, [0.8, 0.6], 2))
+    assert [(f.criterion, f.answer) for f in found] == [("k1", "1"), ("k2", "2")]
+    assert [f.confidence for f in found] == pytest.approx([0.8, 0.6])

@@ -1,6 +1,7 @@
 """Judges' verdicts in the long-format label files: exported beside the humans', and imported back."""
 
 import csv
+import hashlib
 import json
 
 import pytest
@@ -221,3 +222,39 @@ def test_it_writes_no_calls_file_when_no_judge_called(demo_campaign, tmp_path):
     out = tmp_path / "labels.csv"
     assert run("export_labels", "--campaign", "Demo campaign", "--out", str(out)).code == 0
     assert not (tmp_path / "labels.calls.csv").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_it_exports_the_confidence_of_judge_rows_and_reads_it_back(demo_campaign, llm_server, monkeypatch, tmp_path, fmt):
+    monkeypatch.setenv(KEY_ENV, "sk-test-export-9d2e")
+    sure, _ = judge_create(
+        name="sure-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env=KEY_ENV,
+        input_price="0", output_price="10", confidence="logprobs",
+    )  # fmt: skip
+    # A confidence per criterion from a hand-made rule, so that the rows differ.
+    llm_server.confidence = lambda key, message: 0.55 + (int(hashlib.sha256(key.encode()).hexdigest(), 16) % 40) / 100
+    judge_run_execute(run=judge_run_create(campaign=demo_campaign, judge=sure, limit=1, concurrency=1))
+
+    def confidences(judge_name: str) -> dict:
+        verdicts = JudgeVerdict.objects.filter(unit__judge__name=judge_name).select_related("criterion", "unit__pair__topic")
+        return {(v.unit.pair.topic.title, v.unit.a_first, v.criterion.key, v.winner): v.confidence for v in verdicts}
+
+    original = confidences("sure-gpt")
+    assert len(original) == 39 and None not in original.values() and len(set(original.values())) > 5
+    source = tmp_path / f"labels.{fmt}"
+    assert run("export_labels", "--campaign", "Demo campaign", "--out", str(source)).code == 0
+    rows = read_csv(source) if fmt == "csv" else [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    written = [row["confidence"] for row in rows if row["rater"] == "sure-gpt"]
+    assert len(written) == 39 and sorted(float(c) for c in written) == sorted(original.values())
+    assert {row["confidence"] for row in rows if row["rater_kind"] != "judge"} <= {"", None}
+
+    campaign_create(
+        name="Copy", criterion_set=demo_campaign.criterion_set, systems=["wikipedia", "atlas_agent", "quill_researcher"], benchmark="demo"
+    )
+    Judge.objects.filter(name="sure-gpt").update(name="sure-gpt-original")  # the copy's rows then create an imported judge
+    source.write_text(source.read_text(encoding="utf-8").replace("Demo campaign", "Copy"), encoding="utf-8")
+    for companion in (tmp_path / f"labels.overall.{fmt}", tmp_path / f"labels.spans.{fmt}"):
+        companion.unlink(missing_ok=True)
+    result = run("import_labels", "--campaign", "Copy", str(source))
+    assert result.code == 0, result.err
+    assert confidences("sure-gpt") == original

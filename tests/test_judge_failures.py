@@ -48,7 +48,9 @@ def test_it_fails_a_run_whose_endpoint_does_not_listen_and_says_why(client, rach
     judge_at(f"http://127.0.0.1:{port}/v1")
 
     started = time.monotonic()
-    result = run("run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--limit", "1")
+    # Four workers, as on a hosted endpoint (a loopback one defaults to 1: judges/serving.py), so
+    # that the failures come from several units at once.
+    result = run("run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--limit", "1", "--concurrency", "4")
     took = time.monotonic() - started
 
     reason = f"Could not connect to the endpoint ({UNREACHABLE_ATTEMPTS} attempts, none connected): connection error: [Errno 111] Connection refused"

@@ -15,6 +15,7 @@ from judges.wire import (
 )
 from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest
 from protocols.pairwise import build_request, parse_verdicts
+from tests.helpers import strict_subset_problems
 
 CRITERIA = [
     CriterionSpec("ww_cc_1", "The better article is easy to follow."),
@@ -110,7 +111,7 @@ def test_the_template_never_says_where_an_article_comes_from():
 
 def test_it_asks_for_a_winner_and_a_reason_as_json_in_words():
     user = make_request(structured=False).messages[1]["content"]
-    assert '{"verdicts": [{"criterion": "<key>", "reason": "<short reason>", "winner": "1"}]}' in user
+    assert '{"verdicts": {"<key>": {"reason": "<short reason>", "winner": "1"}}}' in user
     assert "reason" in user and "JSON" in user
 
 
@@ -133,18 +134,32 @@ def test_it_sends_a_strict_schema_when_structured():
     assert response_format["json_schema"]["strict"] is True
     schema = response_format["json_schema"]["schema"]
     assert schema["required"] == ["verdicts"] and schema["additionalProperties"] is False
-    item = schema["properties"]["verdicts"]["items"]
-    assert item["additionalProperties"] is False
-    assert sorted(item["required"]) == ["criterion", "reason", "winner"]
-    assert sorted(item["properties"]) == ["criterion", "reason", "winner"]
-    assert item["properties"]["criterion"] == {"type": "string", "enum": list(KEYS)}
-    assert item["properties"]["winner"] == {"type": "string", "enum": ["1", "2"]}
-    assert item["properties"]["reason"] == {"type": "string"}
+    by_criterion = schema["properties"]["verdicts"]
+    # One required property per criterion, in the order asked: a grammar-constrained decoder can
+    # neither stop before the last criterion nor answer one twice.
+    assert list(by_criterion["properties"]) == list(KEYS) == by_criterion["required"]
+    assert by_criterion["additionalProperties"] is False
+    for key in KEYS:
+        item = by_criterion["properties"][key]
+        assert item["additionalProperties"] is False
+        assert item["required"] == ["reason", "winner"] == list(item["properties"])
+        assert item["properties"]["winner"] == {"type": "string", "enum": ["1", "2"]}
+        assert item["properties"]["reason"] == {"type": "string"}
+    assert strict_subset_problems(schema) == []
 
 
 def test_the_schema_allows_a_tie_only_when_allowed():
     schema = make_request(allow_tie=True).response_format["json_schema"]["schema"]
-    assert schema["properties"]["verdicts"]["items"]["properties"]["winner"]["enum"] == ["1", "2", "tie"]
+    assert {
+        item["properties"]["winner"]["enum"] == ["1", "2", "tie"] for item in schema["properties"]["verdicts"]["properties"].values()
+    } == {True}
+
+
+def test_it_reads_the_answer_shaped_as_the_schema_asks():
+    content = json.dumps({"verdicts": {k: {"reason": f"because {k}", "winner": w} for k, w in zip(KEYS, ["2", "1", "1"])}})
+    assert parse_verdicts(content, criteria=KEYS, allow_tie=False) == {
+        KEYS[0]: ("2", f"because {KEYS[0]}"), KEYS[1]: ("1", f"because {KEYS[1]}"), KEYS[2]: ("1", f"because {KEYS[2]}"),
+    }  # fmt: skip
 
 
 def test_it_sends_no_schema_when_not_structured():

@@ -8,6 +8,7 @@ import pytest
 import protocols
 from protocols import checklist, count, rating
 from protocols.base import CriterionSpec, InvalidResponse
+from tests.helpers import strict_subset_problems
 
 FIVE = protocols.criterion_response({"type": "rating", "points": [{"value": v, "label": f"p{v}"} for v in range(1, 6)]})[0]
 NA = protocols.criterion_response({"type": "checklist", "allow_na": True})[0]
@@ -75,7 +76,10 @@ def test_it_asks_one_article_with_a_schema_named_after_the_protocol(module, resp
     assert "- k_1: First? [" in user
     schema = request.response_format["json_schema"]
     assert schema["name"] == module.NAME
-    assert schema["schema"]["properties"]["answers"]["items"]["properties"]["answer"]["enum"] == allowed
+    answers = schema["schema"]["properties"]["answers"]
+    assert answers["required"] == ["k_1"] == list(answers["properties"]) and answers["additionalProperties"] is False
+    assert answers["properties"]["k_1"]["properties"]["answer"]["enum"] == allowed
+    assert strict_subset_problems(schema["schema"]) == []
     assert (request.protocol, request.criteria, request.responses) == (module.NAME, ("k_1",), (response,))
 
 

@@ -146,6 +146,7 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
                 rows.append({
                     **head, "criterion": criterion.key, "winner_system": system_of(verdict.winner, *systems),
                     "rationale": verdict.rationale, **call_columns(verdict.call), "position": position, "error": "",
+                    "confidence": verdict.confidence,
                 })  # fmt: skip
             elif unit.status == JudgeUnit.Status.ERROR:
                 rows.append({

@@ -46,7 +46,8 @@ JUDGE_COLUMNS = (
 # answer as the protocol stores it, left_system/right_system/winner_system then empty. Written after
 # `neutral_emphasis` only when an export holds such rows, so a pairwise export is unchanged.
 ONE_ARTICLE_COLUMNS = ("response", "system", "answer")
-# Read on judge rows when a file has it, never written: the verdict's confidence in [0, 1] (empty: unknown).
+# On judge rows, after the judge columns: the verdict's confidence in [0, 1] (empty: unknown; from
+# logprobs or samples, judges/sampling.py), written by export_labels and read back by import_labels.
 CONFIDENCE_COLUMN = "confidence"
 OVERALL_COLUMNS = (
     "campaign",
@@ -160,7 +161,7 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
             + ((ORDER_COLUMN,) if unordered else ())
             + (EMPHASIS_COLUMN,)
             + one_article
-            + (JUDGE_COLUMNS if judges else ())
+            + ((*JUDGE_COLUMNS, CONFIDENCE_COLUMN) if judges else ())
         )
     elif columns in (OVERALL_COLUMNS, SPAN_COLUMNS):
         columns = columns + (EMPHASIS_COLUMN,)
@@ -393,6 +394,8 @@ def _jsonl_values(raw: str, columns: tuple[str, ...], optional: frozenset) -> tu
             item = ""
         if isinstance(item, bool) and column == ORDER_COLUMN:
             item = "true" if item else "false"
+        if isinstance(item, float) and column == CONFIDENCE_COLUMN:
+            item = repr(item)  # a probability, as export_labels writes it in JSON Lines
         if isinstance(item, bool) or not isinstance(item, (str, int)):
             wrong.append(column)
             continue

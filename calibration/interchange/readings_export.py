@@ -108,7 +108,7 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
             cell = response_cell(criterion.response)
             if verdict is not None:
                 rows.append({**head, "criterion": criterion.key, "rationale": verdict.rationale, **call_columns(verdict.call),
-                             "error": "", "response": cell, "answer": verdict.answer})  # fmt: skip
+                             "error": "", "response": cell, "answer": verdict.answer, "confidence": verdict.confidence})  # fmt: skip
             elif unit.status == JudgeUnit.Status.ERROR:
                 rows.append({**head, "criterion": criterion.key, "rationale": "", **call_columns(last_calls.get(unit.id)),
                              "error": unit.error or "error", "response": cell, "answer": ""})  # fmt: skip

@@ -15,7 +15,8 @@ How a verdict is located in a JSON reply such as
 2. The text is scanned as JSON (strings with their escapes, objects, arrays): a string followed
    by ``:`` is a key. In every object, the value of the key ``winner`` (also ``better``,
    ``preferred``, ``choice``: the names ``protocols.pairwise`` reads) is the verdict, and the value
-   of ``criterion`` (or ``key``, ``id``) names it. A ``"winner"`` inside a reason is inside a
+   of ``criterion`` (or ``key``, ``id``) names it, else the key the object is the value of
+   (``{"verdicts": {"k1": {"reason": …, "winner": "1"}}}``, the shape the schema asks). A ``"winner"`` inside a reason is inside a
    string and is never taken for a key.
 3. The verdict's *first character* (after the opening quote when the value is a string) is where
    the model chose its answer. The token covering that character is the decision token, and the
@@ -82,15 +83,20 @@ def _answer_of(text: str, answers: Mapping[str, Sequence[str]]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _scan(text: str):
+def _scan(text: str, owners: dict[int, str] | None = None):
     """Yield (object id, key, value start offset, value kind) for every key of every JSON object in
-    ``text``; value kind is '"' for a string and the first character otherwise."""
+    ``text``; value kind is '"' for a string and the first character otherwise. ``owners``, when
+    given, is filled with object id -> the key whose value the object is (``{"k1": {"winner": …}}``)."""
     stack: list[int] = []
     next_id = 0
+    owner_of_next = None
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
         if ch == "{":
+            if owners is not None and owner_of_next is not None:
+                owners[next_id] = owner_of_next
+            owner_of_next = None
             stack.append(next_id)
             next_id += 1
             i += 1
@@ -111,6 +117,7 @@ def _scan(text: str):
                 while v < n and text[v] in " \t\r\n":
                     v += 1
                 if v < n:
+                    owner_of_next = string if text[v] == "{" else None
                     yield stack[-1], string, v, text[v]
                 i = v
             else:
@@ -141,8 +148,9 @@ def logprob_confidences(content: Sequence[Mapping], answers: Mapping[str, Sequen
         offset += len(entry["token"])
     text = "".join(pieces)
     criteria: dict[int, str] = {}
+    owners: dict[int, str] = {}  # a verdict keyed by its criterion: {"verdicts": {"k1": {"winner": …}}}
     found: list[tuple[int, int]] = []  # (object, value offset) of each verdict
-    for obj, key, start, kind in _scan(text):
+    for obj, key, start, kind in _scan(text, owners):
         if key in CRITERION_KEYS and obj not in criteria:
             criteria[obj] = _string_value(text, start) if kind == '"' else text[start:].split(",")[0].split("}")[0].strip()
         elif key in WINNER_KEYS:
@@ -159,7 +167,7 @@ def logprob_confidences(content: Sequence[Mapping], answers: Mapping[str, Sequen
             continue
         total = sum(masses.values())
         confidence = masses[chosen] / total if normalised and total > 0 else math.exp(content[index]["logprob"])
-        out.append(AnswerConfidence(criteria.get(obj), chosen, min(1.0, confidence), masses, normalised, index))
+        out.append(AnswerConfidence(criteria.get(obj, owners.get(obj)), chosen, min(1.0, confidence), masses, normalised, index))
     return out
 
 

@@ -74,22 +74,29 @@ def _one_line(text: str) -> str:
 
 
 def response_schema(criteria: tuple[str, ...], allow_tie: bool) -> dict:
-    """The strict JSON schema of an answer; ``reason`` comes before ``winner`` so a
+    """The strict JSON schema of an answer: one required property per criterion, in the order asked,
+    so a grammar-constrained decoder (llama.cpp, vLLM, Ollama) can neither close the answer before
+    every criterion is answered, nor answer one twice, nor go on past the last. An array of verdicts
+    without a fixed length let a 0.5B model stop after one verdict and a 135M one repeat a criterion
+    until max_tokens (docs/how-to/local-judge.md). Only keywords of the strict subset hosted providers accept
+    (type, properties, required, additionalProperties, enum). ``reason`` comes before ``winner`` so a
     model that writes its fields in schema order explains before it decides."""
     winners = [FIRST, SECOND, TIE] if allow_tie else [FIRST, SECOND]
     verdict = {
         "type": "object",
-        "properties": {
-            "criterion": {"type": "string", "enum": list(criteria)},
-            "reason": {"type": "string"},
-            "winner": {"type": "string", "enum": winners},
-        },
-        "required": ["criterion", "reason", "winner"],
+        "properties": {"reason": {"type": "string"}, "winner": {"type": "string", "enum": winners}},
+        "required": ["reason", "winner"],
+        "additionalProperties": False,
+    }
+    by_criterion = {
+        "type": "object",
+        "properties": {key: verdict for key in criteria},
+        "required": list(criteria),
         "additionalProperties": False,
     }
     return {
         "type": "object",
-        "properties": {"verdicts": {"type": "array", "items": verdict}},
+        "properties": {"verdicts": by_criterion},
         "required": ["verdicts"],
         "additionalProperties": False,
     }
@@ -134,9 +141,9 @@ def build_request(
             _TIE_ALLOWED if allow_tie else _TIE_FORBIDDEN,
             "",
             "Reply with a single JSON object and nothing else, shaped like this:",
-            '{"verdicts": [{"criterion": "<key>", "reason": "<short reason>", "winner": "1"}]}',
-            f"The list holds exactly one entry per criterion, in the order given above, with the key copied "
-            f'exactly; "winner" is {winners}.',
+            '{"verdicts": {"<key>": {"reason": "<short reason>", "winner": "1"}}}',
+            f"The object under verdicts holds exactly one entry per criterion, in the order given above, with the key "
+            f'copied exactly; "winner" is {winners}.',
         ]
     )
     response_format = None

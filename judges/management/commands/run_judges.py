@@ -11,6 +11,7 @@ from judges.engine import judge_run_execute
 from judges.models import Judge, JudgeBatch, JudgeCall, JudgeRun
 from judges.selectors import run_estimate, unanswered_calls
 from judges.services import judge_run_create
+from judges.serving import endpoint_defaults, judge_concurrency_warning
 
 
 def usd(value: Decimal | None, places: int = 8) -> str:
@@ -92,7 +93,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="campaign name")
         parser.add_argument("--judge", required=True, action="append", help="judge name (repeat for several)")
-        parser.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
+        parser.add_argument(
+            "--concurrency", type=int,
+            help="requests in flight at once (default: 4 on a hosted endpoint, 1 on this machine's own server; judges/serving.py)",
+        )  # fmt: skip
         parser.add_argument("--budget-usd", type=money, help="stop before spending more than this, in USD")
         parser.add_argument(
             "--swap", action="store_true", help="judge both orders of every pair (default: one order drawn per pair and category)"
@@ -138,9 +142,12 @@ class Command(BaseCommand):
             try:
                 # Baselines cost nothing and are judged offline: --batch is for the LLM judges named with them.
                 batch = options["batch"] and judge.kind == Judge.Kind.LLM
-                run = judge_run_create(
-                    campaign=campaign, judge=judge, concurrency=options["concurrency"], budget_usd=left, batch=batch, **plan
+                concurrency = options["concurrency"] or (
+                    endpoint_defaults(judge.base_url).concurrency if judge.kind == Judge.Kind.LLM else 4
                 )
+                if judge.kind == Judge.Kind.LLM and not batch:
+                    self.warn_if_over_slots(judge, concurrency)
+                run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency, budget_usd=left, batch=batch, **plan)
             except ValidationError as exc:
                 raise CommandError(" ".join(exc.messages)) from exc
             progress = Progress(self.stderr, name)
@@ -156,6 +163,12 @@ class Command(BaseCommand):
             self.stdout.write(f"total: ${spent:.8f} of the ${budget} budget")
         if failed:
             raise CommandError(f"run(s) failed: {' '.join(failed)}")
+
+    def warn_if_over_slots(self, judge: Judge, concurrency: int) -> None:
+        """Before the run starts: a warning when it would keep more requests in flight than the
+        server serves at once (judges/serving.py); nothing when the server does not say."""
+        if warning := judge_concurrency_warning(judge=judge, concurrency=concurrency):
+            self.stderr.write(f"{judge.name}: warning: {warning}")
 
     def summary(self, run: JudgeRun) -> None:
         pending = run.units_total - run.units_done - run.errors
