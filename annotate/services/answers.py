@@ -27,6 +27,7 @@ from annotate.answers import Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
+from annotate.services.campaign_locks import answers_share_lock
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -198,6 +199,7 @@ def label_save(
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
+        answers_share_lock(campaign.pk)  # a study plan's freeze lands before this answer or sees it
         assignment_lock_for_change(assignment, now or timezone.now())
         # Read the clock once the lock is held, so that save times follow the order writes land in.
         now = now or timezone.now()
@@ -243,6 +245,7 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
     if problems := protocol.overall_problems(value):
         raise ValidationError(problems)
     with transaction.atomic():
+        answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now)
         # Stored by side, so that it names the same article whatever the order shown.
         value = protocol.stored_overall(value, a_first=assignment.a_first)

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -50,8 +50,25 @@ def _name_problems(name: str) -> list[str]:
     if not name:
         return ["A campaign needs a name."]
     if Campaign.objects.filter(name=name).exists():
-        return [f"A campaign named '{name}' already exists."]
+        return [NAME_TAKEN.format(name=name)]
     return []
+
+
+NAME_TAKEN = "A campaign named '{name}' already exists: choose another name."
+NAME_TAKEN_CODE = "name_taken"
+
+
+def _campaign_insert(**fields) -> Campaign:
+    """Inserts the campaign row; a name another request took since `_name_problems` looked answers a
+    ValidationError (code NAME_TAKEN_CODE), not an IntegrityError. The savepoint keeps the caller's
+    transaction usable on PostgreSQL, so the caller's atomic block rolls back as a whole."""
+    try:
+        with transaction.atomic():
+            return Campaign.objects.create(**fields)
+    except IntegrityError:
+        if Campaign.objects.filter(name=fields["name"]).exists():
+            raise ValidationError(NAME_TAKEN.format(name=fields["name"]), code=NAME_TAKEN_CODE) from None
+        raise
 
 
 def campaign_create(
@@ -248,7 +265,7 @@ def campaign_create(
         )
 
     with transaction.atomic():
-        campaign = Campaign.objects.create(
+        campaign = _campaign_insert(
             name=name,
             protocol=protocol,
             criterion_set=criterion_set,
@@ -355,7 +372,7 @@ def _labels_only_create(
             reference_system, _ = System.objects.get_or_create(key=reference, defaults={"name": reference})
         if criterion_set is None:
             criterion_set = criterion_set_for_labels(campaign_name=name)
-        return Campaign.objects.create(
+        return _campaign_insert(
             name=name,
             protocol=protocol,
             criterion_set=criterion_set,
@@ -387,7 +404,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
         "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip
     with transaction.atomic():
-        campaign = Campaign.objects.create(name=name, **{field: getattr(source, field) for field in copied})
+        campaign = _campaign_insert(name=name, **{field: getattr(source, field) for field in copied})
         campaign.annotators.set(source.annotators.all())
         campaign.removed_annotators.set(source.removed_annotators.all())
         order = list(range(len(pairs)))
