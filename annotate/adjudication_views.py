@@ -84,8 +84,8 @@ def campaign_adjudication(request: HttpRequest, campaign_id: int) -> HttpRespons
 def adjudicate(request: HttpRequest, adjudication_id: int) -> HttpResponse:
     """One item: both articles, the annotators' answers, and the final answer with its reason.
 
-    A final answer another adjudicator recorded first answers 409 with their answer shown; a
-    protocol's refusal answers 400 with its message."""
+    A final answer another adjudicator recorded first answers 409 with their answer shown, and so
+    does a closed campaign; a protocol's refusal answers 400 with its message."""
     item = selectors.adjudication_for_user(adjudication_id=adjudication_id, user=request.user)
     status, errors = 200, []
     if request.method == "POST":
@@ -95,6 +95,8 @@ def adjudicate(request: HttpRequest, adjudication_id: int) -> HttpResponse:
             )
         except answers.AlreadyAdjudicated as exc:
             item, status, errors = exc.adjudication, 409, [str(exc)]
+        except answers.AdjudicationClosed as exc:
+            status, errors = 409, exc.messages
         except ValidationError as exc:
             status, errors = 400, exc.messages
         else:

@@ -268,6 +268,11 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
 # --- adjudicated answers -----------------------------------------------------------------
 
 REASON_REQUIRED = "Give the reason for this final answer."
+CAMPAIGN_CLOSED_FOR_ADJUDICATION = "This campaign is closed: no final answer can be recorded. Staff can reopen it on the campaign page."
+
+
+class AdjudicationClosed(ValidationError):
+    """The campaign is closed: its items take no final answer (the page answers 409)."""
 
 
 class AlreadyAdjudicated(Exception):
@@ -297,11 +302,18 @@ def adjudication_save(*, adjudication: Adjudication, user: User, position: str, 
     winner = protocols.get(campaign.protocol).stored_answer(position, a_first=adjudication.a_first)
     with transaction.atomic():
         now = now or timezone.now()
-        taken = Adjudication.objects.filter(pk=adjudication.pk, winner="").update(
+        # Only an open item of an open campaign: closing a campaign ends its adjudication too, read in the same
+        # statement. `winner=""` stays a condition on the updated row itself (not a join, which Django makes a
+        # subquery), so PostgreSQL re-checks it after waiting for another adjudicator's update.
+        open_campaigns = Campaign.objects.filter(pk=campaign.pk, is_open=True).values("pk")
+        taken = Adjudication.objects.filter(pk=adjudication.pk, winner="", campaign_id__in=open_campaigns).update(
             winner=winner, reason=reason, decided_by=user, decided_at=now
         )
         if not taken:
-            raise AlreadyAdjudicated(Adjudication.objects.get(pk=adjudication.pk))
+            stored = Adjudication.objects.select_related("campaign").get(pk=adjudication.pk)
+            if stored.winner:
+                raise AlreadyAdjudicated(stored)
+            raise AdjudicationClosed([CAMPAIGN_CLOSED_FOR_ADJUDICATION])
         audit = AuditTrail(source=Source.ADJUDICATED)
         for name, after in (("winner", winner), ("rationale", reason)):
             audit.record(

@@ -30,6 +30,7 @@ from annotate.models import (
     Topic,
 )
 from annotate.rendering import render_html
+from annotate.services.campaign_locks import roles_lock
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
 from annotate.services.placeholders import criterion_set_for_labels
 from annotate.services.readings import readings_create, rubric_kinds
@@ -456,27 +457,29 @@ def campaign_annotators_add(*, campaign: Campaign, users: list[User], by: User |
     audited.
     """
     users = list({user.pk: user for user in users}.values())
-    listed = campaign.annotators.exists()
-    problems = []
-    inactive = sorted(user.username for user in users if not user.is_active)
-    if inactive:
-        problems.append(f"Deactivated account(s): {', '.join(inactive)}. Reactivate them in the admin first.")
-    staff = sorted(user.username for user in users if user.is_staff)
-    if staff and not listed:
-        problems.append(
-            f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
-            f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
-        )
-    adjudicators = sorted(campaign.adjudicators.filter(pk__in=[user.pk for user in users]).values_list("username", flat=True))
-    if adjudicators:
-        problems.append(f"Adjudicators of this campaign cannot annotate it: {', '.join(adjudicators)}.")
-    if problems:
-        raise ValidationError(problems)
-    pks = [user.pk for user in users]
-    removed = set(campaign.removed_annotators.filter(pk__in=pks).values_list("pk", flat=True))
-    on_list = set(campaign.annotators.filter(pk__in=pks).values_list("pk", flat=True))
-    admitted = [user for user in users if user.pk in removed or (listed and user.pk not in on_list)]
     with transaction.atomic():
+        # The roles lock: an account added to the adjudicators at the same moment is seen, or waits (adjudication.py).
+        roles_lock(campaign.pk)
+        listed = campaign.annotators.exists()
+        problems = []
+        inactive = sorted(user.username for user in users if not user.is_active)
+        if inactive:
+            problems.append(f"Deactivated account(s): {', '.join(inactive)}. Reactivate them in the admin first.")
+        staff = sorted(user.username for user in users if user.is_staff)
+        if staff and not listed:
+            problems.append(
+                f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
+                f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
+            )
+        adjudicators = sorted(campaign.adjudicators.filter(pk__in=[user.pk for user in users]).values_list("username", flat=True))
+        if adjudicators:
+            problems.append(f"Adjudicators of this campaign cannot annotate it: {', '.join(adjudicators)}.")
+        if problems:
+            raise ValidationError(problems)
+        pks = [user.pk for user in users]
+        removed = set(campaign.removed_annotators.filter(pk__in=pks).values_list("pk", flat=True))
+        on_list = set(campaign.annotators.filter(pk__in=pks).values_list("pk", flat=True))
+        admitted = [user for user in users if user.pk in removed or (listed and user.pk not in on_list)]
         campaign.removed_annotators.remove(*users)
         if listed:
             campaign.annotators.add(*users)
