@@ -229,6 +229,10 @@ class Campaign(models.Model):
         related_name="adjudicated_campaigns",
         help_text="Who records final answers where annotators disagree; never annotators of the campaign.",
     )
+    adjudication_by_topic = models.BooleanField(
+        default=False,
+        help_text="Split adjudication by topic: a topic's pairs go to different adjudicators, so each meets a topic once.",
+    )
     sampling = models.CharField(
         max_length=10,
         choices=[("uniform", "Uniform"), ("active", "Active")],

@@ -117,3 +117,9 @@ def campaign_adjudicator_remove(*, campaign: Campaign, user: User) -> bool:
     was = campaign.adjudicators.filter(pk=user.pk).exists()
     campaign.adjudicators.remove(user)
     return was
+
+
+def campaign_set_adjudication_by_topic(*, campaign: Campaign, by_topic: bool) -> None:
+    """Splits the campaign's adjudication by topic among its adjudicators, or shares every item again."""
+    Campaign.objects.filter(pk=campaign.pk).update(adjudication_by_topic=by_topic)
+    campaign.adjudication_by_topic = by_topic
