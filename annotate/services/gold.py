@@ -196,3 +196,9 @@ def gold_pause_lift(*, campaign: Campaign, username: str, by: User) -> GoldPause
     if annotator is None or not Assignment.objects.filter(pair__campaign=campaign, annotator=annotator).exists():
         raise ValidationError([f"'{username}' has no work in the campaign '{campaign.name}': there is no pause to lift."])
     return GoldPauseLift.objects.create(campaign=campaign, annotator=annotator, lifted_by=by, lifted_at=timezone.now())
+
+
+def gold_accept_separable_set(*, campaign: Campaign, accept: bool) -> None:
+    """Whether kinds of gold pair that their text sets apart may drive the campaign's pause rule."""
+    Campaign.objects.filter(pk=campaign.pk).update(gold_accept_separable=accept)
+    campaign.gold_accept_separable = accept

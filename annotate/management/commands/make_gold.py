@@ -2,6 +2,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.gold import DEGRADATIONS
+from annotate.gold_selectors import gold_separability
 from annotate.models import Campaign
 from annotate.services.gold import PER_DEGRADATION_MAX, gold_pairs_make
 from common.lookups import named
@@ -40,5 +41,8 @@ class Command(BaseCommand):
             else "the campaign's gold rate is 0: claims give none until it is set"
         )
         self.stdout.write(f"campaign '{campaign.name}': {summary.total} gold pair(s) added ({made}); {rate}")
+        for kind in gold_separability(campaign=campaign):
+            drives = "drives the pause rule" if not kind.separable or campaign.gold_accept_separable else "does not drive the pause rule"
+            self.stdout.write(f"  {kind.kind}: {kind.text}; {drives}")
         if not summary.total and not campaign.pairs.filter(gold__isnull=False).exists():
             raise CommandError("No gold pair could be made: see the reasons above.")
