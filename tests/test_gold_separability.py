@@ -76,3 +76,50 @@ def test_it_lets_a_separable_kind_drive_the_pause_rule_only_when_accepted(campai
     campaign.refresh_from_db()
     assert campaign.gold_accept_separable
     assert "paused" in gold_pause_reason(campaign=campaign, user=alice)
+
+
+# --- settled known-answer pairs: gold the text cannot set apart ------------------------------
+
+
+def _settle_every_pair(campaign, raters) -> None:
+    """Every rater submits every pair of the campaign, all naming article A on every criterion."""
+    from django.utils import timezone
+
+    from annotate.models import Assignment, Criterion, Label
+
+    now = timezone.now()
+    criteria = list(Criterion.objects.filter(criterion_set=campaign.criterion_set))
+    for pair in campaign.pairs.all():
+        for rater in raters:
+            work = Assignment.objects.create(
+                pair=pair, annotator=rater, a_first=True, status="submitted", claimed_at=now, last_activity_at=now, submitted_at=now
+            )
+            Label.objects.bulk_create(
+                [Label(assignment=work, criterion=c, winner="a", rationale="A is better.", created_at=now, saved_at=now) for c in criteria]
+            )
+
+
+@pytest.mark.django_db
+def test_it_makes_settled_gold_pairs_the_text_cannot_set_apart(campaign, alice, bob, catalogue):
+    from annotate.models import GoldPair
+    from annotate.services.campaigns import campaign_create
+    from annotate.services.gold import settled_answers
+    from tests.helpers import run
+
+    _settle_every_pair(campaign, [alice, bob])
+    settled = settled_answers(source=campaign)
+    assert len(settled) == 8 and all(set(answers.values()) == {"a"} for answers in settled.values())
+    second = campaign_create(name="Second", criterion_set=catalogue, systems=["atlas_agent", "quill_researcher"], pair_mode="all")
+
+    result = run("make_gold", "--campaign", "Second", "--settled-from", "Pilot")
+
+    assert result.code == 0, result.err
+    gold = GoldPair.objects.filter(pair__campaign=second)
+    assert gold.count() == 8 and set(gold.values_list("degradation", flat=True)) == {"settled"}
+    assert all(set(g.expected.values()) == {"a"} for g in gold)
+    (kind,) = gold_separability(campaign=second)
+    assert kind.kind == "settled" and (kind.n_gold, kind.n_other) == (8, 4)
+    assert not kind.separable, kind.text
+    assert "settled: AUC" in result.out and "not separable" in result.out and "drives the pause rule" in result.out
+    again = run("make_gold", "--campaign", "Pilot", "--settled-from", "Pilot")
+    assert again.code != 0 and "from another campaign" in again.err
