@@ -42,6 +42,25 @@ class AdjudicatorExposure:
     def decided_text(self) -> str:
         return self.share(self.n_decided_exposed, self.n_decided)
 
+    def as_dict(self) -> dict:
+        return {
+            "n_items": self.n_items,
+            "n_scheduled_exposed": self.n_scheduled_exposed,
+            "n_decided": self.n_decided,
+            "n_decided_exposed": self.n_decided_exposed,
+            "n_named_reference": self.n_named_reference,
+            "split_by_topic": self.by_topic,
+        }
+
+    def markdown(self) -> str:
+        return (
+            "\n## The adjudicator's view\n\n"
+            f"- Items whose adjudicator could infer the reference from shared text, as items are handed out: "
+            f"{self.scheduled_text} (n = {self.n_items} items; split by topic: {'yes' if self.by_topic else 'no'})\n"
+            f"- Decided items whose adjudicator met another pair of the topic sharing an article: {self.decided_text}, "
+            f"the reference named on {self.n_named_reference} (n = {self.n_decided} decided items)\n"
+        )
+
 
 def _shares_an_article(pairs: dict[int, tuple[int, int]], pair_id: int, others: set[int]) -> set[int]:
     """The articles `pair_id` shares with the other pairs."""
@@ -50,18 +69,16 @@ def _shares_an_article(pairs: dict[int, tuple[int, int]], pair_id: int, others: 
 
 
 def adjudicator_exposure(*, campaign: Campaign) -> AdjudicatorExposure:
-    rows = list(
-        Adjudication.objects.filter(campaign=campaign).values_list(
-            "pair_id", "pair__topic_id", "pair__article_a_id", "pair__article_b_id", "decided_by_id"
-        )
-    )
+    found = Adjudication.objects.filter(campaign=campaign).values_list(
+        "pair_id", "pair__topic_id", "pair__article_a_id", "pair__article_b_id", "decided_by_id",
+        "pair__article_a__system_id", "pair__article_b__system_id",
+    )  # fmt: skip
+    rows, reference = [], set()
+    for pair_id, topic, a, b, person, system_a, system_b in found:
+        rows.append((pair_id, topic, a, b, person))
+        reference |= {article for article, system in ((a, system_a), (b, system_b)) if system == campaign.reference_system_id}
     pairs = {pair_id: (a, b) for pair_id, _, a, b, _ in rows}
     topic_of = {pair_id: topic for pair_id, topic, *_ in rows}
-    reference = set()
-    if campaign.reference_system_id:
-        reference = set(
-            campaign.pairs.filter(article_a__system_id=campaign.reference_system_id).values_list("article_a_id", flat=True)
-        ) | set(campaign.pairs.filter(article_b__system_id=campaign.reference_system_id).values_list("article_b_id", flat=True))
     # Scheduled: who could be given which pairs of a topic.
     dealt = pair_adjudicators(campaign) if campaign.adjudication_by_topic else None
     reachable: dict[tuple[int | None, int], set[int]] = defaultdict(set)

@@ -97,3 +97,17 @@ def test_it_counts_the_items_whose_reference_an_adjudicator_could_infer(campaign
     page = client.get(f"/campaigns/{campaign.pk}/blindness/").content.decode()
     assert "The adjudicator&#x27;s view" in page or "The adjudicator's view" in page
     assert "0% (0 of 8)" in page and "n = 8 items" in page and "100% (2 of 2)" in page and "n = 2 decided items" in page
+
+
+def test_it_gives_the_adjudicators_view_in_the_blindness_command_with_n(campaign, queue):
+    import json
+
+    from tests.helpers import run
+
+    text = run("blindness_report", "--campaign", campaign.name)
+    assert text.code == 0, text.err
+    assert "## The adjudicator's view" in text.out and "100% (8 of 8) (n = 8 items; split by topic: no)" in text.out
+    data = json.loads(run("blindness_report", "--campaign", campaign.name, "--format", "json").out)
+    assert data["adjudicator_view"] == {
+        "n_items": 8, "n_scheduled_exposed": 8, "n_decided": 0, "n_decided_exposed": 0, "n_named_reference": 0, "split_by_topic": False,
+    }  # fmt: skip
