@@ -10,6 +10,7 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotate.gold_selectors import gold_separability
 from annotate.gold_separability import SEPARABLE_AUC
 from annotate.models import Campaign
 from annotate.services.gold import gold_accept_separable_set, gold_pause_lift
@@ -405,7 +406,7 @@ def _gold_render(request: HttpRequest, campaign: Campaign, *, error: str = "", s
         )
     context = {
         "campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs, "error": error,
-        "separability": gold.gold_separability(campaign=campaign), "separable_auc": SEPARABLE_AUC,
+        "separability": gold_separability(campaign=campaign), "separable_auc": SEPARABLE_AUC,
     }  # fmt: skip
     return render(request, "calibration/gold.html", context, status=status)
 
