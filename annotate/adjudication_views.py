@@ -61,6 +61,16 @@ def campaign_adjudicators(request: HttpRequest, campaign_id: int) -> HttpRespons
     return redirect("campaign-adjudication", campaign.pk)
 
 
+@require_POST
+@staff_required
+def adjudication_split(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Turns the split of adjudication by topic on (`by_topic` = on) or off."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    adjudication.campaign_set_adjudication_by_topic(campaign=campaign, by_topic=request.POST.get("by_topic") == "on")
+    messages.success(request, f"Adjudication is {'split by topic' if campaign.adjudication_by_topic else 'shared'} among adjudicators.")
+    return redirect("campaign-adjudication", campaign.pk)
+
+
 @require_GET
 @login_required
 def campaign_adjudication(request: HttpRequest, campaign_id: int) -> HttpResponse:
@@ -68,13 +78,20 @@ def campaign_adjudication(request: HttpRequest, campaign_id: int) -> HttpRespons
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     if not (request.user.is_staff or selectors.is_adjudicator(campaign, request.user)):
         raise PermissionDenied(selectors.NOT_ADJUDICATOR)
+    can_adjudicate = selectors.is_adjudicator(campaign, request.user)
+    items = selectors.adjudication_queue(campaign=campaign)
+    if not request.user.is_staff:
+        # An adjudicator sees what they decided and gets the next item from the schedule: a list of every
+        # item by topic would let them pick two pairs of one topic, whose shared article is the reference.
+        items = items.filter(decided_by=request.user)
     context = {
         "campaign": campaign,
-        "items": selectors.adjudication_queue(campaign=campaign),
+        "items": items,
+        "next": selectors.next_open(campaign=campaign, user=request.user) if can_adjudicate else None,
         "counts": selectors.adjudication_counts(campaign=campaign),
         "adjudicators": campaign.adjudicators.order_by("username"),
         "kinds": adjudication.KINDS,
-        "can_adjudicate": selectors.is_adjudicator(campaign, request.user),
+        "can_adjudicate": can_adjudicate,
     }
     return render(request, "annotate/adjudication_queue.html", context)
 
@@ -84,8 +101,8 @@ def campaign_adjudication(request: HttpRequest, campaign_id: int) -> HttpRespons
 def adjudicate(request: HttpRequest, adjudication_id: int) -> HttpResponse:
     """One item: both articles, the annotators' answers, and the final answer with its reason.
 
-    A final answer another adjudicator recorded first answers 409 with their answer shown; a
-    protocol's refusal answers 400 with its message."""
+    A final answer another adjudicator recorded first answers 409 with their answer shown, and so
+    does a closed campaign; a protocol's refusal answers 400 with its message."""
     item = selectors.adjudication_for_user(adjudication_id=adjudication_id, user=request.user)
     status, errors = 200, []
     if request.method == "POST":
@@ -95,12 +112,14 @@ def adjudicate(request: HttpRequest, adjudication_id: int) -> HttpResponse:
             )
         except answers.AlreadyAdjudicated as exc:
             item, status, errors = exc.adjudication, 409, [str(exc)]
+        except answers.AdjudicationClosed as exc:
+            status, errors = 409, exc.messages
         except ValidationError as exc:
             status, errors = 400, exc.messages
         else:
             messages.success(request, "Final answer recorded.")
-            following = selectors.next_open(campaign=item.campaign, after=item)
+            following = selectors.next_open(campaign=item.campaign, user=request.user, after=item)
             return redirect("adjudicate", following.pk) if following else redirect("campaign-adjudication", item.campaign_id)
-    context = selectors.adjudication_page(adjudication=item)
+    context = selectors.adjudication_page(adjudication=item, user=request.user)
     context.update(errors=errors, posted=request.POST if status != 200 else {})
     return render(request, PAGE, context, status=status)

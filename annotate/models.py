@@ -212,6 +212,10 @@ class Campaign(models.Model):
     gold_pause_below = models.FloatField(
         null=True, blank=True, help_text="Pause an annotator's new claims when their gold accuracy is clearly below this (empty: never)."
     )
+    gold_accept_separable = models.BooleanField(
+        default=False,
+        help_text="Let a kind of gold pair that its text sets apart from the other pairs drive the pause rule (default: it does not).",
+    )
     gold_pause_after = models.PositiveSmallIntegerField(
         default=5, help_text="Gold pairs an annotator must have submitted before the pause rule applies."
     )
@@ -228,6 +232,10 @@ class Campaign(models.Model):
         blank=True,
         related_name="adjudicated_campaigns",
         help_text="Who records final answers where annotators disagree; never annotators of the campaign.",
+    )
+    adjudication_by_topic = models.BooleanField(
+        default=False,
+        help_text="Split adjudication by topic: a topic's pairs go to different adjudicators, so each meets a topic once.",
     )
     sampling = models.CharField(
         max_length=10,

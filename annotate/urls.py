@@ -22,6 +22,7 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/adjudication/", adjudication_views.campaign_adjudication, name="campaign-adjudication"),
     path("campaigns/<id:campaign_id>/adjudication/open/", adjudication_views.adjudication_open, name="adjudication-open"),
     path("campaigns/<id:campaign_id>/adjudicators/", adjudication_views.campaign_adjudicators, name="campaign-adjudicators"),
+    path("campaigns/<id:campaign_id>/adjudication/split/", adjudication_views.adjudication_split, name="adjudication-split"),
     path("adjudicate/<id:adjudication_id>/", adjudication_views.adjudicate, name="adjudicate"),
     path("accounts/new/", views.accounts_new, name="accounts-new"),
     path("work/<id:assignment_id>/", views.assignment_page, name="assignment"),

@@ -468,6 +468,7 @@ def campaign_member_remove(request: HttpRequest, campaign_id: int, user_id: int)
 def campaign_blindness(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Before launch: could an annotator tell the reference from a generated article by its looks?"""
     from annotate.blindness import MIN_TOPICS
+    from annotate.blindness_adjudication import adjudicator_exposure
     from annotate.blindness_format import effect_rows, emphasis_lines, feature_rows
     from annotate.blindness_selectors import campaign_blindness as blindness
 
@@ -483,5 +484,6 @@ def campaign_blindness(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "effects": effect_rows(report),
         "emphasis": emphasis_lines(report),
         "min_topics": MIN_TOPICS,
+        "adjudicator_view": adjudicator_exposure(campaign=campaign),
     }
     return render(request, "annotate/campaign_blindness.html", context)

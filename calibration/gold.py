@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth.models import User
 
+from annotate.gold_selectors import pause_kinds
 from annotate.models import Assignment, Campaign, GoldPair, GoldPauseLift
 from calibration import selectors
 from calibration.metrics import LabelTable
@@ -73,6 +74,13 @@ def gold_pause_reason(*, campaign: Campaign, user: User) -> str | None:
     if campaign.gold_pause_below is None:
         return None
     inputs = gold_inputs(campaign=campaign, user=user)
+    allowed = pause_kinds(campaign=campaign)
+    if allowed is not None:
+        # A kind an annotator can spot by its text says nothing of how they answer the rest.
+        expected = {item: winner for item, winner in inputs.expected.items() if inputs.kinds.get(item[0]) in allowed}
+        inputs = GoldInputs(inputs.table, expected, inputs.kinds, inputs.n_pairs)
+        if not expected:
+            return None
     scores = gold_accuracy(inputs.table, inputs.expected, kinds=inputs.kinds)
     if not scores:
         return None

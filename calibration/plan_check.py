@@ -109,6 +109,11 @@ def deviations(frozen: dict, current: dict, *, n_pairs: int | None = None, stati
     return out
 
 
+def altered_deviation(stored_sha256: str, recomputed_sha256: str) -> dict:
+    """The deviation of a stored plan whose record no longer hashes to the hash frozen with it."""
+    return _deviation("plan_altered", "plan altered: the stored record's SHA-256", stored_sha256, recomputed_sha256)
+
+
 def deviation_text(d: dict) -> str:
     """One deviation in words: `alt-test ε: planned 0.2, now 0.15`."""
 

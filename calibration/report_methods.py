@@ -143,7 +143,8 @@ def _selective_sentence(report: dict) -> str:
 def _plan_sentence(plan: dict | None) -> str:
     if not plan or not plan.get("frozen"):
         return "The analysis was not pre-registered (no study plan was frozen)."
-    head = f"The analysis plan was frozen on {plan['frozen_at']} (SHA-256 {plan['sha256']}), with {plan['planned_pairs']:,} planned pairs."
+    head = "The stored plan was altered after it was frozen (its record no longer matches its hash). " if plan.get("altered") else ""
+    head += f"The analysis plan was frozen on {plan['frozen_at']} (SHA-256 {plan['sha256']}), with {plan['planned_pairs']:,} planned pairs."
     deviations = plan.get("deviations") or []
     if not deviations:
         return head + " There was no deviation from it."

@@ -18,7 +18,8 @@ def plan_note(section: dict | None) -> str:
     if not section or not section.get("frozen"):
         return NO_PLAN
     n = len(section["deviations"])
-    return (
+    altered = "Plan altered: the stored record no longer matches the hash frozen with it. " if section.get("altered") else ""
+    return altered + (
         f"Study plan frozen {section['frozen_at']} by {section['frozen_by']}, SHA-256 {section['sha256']}; "
         f"planned n = {section['planned_pairs']:,} pairs; statistics planned: {', '.join(section['statistics']) or DASH}. "
         f"{'No deviation from the plan.' if not n else f'{n} deviation{"s" if n != 1 else ""} from the plan.'}"

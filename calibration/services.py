@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 
 from annotate.models import Campaign
-from annotate.services.campaigns import campaign_create_from_pairs
+from annotate.services.campaigns import NAME_TAKEN, NAME_TAKEN_CODE, campaign_create_from_pairs
 from calibration.selective_report import abstained_pair_ids, selective_cascade
 
 
@@ -26,7 +26,7 @@ def abstained_pairs_send(
     campaign `name` of the pairs it leaves to humans (`selective_report.abstained_pair_ids`).
     ValidationError with the reason: a taken name, bad α/δ, a judge without confidences, no pair."""
     if Campaign.objects.filter(name=name.strip()).exists():
-        raise ValidationError([f"A campaign named '{name.strip()}' already exists: choose another name."])
+        raise ValidationError(NAME_TAKEN.format(name=name.strip()), code=NAME_TAKEN_CODE)
     if out is None:
         try:
             out = selective_cascade(campaign=campaign, judge_names=judge_names, alpha=alpha, delta=delta, human_cost=human_cost, rounds=0)

@@ -18,7 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 import protocols.pairwise as pairwise
-from annotate.models import Campaign, Label
+from annotate.models import Campaign
+from annotate.services.campaign_locks import answers_freeze_lock, first_answer_exists
 from calibration import plan_check
 from calibration.models import StudyPlan
 from judges.models import Judge, JudgeRun, JudgeUnit
@@ -151,20 +152,25 @@ def plan_record(
 
 
 def first_label_exists(campaign: Campaign) -> bool:
-    return Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="").exists()
+    """Any human answer stored, of any kind (labels, overall answers, one-article answers, passages; typed or imported)."""
+    return first_answer_exists(campaign)
 
 
 def study_plan_freeze(*, campaign: Campaign, user, record: dict) -> StudyPlan:
     """Freezes `record` as the campaign's plan; PlanRefused when labels exist or a plan is frozen already.
 
     The unique campaign column decides between two staff freezing at once: one plan is stored, the other is refused.
+    The check for answers and the insert hold the campaign's freeze lock, which every answer's save
+    shares (annotate.services.campaign_locks): an answer under way commits first and is seen, or waits
+    for the plan.
     """
     if StudyPlan.objects.filter(campaign=campaign).exists():
         raise PlanRefused(f"campaign '{campaign.name}' already has a frozen study plan; a frozen plan cannot change")
-    if first_label_exists(campaign):
-        raise PlanRefused(f"campaign '{campaign.name}' has labels already; a plan must be frozen before the first label")
     try:
         with transaction.atomic():
+            answers_freeze_lock(campaign.pk)
+            if first_label_exists(campaign):
+                raise PlanRefused(f"campaign '{campaign.name}' has answers already; a plan must be frozen before the first answer")
             return StudyPlan.objects.create(
                 campaign=campaign, frozen_at=timezone.now(), frozen_by=user, record=record, sha256=plan_check.record_sha256(record)
             )
@@ -198,6 +204,7 @@ def plan_section(campaign: Campaign, report: dict) -> dict:
         # The design as it is (the methods paragraph states it), without reading the judges.
         return {
             "frozen": False,
+            "altered": False,
             "sha256": None,
             "frozen_at": None,
             "frozen_by": None,
@@ -212,8 +219,13 @@ def plan_section(campaign: Campaign, report: dict) -> dict:
     if selective.get("source") == "options":  # α and δ given to the report, against the plan's
         current.update(alpha=selective["alpha"], delta=selective["delta"])
     found = plan_check.deviations(plan.record, current, n_pairs=report.get("n_pairs"), statistics_used=statistics_used(report))
+    # The record as stored is hashed again: an edit in the database (or the admin) leaves the old hash behind.
+    altered = plan_check.record_sha256(plan.record) != plan.sha256
+    if altered:
+        found.insert(0, plan_check.altered_deviation(plan.sha256, plan_check.record_sha256(plan.record)))
     return {
         "frozen": True,
+        "altered": altered,
         "sha256": plan.sha256,
         "frozen_at": plan.frozen_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
         "frozen_by": frozen_by_name(plan),

@@ -14,6 +14,7 @@ urlpatterns = [
     path("campaign/<id:campaign_id>/table/<slug:key>/", views.report_table, name="calibration-table"),
     path("campaign/<id:campaign_id>/gold/", views.gold_page, name="calibration-gold"),
     path("campaign/<id:campaign_id>/gold/lift/", views.gold_lift, name="calibration-gold-lift"),
+    path("campaign/<id:campaign_id>/gold/accept-separable/", views.gold_accept_separable, name="calibration-gold-accept"),
     path("campaign/<id:campaign_id>/attention/", views.attention_page, name="calibration-attention"),
     path("campaign/<id:campaign_id>/labels.<str:fmt>", views.labels_download, name="calibration-labels"),
 ]

@@ -10,8 +10,10 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotate.gold_selectors import gold_separability
+from annotate.gold_separability import SEPARABLE_AUC
 from annotate.models import Campaign
-from annotate.services.gold import gold_pause_lift
+from annotate.services.gold import gold_accept_separable_set, gold_pause_lift
 from calibration import attention, gold, report_cache, report_formats, report_jobs, report_reference, selectors
 from calibration import metrics as M
 from calibration import report as reports
@@ -402,8 +404,20 @@ def _gold_render(request: HttpRequest, campaign: Campaign, *, error: str = "", s
         rows.append(
             {"rater": name, "kind": s.rater_kind, "a": s.accuracy, "ties": s.n_ties, "by_kind": s.by_kind, "paused": name in paused}
         )
-    context = {"campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs, "error": error}
+    context = {
+        "campaign": campaign, "rows": rows, "kinds": sorted(kinds.items()), "n_pairs": inputs.n_pairs, "error": error,
+        "separability": gold_separability(campaign=campaign), "separable_auc": SEPARABLE_AUC,
+    }  # fmt: skip
     return render(request, "calibration/gold.html", context, status=status)
+
+
+@require_POST
+@staff_required
+def gold_accept_separable(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Staff: let kinds of gold pair the text sets apart drive the pause rule (`accept` = on), or not."""
+    campaign = _campaign(campaign_id)
+    gold_accept_separable_set(campaign=campaign, accept=request.POST.get("accept") == "on")
+    return redirect("calibration-gold", campaign.pk)
 
 
 @require_GET

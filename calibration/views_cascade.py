@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Campaign
+from annotate.services.campaigns import NAME_TAKEN_CODE
 from calibration.selective_report import estimate_text, judges_with_confidences, selective_cascade_cached, usd_text
 from calibration.services import abstained_pairs_send
 from common.decorators import staff_required
@@ -106,7 +107,9 @@ def cascade_send(request: HttpRequest, campaign_id: int) -> HttpResponse:
             human_cost=form["human_cost"],
         )  # fmt: skip
     except ValidationError as exc:
-        return _panel(request, campaign, request.POST, send_error=" ".join(exc.messages), status=400)
+        # A name taken (even by a request that won a race) is a conflict; anything else is bad input.
+        status = 409 if any(error.code == NAME_TAKEN_CODE for error in exc.error_list) else 400
+        return _panel(request, campaign, request.POST, send_error=" ".join(exc.messages), status=status)
     messages.success(
         request,
         f"Campaign '{sent.campaign.name}' created with {sent.n_pairs} of {sent.n_candidates} pairs, each with an item no judge accepts.",

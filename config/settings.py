@@ -230,6 +230,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON only: DRF's browsable pages carry inline styles the Content-Security-Policy blocks. With
+    # DEBUG on (development on one's own machine) they are served for exploring the API.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     # JSON with a nesting limit and the same NUL/surrogate checks as forms.
     "DEFAULT_PARSER_CLASSES": [
         "annotate.parsers.SafeJSONParser",

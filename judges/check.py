@@ -64,6 +64,11 @@ def _failure(problem: str, message: str, secret: str) -> CheckResult:
     return CheckResult(ok=False, problem=problem, message=message.replace(secret, "[key]") if secret else message)
 
 
+def _words(exc: Exception) -> str:
+    """An exception in one line: its kind and message."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _described(exc: Exception, judge: Judge, secret: str) -> CheckResult:
     """The failed call, named by the part of the set-up to fix."""
     status, message = http_error(exc)
@@ -122,10 +127,13 @@ def judge_check(*, judge: Judge) -> CheckResult:
             ok=False, problem="authentication",
             message=f"Authentication: the variable {judge.api_key_env} that should hold the API key is not set on this server; nothing was sent.",
         )  # fmt: skip
-    client = openai_client(judge, secret, 1, settings.JUDGE_ALLOW_ADDRESSES)
-    # A model on this machine's CPU may need longer than a hosted one for even a few tokens.
-    waited = judge.timeout_seconds if is_local(judge.base_url) else min(judge.timeout_seconds, CHECK_TIMEOUT_SECONDS)
-    client = client.with_options(timeout=waited)
+    try:
+        client = openai_client(judge, secret, 1, settings.JUDGE_ALLOW_ADDRESSES)
+        # A model on this machine's CPU may need longer than a hosted one for even a few tokens.
+        waited = judge.timeout_seconds if is_local(judge.base_url) else min(judge.timeout_seconds, CHECK_TIMEOUT_SECONDS)
+        client = client.with_options(timeout=waited)
+    except Exception as exc:  # whatever the client library rejects in the set-up is reported, not raised
+        return _failure("settings", f"Nothing was sent: the client for {judge.base_url!r} cannot be built ({_words(exc)}).", secret)
     body = {"model": judge.model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": CHECK_MAX_TOKENS, "temperature": 0}
     if judge.structured_output:
         body["response_format"] = CHECK_SCHEMA
@@ -135,6 +143,8 @@ def judge_check(*, judge: Judge) -> CheckResult:
         raw = response.parse()
     except (openai.APIStatusError, openai.APIConnectionError, httpx2.HTTPError) as exc:
         return _described(exc, judge, secret)
+    except (httpx2.InvalidURL, ValueError, TypeError, UnicodeError) as exc:  # the request could not be built from the set-up
+        return _failure("url", f"URL: no request could be made to {judge.base_url!r} ({_words(exc)}).", secret)
     latency = round((time.monotonic() - started) * 1000)
     completion = read_completion(raw)
     if completion.problem:

@@ -39,9 +39,24 @@ def api_key_env_refusal(name: str) -> str:
     )
 
 
+def unprintable_refusal(url: str) -> str:
+    """Why `url` cannot be a base URL for what it holds that one cannot see (a control character, a
+    space, a line break, an invisible format character), or "". Named by code point and position,
+    since it cannot be shown."""
+    for position, char in enumerate(url, start=1):
+        if not char.isprintable() or char.isspace():
+            return (
+                f"The base URL holds an unprintable character (U+{ord(char):04X} at position {position}); "
+                "type it again without spaces, tabs, line breaks or control characters."
+            )
+    return ""
+
+
 def base_url_refusal(url: str) -> str:
     """Why a judge may not call `url`, or "": its host must be in JUDGE_BASE_URL_HOSTS (`*`: any host),
-    and its text must name no address the outbound policy refuses."""
+    and its text must name no address the outbound policy refuses, nor any character one cannot see."""
+    if unseen := unprintable_refusal(url):
+        return unseen
     hosts = {host.lower() for host in settings.JUDGE_BASE_URL_HOSTS}
     try:
         host = urlsplit(url).hostname or ""

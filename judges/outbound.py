@@ -4,7 +4,10 @@ A judge's base URL is typed by people, and the server sends the judge's API key 
 server refuses, by default, every address that is not on the public internet: loopback (127.0.0.0/8,
 ::1, and `localhost`), private networks (10/8, 172.16/12, 192.168/16, fc00::/7), link-local
 (169.254/16, where cloud metadata services answer, and fe80::/10), shared (100.64/10), unspecified,
-multicast, reserved and documentation ranges. `JUDGE_ALLOW_ADDRESSES` lists the exceptions (a model
+multicast, reserved and documentation ranges. IPv6 addresses that carry an IPv4 address are judged by
+the IPv4 address they carry too: IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96, RFC 6052), 6to4
+(2002::/16), Teredo (2001::/32, its client) and IPv4-compatible (::a.b.c.d), so that
+64:ff9b::7f00:1 is refused as 127.0.0.1 is. `JUDGE_ALLOW_ADDRESSES` lists the exceptions (a model
 served on this machine: `127.0.0.1`; the tests allow their loopback server that way).
 
 The check is made when the connection is made, not on the URL's text: `GuardedBackend` resolves the
@@ -29,6 +32,21 @@ import openai
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 POLICY_PREFIX = "refused by the outbound policy"
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # the well-known prefix: a gateway translates to the last 32 bits
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d; :: and ::1 are not IPv4 addresses
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address] | None:
+    """The IPv4 address an IPv6 address carries, with the form's name, or None."""
+    if ip in NAT64:
+        return "NAT64, 64:ff9b::/96", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.sixtofour is not None:
+        return "6to4, 2002::/16", ip.sixtofour
+    if ip.teredo is not None:
+        return "Teredo, 2001::/32", ip.teredo[1]
+    if ip in IPV4_COMPATIBLE and int(ip) > 1:
+        return "IPv4-compatible, ::a.b.c.d", ipaddress.IPv4Address(int(ip))
+    return None
 
 
 def _kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
@@ -53,6 +71,10 @@ def address_refusal(address: str, allowed: Sequence[Network]) -> str:
         return f"{address!r} is not an IP address"
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if isinstance(ip, ipaddress.IPv6Address) and (carried := embedded_ipv4(ip)) is not None:
+        form, inner = carried
+        if refusal := address_refusal(str(inner), allowed):
+            return f"{ip} carries {inner} ({form}), and {refusal}"
     if any(ip in network for network in allowed):
         return ""
     if ip.is_global and not ip.is_multicast:

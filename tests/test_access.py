@@ -112,6 +112,7 @@ ROUTES = {
     "/calibration/campaign/<id:campaign_id>/study-plan/": staff_page(wrong="delete"),
     # 400: alice has claimed a pair, but bob (the name sent) has no work in the campaign yet.
     "/calibration/campaign/<id:campaign_id>/gold/lift/": staff_page(method="post", wrong="get", ok=400, data={"annotator": "bob"}),
+    "/calibration/campaign/<id:campaign_id>/gold/accept-separable/": staff_page(method="post", wrong="get", ok=302, data={"accept": "on"}),
     "/calibration/campaign/<id:campaign_id>/labels.<str:fmt>": staff_page(arguments={"fmt": "csv"}),
     # Annotate: the home page for anyone signed in, the catalogue and campaigns for researchers.
     "/": Route("get", (LOGIN, 200, 200, 302), "post"),  # staff go on to the campaigns
@@ -131,10 +132,11 @@ ROUTES = {
     "/campaigns/<id:campaign_id>/members/<id:user_id>/remove/": staff_page(method="post", wrong="get"),  # asks to confirm
     "/campaigns/<id:campaign_id>/blindness/": staff_page(),
     # Adjudication: staff manage it; an item's page is its campaign's adjudicators' only (tests/test_adjudication.py
-    # asks them), so none of these four gets in.
+    # asks them), so none of these gets in.
     "/campaigns/<id:campaign_id>/adjudication/": staff_page(),
     "/campaigns/<id:campaign_id>/adjudication/open/": staff_page(method="post", wrong="get", ok=302),
     "/campaigns/<id:campaign_id>/adjudicators/": staff_page(method="post", wrong="get", ok=422),
+    "/campaigns/<id:campaign_id>/adjudication/split/": staff_page(method="post", wrong="get", ok=302, data={"by_topic": "on"}),
     "/adjudicate/<id:adjudication_id>/": Route("get", (LOGIN, 403, 403, 403), None),
     "/accounts/new/": staff_page(None, wrong="delete"),
     # One assignment's pages: its annotator only.

@@ -9,7 +9,7 @@ from annotate.adjudication_selectors import adjudicated_answers
 from annotate.models import Adjudication, Assignment, Criterion, LabelChange
 from annotate.services.adjudication import adjudication_open, campaign_adjudicators_add
 from annotate.services.answers import label_save
-from annotate.services.campaigns import campaign_annotators_add
+from annotate.services.campaigns import campaign_annotators_add, campaign_set_open
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit
 from judges.models import JudgeUnit, JudgeVerdict
@@ -221,3 +221,15 @@ def test_it_records_import_as_the_source_of_imported_work(campaign, bob):
     )
     answers_import(work=[work], now=timezone.now())
     assert set(LabelChange.objects.filter(assignment__annotator=bob).values_list("source", flat=True)) == {"import"}
+
+
+def test_it_refuses_a_final_answer_on_a_closed_campaign_with_409(disputed, campaign, rachel, dana):
+    item = open_item(campaign, rachel, disputed["split"])
+    campaign_set_open(campaign=campaign, is_open=False)
+    client = Client()
+    client.force_login(dana)
+    response = client.post(f"/adjudicate/{item.pk}/", {"position": "1", "reason": "Article 1 covers it"})
+    assert response.status_code == 409 and "This campaign is closed" in response.content.decode()
+    assert Adjudication.objects.get(pk=item.pk).winner == "" and not LabelChange.objects.filter(adjudication=item).exists()
+    campaign_set_open(campaign=campaign, is_open=True)
+    assert client.post(f"/adjudicate/{item.pk}/", {"position": "1", "reason": "Article 1 covers it"}).status_code == 302

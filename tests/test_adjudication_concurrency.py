@@ -44,3 +44,22 @@ def test_it_records_exactly_one_final_answer_when_two_adjudicators_race(campaign
         winner_by = next(r for r in results if r is not None).decided_by
         assert stored.decided_by == winner_by and stored.reason == f"{winner_by.username} decides"
         assert LabelChange.objects.filter(adjudication=item, source="adjudicated").count() == 2
+
+
+def test_it_keeps_one_account_off_both_lists_when_added_to_both_at_once(campaign, django_user_model):
+    from django.core.exceptions import ValidationError
+
+    from annotate.services.campaigns import campaign_annotators_add
+
+    accounts = [django_user_model.objects.create_user(f"both{i}") for i in range(6)]
+    for user in accounts:
+        results, errors = fire(
+            [
+                lambda user=user: campaign_adjudicators_add(campaign=campaign, users=[user]),
+                lambda user=user: campaign_annotators_add(campaign=campaign, users=[user]),
+            ]
+        )
+        assert len(errors) == 1 and isinstance(errors[0], ValidationError), errors
+        assert "cannot" in errors[0].messages[0]
+        on_both = campaign.adjudicators.filter(pk=user.pk).exists() and campaign.annotators.filter(pk=user.pk).exists()
+        assert not on_both, f"{user.username} is both an annotator and an adjudicator"

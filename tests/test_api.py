@@ -383,3 +383,12 @@ def test_it_reads_an_assignment_in_constant_queries(demo_campaign, alice, django
         with django_assert_max_num_queries(6):
             again = client.get(url)
         assert again.json()["progress"] == {"done": total, "total": total}
+
+
+@pytest.mark.django_db
+def test_it_answers_a_browser_with_json_not_the_browsable_pages(client, alice, campaign):
+    # DRF's browsable pages carry inline styles the Content-Security-Policy blocks (issue 35): JSON only outside DEBUG.
+    client.force_login(alice)
+    response = client.get("/api/campaigns/", HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+    assert "style=" not in response.content.decode()

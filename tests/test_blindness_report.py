@@ -94,12 +94,12 @@ def test_it_is_linked_from_the_campaign_page(client, rachel, campaign):
 
 
 def test_it_keeps_its_queries_bounded(client, rachel, catalogue, campaign, django_assert_num_queries):
-    # Session, user, campaign, articles: the same four queries for 8 pairs as for 2.
+    # Session, user, campaign, articles, and the adjudication items (the adjudicator's view): the same five for 8 pairs as for 2.
     small = campaign_create(name="Small", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], topics=2)
     client.force_login(rachel)
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         assert client.get(_url(campaign)).status_code == 200
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         assert client.get(_url(small)).status_code == 200
 
 

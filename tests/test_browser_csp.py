@@ -156,6 +156,12 @@ def test_it_breaks_no_rule_of_the_policy_on_any_kind_of_page(watcher, labelled_d
     page.get_by_role("button", name="Create accounts").click()
     page.get_by_text("newcomer").first.wait_for()
     watcher.settle()
+    # The API in a browser: JSON, never DRF's browsable pages (their inline styles broke the policy).
+    for path in ("/api/campaigns/", f"/api/campaigns/{campaign.pk}/"):
+        response = page.goto(path)
+        watcher.path = path
+        assert response.status == 200 and response.headers["content-type"].startswith("application/json"), path
+        watcher.settle()
 
     # Judges: the list, a campaign's runs (one queued: the table polls), the calibration dashboard and planner.
     watcher.visit("/judges/")

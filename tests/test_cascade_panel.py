@@ -151,7 +151,7 @@ def test_it_sends_the_pairs_with_an_abstained_item_to_a_new_campaign(client, rac
     assert set(created.annotators.all()) == set(campaign.annotators.all()) != set()
 
     again = client.post(reverse("calibration-cascade-send", args=[campaign.pk]), form)
-    assert again.status_code == 400 and "A campaign named &#x27;Pilot, abstained&#x27; already exists" in again.content.decode()
+    assert again.status_code == 409 and "A campaign named &#x27;Pilot, abstained&#x27; already exists" in again.content.decode()
     assert Campaign.objects.filter(name__startswith="Pilot").count() == 2
 
 

@@ -286,7 +286,8 @@ def test_it_scores_gold_answers_with_quality_gold_accuracy(campaign, alice, bob,
 
 def test_it_pauses_an_annotator_clearly_below_the_threshold_with_a_message(campaign, alice, bob, rachel):
     make_gold(campaign, "--per-degradation", "1")
-    Campaign.objects.filter(pk=campaign.pk).update(gold_rate=1.0, gold_pause_below=0.8, gold_pause_after=2)
+    # Degraded copies are recognisable by their text (tests/test_gold_separability.py): accepted explicitly here.
+    Campaign.objects.filter(pk=campaign.pk).update(gold_rate=1.0, gold_pause_below=0.8, gold_pause_after=2, gold_accept_separable=True)
     campaign.refresh_from_db()
     for user, side in ((alice, "b"), (bob, "a")):
         for _ in range(2):

@@ -163,3 +163,45 @@ def test_it_tests_the_typed_judge_without_saving_it(client, susan, key, llm_serv
     assert works.status_code == 200 and "Connected:" in works.content.decode()
     assert fails.status_code == 422 and "Model: the endpoint does not serve the model" in fails.content.decode()
     assert not Judge.objects.exists()
+
+
+# --- base URLs that cannot make a request (issue 35) -----------------------------------------
+
+CONTROL = "http://127.0.0.1:9/v1\x07"
+
+
+@pytest.mark.parametrize("base_url", [CONTROL, "http://127.0.0.1:9/v\n1", "http://127.0.0.1:9/ v1", "http://127.0.0.1:9/v1\u200b"])
+def test_it_refuses_to_save_a_base_url_with_an_unprintable_character(susan, base_url):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as refused:
+        judge_create(name="bell", model="m", base_url=base_url, api_key_env=KEY_ENV, by=susan)
+
+    assert "unprintable character (U+" in " ".join(refused.value.messages)
+    assert not Judge.objects.filter(name="bell").exists()
+
+
+def test_it_answers_test_connection_in_words_for_a_stored_url_with_a_control_character(client, susan, key):
+    stored = Judge.objects.create(name="bell", kind="llm", model="m", base_url=CONTROL, api_key_env=KEY_ENV)  # saved before the rule
+    client.force_login(susan)
+
+    response = client.post(reverse("judge-test", args=[stored.pk]), **HTMX)
+
+    assert response.status_code == 200
+    assert "Nothing was sent" in response.content.decode() and "U+0007" in response.content.decode()
+
+
+def test_it_prints_no_traceback_from_add_judge_check_for_a_control_character(key):
+    result = run("add_judge", "bell", "--model", "m", "--base-url", CONTROL, "--api-key-env", KEY_ENV, "--check")
+
+    assert "Traceback" not in result.err and "U+0007" in result.out + result.err
+    assert not Judge.objects.filter(name="bell").exists()
+
+
+def test_it_reports_a_client_that_cannot_be_built_in_words(key, settings):
+    settings.JUDGE_BASE_URL_HOSTS = ["*"]
+
+    result = judge_check(judge=judge("http://[::1/v1"))  # an unclosed IPv6 bracket: no URL library takes it
+
+    assert (result.ok, result.problem) in ((False, "settings"), (False, "url"))
+    assert "Nothing was sent" in result.message or "no request could be made" in result.message

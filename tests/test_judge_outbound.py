@@ -35,6 +35,15 @@ LOOPBACK = [ipaddress.ip_network("127.0.0.1/32")]
         ("100.64.0.1", "not a public address"),  # shared address space (carrier NAT)
         ("0.0.0.0", "unspecified"),
         ("224.0.0.251", "multicast"),
+        # IPv6 forms that carry an IPv4 address are judged by it (issue 35):
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64 of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", "link-local"),  # NAT64 of the metadata service
+        ("64:ff9b::c0a8:101", "private"),  # NAT64 of 192.168.1.1
+        ("2002:7f00:1::1", "loopback"),  # 6to4 of 127.0.0.1
+        ("2002:a00:1::", "private"),  # 6to4 of 10.0.0.1
+        ("::127.0.0.1", "loopback"),  # IPv4-compatible
+        ("::10.0.0.1", "private"),
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"),  # Teredo, client 127.0.0.1 (bits inverted)
     ],
 )
 def test_it_refuses_every_address_that_is_not_public(address, kind):
@@ -43,7 +52,7 @@ def test_it_refuses_every_address_that_is_not_public(address, kind):
     assert kind in refusal and "JUDGE_ALLOW_ADDRESSES" in refusal
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"])
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "64:ff9b::808:808"])
 def test_it_lets_public_addresses_through(address):
     assert address_refusal(address, []) == ""
 
@@ -144,7 +153,10 @@ def test_it_reaches_the_loopback_server_once_allowed(campaign, llm_server, monke
     assert set(llm_server.authorizations) == {f"Bearer {SECRET}"}
 
 
-@pytest.mark.parametrize("address", ["127.0.0.1:5432", "127.0.0.1:6379", "[::1]:8000", "169.254.169.254:80", "10.0.0.1:80"])
+@pytest.mark.parametrize(
+    "address",
+    ["127.0.0.1:5432", "127.0.0.1:6379", "[::1]:8000", "169.254.169.254:80", "10.0.0.1:80", "[64:ff9b::7f00:1]:5432", "[::127.0.0.1]:80"],
+)
 def test_it_refuses_internal_services_at_save_time_too(susan, settings, address):
     settings.JUDGE_BASE_URL_HOSTS = ["*"]
     settings.JUDGE_ALLOW_ADDRESSES = []

@@ -66,9 +66,9 @@ def test_it_refuses_to_freeze_after_the_first_label(client, rachel, alice, campa
     criterion = Criterion.objects.filter(criterion_set=campaign.criterion_set).first()
     label_save(assignment=assignment, criterion=criterion, user=alice, position=position_from_winner(assignment, "a"), rationale="Plainer.")
     response = client.post(_freeze_url(campaign), {"planned_pairs": "8"})
-    assert response.status_code == 409 and "before the first label" in response.content.decode()
+    assert response.status_code == 409 and "before the first answer" in response.content.decode()
     result = run("freeze_plan", "--campaign", campaign.name, "--planned-pairs", "8")
-    assert result.code == 1 and "has labels already" in result.err and not StudyPlan.objects.exists()
+    assert result.code == 1 and "has answers already" in result.err and not StudyPlan.objects.exists()
 
 
 @pytest.mark.parametrize(

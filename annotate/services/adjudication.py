@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label
+from annotate.services.campaign_locks import roles_lock
 
 KINDS = ("all", Adjudication.Kind.SPLIT.value, Adjudication.Kind.TIE_VS_WIN.value)
 
@@ -90,19 +91,24 @@ def is_annotator(campaign: Campaign, user: User) -> bool:
 
 
 def campaign_adjudicators_add(*, campaign: Campaign, users: list[User]) -> list[User]:
-    """Makes the users adjudicators of the campaign; refuses annotators of it. Returns those newly added."""
-    annotators = sorted(user.username for user in users if is_annotator(campaign, user))
-    inactive = sorted(user.username for user in users if not user.is_active)
-    problems = []
-    if annotators:
-        problems.append(f"Annotators of this campaign cannot adjudicate it: {', '.join(annotators)}.")
-    if inactive:
-        problems.append(f"Deactivated account(s): {', '.join(inactive)}.")
-    if problems:
-        raise ValidationError(problems)
-    there = set(campaign.adjudicators.values_list("pk", flat=True))
-    added = [user for user in users if user.pk not in there]
-    campaign.adjudicators.add(*added)
+    """Makes the users adjudicators of the campaign; refuses annotators of it. Returns those newly added.
+
+    The check and the write hold the campaign's roles lock, as adding annotators does: one account
+    added to both lists at once ends on one of them, the other request is refused."""
+    with transaction.atomic():
+        roles_lock(campaign.pk)
+        annotators = sorted(user.username for user in users if is_annotator(campaign, user))
+        inactive = sorted(user.username for user in users if not user.is_active)
+        problems = []
+        if annotators:
+            problems.append(f"Annotators of this campaign cannot adjudicate it: {', '.join(annotators)}.")
+        if inactive:
+            problems.append(f"Deactivated account(s): {', '.join(inactive)}.")
+        if problems:
+            raise ValidationError(problems)
+        there = set(campaign.adjudicators.values_list("pk", flat=True))
+        added = [user for user in users if user.pk not in there]
+        campaign.adjudicators.add(*added)
     return added
 
 
@@ -111,3 +117,9 @@ def campaign_adjudicator_remove(*, campaign: Campaign, user: User) -> bool:
     was = campaign.adjudicators.filter(pk=user.pk).exists()
     campaign.adjudicators.remove(user)
     return was
+
+
+def campaign_set_adjudication_by_topic(*, campaign: Campaign, by_topic: bool) -> None:
+    """Splits the campaign's adjudication by topic among its adjudicators, or shares every item again."""
+    Campaign.objects.filter(pk=campaign.pk).update(adjudication_by_topic=by_topic)
+    campaign.adjudication_by_topic = by_topic

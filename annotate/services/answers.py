@@ -27,6 +27,7 @@ from annotate.answers import Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
+from annotate.services.campaign_locks import answers_share_lock
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -198,6 +199,7 @@ def label_save(
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
+        answers_share_lock(campaign.pk)  # a study plan's freeze lands before this answer or sees it
         assignment_lock_for_change(assignment, now or timezone.now())
         # Read the clock once the lock is held, so that save times follow the order writes land in.
         now = now or timezone.now()
@@ -243,6 +245,7 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
     if problems := protocol.overall_problems(value):
         raise ValidationError(problems)
     with transaction.atomic():
+        answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now)
         # Stored by side, so that it names the same article whatever the order shown.
         value = protocol.stored_overall(value, a_first=assignment.a_first)
@@ -265,6 +268,11 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
 # --- adjudicated answers -----------------------------------------------------------------
 
 REASON_REQUIRED = "Give the reason for this final answer."
+CAMPAIGN_CLOSED_FOR_ADJUDICATION = "This campaign is closed: no final answer can be recorded. Staff can reopen it on the campaign page."
+
+
+class AdjudicationClosed(ValidationError):
+    """The campaign is closed: its items take no final answer (the page answers 409)."""
 
 
 class AlreadyAdjudicated(Exception):
@@ -294,11 +302,18 @@ def adjudication_save(*, adjudication: Adjudication, user: User, position: str, 
     winner = protocols.get(campaign.protocol).stored_answer(position, a_first=adjudication.a_first)
     with transaction.atomic():
         now = now or timezone.now()
-        taken = Adjudication.objects.filter(pk=adjudication.pk, winner="").update(
+        # Only an open item of an open campaign: closing a campaign ends its adjudication too, read in the same
+        # statement. `winner=""` stays a condition on the updated row itself (not a join, which Django makes a
+        # subquery), so PostgreSQL re-checks it after waiting for another adjudicator's update.
+        open_campaigns = Campaign.objects.filter(pk=campaign.pk, is_open=True).values("pk")
+        taken = Adjudication.objects.filter(pk=adjudication.pk, winner="", campaign_id__in=open_campaigns).update(
             winner=winner, reason=reason, decided_by=user, decided_at=now
         )
         if not taken:
-            raise AlreadyAdjudicated(Adjudication.objects.get(pk=adjudication.pk))
+            stored = Adjudication.objects.select_related("campaign").get(pk=adjudication.pk)
+            if stored.winner:
+                raise AlreadyAdjudicated(stored)
+            raise AdjudicationClosed([CAMPAIGN_CLOSED_FOR_ADJUDICATION])
         audit = AuditTrail(source=Source.ADJUDICATED)
         for name, after in (("winner", winner), ("rationale", reason)):
             audit.record(

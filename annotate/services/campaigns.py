@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -30,6 +30,7 @@ from annotate.models import (
     Topic,
 )
 from annotate.rendering import render_html
+from annotate.services.campaign_locks import roles_lock
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
 from annotate.services.placeholders import criterion_set_for_labels
 from annotate.services.readings import readings_create, rubric_kinds
@@ -50,8 +51,25 @@ def _name_problems(name: str) -> list[str]:
     if not name:
         return ["A campaign needs a name."]
     if Campaign.objects.filter(name=name).exists():
-        return [f"A campaign named '{name}' already exists."]
+        return [NAME_TAKEN.format(name=name)]
     return []
+
+
+NAME_TAKEN = "A campaign named '{name}' already exists: choose another name."
+NAME_TAKEN_CODE = "name_taken"
+
+
+def _campaign_insert(**fields) -> Campaign:
+    """Inserts the campaign row; a name another request took since `_name_problems` looked answers a
+    ValidationError (code NAME_TAKEN_CODE), not an IntegrityError. The savepoint keeps the caller's
+    transaction usable on PostgreSQL, so the caller's atomic block rolls back as a whole."""
+    try:
+        with transaction.atomic():
+            return Campaign.objects.create(**fields)
+    except IntegrityError:
+        if Campaign.objects.filter(name=fields["name"]).exists():
+            raise ValidationError(NAME_TAKEN.format(name=fields["name"]), code=NAME_TAKEN_CODE) from None
+        raise
 
 
 def campaign_create(
@@ -248,7 +266,7 @@ def campaign_create(
         )
 
     with transaction.atomic():
-        campaign = Campaign.objects.create(
+        campaign = _campaign_insert(
             name=name,
             protocol=protocol,
             criterion_set=criterion_set,
@@ -355,7 +373,7 @@ def _labels_only_create(
             reference_system, _ = System.objects.get_or_create(key=reference, defaults={"name": reference})
         if criterion_set is None:
             criterion_set = criterion_set_for_labels(campaign_name=name)
-        return Campaign.objects.create(
+        return _campaign_insert(
             name=name,
             protocol=protocol,
             criterion_set=criterion_set,
@@ -387,7 +405,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
         "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip
     with transaction.atomic():
-        campaign = Campaign.objects.create(name=name, **{field: getattr(source, field) for field in copied})
+        campaign = _campaign_insert(name=name, **{field: getattr(source, field) for field in copied})
         campaign.annotators.set(source.annotators.all())
         campaign.removed_annotators.set(source.removed_annotators.all())
         order = list(range(len(pairs)))
@@ -439,27 +457,29 @@ def campaign_annotators_add(*, campaign: Campaign, users: list[User], by: User |
     audited.
     """
     users = list({user.pk: user for user in users}.values())
-    listed = campaign.annotators.exists()
-    problems = []
-    inactive = sorted(user.username for user in users if not user.is_active)
-    if inactive:
-        problems.append(f"Deactivated account(s): {', '.join(inactive)}. Reactivate them in the admin first.")
-    staff = sorted(user.username for user in users if user.is_staff)
-    if staff and not listed:
-        problems.append(
-            f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
-            f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
-        )
-    adjudicators = sorted(campaign.adjudicators.filter(pk__in=[user.pk for user in users]).values_list("username", flat=True))
-    if adjudicators:
-        problems.append(f"Adjudicators of this campaign cannot annotate it: {', '.join(adjudicators)}.")
-    if problems:
-        raise ValidationError(problems)
-    pks = [user.pk for user in users]
-    removed = set(campaign.removed_annotators.filter(pk__in=pks).values_list("pk", flat=True))
-    on_list = set(campaign.annotators.filter(pk__in=pks).values_list("pk", flat=True))
-    admitted = [user for user in users if user.pk in removed or (listed and user.pk not in on_list)]
     with transaction.atomic():
+        # The roles lock: an account added to the adjudicators at the same moment is seen, or waits (adjudication.py).
+        roles_lock(campaign.pk)
+        listed = campaign.annotators.exists()
+        problems = []
+        inactive = sorted(user.username for user in users if not user.is_active)
+        if inactive:
+            problems.append(f"Deactivated account(s): {', '.join(inactive)}. Reactivate them in the admin first.")
+        staff = sorted(user.username for user in users if user.is_staff)
+        if staff and not listed:
+            problems.append(
+                f"This campaign has no annotator list, so every non-staff account may annotate; listing staff "
+                f"({', '.join(staff)}) would shut everybody else out. Create a campaign that lists its annotators instead."
+            )
+        adjudicators = sorted(campaign.adjudicators.filter(pk__in=[user.pk for user in users]).values_list("username", flat=True))
+        if adjudicators:
+            problems.append(f"Adjudicators of this campaign cannot annotate it: {', '.join(adjudicators)}.")
+        if problems:
+            raise ValidationError(problems)
+        pks = [user.pk for user in users]
+        removed = set(campaign.removed_annotators.filter(pk__in=pks).values_list("pk", flat=True))
+        on_list = set(campaign.annotators.filter(pk__in=pks).values_list("pk", flat=True))
+        admitted = [user for user in users if user.pk in removed or (listed and user.pk not in on_list)]
         campaign.removed_annotators.remove(*users)
         if listed:
             campaign.annotators.add(*users)

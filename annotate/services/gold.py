@@ -196,3 +196,87 @@ def gold_pause_lift(*, campaign: Campaign, username: str, by: User) -> GoldPause
     if annotator is None or not Assignment.objects.filter(pair__campaign=campaign, annotator=annotator).exists():
         raise ValidationError([f"'{username}' has no work in the campaign '{campaign.name}': there is no pause to lift."])
     return GoldPauseLift.objects.create(campaign=campaign, annotator=annotator, lifted_by=by, lifted_at=timezone.now())
+
+
+def gold_accept_separable_set(*, campaign: Campaign, accept: bool) -> None:
+    """Whether kinds of gold pair that their text sets apart may drive the campaign's pause rule."""
+    Campaign.objects.filter(pk=campaign.pk).update(gold_accept_separable=accept)
+    campaign.gold_accept_separable = accept
+
+
+# --- settled known-answer pairs: gold that looks like every other pair -----------------------
+
+SETTLED = "settled"
+
+
+def settled_answers(*, source: Campaign) -> dict[int, dict[str, str]]:
+    """{pair id: {criterion key: side}} of the source campaign's settled items: those whose submitted
+    answers (two annotators or more, swapped repeats aside) all name one side, and those an
+    adjudicator decided for a side. A tie is never a settled answer; an adjudicated side wins over
+    the annotators'. Gold pairs are left out."""
+    from collections import defaultdict
+
+    from annotate.models import Adjudication, Label
+
+    answers: dict[tuple[int, str], list[str]] = defaultdict(list)
+    rows = Label.objects.filter(
+        assignment__pair__campaign=source,
+        assignment__pair__gold__isnull=True,
+        assignment__status=Assignment.Status.SUBMITTED,
+        assignment__repeat_of__isnull=True,
+    ).exclude(winner="")
+    for pair_id, key, winner in rows.values_list("assignment__pair_id", "criterion__key", "winner"):
+        answers[(pair_id, key)].append(winner)
+    settled: dict[int, dict[str, str]] = defaultdict(dict)
+    for (pair_id, key), winners in answers.items():
+        if len(winners) >= 2 and len(set(winners)) == 1 and winners[0] in ("a", "b"):
+            settled[pair_id][key] = winners[0]
+    decided = Adjudication.objects.filter(campaign=source, winner__in=("a", "b")).values_list("pair_id", "criterion__key", "winner")
+    for pair_id, key, winner in decided:
+        settled[pair_id][key] = winner
+    return dict(settled)
+
+
+def gold_settled_make(*, campaign: Campaign, source: Campaign, limit: int = 20) -> GoldSummary:
+    """Adds up to `limit` known-answer pairs to `campaign` from `source`'s settled items
+    (`settled_answers`): the same two articles, a pair like any other, whose expected answers are the
+    settled ones on the criteria both rubrics share. Their text cannot set them apart: they are two
+    articles written apart, as every other pair is (`annotate.gold_separability` measures it). A pair
+    whose two articles are already paired in `campaign` is skipped, so no one meets one pair twice."""
+    errors = []
+    if source.pk == campaign.pk:
+        errors.append("Settled pairs come from another campaign: in this one their annotators have met them already.")
+    if campaign.labels_only:
+        errors.append("A labels-only campaign is never offered to annotators: gold pairs do not apply to it.")
+    if not 1 <= limit <= PER_DEGRADATION_MAX:
+        errors.append(f"--settled-limit is a number of pairs from 1 to {PER_DEGRADATION_MAX}; not {limit}.")
+    if errors:
+        raise ValidationError(errors)
+    criteria = set(campaign.criterion_set.criteria.values_list("key", flat=True))
+    there = set(Pair.objects.filter(campaign=campaign).values_list("article_a_id", "article_b_id"))
+    summary = GoldSummary()
+    settled = settled_answers(source=source)
+    pairs = {p.pk: p for p in Pair.objects.filter(pk__in=settled).order_by("pk")}
+    order = sorted(settled, key=lambda pair_id: hmac.new(settings.SECRET_KEY.encode(), f"settled:{campaign.pk}:{pair_id}".encode(),
+                                                          hashlib.sha256).hexdigest())  # fmt: skip
+    with transaction.atomic():
+        count = Pair.objects.filter(campaign=campaign).count()
+        for pair_id in order:
+            if summary.made.get(SETTLED, 0) >= limit:
+                break
+            pair = pairs[pair_id]
+            expected = {key: side for key, side in settled[pair_id].items() if key in criteria}
+            if not expected:
+                summary.skipped.append(f"settled pair {pair_id}: none of its settled criteria is in this campaign's rubric")
+                continue
+            if (pair.article_a_id, pair.article_b_id) in there or (pair.article_b_id, pair.article_a_id) in there:
+                summary.skipped.append(f"settled pair {pair_id}: its two articles are already a pair of this campaign")
+                continue
+            copy = Pair.objects.create(
+                campaign=campaign, topic_id=pair.topic_id, article_a_id=pair.article_a_id, article_b_id=pair.article_b_id,
+                order=random.SystemRandom().randrange(count + 1),
+            )  # fmt: skip
+            GoldPair.objects.create(pair=copy, degradation=SETTLED, expected=expected, change=f"settled in '{source.name}'"[:300])
+            there.add((pair.article_a_id, pair.article_b_id))
+            summary.made[SETTLED] = summary.made.get(SETTLED, 0) + 1
+    return summary

@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article
 from annotate.models import Assignment, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
+from annotate.services.campaign_locks import answers_share_lock
 from annotate.signals import assignment_submitted
 from protocols.pairwise import POSITIONS, SIDE_A, side_of
 
@@ -103,6 +104,7 @@ def span_add(
     if text[start:end] != quote:
         raise ValidationError(["The selected text does not match the article at those offsets; select it again."])
     with transaction.atomic():
+        answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now)
         return Span.objects.create(
             assignment=assignment, article=article, start=start, end=end, quote=quote, polarity=polarity, comment=comment, created_at=now

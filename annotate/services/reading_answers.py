@@ -27,6 +27,7 @@ from annotate.models import Answer, Assignment, Campaign, Criterion, LabelChange
 from annotate.reading_selectors import reading_criteria, reading_removed
 from annotate.selectors import REMOVED_FROM_CAMPAIGN
 from annotate.services.answers import MAX_RATIONALE, Source
+from annotate.services.campaign_locks import answers_share_lock
 from annotate.services.labelling import Incomplete
 
 ACTIVE, SUBMITTED = Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED
@@ -109,6 +110,7 @@ def answer_save(
         raise ValidationError(errors)
     protocol = protocols.get(criterion.response["type"])
     with transaction.atomic():
+        answers_share_lock(campaign.pk)  # a study plan's freeze lands before this answer or sees it
         reading_lock_for_change(assignment, now or timezone.now())
         now = now or timezone.now()
         answer = Answer.objects.filter(assignment=assignment, criterion=criterion).first()

@@ -193,6 +193,10 @@ LABEL_OPTIONAL = frozenset(
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
 # Read in blocks of this many bytes when checking a file's encoding.
 BLOCK = 1 << 20
+# What one line and one field of a labels file may hold, in characters, checked as they are read, so
+# that a hostile file costs no more memory than these (a rationale is at most 5,000 characters).
+MAX_LINE = 1 << 20
+MAX_HEADER = 1 << 16  # a header of the 30-odd columns is a few hundred characters
 
 
 class LabelsFileError(Exception):
@@ -308,10 +312,25 @@ def delimiter_of(header_line: str, columns: tuple[str, ...]) -> tuple[str, str |
     return ",", None
 
 
+def bounded_lines(handle, name: str, *, limit: int = MAX_LINE) -> Iterator[str]:
+    """The handle's lines, each read with at most `limit` characters held: a longer line stops the
+    file with a LabelsFileError naming it (`file:line`), before the rest of it is read."""
+    number = 0
+    while line := handle.readline(limit + 1):
+        number += 1
+        if len(line) > limit:
+            raise LabelsFileError(
+                f"{name}:{number}: the line is longer than {limit:,} characters (the limit of a line); nothing was imported"
+            )
+        yield line
+
+
 def _csv_records(path: Path, columns: tuple[str, ...], optional: frozenset, found: RowsFile, *, check_text: bool):
     """Checks the header, then gives a function that yields (line, values, None) or (line, None, problem) per record."""
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        header_line = handle.readline()
+        header_line = handle.readline(MAX_HEADER + 1)
+    if len(header_line) > MAX_HEADER:
+        raise LabelsFileError(f"{found.name}:1: the header is longer than {MAX_HEADER:,} characters; nothing was imported")
     delimiter, wrong = delimiter_of(header_line, columns)
     found.delimiter = delimiter
     header = [h.strip() for h in next(csv.reader([header_line], delimiter=delimiter), [])]
@@ -332,7 +351,7 @@ def _csv_records(path: Path, columns: tuple[str, ...], optional: frozenset, foun
         wanted = verbatim if only is None else [(c, i, keep) for c, i, keep in verbatim if c in only]
         blank = absent if only is None else {c: "" for c in only if c in absent}
         with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle, delimiter=delimiter)
+            reader = csv.reader(bounded_lines(handle, found.name), delimiter=delimiter)
             try:
                 next(reader)
                 previous = reader.line_num
@@ -364,7 +383,7 @@ def _jsonl_records(path: Path, columns: tuple[str, ...], optional: frozenset):
     def records(only: tuple[str, ...] | None = None):
         # Lines end at \n only: JSON text may hold a raw U+2028, which str.splitlines would break on.
         with path.open(encoding="utf-8-sig", newline="\n") as handle:
-            for number, raw in enumerate(handle, 1):
+            for number, raw in enumerate(bounded_lines(handle, str(path)), 1):
                 if not raw.strip():
                     continue
                 values, problem = _jsonl_values(raw, columns, optional)

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotate.models import Campaign, Criterion
 from annotate.services.answers import ImportedWork, answers_import
+from annotate.services.campaign_locks import answers_share_lock
 from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
 from calibration.interchange.companions import (
@@ -195,6 +196,7 @@ def labels_import(
     if report.problems and not skip_bad:
         return report
     with transaction.atomic():
+        answers_share_lock(campaign.pk)  # a study plan's freeze lands before these answers or sees them
         if context.placeholders is not None:
             report.placeholders = Placeholders.save(
                 [

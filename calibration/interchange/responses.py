@@ -20,7 +20,9 @@ from protocols import checklist, count, rating
 
 ONE_ARTICLE = (checklist.NAME, rating.NAME, count.NAME)
 WITH_NA = checklist.NAME + "+na"
-_RATING = re.compile(r"rating\s+(-?\d+)\s*-\s*(-?\d+)")
+_RATING = re.compile(r"rating\s+(-?\d{1,12})\s*-\s*(-?\d{1,12})")
+# The longest response cell read: the longest form (`rating -2147483648-2147483647`) with room to spare.
+MAX_CELL = 64
 FORMS = f"{checklist.NAME}, {WITH_NA}, rating <lowest>-<highest> (e.g. rating 1-5), {count.NAME}"
 
 
@@ -53,8 +55,13 @@ def response_read(cell: str) -> tuple[str, dict | None]:
         return count.NAME, {"type": count.NAME}
     if text == rating.NAME:
         return rating.NAME, None
+    if len(text) > MAX_CELL:
+        raise ValueError(f"response cell of {len(text):,} characters: a response type takes at most {MAX_CELL}")
     if match := _RATING.fullmatch(text):
         lowest, highest = int(match[1]), int(match[2])
+        # The scale's size is checked before a point of it is built: `rating 1-1000000000` is refused as it is read.
+        if not 2 <= highest - lowest + 1 <= rating.MAX_POINTS:
+            raise ValueError(f"response '{cell}': a rating scale has 2 to {rating.MAX_POINTS} points, not {highest - lowest + 1:,}")
         points = [{"value": v, "label": str(v)} for v in range(lowest, highest + 1)]
         response, problems = rating.read_response({"type": rating.NAME, "points": points})
         if problems:

@@ -2,6 +2,7 @@ import json
 
 from django.core.management.base import CommandError
 
+from annotate.blindness_adjudication import adjudicator_exposure
 from annotate.blindness_format import report_markdown
 from annotate.blindness_selectors import campaign_blindness
 from annotate.models import Campaign
@@ -35,13 +36,15 @@ class Command(UncheckedCommand):
         if campaign.labels_only:
             raise CommandError(f"'{campaign.name}' is a labels-only campaign: its articles have no texts, so there are no looks to audit.")
         report = campaign_blindness(campaign=campaign, seed=options["seed"])
+        adjudicators = adjudicator_exposure(campaign=campaign)
         if options["format"] == "json":
             self.stdout.write(
                 json.dumps(
-                    {"campaign": campaign.name, **report.as_dict()},
+                    {"campaign": campaign.name, **report.as_dict(), "adjudicator_view": adjudicators.as_dict()},
                     indent=2,
                     ensure_ascii=False,
                 )
             )
         else:
             self.stdout.write(report_markdown(report, title=campaign.name), ending="")
+            self.stdout.write(adjudicators.markdown())

@@ -2,8 +2,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.gold import DEGRADATIONS
+from annotate.gold_selectors import gold_separability
 from annotate.models import Campaign
-from annotate.services.gold import PER_DEGRADATION_MAX, gold_pairs_make
+from annotate.services.gold import PER_DEGRADATION_MAX, gold_pairs_make, gold_settled_make
 from common.lookups import named
 
 
@@ -24,11 +25,22 @@ class Command(BaseCommand):
             help=f"gold pairs per degradation, on different topics (1 to {PER_DEGRADATION_MAX}; default 2)",
         )
         parser.add_argument("--seed", type=int, default=0, help="seed of the choice of articles and of each degradation (default 0)")
+        parser.add_argument(
+            "--settled-from",
+            metavar="CAMPAIGN",
+            help="instead of degraded copies: known-answer pairs from another campaign's settled items "
+            "(unanimous annotators, or an adjudicated answer), which look like every other pair",
+        )
+        parser.add_argument("--settled-limit", type=int, default=20, metavar="N", help="settled pairs to add at most (default 20)")
 
     def handle(self, *args, **options):
         campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
         try:
-            summary = gold_pairs_make(campaign=campaign, per_degradation=options["per_degradation"], seed=options["seed"])
+            if options["settled_from"]:
+                source = named(Campaign.objects, options["settled_from"], create_with="create_campaign")
+                summary = gold_settled_make(campaign=campaign, source=source, limit=options["settled_limit"])
+            else:
+                summary = gold_pairs_make(campaign=campaign, per_degradation=options["per_degradation"], seed=options["seed"])
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         for reason in summary.skipped:
@@ -40,5 +52,8 @@ class Command(BaseCommand):
             else "the campaign's gold rate is 0: claims give none until it is set"
         )
         self.stdout.write(f"campaign '{campaign.name}': {summary.total} gold pair(s) added ({made}); {rate}")
+        for kind in gold_separability(campaign=campaign):
+            drives = "drives the pause rule" if not kind.separable or campaign.gold_accept_separable else "does not drive the pause rule"
+            self.stdout.write(f"  {kind.kind}: {kind.text}; {drives}")
         if not summary.total and not campaign.pairs.filter(gold__isnull=False).exists():
             raise CommandError("No gold pair could be made: see the reasons above.")
