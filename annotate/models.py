@@ -197,6 +197,19 @@ class Campaign(models.Model):
     neutral_emphasis = models.BooleanField(
         default=False, help_text="Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart."
     )
+    neutral_headings = models.BooleanField(
+        default=False,
+        help_text="Show headings in sentence case without numbering, levels renumbered from the top, on both sides.",
+    )
+    guess_question = models.BooleanField(
+        default=False,
+        help_text="After each pair is submitted, ask which article the annotator thinks is the reference (never required).",
+    )
+    reference_name = models.CharField(
+        max_length=60,
+        default="Wikipedia",
+        help_text='What the guess question calls the reference: "Which article do you think is the <name> article?"',
+    )
     calibration_pairs = models.PositiveSmallIntegerField(
         default=0, help_text="The first N pairs, labelled by every member before any other pair (0: none)."
     )
@@ -367,6 +380,12 @@ class Assignment(models.Model):
         EXPIRED = "expired", "Returned to the pool"
         REVOKED = "revoked", "Annotator removed from the campaign"
 
+    class Guess(models.TextChoices):
+        # By side, as labels are: the page shows it by position, the export relative to the display order.
+        A = "a", "Article A"
+        B = "b", "Article B"
+        UNKNOWN = "unknown", "Don't know"
+
     class Overall(models.TextChoices):
         # By side, as labels are (protocols.pairwise): the page shows it by position.
         A = "a", "Article A"
@@ -389,6 +408,10 @@ class Assignment(models.Model):
     first_opened_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The guess question's answer (campaign.guess_question): empty when not answered, which counts as
+    # missing, never as "don't know". Editable until the annotator's next claim.
+    guess = models.CharField(max_length=10, choices=Guess.choices, blank=True)
+    guessed_at = models.DateTimeField(null=True, blank=True)
     repeat_of = models.OneToOneField(
         "self",
         on_delete=models.CASCADE,

@@ -6,8 +6,10 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 from __future__ import annotations
 
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
+from annotate.services.guesses import guess_position
 from calibration.interchange.formats import (
     EMPHASIS_COLUMN,
+    GUESS_COLUMN,
     HUMAN,
     JUDGE,
     ORDER_COLUMN,
@@ -88,6 +90,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
             REMOVED_COLUMN: assignment.annotator_id in removed,
             EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
             **({} if assignment.order_known else {ORDER_COLUMN: False}),
+            GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first),
         })  # fmt: skip
     # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
     if not campaign.readings.exists():
