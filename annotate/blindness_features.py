@@ -243,3 +243,32 @@ def features_of(markdown: str, *, neutral_emphasis: bool = False) -> dict[str, f
         "sentence_words": mean(len(s.split()) for s in sentences) if sentences else 0.0,
         **presentation_of(html, words),
     }
+
+
+# The style covariates of the report's style-controlled Bradley-Terry fit (`calibration.report_blinding`),
+# with the audit's definitions: words, section headings (level 2 and below), the share of body lines
+# that are list items, and bold runs as the page shows them. Measured on the stored markdown and HTML,
+# so nothing is rendered again.
+STYLE_FEATURES = ("length", "headings", "list_items", "bold")
+
+
+def style_of(markdown: str, html: str, *, neutral_emphasis: bool = False) -> dict[str, float]:
+    """An article's style covariates (`STYLE_FEATURES`), as the page showed it."""
+    headings = body = items = 0
+    for line in markdown.splitlines():
+        if not line.strip():
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            headings += len(heading.group(1)) >= 2
+            continue
+        if _TABLE_ROW.match(line) or _TABLE_SEPARATOR.match(line):
+            continue
+        body += 1
+        items += bool(_LIST_ITEM.match(line))
+    return {
+        "length": float(len(markdown.split())),
+        "headings": float(headings),
+        "list_items": items / body if body else 0.0,
+        "bold": 0.0 if neutral_emphasis else float(len(_BOLD_TAG.findall(html))),
+    }

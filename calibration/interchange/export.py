@@ -70,6 +70,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
+    asks = campaign.guess_question
     rows = []
     for label in sorted(labels, key=lambda label: (_order(label.assignment), label.criterion.order, label.criterion.key)):
         assignment = label.assignment
@@ -90,7 +91,8 @@ def label_rows(campaign: Campaign) -> list[dict]:
             REMOVED_COLUMN: assignment.annotator_id in removed,
             EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
             **({} if assignment.order_known else {ORDER_COLUMN: False}),
-            GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first),
+            # The guess question's answer: on every human row of a campaign that asks it, else only where imported.
+            **({GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first)} if asks or assignment.guess else {}),
         })  # fmt: skip
     # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
     if not campaign.readings.exists():

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotate.models import Campaign, Criterion
 from annotate.services.answers import ImportedWork, answers_import
+from annotate.services.guesses import guess_side
 from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
 from calibration.interchange.companions import (
@@ -24,7 +25,6 @@ from calibration.interchange.companions import (
     spans_check,
     spans_write,
 )
-from annotate.services.guesses import guess_side
 from calibration.interchange.formats import GUESS_COLUMN, GUESSES, JUDGE, ORDER_COLUMN, RowsFile, time_field
 from calibration.interchange.judge_rows import (
     JudgePlan,
