@@ -150,6 +150,29 @@ def _plan_sentence(plan: dict | None) -> str:
     return head + f" Deviations ({len(deviations)}): " + "; ".join(deviation_text(d) for d in deviations) + "."
 
 
+def _blinding_sentence(report: dict) -> str:
+    """Bang's index per arm and James' index (`blinding`), when annotators answered the guess question."""
+    section = report.get("blinding")
+    if not section or not section.get("overall"):
+        return ""
+    overall = section["overall"]
+
+    def figure(entry: dict) -> str:
+        if entry["value"] is None:
+            return DASH
+        return f"{entry['value']:.3f} ({_ci(entry['ci'])})"
+
+    arms = "; ".join(
+        f"reference shown {arm}, {figure(overall['bang'][arm])} ({overall['bang'][arm]['guesses']} guesses, "
+        f"{overall['bang'][arm]['dont_know']} don't know)"
+        for arm in ("first", "second")
+    )
+    return (
+        f"Blinding: Bang's index per arm (the two randomised display orders): {arms}; James' index over both arms "
+        f"{figure(overall['james'])}; {overall['james']['missing']} question(s) left unanswered, counted as missing."
+    )
+
+
 def render_methods(report: dict) -> str:
     paragraph = " ".join(
         s
@@ -159,6 +182,7 @@ def render_methods(report: dict) -> str:
             _judges_sentence(report),
             _alt_sentence(report),
             _selective_sentence(report),
+            _blinding_sentence(report),
             _plan_sentence(report.get("plan")),
         )
         if s
