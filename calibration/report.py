@@ -18,9 +18,18 @@ from django.conf import settings
 from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
+from calibration import (
+    charts,
+    report_alttest,
+    report_blinding,
+    report_cache,
+    report_ppi,
+    report_reference,
+    report_selective,
+    selectors,
+    study_plan,
+)
 from calibration import metrics as M
-from calibration import report_blinding
 from calibration import report_sections as sections
 from calibration.metrics.rater_fits import fitting_pool, rater_fits, start_server, wants_processes
 from calibration.report_design import notes as design_notes

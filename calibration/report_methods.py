@@ -58,7 +58,14 @@ def _design_sentence(report: dict) -> str:
             f"Ties were {'allowed' if design.get('allow_tie') else 'not allowed'}; a rationale was "
             f"{'required' if design.get('rationale_required') else 'optional'}"
             + (f" (at least {design['rationale_min_length']} characters)" if design.get("rationale_required") else "")
-            + f"; bold and italic were {'neutralised' if design.get('neutral_emphasis') else 'shown as written'}."
+            + f"; bold and italic were {'neutralised' if design.get('neutral_emphasis') else 'shown as written'}"
+            + ("; headings were shown in sentence case without numbering" if design.get("neutral_headings") else "")
+            + (
+                f"; after each pair, annotators were asked which article they thought was the {design.get('reference_name') or 'reference'} article"
+                if design.get("guess_question")
+                else ""
+            )
+            + "."
         )
     return " ".join(parts)
 
