@@ -197,19 +197,9 @@ class Campaign(models.Model):
     neutral_emphasis = models.BooleanField(
         default=False, help_text="Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart."
     )
-    neutral_headings = models.BooleanField(
-        default=False,
-        help_text="Show headings in sentence case without numbering, levels renumbered from the top, on both sides.",
-    )
-    guess_question = models.BooleanField(
-        default=False,
-        help_text="After each pair is submitted, ask which article the annotator thinks is the reference (never required).",
-    )
-    reference_name = models.CharField(
-        max_length=60,
-        default="Wikipedia",
-        help_text='What the guess question calls the reference: "Which article do you think is the <name> article?"',
-    )
+    neutral_headings = models.BooleanField(default=False, help_text="Show headings in sentence case, unnumbered, on both sides.")
+    guess_question = models.BooleanField(default=False, help_text="Ask after each pair which article is the reference.")
+    reference_name = models.CharField(max_length=60, default="Wikipedia", help_text="The reference's name in the guess question.")
     calibration_pairs = models.PositiveSmallIntegerField(
         default=0, help_text="The first N pairs, labelled by every member before any other pair (0: none)."
     )
@@ -380,8 +370,7 @@ class Assignment(models.Model):
         EXPIRED = "expired", "Returned to the pool"
         REVOKED = "revoked", "Annotator removed from the campaign"
 
-    class Guess(models.TextChoices):
-        # By side, as labels are: the page shows it by position, the export relative to the display order.
+    class Guess(models.TextChoices):  # by side; shown by position (annotate.services.guesses)
         A = "a", "Article A"
         B = "b", "Article B"
         UNKNOWN = "unknown", "Don't know"
@@ -408,8 +397,7 @@ class Assignment(models.Model):
     first_opened_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
-    # The guess question's answer (campaign.guess_question): empty when not answered, which counts as
-    # missing, never as "don't know". Editable until the annotator's next claim.
+    # The guess question's answer: empty is missing, never "don't know" (annotate.services.guesses).
     guess = models.CharField(max_length=10, choices=Guess.choices, blank=True)
     guessed_at = models.DateTimeField(null=True, blank=True)
     repeat_of = models.OneToOneField(

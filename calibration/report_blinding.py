@@ -165,7 +165,7 @@ def _style(campaign, table: M.LabelTable) -> dict:
             by_category.setdefault(G.OVERALL, []).append(verdict)
             by_category.setdefault(vocab.categories[rows.category[i]], []).append(verdict)
         fitted = {}
-        for category in [G.OVERALL, *sorted(c for c in by_category if c != G.OVERALL)]:
+        for category in sorted(by_category, key=lambda c: (c != G.OVERALL, c)):
             fit = style_fit(by_category[category], STYLE_FEATURES)
             if fit is not None:
                 fitted[category] = _fit_dict(fit)

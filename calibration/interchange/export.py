@@ -91,8 +91,9 @@ def label_rows(campaign: Campaign) -> list[dict]:
             REMOVED_COLUMN: assignment.annotator_id in removed,
             EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
             **({} if assignment.order_known else {ORDER_COLUMN: False}),
-            # The guess question's answer: on every human row of a campaign that asks it, else only where imported.
-            **({GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first)} if asks or assignment.guess else {}),
+            # The guess question's answer: on every human row of a campaign that asks it (null: not answered), else
+            # only where imported.
+            **({GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first) or None} if asks or assignment.guess else {}),
         })  # fmt: skip
     # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
     if not campaign.readings.exists():
