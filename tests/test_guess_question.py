@@ -207,3 +207,15 @@ def test_it_refuses_an_unknown_guess_and_two_guesses_for_one_assignment(demo_cam
     assert "guess differs from line 2" in result.err
     assert "guess must be one of first, second, unknown or empty, not 'maybe'" in result.err
     assert not Assignment.objects.filter(pair__campaign=demo_campaign).exists()
+
+
+def test_it_needs_a_name_for_the_reference_and_is_refused_for_labels_only_campaigns(demo_campaign):
+    from django.core.exceptions import ValidationError
+
+    options = {"criterion_set": demo_campaign.criterion_set, "systems": ["wikipedia", "atlas_agent"], "benchmark": "demo"}
+    with pytest.raises(ValidationError, match="needs a name for the reference"):
+        campaign_create(name="Unnamed", guess_question=True, reference_name="  ", **options)
+    named = campaign_create(name="Named", guess_question=True, reference_name="  Encyclopaedia   Britannica ", **options)
+    assert named.reference_name == "Encyclopaedia Britannica"
+    with pytest.raises(ValidationError, match="guess question"):
+        campaign_create(name="Imported", criterion_set=None, labels_only=True, guess_question=True)

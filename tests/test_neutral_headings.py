@@ -76,3 +76,13 @@ def test_it_audits_guessability_under_each_presentation():
     if warning:
         for tell in ("Title Case headings", "Numbered headings", "Bullet-list share", "Words"):
             assert tell in warning
+
+
+def test_it_is_a_design_field_of_the_plan_and_older_plans_do_not_deviate_for_it():
+    from calibration.plan_check import deviations
+
+    design = {"neutral_emphasis": True, "neutral_headings": True, "guess_question": True, "reference_name": "Wikipedia"}
+    older = {"design": {"neutral_emphasis": True}}  # frozen before the fields existed
+    assert deviations(older, {"design": design}) == []
+    changed = deviations({"design": {**design, "neutral_headings": False}}, {"design": design})
+    assert [(d["kind"], d["what"], d["planned"], d["now"]) for d in changed] == [("design_changed", "neutral headings", False, True)]
