@@ -332,7 +332,11 @@ def _style_table(section: dict | None) -> Table:
         for category, fit in fits.items():
             rows.append([
                 rater, category, *(_coefficient(fit["coefficients"][f]) for f in STYLE_FEATURES),
-                f"{fit['n']:,} ({fit['n_pairs']:,})", " > ".join(fit["ranking"]), " > ".join(fit["ranking_without_style"]),
+                f"{fit['n']:,} ({fit['n_pairs']:,})" + ("" if fit["converged"] else " not converged"),
+                " > ".join(fit["ranking"]), " > ".join(fit["ranking_without_style"]),
             ])  # fmt: skip
-    note = f"{section['style']['rule'].capitalize()}. *: the CI excludes 0."
+    note = (
+        f"{section['style']['rule'].capitalize()}. *: the CI excludes 0. Not converged: a system always or never wins "
+        "(its strength grows without bound), so that row's figures are not estimates."
+    )
     return Table("style_control", title, headers, rows, numeric, note)

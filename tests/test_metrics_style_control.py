@@ -61,3 +61,10 @@ def test_it_ranks_with_and_without_style_and_refuses_a_single_system():
 @pytest.mark.parametrize(("lo", "hi", "expected"), [(3, 1, 0.5), (0, 0, 0.0), (0, 5, -1.0)])
 def test_it_normalises_differences(lo, hi, expected):
     assert normalised_difference(lo, hi) == expected
+
+
+def test_it_says_when_a_system_that_never_wins_leaves_the_fit_unconverged():
+    verdicts = [StyleVerdict(p, "atlas", "quill", False, (0.1 * (p % 3), 0.0, 0.0, 0.0)) for p in range(40)]
+    fit = style_fit(verdicts, FEATURES)
+    assert not fit.converged
+    assert fit.strengths["quill"] > 5  # growing without bound, stopped once the likelihood stopped moving

@@ -96,12 +96,19 @@ def design(verdicts: Sequence[StyleVerdict], systems: list[str], *, with_style: 
     return x, y
 
 
-def logistic_fit(x: np.ndarray, y: np.ndarray, *, iterations: int = 100, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, bool]:
+def _log_likelihood(x: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
+    eta = x @ beta
+    return float(np.sum(y * eta - np.logaddexp(0, eta)))
+
+
+def logistic_fit(x: np.ndarray, y: np.ndarray, *, iterations: int = 50, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, bool]:
     """Maximum likelihood coefficients by Newton's method, the Hessian of the negative log-likelihood, and
-    whether it converged (a separated design does not: its estimates grow without bound)."""
+    whether it converged. A separated design (a system that never wins, say) does not: its estimates grow
+    without bound while the likelihood stops improving, which ends the iterations early, not converged."""
     beta = np.zeros(x.shape[1])
     converged = False
     hessian = np.eye(x.shape[1])
+    previous = _log_likelihood(x, y, beta)
     for _ in range(iterations):
         p = 1 / (1 + np.exp(-(x @ beta)))
         gradient = x.T @ (y - p)
@@ -111,6 +118,12 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, *, iterations: int = 100, tol: fl
         if np.max(np.abs(step)) < tol:
             converged = True
             break
+        current = _log_likelihood(x, y, beta)
+        if abs(current - previous) < 1e-12 * max(1.0, abs(previous)):
+            # The likelihood no longer moves: converged if the steps are small too, separated if they are not.
+            converged = bool(np.max(np.abs(step)) < 1e-6)
+            break
+        previous = current
     p = 1 / (1 + np.exp(-(x @ beta)))
     hessian = (x * (p * (1 - p))[:, None]).T @ x
     return beta, hessian, converged
