@@ -78,7 +78,11 @@ def adjudication_page(*, adjudication: Adjudication, user: User) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         "criterion": adjudication.criterion,
-        "columns": article_columns(shown_articles(pair, adjudication.a_first), neutral_emphasis=campaign.neutral_emphasis),
+        "columns": article_columns(
+            shown_articles(pair, adjudication.a_first),
+            neutral_emphasis=campaign.neutral_emphasis,
+            neutral_headings=campaign.neutral_headings,
+        ),
         "answers": answers,
         "decided": position_of(adjudication.winner, adjudication.a_first) if adjudication.winner else "",
         "next_open": next_open(campaign=campaign, user=user, after=adjudication),

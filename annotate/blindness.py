@@ -52,6 +52,8 @@ BOOTSTRAP_ROUNDS = 2000
 GIVEAWAY_AUC_DISTANCE = 0.25
 # The two ways a campaign can show emphasis, as keys of BlindnessReport.guessability_by_emphasis.
 AS_WRITTEN, NEUTRAL = "as_written", "neutral"
+# The presentations `guessability_by_options` measures: as written, each neutral option alone, both.
+OPTIONS = (AS_WRITTEN, "neutral_emphasis", "neutral_headings", "both")
 
 
 # --- the statistics -----------------------------------------------------------------
@@ -146,12 +148,19 @@ class BlindnessReport:
     neutral_emphasis: bool = False
     # Overall guessability both ways, AS_WRITTEN and NEUTRAL; one of them is `guessability`.
     guessability_by_emphasis: dict[str, Guessability] = field(default_factory=dict)
+    # Measured as a campaign with neutral headings shows them (`rendering.headings_neutral`).
+    neutral_headings: bool = False
+    # Overall guessability under each presentation (`OPTIONS`: as written, neutral emphasis, neutral
+    # headings, both); one of them is `guessability`.
+    guessability_by_options: dict[str, Guessability] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         data = asdict(self)
         data["guessability"]["text"] = self.guessability.text
         for way, value in self.guessability_by_emphasis.items():
             data["guessability_by_emphasis"][way]["text"] = value.text
+        for way, value in self.guessability_by_options.items():
+            data["guessability_by_options"][way]["text"] = value.text
         for row, system in zip(data["systems"], self.systems):
             if system.guessability is not None:
                 row["guessability"]["text"] = system.guessability.text
@@ -161,10 +170,10 @@ class BlindnessReport:
         return data
 
 
-def _matrix(samples: list[Sample]):
+def _matrix(samples: list[Sample], *, neutral_headings: bool = False):
     import numpy as np
 
-    table = [features_of(s.markdown) for s in samples]
+    table = [features_of(s.markdown, neutral_headings=neutral_headings) for s in samples]
     x = np.array([[row[k] for k in FEATURE_KEYS] for row in table], dtype=float)
     # Length spans orders of magnitude: compare it on a log scale, as a reader does ("twice as long").
     x[:, FEATURE_KEYS.index("words")] = np.log1p(x[:, FEATURE_KEYS.index("words")])
@@ -265,7 +274,9 @@ def separation(x, y) -> list[Separation]:
     return sorted(rows, key=lambda s: (-s.strength, -abs(s.coefficient or 0.0)))
 
 
-def blindness_report(samples: list[Sample], *, seed: int = 0, neutral_emphasis: bool = False, per_system: bool = True) -> BlindnessReport:
+def blindness_report(
+    samples: list[Sample], *, seed: int = 0, neutral_emphasis: bool = False, neutral_headings: bool = False, per_system: bool = True
+) -> BlindnessReport:
     """The audit of a set of displayed articles: features per system, overall and per-system guessability.
 
     ``neutral_emphasis``: measure the articles as a campaign with that option shows them; the
@@ -282,9 +293,14 @@ def blindness_report(samples: list[Sample], *, seed: int = 0, neutral_emphasis: 
             guessability_by_emphasis={AS_WRITTEN: nothing, NEUTRAL: nothing},
         )  # fmt: skip
     table, written, y = _matrix(samples)
-    x = written
+    headings_table, headings_x, _ = _matrix(samples, neutral_headings=True)
+    if neutral_headings:
+        table, written_shown = headings_table, headings_x
+    else:
+        written_shown = written
+    x = written_shown
     if neutral_emphasis:
-        x = _neutral(written)
+        x = _neutral(written_shown)
         table = [{**row, **dict.fromkeys(EMPHASIS_KEYS, 0.0)} for row in table]
     groups = [s.topic for s in samples]
     reference_words = {s.topic: row["words"] for s, row in zip(samples, table) if s.is_reference}
@@ -318,11 +334,22 @@ def blindness_report(samples: list[Sample], *, seed: int = 0, neutral_emphasis: 
             row.tells = {k: row.any_share[k] for k in FEATURE_KEYS if row.any_share[k] > 0 and not any(table[i][k] for i in references)}
         rows.append(row)
 
-    shown = guessability(x, y, groups, seed=seed)
-    if neutral_emphasis:
-        by_emphasis = {AS_WRITTEN: guessability(written, y, groups, seed=seed), NEUTRAL: shown}
+    by_options = {
+        AS_WRITTEN: guessability(written, y, groups, seed=seed),
+        "neutral_emphasis": guessability(_neutral(written), y, groups, seed=seed),
+        "neutral_headings": guessability(headings_x, y, groups, seed=seed),
+        "both": guessability(_neutral(headings_x), y, groups, seed=seed),
+    }
+    shown = by_options[
+        {(False, False): AS_WRITTEN, (True, False): "neutral_emphasis", (False, True): "neutral_headings", (True, True): "both"}[
+            (neutral_emphasis, neutral_headings)
+        ]
+    ]
+    # Emphasis as written and neutral, under the campaign's headings.
+    if neutral_headings:
+        by_emphasis = {AS_WRITTEN: by_options["neutral_headings"], NEUTRAL: by_options["both"]}
     else:
-        by_emphasis = {AS_WRITTEN: shown, NEUTRAL: guessability(_neutral(written), y, groups, seed=seed)}
+        by_emphasis = {AS_WRITTEN: by_options[AS_WRITTEN], NEUTRAL: by_options["neutral_emphasis"]}
     return BlindnessReport(
         n_articles=len(samples),
         n_topics=len(set(groups)),
@@ -331,6 +358,8 @@ def blindness_report(samples: list[Sample], *, seed: int = 0, neutral_emphasis: 
         systems=rows,
         neutral_emphasis=neutral_emphasis,
         guessability_by_emphasis=by_emphasis,
+        neutral_headings=neutral_headings,
+        guessability_by_options=by_options,
     )
 
 
@@ -350,8 +379,17 @@ def launch_warning(report: BlindnessReport, *, leading: int = 3) -> str:
     features = ", ".join(f"{s.label} ({s.direction}, AUC {s.auc:.2f})" for s in report.separation[:leading])
     way = "neutral emphasis" if report.neutral_emphasis else "emphasis as written"
     other = report.guessability_by_emphasis[AS_WRITTEN if report.neutral_emphasis else NEUTRAL]
+    tells = "; ".join(f"{s.label} ({s.direction}, AUC {s.auc:.2f})" for key in TELLS for s in report.separation if s.key == key)
+    options = report.guessability_by_options
+    both = f" With neutral emphasis and neutral headings both on: {options['both'].text}." if "both" in options else ""
     return (
-        f"Annotators could tell the reference by its looks: guessability {g.text} with {way} "
+        f"Annotators could tell the reference by its looks: guessability {g.text} with {way}"
+        f"{', neutral headings' if report.neutral_headings else ''} "
         f"(n = {g.n_articles} articles on {g.n_topics} topics; the lower bound is above {WARN_LOW:.0%}). "
         f"Leading features: {features}. With {'emphasis as written' if report.neutral_emphasis else 'neutral emphasis'}: {other.text}."
+        f"{both} The tells that cannot be hidden by an option: {tells}."
     )
+
+
+# Named in every launch warning: heading case, numbering, list density and the length ratio.
+TELLS = ("title_case_headings", "numbered_headings", "bullet_share", "words")

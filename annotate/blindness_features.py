@@ -9,6 +9,7 @@ Text:
 - ``words``: words (whitespace-separated tokens). The system table reports it as the median, over
   topics, of the ratio to the reference article of the same topic.
 - ``headings``: section headings of level 2 and below (the `# Title` line every article has is left out).
+- ``title_case_headings``: the share of those headings in Title Case (``rendering.is_title_case``).
 - ``numbered_headings``: headings whose text starts with a section number: "## 1. History", "### 2.3 Legacy"
   (a year is not a section number: "## 2007 season" is not counted).
 - ``self_reference``: phrases in which the text talks about itself (`SELF_REFERENCE`).
@@ -40,7 +41,7 @@ import re
 from dataclasses import dataclass
 from statistics import mean, median
 
-from annotate.rendering import emphasis_plain, prose_paragraphs, render_html
+from annotate.rendering import emphasis_plain, headings_neutral, is_title_case, prose_paragraphs, render_html
 
 # Lower-case phrases; matched on word boundaries, case-insensitive. Small on purpose: each must be a
 # phrase a reader would notice and that an encyclopedia article rarely uses.
@@ -114,6 +115,11 @@ FEATURES = (
         "Numbered headings",
         'headings starting with a section number ("## 1. History")',
         rare=True,
+    ),
+    Feature(
+        "title_case_headings",
+        "Title Case headings",
+        'share of headings in Title Case ("Early Operations And Legacy") rather than sentence case',
     ),
     Feature(
         "self_reference",
@@ -233,15 +239,18 @@ def presentation_of(html: str, words: int) -> dict[str, float]:
     }
 
 
-def features_of(markdown: str, *, neutral_emphasis: bool = False) -> dict[str, float]:
+def features_of(markdown: str, *, neutral_emphasis: bool = False, neutral_headings: bool = False) -> dict[str, float]:
     """The surface features of one article's displayed markdown (see the module docstring).
 
     ``neutral_emphasis``: as a campaign with that option shows it, bold and italic as plain text.
+    ``neutral_headings``: as a campaign with that option shows it (`rendering.headings_neutral`):
+    no visible section numbers, no Title Case heading, levels renumbered from the top.
     """
     lines = markdown.splitlines()
     words = len(markdown.split())
     headings = 0
     numbered = 0
+    title_case = 0
     body_lines = 0
     list_lines = 0
     prose: list[str] = []
@@ -253,6 +262,7 @@ def features_of(markdown: str, *, neutral_emphasis: bool = False) -> dict[str, f
             if len(heading.group(1)) >= 2:
                 headings += 1
                 numbered += bool(_NUMBERED.match(heading.group(2) + " "))
+                title_case += is_title_case(heading.group(2))
             continue
         if _TABLE_ROW.match(line) or _TABLE_SEPARATOR.match(line):
             continue
@@ -265,10 +275,14 @@ def features_of(markdown: str, *, neutral_emphasis: bool = False) -> dict[str, f
     html = render_html(markdown)
     if neutral_emphasis:
         html = emphasis_plain(html)
+    if neutral_headings:
+        html = headings_neutral(html)
+        numbered = title_case = 0
     return {
         "words": float(words),
         "headings": float(headings),
         "numbered_headings": float(numbered),
+        "title_case_headings": title_case / headings if headings else 0.0,
         "self_reference": float(len(_SELF_REFERENCE.findall(markdown))),
         "wikipedia": float(len(_WIKIPEDIA.findall(markdown))),
         "source_talk": float(len(_SOURCE_TALK.findall(markdown))),
@@ -276,4 +290,33 @@ def features_of(markdown: str, *, neutral_emphasis: bool = False) -> dict[str, f
         "bullet_share": list_lines / body_lines if body_lines else 0.0,
         "sentence_words": mean(len(s.split()) for s in sentences) if sentences else 0.0,
         **presentation_of(html, words),
+    }
+
+
+# The style covariates of the report's style-controlled Bradley-Terry fit (`calibration.report_blinding`),
+# with the audit's definitions: words, section headings (level 2 and below), the share of body lines
+# that are list items, and bold runs as the page shows them. Measured on the stored markdown and HTML,
+# so nothing is rendered again.
+STYLE_FEATURES = ("length", "headings", "list_items", "bold")
+
+
+def style_of(markdown: str, html: str, *, neutral_emphasis: bool = False) -> dict[str, float]:
+    """An article's style covariates (`STYLE_FEATURES`), as the page showed it."""
+    headings = body = items = 0
+    for line in markdown.splitlines():
+        if not line.strip():
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            headings += len(heading.group(1)) >= 2
+            continue
+        if _TABLE_ROW.match(line) or _TABLE_SEPARATOR.match(line):
+            continue
+        body += 1
+        items += bool(_LIST_ITEM.match(line))
+    return {
+        "length": float(len(markdown.split())),
+        "headings": float(headings),
+        "list_items": items / body if body else 0.0,
+        "bold": 0.0 if neutral_emphasis else float(len(_BOLD_TAG.findall(html))),
     }

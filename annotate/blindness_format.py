@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from annotate.blindness import AS_WRITTEN, NEUTRAL, BlindnessReport
+from annotate.blindness import AS_WRITTEN, NEUTRAL, OPTIONS, BlindnessReport
 from annotate.blindness_features import FEATURES
 
 __all__ = ["effect_rows", "emphasis_lines", "feature_rows", "report_markdown"]
@@ -82,7 +82,22 @@ def emphasis_lines(report: BlindnessReport) -> list[str]:
         if g is not None:
             note = " (what this campaign shows)" if way == shown else ""
             lines.append(f"With {_WAYS[way]}{note}: {g.text}")
+    options = report.guessability_by_options
+    if options:
+        lines.append(
+            "Guessability under each presentation: "
+            + "; ".join(f"{_OPTIONS[way]}: {options[way].text}" for way in OPTIONS if way in options)
+            + f" (this campaign: {'neutral headings' if report.neutral_headings else 'headings as written'})"
+        )
     return lines
+
+
+_OPTIONS = {
+    AS_WRITTEN: "as written",
+    "neutral_emphasis": "neutral emphasis",
+    "neutral_headings": "neutral headings (sentence case, no numbering, levels from the top)",
+    "both": "both neutral options",
+}
 
 
 def report_markdown(report: BlindnessReport, *, title: str = "") -> str:

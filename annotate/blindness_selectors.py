@@ -47,11 +47,13 @@ def campaign_blindness_samples(*, campaign: Campaign) -> list[Sample]:
 
 
 def campaign_blindness(*, campaign: Campaign, seed: int = 0, per_system: bool = True) -> BlindnessReport:
-    """The audit as the campaign shows its articles (its neutral emphasis option), with guessability both ways."""
+    """The audit as the campaign shows its articles (its neutral emphasis and headings options), with guessability
+    under each presentation."""
     return blindness_report(
         campaign_blindness_samples(campaign=campaign),
         seed=seed,
         neutral_emphasis=campaign.neutral_emphasis,
+        neutral_headings=campaign.neutral_headings,
         per_system=per_system,
     )
 
@@ -68,7 +70,7 @@ def campaign_launch_warning(*, campaign: Campaign, launched: bool | None = None)
     if campaign.labels_only or launched:
         return ""
     stamp = sorted(_campaign_articles(campaign).values_list("pk", "content_hash"))
-    raw = repr((campaign.pk, campaign.reference_system_id, campaign.neutral_emphasis, stamp))
+    raw = repr((campaign.pk, campaign.reference_system_id, campaign.neutral_emphasis, campaign.neutral_headings, stamp))
     key = "blindness-warning:" + hashlib.sha256(raw.encode()).hexdigest()
     warning = cache.get(key)
     if warning is None:

@@ -197,6 +197,9 @@ class Campaign(models.Model):
     neutral_emphasis = models.BooleanField(
         default=False, help_text="Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart."
     )
+    neutral_headings = models.BooleanField(default=False, help_text="Show headings in sentence case, unnumbered, on both sides.")
+    guess_question = models.BooleanField(default=False, help_text="Ask after each pair which article is the reference.")
+    reference_name = models.CharField(max_length=60, default="Wikipedia", help_text="The reference's name in the guess question.")
     calibration_pairs = models.PositiveSmallIntegerField(
         default=0, help_text="The first N pairs, labelled by every member before any other pair (0: none)."
     )
@@ -375,6 +378,11 @@ class Assignment(models.Model):
         EXPIRED = "expired", "Returned to the pool"
         REVOKED = "revoked", "Annotator removed from the campaign"
 
+    class Guess(models.TextChoices):  # by side; shown by position (annotate.services.guesses)
+        A = "a", "Article A"
+        B = "b", "Article B"
+        UNKNOWN = "unknown", "Don't know"
+
     class Overall(models.TextChoices):
         # By side, as labels are (protocols.pairwise): the page shows it by position.
         A = "a", "Article A"
@@ -397,6 +405,9 @@ class Assignment(models.Model):
     first_opened_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The guess question's answer: empty is missing, never "don't know" (annotate.services.guesses).
+    guess = models.CharField(max_length=10, choices=Guess.choices, blank=True)
+    guessed_at = models.DateTimeField(null=True, blank=True)
     repeat_of = models.OneToOneField(
         "self",
         on_delete=models.CASCADE,

@@ -130,7 +130,7 @@ def reading_page(*, assignment: ReadingAssignment) -> dict:
         block.rows.append(row)
         total += 1
         done += not row.problems
-    column = _column("1", reading.article, neutral_emphasis=campaign.neutral_emphasis)
+    column = _column("1", reading.article, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings)
     return {
         "assignment": assignment,
         "campaign": campaign,

@@ -358,3 +358,101 @@ def plain_text(rendered: str) -> str:
     tags and decoding entities is enough.
     """
     return _html.unescape(_TAG_RE.sub("", rendered))
+
+
+# --- neutral headings (a campaign's `neutral_headings`) -------------------------------------------
+
+_HEADING_TAG_RE = re.compile(r"<h([1-6])(\b[^>]*)>(.*?)</h\1>", re.S)
+# A section number at the start of a heading: "2.2.1 ", "3. ", "4) ", "IV. " (a year is not one: "2007 season").
+HEADING_NUMBER_RE = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)]|[IVXLC]{1,6}\.)\s+")
+_TAG_SPLIT_RE = re.compile(r"(<[^>]+>)")
+_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def is_title_case(text: str) -> bool:
+    """Whether a heading is in Title Case: more than half of its words of four letters or more after the
+    first begin with a capital followed by lower case ("Early Operations And Legacy"). A sentence-case
+    heading with a proper noun ("Early life in Paris") is not."""
+    words = [w for w in _WORD_RE.findall(text)[1:] if len(w) >= 4]
+    capitalised = [w for w in words if w[0].isupper() and w[1:].islower()]
+    return bool(words) and len(capitalised) * 2 > len(words)
+
+
+def _sentence_case(text: str, first: bool) -> str:
+    """Lower-cases the capitalised words of a Title Case heading's text, the first word of the heading
+    left as it is; acronyms and words with inner capitals stay. Never changes the text's length."""
+
+    def lower(match: re.Match) -> str:
+        nonlocal first
+        word = match.group(0)
+        if first:
+            first = False
+            return word
+        out = word.lower() if word[0].isupper() and word[1:].islower() else word
+        return out if len(out) == len(word) else word
+
+    return _WORD_RE.sub(lower, text)
+
+
+def _heading_neutral(inner: str) -> str:
+    parts = _TAG_SPLIT_RE.split(inner)
+    title_case = is_title_case(_TAG_SPLIT_RE.sub("", inner))
+    first, numbered = True, False
+    for i, part in enumerate(parts):
+        if not part or part.startswith("<"):
+            continue
+        if not numbered:
+            numbered = True
+            stripped = part.lstrip()
+            number = HEADING_NUMBER_RE.match(stripped)
+            if number:
+                # Kept in the page's text, not shown: every passage offset stays as it was (`plain_text`).
+                lead = part[: len(part) - len(stripped)]
+                part = f'{lead}<span class="heading-number" hidden>{number.group(0)}</span>{stripped[number.end() :]}'
+        if title_case:
+            pieces = _TAG_SPLIT_RE.split(part)
+            for j, piece in enumerate(pieces):
+                if piece and not piece.startswith("<"):
+                    pieces[j] = _sentence_case(piece, first)
+                    first = first and not _WORD_RE.search(piece)
+            part = "".join(pieces)
+        elif _WORD_RE.search(part):
+            first = False
+        parts[i] = part
+    return "".join(parts)
+
+
+def _level_map(levels) -> dict[int, int]:
+    """The section levels (2 and below) renumbered from the top: the highest present becomes 2, the next 3, ..."""
+    present = sorted({level for level in levels if level >= 2})
+    return {level: min(2 + i, 6) for i, level in enumerate(present)}
+
+
+def headings_neutral(rendered: str) -> str:
+    """HTML from ``render_html`` with its section headings shown alike on every side: sentence case
+    (a Title Case heading's capitalised words lower-cased), section numbers hidden, and the levels
+    renumbered from the top. The title (``h1``) stays as it is; the text, so every passage offset,
+    is unchanged."""
+    mapping = _level_map(int(m.group(1)) for m in _HEADING_TAG_RE.finditer(rendered))
+
+    def one(match: re.Match) -> str:
+        level, attributes, inner = int(match.group(1)), match.group(2), match.group(3)
+        if level < 2:
+            return match.group(0)
+        level = mapping[level]
+        return f"<h{level}{attributes}>{_heading_neutral(inner)}</h{level}>"
+
+    return _HEADING_TAG_RE.sub(one, rendered)
+
+
+def toc_neutral(toc) -> list:
+    """An article's table of contents ([level, text, anchor], ...) as `headings_neutral` shows its headings."""
+    mapping = _level_map(level for level, _, _ in toc)
+    out = []
+    for level, text, anchor in toc:
+        if level >= 2:
+            text = HEADING_NUMBER_RE.sub("", text.lstrip())
+            text = _sentence_case(text, True) if is_title_case(text) else text
+            level = mapping[level]
+        out.append((level, text, anchor))
+    return out

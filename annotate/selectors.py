@@ -37,7 +37,7 @@ from annotate.models import (
     Topic,
 )
 from annotate.removal import Removal, article_removal
-from annotate.rendering import emphasis_plain
+from annotate.rendering import emphasis_plain, headings_neutral, toc_neutral
 from protocols.pairwise import FIRST, POSITIONS, SECOND, SIDE_A, SIDE_B, position_of, side_of
 
 
@@ -281,7 +281,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
-        "columns": article_columns(shown, neutral_emphasis=campaign.neutral_emphasis),
+        "columns": article_columns(shown, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings),
         "categories": list(blocks.values()),
         "done": done,
         "total": total,
@@ -358,22 +358,27 @@ def shown_articles(pair: Pair, a_first: bool) -> dict[str, Article]:
     return {position: by_side[side_of(position, a_first)] for position in POSITIONS}
 
 
-def article_columns(shown: dict[str, Article], *, neutral_emphasis: bool) -> list[dict]:
+def article_columns(shown: dict[str, Article], *, neutral_emphasis: bool, neutral_headings: bool = False) -> list[dict]:
     """The columns of a page showing two articles by position (the annotation and adjudication pages):
     only what is shown, no article object, so no system can leak."""
-    return [_column(position, shown[position], neutral_emphasis=neutral_emphasis) for position in POSITIONS]
+    return [
+        _column(position, shown[position], neutral_emphasis=neutral_emphasis, neutral_headings=neutral_headings) for position in POSITIONS
+    ]
 
 
-def _column(position: str, article: Article, *, neutral_emphasis: bool = False) -> dict:
+def _column(position: str, article: Article, *, neutral_emphasis: bool = False, neutral_headings: bool = False) -> dict:
     # Both articles use ids sec-1, sec-2, ...; a per-column prefix keeps them unique on one page.
     prefix = f"a{position}-"
-    # Neutral emphasis is applied here, as the page is drawn: the stored text stays exact, and
-    # the text (so every span offset) is the same either way.
+    # Neutral emphasis and headings are applied here, as the page is drawn: the stored text stays
+    # exact, and the text's length (so every span offset) is the same either way.
     html = emphasis_plain(article.html) if neutral_emphasis else article.html
+    toc = article.toc
+    if neutral_headings:
+        html, toc = headings_neutral(html), toc_neutral(toc)
     return {
         "position": position,
         "html": html.replace(' id="sec-', f' id="{prefix}sec-'),
-        "toc": [(level, text, prefix + anchor) for level, text, anchor in article.toc],
+        "toc": [(level, text, prefix + anchor) for level, text, anchor in toc],
     }
 
 

@@ -29,6 +29,7 @@ urlpatterns = [
     path("work/<id:assignment_id>/criteria/<str:criterion_key>/", views.label_save, name="label-save"),
     path("work/<id:assignment_id>/overall/", views.overall_save, name="overall-save"),
     path("work/<id:assignment_id>/submit/", views.submit, name="submit"),
+    path("work/<id:assignment_id>/guess/", views.assignment_guess, name="assignment-guess"),
     path("work/<id:assignment_id>/spans/", views.span_add, name="span-add"),
     path("work/<id:assignment_id>/spans/<id:span_id>/delete/", views.span_delete, name="span-delete"),
     path("reading/<id:assignment_id>/", reading_views.reading_page, name="reading"),

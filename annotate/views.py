@@ -12,7 +12,7 @@ from annotate import reading_selectors, selectors
 from annotate.models import Campaign, Criterion, Topic
 from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
-from annotate.services import alt_epsilon, answers, campaigns, claims, labelling
+from annotate.services import alt_epsilon, answers, campaigns, claims, guesses, labelling
 from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
@@ -175,11 +175,41 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     except ValidationError as exc:
         return _page(request, assignment, status=422, errors=exc.messages, refused_submit=True)
     messages.success(request, f"Submitted: {assignment.pair.topic.title}.")
+    if assignment.pair.campaign.guess_question:
+        # Asked after the labels are in; the guess page's "Next pair" makes the next claim.
+        return redirect("assignment-guess", assignment.pk)
     following = claims.assignment_claim_next(campaign=assignment.pair.campaign, user=request.user)
     if following is None:
         messages.info(request, "No more pairs are waiting in this campaign.")
         return redirect("home")
     return redirect(work_url(following))
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def assignment_guess(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The guess question for a submitted pair: which article the annotator thinks is the reference.
+    Never required: the page's "Next pair" claims the next item whether it was answered or not."""
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
+    campaign = assignment.pair.campaign
+    if not campaign.guess_question:
+        raise Http404(guesses.NOT_ASKED)
+    status, errors = 200, []
+    if request.method == "POST":
+        try:
+            guesses.assignment_guess_save(assignment=assignment, user=request.user, answer=request.POST.get("guess", ""))
+        except ValidationError as exc:
+            status, errors = (409 if guesses.LOCKED in exc.messages else 400), exc.messages
+        else:
+            return redirect("assignment-guess", assignment.pk)
+    context = {
+        "assignment": assignment,
+        "campaign": campaign,
+        "answer": guesses.guess_position(assignment.guess, assignment.a_first),
+        "locked": guesses.guess_locked(assignment),
+        "errors": errors,
+    }
+    return render(request, "annotate/guess.html", context, status=status)
 
 
 @require_POST

@@ -26,11 +26,16 @@ DESIGN_FIELDS = {
     "calibration_pairs": "calibration pairs",
     "gold_rate": "gold rate",
     "neutral_emphasis": "neutral emphasis",
+    "neutral_headings": "neutral headings",
+    "guess_question": "guess question (which article is the reference)",
+    "reference_name": "the reference's name in the guess question",
     "allow_tie": "ties allowed",
     "rationale_required": "rationale required",
     "rationale_min_length": "rationale minimum length",
     "reference_system": "reference system",
 }
+# Design fields plans record since issue 34: a plan frozen before them says nothing about them, which is no deviation.
+LATER_DESIGN_FIELDS = frozenset({"neutral_headings", "guess_question", "reference_name"})
 JUDGE_FIELDS = ("kind", "model", "prompt_sha256", "temperature", "max_tokens", "confidence", "mode", "structured_output")
 
 
@@ -89,6 +94,8 @@ def deviations(frozen: dict, current: dict, *, n_pairs: int | None = None, stati
     out += _judge_deviations(frozen.get("judges") or [], current.get("judges") or [])
     design_old, design_new = frozen.get("design") or {}, current.get("design") or {}
     for field, words in DESIGN_FIELDS.items():
+        if field in LATER_DESIGN_FIELDS and field not in design_old:
+            continue
         if design_old.get(field) != design_new.get(field):
             out.append(_deviation("design_changed", words, design_old.get(field), design_new.get(field)))
     eps_old, eps_new = frozen.get("epsilon") or {}, current.get("epsilon") or {}

@@ -18,7 +18,17 @@ from django.conf import settings
 from threadpoolctl import threadpool_limits
 
 from annotate.models import Campaign
-from calibration import charts, report_alttest, report_cache, report_ppi, report_reference, report_selective, selectors, study_plan
+from calibration import (
+    charts,
+    report_alttest,
+    report_blinding,
+    report_cache,
+    report_ppi,
+    report_reference,
+    report_selective,
+    selectors,
+    study_plan,
+)
 from calibration import metrics as M
 from calibration import report_sections as sections
 from calibration.metrics.rater_fits import fitting_pool, rater_fits, start_server, wants_processes
@@ -498,6 +508,15 @@ def build_report(
     )  # fmt: skip
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
     pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed, human_reference=human_reference)
+    # What the annotators could tell (the guess question), verdicts by guess and style control (issue 34).
+    report["blinding"] = report_blinding.section(
+        campaign,
+        inputs.table,
+        rounds=rounds,
+        seed=seed,
+        style_judges=report["parameters"]["category_intervals"]["judges_computed"],
+        max_judges=CATEGORY_INTERVALS_MAX_JUDGES,
+    )
     report["plan"] = study_plan.plan_section(campaign, report)
     return report
 

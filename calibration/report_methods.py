@@ -58,7 +58,14 @@ def _design_sentence(report: dict) -> str:
             f"Ties were {'allowed' if design.get('allow_tie') else 'not allowed'}; a rationale was "
             f"{'required' if design.get('rationale_required') else 'optional'}"
             + (f" (at least {design['rationale_min_length']} characters)" if design.get("rationale_required") else "")
-            + f"; bold and italic were {'neutralised' if design.get('neutral_emphasis') else 'shown as written'}."
+            + f"; bold and italic were {'neutralised' if design.get('neutral_emphasis') else 'shown as written'}"
+            + ("; headings were shown in sentence case without numbering" if design.get("neutral_headings") else "")
+            + (
+                f"; after each pair, annotators were asked which article they thought was the {design.get('reference_name') or 'reference'} article"
+                if design.get("guess_question")
+                else ""
+            )
+            + "."
         )
     return " ".join(parts)
 
@@ -151,6 +158,29 @@ def _plan_sentence(plan: dict | None) -> str:
     return head + f" Deviations ({len(deviations)}): " + "; ".join(deviation_text(d) for d in deviations) + "."
 
 
+def _blinding_sentence(report: dict) -> str:
+    """Bang's index per arm and James' index (`blinding`), when annotators answered the guess question."""
+    section = report.get("blinding")
+    if not section or not section.get("overall"):
+        return ""
+    overall = section["overall"]
+
+    def figure(entry: dict) -> str:
+        if entry["value"] is None:
+            return DASH
+        return f"{entry['value']:.3f} ({_ci(entry['ci'])})"
+
+    arms = "; ".join(
+        f"reference shown {arm}, {figure(overall['bang'][arm])} ({overall['bang'][arm]['guesses']} guesses, "
+        f"{overall['bang'][arm]['dont_know']} don't know)"
+        for arm in ("first", "second")
+    )
+    return (
+        f"Blinding: Bang's index per arm (the two randomised display orders): {arms}; James' index over both arms "
+        f"{figure(overall['james'])}; {overall['james']['missing']} question(s) left unanswered, counted as missing."
+    )
+
+
 def render_methods(report: dict) -> str:
     paragraph = " ".join(
         s
@@ -160,6 +190,7 @@ def render_methods(report: dict) -> str:
             _judges_sentence(report),
             _alt_sentence(report),
             _selective_sentence(report),
+            _blinding_sentence(report),
             _plan_sentence(report.get("plan")),
         )
         if s

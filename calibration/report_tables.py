@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calibration.report import HUMANS
+from calibration.report_blinding import blinding_tables
 from calibration.report_position import position_table
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_design import design_tables
@@ -331,6 +332,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(_judge_tables(report, note))
     out["humans"] = _humans_table(report, note)
     out["human_position"] = position_table(report)
+    out.update(blinding_tables(report))
     out["comparisons"] = _comparisons(report)
     out.update(_ranking_tables(report, note))
     out.update(agreement_tables(report, note))
@@ -357,6 +359,9 @@ ORDER = {
         "sensitivity",
         "competence",
         "human_position",
+        "blinding",
+        "verdicts_by_guess",
+        "style_control",
         "comparisons",
         "categories",
         "criteria",

@@ -5,7 +5,8 @@ What a record holds (docs/calibration-report.md, "The study plan"):
 - `judges`: each judge of the campaign (a run on it or units on its pairs, or named when freezing) with its
   model, the SHA-256 of the pairwise prompt built for a fixed dummy item (`prompt_sha256`, LLM judges only),
   temperature, max tokens, confidence option, mode and structured output;
-- `design`: protocol, pair mode, pairs, overlap, calibration pairs, gold rate, neutral emphasis, ties, rationale rules, reference;
+- `design`: protocol, pair mode, pairs, overlap, calibration pairs, gold rate, neutral emphasis and headings, the guess
+  question and the reference's name in it, ties, rationale rules, reference;
 - `epsilon` (value and reason), `alpha` and `delta` (selective judging), `planned_pairs` and `statistics`.
 """
 
@@ -95,6 +96,9 @@ def _design(campaign: Campaign) -> dict:
         "calibration_pairs": campaign.calibration_pairs,
         "gold_rate": campaign.gold_rate,
         "neutral_emphasis": campaign.neutral_emphasis,
+        "neutral_headings": campaign.neutral_headings,
+        "guess_question": campaign.guess_question,
+        "reference_name": campaign.reference_name,
         "allow_tie": campaign.allow_tie,
         "rationale_required": campaign.rationale_required,
         "rationale_min_length": campaign.rationale_min_length,

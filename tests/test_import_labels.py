@@ -462,6 +462,7 @@ def test_it_round_trips_an_export_into_a_fresh_campaign(demo_campaign, tmp_path,
         overlap=2,
         ask_overall=True,
         benchmark="demo",
+        neutral_emphasis=demo_campaign.neutral_emphasis,  # the demo shows emphasis neutrally; the column says so
     )
     for path in (source, tmp_path / f"x.overall.{fmt}", tmp_path / f"x.spans.{fmt}"):
         rename_campaign(path, "Copy")

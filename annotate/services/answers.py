@@ -345,6 +345,7 @@ class ImportedWork:
     order_known: bool
     started_at: datetime | None
     stored: Assignment | None  # the assignment already stored for this pair and rater, if any
+    guess: str = ""  # the guess question's answer by side ("a", "b", "unknown"); "" leaves a stored one as it is
     # (criterion id, winner by side or tie, rationale, saved_at or None)
     labels: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
 
@@ -406,12 +407,13 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
             first_opened_at=item.started_at,
             last_activity_at=last_saved or item.started_at or now,
             submitted_at=last_saved,
+            guess=item.guess,
         )
         tally["new"] += 1
         return assignment, ""
     updated = []
     # The overall answer is stored by side: a new order leaves it naming the same article.
-    for name, value in (("a_first", item.a_first), ("order_known", item.order_known)):
+    for name, value in (("a_first", item.a_first), ("order_known", item.order_known), *((("guess", item.guess),) if item.guess else ())):
         if getattr(assignment, name) != value:
             setattr(assignment, name, value)
             updated.append(name)

@@ -93,6 +93,9 @@ def campaign_create(
     topic_back_to_back: bool = False,
     labels_only: bool = False,
     neutral_emphasis: bool = False,
+    neutral_headings: bool = False,
+    guess_question: bool = False,
+    reference_name: str = "Wikipedia",
     calibration_pairs: int = 0,
     protocol: str = protocols.DEFAULT,
     gold_rate: float = 0.0,
@@ -113,6 +116,11 @@ def campaign_create(
 
     `neutral_emphasis` shows bold and italic as plain text on both sides of
     every pair (rendered so on the page; the stored articles are untouched).
+    `neutral_headings` shows headings in sentence case without numbering, their levels renumbered
+    from the top, on both sides (`annotate.rendering.headings_neutral`).
+
+    `guess_question` asks, after each pair is submitted, "Which article do you think is the
+    <`reference_name`> article?" (Article 1, Article 2, Don't know; `annotate.services.guesses`).
 
     `labels_only` creates a campaign for imported verdicts without texts: no
     pairs (`import_labels` brings them, with the topics, systems and text-less
@@ -169,6 +177,8 @@ def campaign_create(
                 ("no repeats", forbid_repeats),
                 ("topic back to back", topic_back_to_back),
                 ("neutral emphasis", neutral_emphasis),
+                ("neutral headings", neutral_headings),
+                ("guess question", guess_question),
                 ("calibration set", calibration_pairs != 0),
                 ("gold pairs", bool(gold_rate) or gold_pause_below is not None),
                 ("swapped repeats", bool(repeat_rate)),
@@ -217,6 +227,11 @@ def campaign_create(
     if pair_mode not in Campaign.PairMode.values:
         errors.append(f"Pairs must be one of: {', '.join(Campaign.PairMode.values)}.")
     errors += _calibration_problems(calibration_pairs)
+    reference_name = " ".join(reference_name.split())
+    if guess_question and not reference_name:
+        errors.append("The guess question needs a name for the reference (such as Wikipedia).")
+    if len(reference_name) > 60:
+        errors.append("The reference's name may have at most 60 characters.")
     if criterion_set is not None and not rubric_kinds(criterion_set_id=criterion_set.pk)[0]:
         # Only one-article criteria: the pairs are a record, never handed out (README "Annotating one article").
         errors += [f"This rubric has no pairwise criterion: {option} applies to pairs only." for option, given in (
@@ -284,6 +299,9 @@ def campaign_create(
             forbid_repeats=forbid_repeats,
             topic_back_to_back=topic_back_to_back,
             neutral_emphasis=neutral_emphasis,
+            neutral_headings=neutral_headings,
+            guess_question=guess_question,
+            reference_name=reference_name,
             calibration_pairs=calibration_pairs,
             gold_rate=gold_rate,
             gold_pause_below=gold_pause_below,
@@ -402,7 +420,8 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
         "rationale_min_length", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
-        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "alt_epsilon", "alt_epsilon_reason",
+        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "guess_question", "reference_name",
+        "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip
     with transaction.atomic():
         campaign = _campaign_insert(name=name, **{field: getattr(source, field) for field in copied})

@@ -6,8 +6,10 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 from __future__ import annotations
 
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
+from annotate.services.guesses import guess_position
 from calibration.interchange.formats import (
     EMPHASIS_COLUMN,
+    GUESS_COLUMN,
     HUMAN,
     JUDGE,
     ORDER_COLUMN,
@@ -68,6 +70,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
+    asks = campaign.guess_question
     rows = []
     for label in sorted(labels, key=lambda label: (_order(label.assignment), label.criterion.order, label.criterion.key)):
         assignment = label.assignment
@@ -88,6 +91,9 @@ def label_rows(campaign: Campaign) -> list[dict]:
             REMOVED_COLUMN: assignment.annotator_id in removed,
             EMPHASIS_COLUMN: head[EMPHASIS_COLUMN],
             **({} if assignment.order_known else {ORDER_COLUMN: False}),
+            # The guess question's answer: on every human row of a campaign that asks it (null: not answered), else
+            # only where imported.
+            **({GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first) or None} if asks or assignment.guess else {}),
         })  # fmt: skip
     # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
     if not campaign.readings.exists():

@@ -30,6 +30,11 @@ EMPHASIS_COLUMN = "neutral_emphasis"
 # "false" on a human row whose display order is unknown (its left/right_system then only name the
 # pair's systems); empty or "true" otherwise. Written only when some row says false.
 ORDER_COLUMN = "order_known"
+# The annotator's answer to the guess question, on each of the assignment's human rows: "first",
+# "second" (the article shown there, as left_system/right_system give the order), "unknown" (Don't
+# know) or empty (not asked or not answered). Written only when some row has one.
+GUESS_COLUMN = "guess"
+GUESSES = ("first", "second", "unknown")
 # Added after LABEL_COLUMNS when an export holds judge rows; read as empty when a file has none.
 JUDGE_COLUMNS = (
     "model",
@@ -147,18 +152,20 @@ def _csv_cell(value: object) -> object:
 def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> Iterator[str]:
     """The file's text in chunks: a header and one record per row (CSV), or one object per line.
 
-    Labels get `annotator_removed`, `order_known` when a row's display order is unknown, `neutral_emphasis`,
+    Labels get `annotator_removed`, `order_known` when a row's display order is unknown, `guess` when a row has one, `neutral_emphasis`,
     the judge columns when any row is a judge's, and `response`, `answer` when any row is an answer about one article; overall answers and spans get `neutral_emphasis`.
     """
     if columns == LABEL_COLUMNS:
         rows = list(rows)
         judges = any(row.get("rater_kind") == JUDGE for row in rows)
         unordered = any(row.get(ORDER_COLUMN) is False for row in rows)
+        guessed = any(row.get(GUESS_COLUMN) for row in rows)
         one_article = ONE_ARTICLE_COLUMNS if any(row.get("response") for row in rows) else ()
         columns = (
             columns
             + (REMOVED_COLUMN,)
             + ((ORDER_COLUMN,) if unordered else ())
+            + ((GUESS_COLUMN,) if guessed else ())
             + (EMPHASIS_COLUMN,)
             + one_article
             + ((*JUDGE_COLUMNS, CONFIDENCE_COLUMN) if judges else ())
@@ -187,7 +194,18 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
 # A labels file from elsewhere may leave these out; they are then read as empty (a missing
 # campaign: the one imported into; a missing rater_kind: human).
 LABEL_OPTIONAL = frozenset(
-    {"campaign", "rater_kind", "rationale", "started_at", "saved_at", ORDER_COLUMN, CONFIDENCE_COLUMN, *JUDGE_COLUMNS, *ONE_ARTICLE_COLUMNS}
+    {
+        "campaign",
+        "rater_kind",
+        "rationale",
+        "started_at",
+        "saved_at",
+        ORDER_COLUMN,
+        GUESS_COLUMN,
+        CONFIDENCE_COLUMN,
+        *JUDGE_COLUMNS,
+        *ONE_ARTICLE_COLUMNS,
+    }  # fmt: skip
 )
 # Delimiters a CSV file may use; the header tells which (`delimiter_of`).
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
@@ -237,7 +255,7 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
     # A labels file may hold the judge columns and the order column; any other file has none.
-    columns = columns + ((ORDER_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
+    columns = columns + ((ORDER_COLUMN, GUESS_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
     optional = LABEL_OPTIONAL if labels else frozenset()
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)

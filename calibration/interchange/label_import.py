@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotate.models import Campaign, Criterion
 from annotate.services.answers import ImportedWork, answers_import
 from annotate.services.campaign_locks import answers_share_lock
+from annotate.services.guesses import guess_side
 from annotate.services.placeholders import Placeholders, PlaceholdersSaved
 from annotate.sources import Problem
 from calibration.interchange.companions import (
@@ -25,7 +26,7 @@ from calibration.interchange.companions import (
     spans_check,
     spans_write,
 )
-from calibration.interchange.formats import JUDGE, ORDER_COLUMN, RowsFile, time_field
+from calibration.interchange.formats import GUESS_COLUMN, GUESSES, JUDGE, ORDER_COLUMN, RowsFile, time_field
 from calibration.interchange.judge_rows import (
     JudgeAnswersTally,
     JudgePlan,
@@ -149,6 +150,7 @@ class _AssignmentRows:
     line: int
     started_at: datetime | None
     order_known: bool = True
+    guess: str = ""  # "first", "second", "unknown", or "" (none given)
     # (criterion, side, rationale, saved_at or None)
     labels: list[tuple[Criterion, str, str, datetime | None]] = field(default_factory=list)
 
@@ -311,6 +313,9 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
         saved_at = time_field(values, "saved_at", errors, required=False)
         started_at = time_field(values, "started_at", errors, required=False)
         order_known = order_known_value(values, errors) and not (order_unknown and not values.get(ORDER_COLUMN))
+        guess = values.get(GUESS_COLUMN, "").strip().lower()
+        if guess and guess not in GUESSES:
+            errors.append(f"{GUESS_COLUMN} must be one of {', '.join(GUESSES)} or empty, not '{values[GUESS_COLUMN]}'")
         plan = plans.get(target.key) if target else None
         if target is not None and criterion is not None and (target.key, criterion.key) in seen:
             errors.append(f"repeats line {seen[target.key, criterion.key]} (same pair, criterion and rater)")
@@ -321,12 +326,16 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
                 errors.append(f"started_at differs from line {plan.line} (same pair and rater)")
             if plan.order_known != order_known:
                 errors.append(f"{ORDER_COLUMN} differs from line {plan.line} (same pair and rater)")
+            if plan.guess != guess:
+                errors.append(f"{GUESS_COLUMN} differs from line {plan.line} (same pair and rater: one guess per assignment)")
         if errors:
             bad += [(line, message) for message in errors]
             continue
         seen[target.key, criterion.key] = line
         if plan is None:
-            plan = plans[target.key] = _AssignmentRows(target=target, line=line, started_at=started_at, order_known=order_known)
+            plan = plans[target.key] = _AssignmentRows(
+                target=target, line=line, started_at=started_at, order_known=order_known, guess=guess
+            )
         article_a, article_b = canonical(context, target)
         side = side_for_system(winner, article_a.system.key, article_b.system.key)
         plan.labels.append((criterion, side, values["rationale"], saved_at))
@@ -357,12 +366,15 @@ def _write_answers(context: Context, plans: dict, report: ImportReport, now: dat
         target, user = plan.target, context.users[plan.target.rater]
         pair, created = pair_ensure(context, target)
         report.pairs_created += created
+        a_first = target.left.id == pair.article_a_id
         work.append(
             ImportedWork(
                 key=key,
                 pair_id=pair.id,
                 annotator_id=user.id,
-                a_first=target.left.id == pair.article_a_id,
+                a_first=a_first,
+                # Relative to the display order in the file; stored by side.
+                guess=guess_side(plan.guess, a_first) if plan.guess else "",
                 order_known=plan.order_known,
                 started_at=plan.started_at,
                 stored=context.assignments.get((pair.id, user.id)),

@@ -70,6 +70,21 @@ class Command(BaseCommand):
             help="show bold and italic as plain text on both sides (recorded on the campaign and in every export)",
         )
         parser.add_argument(
+            "--neutral-headings",
+            action="store_true",
+            help="show headings in sentence case without numbering, levels renumbered from the top, on both sides (recorded like --neutral-emphasis)",
+        )
+        parser.add_argument(
+            "--guess-question",
+            action="store_true",
+            help="after each pair is submitted, ask which article the annotator thinks is the reference (never required)",
+        )
+        parser.add_argument(
+            "--reference-name",
+            default="Wikipedia",
+            help="what the guess question calls the reference (default: Wikipedia)",
+        )
+        parser.add_argument(
             "--calibration-pairs",
             type=int,
             default=0,
@@ -200,6 +215,9 @@ class Command(BaseCommand):
                 forbid_repeats=options["no_repeats"],
                 topic_back_to_back=options["topic_back_to_back"],
                 neutral_emphasis=options["neutral_emphasis"],
+                neutral_headings=options["neutral_headings"],
+                guess_question=options["guess_question"],
+                reference_name=options["reference_name"],
                 labels_only=options["labels_only"],
                 calibration_pairs=options["calibration_pairs"],
                 protocol=options["protocol"],
@@ -242,6 +260,8 @@ class Command(BaseCommand):
             f"campaign '{campaign.name}': {pairs} pairs, overlap {campaign.overlap}{calibration} "
             f"({design.slots} assignments), criteria {criterion_set} ({criterion_set.criteria.count()} criteria)"
             + (", neutral emphasis" if campaign.neutral_emphasis else "")
+            + (", neutral headings" if campaign.neutral_headings else "")
+            + (f", guess question ({campaign.reference_name})" if campaign.guess_question else "")
             + (f", alt-test epsilon {campaign.alt_epsilon:g}" if campaign.alt_epsilon is not None else "")
             + (f", {readings} one-article readings (overlap {campaign.overlap})" if (readings := campaign.readings.count()) else "")
         )

@@ -74,6 +74,10 @@ class Command(UncheckedCommand):
                     annotators=list(User.objects.filter(username__in=["annotator1", "annotator2"])),
                     benchmark="demo",
                     calibration_pairs=DEMO_CALIBRATION_PAIRS,
+                    # What the annotators could tell is measured (the guess question) and made smaller.
+                    neutral_emphasis=True,
+                    neutral_headings=True,
+                    guess_question=True,
                 )
         self.stdout.write(f"criterion set {criterion_set}; " + "; ".join(summary.lines()))
         self.stdout.write(

@@ -1,0 +1,95 @@
+"""What the report's blinding section (issue 34) adds at 100,000 labels: its time beside the whole report's.
+
+    .venv/bin/python bench/blinding_sections.py [--labels 100000] [--judges 65] [--rounds 1000] [--keep DIR | --reuse DIR]
+
+The data of bench/calibration_scale.py (a labels-only campaign of arena-style battles, humans and
+`--judges` judges), imported with the real commands into an SQLite file; then, in this process, the
+campaign gets a reference system (the first system in name order) and every human assignment an
+answer to the guess question (seeded: 40% right, 20% wrong, 25% don't know, 15% unanswered).
+
+Printed: the section's seconds (the indices, the verdicts by guess, the style-controlled fits) and
+the whole `build_report`'s, and their ratio. The articles have no texts (labels only), so the style
+covariates are all 0 and the fits' cost is that of the model alone, not of measuring articles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from calibration_scale import CAMPAIGN, MANIFEST, build, django_env  # noqa: E402  (bench/ is on sys.path)
+
+
+def answer_everything(seed: int) -> int:
+    from annotate.models import Assignment, Campaign, System
+
+    campaign = Campaign.objects.get(name=CAMPAIGN)
+    campaign.reference_system = System.objects.order_by("key").first()
+    campaign.guess_question = True
+    campaign.save(update_fields=["reference_system", "guess_question"])
+    rng = np.random.default_rng(seed)
+    work = list(Assignment.objects.filter(pair__campaign=campaign).only("pk", "guess"))
+    for assignment, u in zip(work, rng.random(len(work)), strict=True):
+        assignment.guess = "a" if u < 0.3 else "b" if u < 0.6 else "unknown" if u < 0.85 else ""
+    Assignment.objects.bulk_update(work, ["guess"], batch_size=2000)
+    return len(work)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--labels", type=int, default=100_000)
+    parser.add_argument("--judges", type=int, default=65)
+    parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--keep", type=Path, help="build the data in DIR and keep it")
+    where.add_argument("--reuse", type=Path, help="use the data built in DIR by --keep")
+    args = parser.parse_args(argv)
+    folder = args.reuse or args.keep or Path(tempfile.mkdtemp(prefix="blinding-bench-"))
+    try:
+        if args.reuse is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            build(folder, args.labels, args.judges, args.seed)
+        elif not (folder / MANIFEST).is_file():
+            sys.exit(f"{folder}: no data built there (run with --keep {folder} first)")
+        os.environ.update(django_env(folder))
+        import django
+
+        django.setup()
+        from annotate.models import Campaign
+        from calibration import report_blinding, selectors
+        from calibration.report import build_report
+
+        answered = answer_everything(args.seed)
+        campaign = Campaign.objects.get(name=CAMPAIGN)
+        inputs = selectors.calibration_inputs(campaign=campaign)
+        t = time.perf_counter()
+        section = report_blinding.section(campaign, inputs.table, rounds=args.rounds, seed=0)
+        alone = time.perf_counter() - t
+        t = time.perf_counter()
+        build_report(campaign, rounds=args.rounds)
+        whole = time.perf_counter() - t
+        overall = section["overall"]
+        print(
+            f"{len(inputs.table):,} labels, {answered:,} assignments answered or not, {overall['n_pairs']:,} pairs with an answer; "
+            f"{len(section['style']['fits'])} raters fitted with style"
+        )
+        print(f"blinding section: {alone:.2f} s; the whole report (section included): {whole:.2f} s; "
+              f"the section is {alone / whole:.0%} of it ({args.rounds} rounds)")  # fmt: skip
+    finally:
+        if args.keep is None and args.reuse is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
