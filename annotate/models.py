@@ -132,6 +132,7 @@ class Criterion(models.Model):
     subcategory_name = models.CharField(max_length=200, blank=True)
     watch_class = models.CharField(max_length=100, blank=True)
     text = models.TextField()
+    title = models.CharField(max_length=120, blank=True, help_text="A short name to scan by; blank: the page shortens the text.")
     order = models.PositiveIntegerField()
     response = models.JSONField(
         default=dict,
@@ -282,6 +283,32 @@ class Pair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
+
+
+class SectionAlignment(models.Model):
+    """Which section of one article covers what a section of the other covers (`annotate.alignment`),
+    computed once for two articles and kept: the same for every campaign, annotator and order they
+    are shown in. `first` is the article with the lower id. Sections are `[anchor, title]`; the
+    mappings hold, per section, the index of its counterpart in the other article or null. The
+    similarity scores are not stored: nothing shown may carry them."""
+
+    first = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    first_sections = models.JSONField(default=list)
+    second_sections = models.JSONField(default=list)
+    first_to_second = models.JSONField(default=list)
+    second_to_first = models.JSONField(default=list)
+    method = models.CharField(max_length=200, help_text="How it was computed (annotate.alignment's method and threshold).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="section_alignment_unique_articles"),
+            models.CheckConstraint(condition=models.Q(first__lt=models.F("second")), name="section_alignment_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"sections of article {self.first_id} and {self.second_id}"
 
 
 class GoldPair(models.Model):

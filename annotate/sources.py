@@ -51,6 +51,9 @@ class SystemRecord:
     is_reference: bool = False
 
 
+TITLE_MAX_LENGTH = 80  # a criterion's short title (Criterion.title holds up to 120)
+
+
 @dataclass
 class CriterionRecord:
     key: str
@@ -59,6 +62,7 @@ class CriterionRecord:
     subcategory_name: str = ""
     watch_class: str = ""
     response: dict = field(default_factory=dict)  # `protocols.criterion_response`; {}: pairwise
+    title: str = ""  # a short name for scanning (issue 37); "" when the file gives none
 
 
 @dataclass
@@ -86,7 +90,15 @@ class RubricRecord:
                     c.name,
                     c.description,
                     [
-                        [k.key, k.text, k.subcategory_key, k.subcategory_name, k.watch_class, *([k.response] if k.response else [])]
+                        [
+                            k.key,
+                            k.text,
+                            k.subcategory_key,
+                            k.subcategory_name,
+                            k.watch_class,
+                            *([k.response] if k.response else []),
+                            *([["title", k.title]] if k.title else []),  # absent: the hash of a file without titles is unchanged
+                        ]
                         for k in c.criteria
                     ],
                 ]
@@ -251,6 +263,14 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                 if not text:
                     problems.append(Problem(source, f"criterion '{criterion_key}' has no text"))
                     continue
+                title = " ".join(str(item.get("title") or "").split())
+                if len(title) > TITLE_MAX_LENGTH:
+                    problems.append(
+                        Problem(
+                            source, f"criterion '{criterion_key}': its title is {len(title)} characters long (at most {TITLE_MAX_LENGTH})"
+                        )
+                    )
+                    continue
                 seen_criteria[criterion_key] = category_key
                 response, wrong = protocols.criterion_response(item.get("response"))
                 if wrong:
@@ -264,6 +284,7 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                         subcategory_name=sub_name,
                         watch_class=str(item.get("watch_class") or ""),
                         response=response,
+                        title=title,
                     )
                 )
         if not criteria:

@@ -12,7 +12,7 @@ from annotate import reading_selectors, selectors
 from annotate.models import Campaign, Criterion, Topic
 from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
-from annotate.services import alt_epsilon, answers, campaigns, claims, labelling
+from annotate.services import alignments, alt_epsilon, answers, campaigns, claims, labelling
 from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
@@ -102,6 +102,11 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
     """The whole page; after a refused submission (`show_gaps`) it lists what is missing, by criterion text."""
     context = selectors.annotation_page(assignment=assignment)
+    shown = selectors.shown_articles(assignment.pair, assignment.a_first)
+    alignment = alignments.section_alignment_ensure(first=shown["1"], second=shown["2"])
+    maps = selectors.section_maps(shown=shown, alignment=alignment)
+    for column in context["columns"]:
+        column["sections"] = maps[column["position"]]
     context["errors"] = errors or []
     context["show_gaps"] = show_gaps
     context["refused_submit"] = refused_submit

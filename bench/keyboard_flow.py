@@ -12,6 +12,11 @@ advertises (its "Keys:" hint) and nothing else:
 Control keys are every key that is not text typed into the rationale. The time per criterion is
 the wall time from its first key to its last; the whole pair's time runs until the server has
 confirmed every save ("39 / 39").
+
+It counts the POSTs that save criteria (issue 37: at most one per criterion when the rationale is
+typed in one go), then submits with the page's own key, Ctrl+Enter, and times the submission: the
+POSTs sent after the key (none when everything is saved), the server's time for the submit request
+(Chromium's requestStart to responseStart) and the wall time until the next page has loaded.
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ class KeyboardRun:
     whole_pair_seconds: float = 0.0
     confirm_seconds: float = 0.0  # after the last key, until every save was confirmed
     advertised: list[str] = field(default_factory=list)
+    saves: int = 0  # POSTs saving a criterion, while labelling
+    saves_on_submit: int = 0  # POSTs saving a criterion after the submit key
+    submit_server_ms: float = 0.0
+    submit_wall_ms: float = 0.0
 
 
 def free_port() -> int:
@@ -102,6 +111,8 @@ def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys:
         page.goto(f"/work/{assignment_id}/")
         page.wait_for_load_state("networkidle")
         run.advertised = page.locator(".hint kbd").all_inner_texts()
+        posts = [0]
+        page.on("request", lambda r: posts.__setitem__(0, posts[0] + 1) if r.method == "POST" and "/criteria/" in r.url else None)
         move = "n" if "n" in run.advertised else "j"
 
         def press(key: str, counter: list[int]) -> None:
@@ -138,5 +149,14 @@ def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys:
         done = time.perf_counter()
         run.whole_pair_seconds = done - started
         run.confirm_seconds = done - last_key
+        run.saves = posts[0]
+        before = time.perf_counter()
+        with page.expect_response(lambda r: r.url.endswith(f"/work/{assignment_id}/submit/")) as submitted:
+            page.keyboard.press("Control+Enter")
+        timing = submitted.value.request.timing
+        run.submit_server_ms = timing["responseStart"] - timing["requestStart"]
+        page.wait_for_load_state("load")
+        run.submit_wall_ms = (time.perf_counter() - before) * 1000
+        run.saves_on_submit = posts[0] - run.saves
         browser.close()
     return run
