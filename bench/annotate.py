@@ -269,6 +269,11 @@ def main() -> None:
         f"    whole pair {keyboard.whole_pair_seconds:.1f} s = {keyboard.whole_pair_seconds / len(keys) * 1000:.0f} ms per criterion, "
         f"every save confirmed {keyboard.confirm_seconds * 1000:.0f} ms after the last key; all {complete} answers stored"
     )
+    print(
+        f"    keys to bring the other article's matching section into view: {keyboard.match_keys} "
+        f"(the most any of the {keyboard.match_checked} matched sections of Article 1 needed) | target 1: "
+        f"{'met' if keyboard.match_keys == 1 else 'NOT met'}"
+    )
     per_criterion = keyboard.saves / len(keys)
     print(
         f"    POSTs per criterion: {per_criterion:.2f} ({keyboard.saves} saves for {len(keys)} criteria, each rationale typed in one go) "

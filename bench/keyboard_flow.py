@@ -64,6 +64,8 @@ class KeyboardRun:
     saves_on_submit: int = 0  # POSTs saving a criterion after the submit key
     submit_server_ms: float = 0.0
     submit_wall_ms: float = 0.0
+    match_keys: int = 0  # keys that brought the other article's matching section into view
+    match_checked: int = 0  # sections of the first article tried
 
 
 def free_port() -> int:
@@ -91,6 +93,33 @@ def serve(root: Path) -> tuple[subprocess.Popen, str]:
             time.sleep(0.1)
     server.terminate()
     sys.exit("the bench server did not start")
+
+
+# Scrolls the first article so that section `id` starts near the top of its column.
+SCROLL_TO_SECTION = """id => { const el = document.getElementById(id), col = el.closest('.column');
+    col.scrollTop += el.getBoundingClientRect().top - col.getBoundingClientRect().top - 40; }"""
+IN_VIEW = """id => { const el = document.getElementById(id), col = el.closest('.column');
+    const top = el.getBoundingClientRect().top - col.getBoundingClientRect().top; return top >= 0 && top < col.clientHeight; }"""
+
+
+def matching_part_keys(page) -> tuple[int, int]:
+    """For every section of Article 1 that has a counterpart (the section map says which): scroll to
+    it, press `m` once, and check that the counterpart is then in view. Returns (the most keys any
+    section needed, sections tried): 1 when `m` alone always did it, 0 when no section matched."""
+    rows = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.section-map[data-position=\"1\"] li[data-match]')).map(li => [li.dataset.anchor, li.dataset.match])"
+    )
+    most = 0
+    for anchor, match in rows:
+        page.evaluate(SCROLL_TO_SECTION, anchor)
+        keys = 0
+        while keys < 5 and not (keys and page.evaluate(IN_VIEW, match)):
+            page.keyboard.press("m")
+            keys += 1
+        if not page.evaluate(IN_VIEW, match):
+            keys = 99  # never came into view
+        most = max(most, keys)
+    return most, len(rows)
 
 
 def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys: list[str], seed: int = 0) -> KeyboardRun:
@@ -150,6 +179,7 @@ def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys:
         run.whole_pair_seconds = done - started
         run.confirm_seconds = done - last_key
         run.saves = posts[0]
+        run.match_keys, run.match_checked = matching_part_keys(page)
         before = time.perf_counter()
         with page.expect_response(lambda r: r.url.endswith(f"/work/{assignment_id}/submit/")) as submitted:
             page.keyboard.press("Control+Enter")
