@@ -273,6 +273,11 @@ class Pair(models.Model):
     article_a = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     article_b = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     order = models.PositiveIntegerField(default=0)
+    # Voided by staff (a broken article, the wrong topic...): handed out no more, every assignment of it
+    # VOIDED (audited), its labels kept but out of every statistic, which reads submitted work only.
+    voided_at = models.DateTimeField(null=True, blank=True)
+    voided_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    void_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["campaign", "order", "id"]
@@ -309,6 +314,29 @@ class SectionAlignment(models.Model):
 
     def __str__(self) -> str:
         return f"sections of article {self.first_id} and {self.second_id}"
+
+
+class PairFlag(models.Model):
+    """An annotator's "flag this pair" (issue 37): what is wrong with it, in their words. One per
+    assignment (flagging again replaces it); staff see flags on the campaign page and may void the pair."""
+
+    class Reason(models.TextChoices):
+        BROKEN = "broken", "An article is broken (empty, truncated, garbled)"
+        WRONG_TOPIC = "wrong_topic", "An article is about another topic"
+        OFFENSIVE = "offensive", "Offensive content"
+        OTHER = "other", "Something else"
+
+    assignment = models.OneToOneField("Assignment", on_delete=models.CASCADE, related_name="flag")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="flags")
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    note = models.TextField(blank=True, max_length=2000)
+    flagged_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-flagged_at"]
+
+    def __str__(self) -> str:
+        return f"{self.pair}: {self.reason}"
 
 
 class GoldPair(models.Model):
@@ -393,6 +421,7 @@ class Assignment(models.Model):
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Returned to the pool"
         REVOKED = "revoked", "Annotator removed from the campaign"
+        VOIDED = "voided", "Pair voided by staff"
 
     class Overall(models.TextChoices):
         # By side, as labels are (protocols.pairwise): the page shows it by position.

@@ -33,6 +33,7 @@ from annotate.models import (
     CriterionSet,
     Label,
     Pair,
+    PairFlag,
     ReadingAssignment,
     Topic,
 )
@@ -179,7 +180,8 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
     assignments = Assignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
     if with_articles:
         # The page shows the rendered HTML; the markdown versions are never needed here.
-        assignments = assignments.select_related("pair__article_a", "pair__article_b").defer(
+        # The page shows the annotator's flag on the pair, if any, in the same query.
+        assignments = assignments.select_related("pair__article_a", "pair__article_b", "flag").defer(
             *(f"pair__{side}__{field}" for side in ("article_a", "article_b") for field in ("raw_markdown", "display_markdown"))
         )
     assignment = assignments.filter(pk=assignment_id).annotate(removed=removed_from_campaign()).first()
@@ -191,10 +193,15 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
             "These labels were imported into a labels-only campaign: its articles have no texts, so there is nothing "
             "to show or annotate here."
         )
+    if assignment.status == Assignment.Status.VOIDED:
+        raise PermissionDenied(VOIDED_PAIR)
     if assignment.removed or assignment.status == Assignment.Status.REVOKED:
         # Removal is final: no reading either, submitted pairs included (README "Accounts for a lab").
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     return assignment
+
+
+VOIDED_PAIR = "Staff voided this pair (a problem with its articles); it no longer needs your answers. Open your queue for the next one."
 
 
 @dataclass
@@ -288,9 +295,45 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "gaps": gaps,
         "first_open": gaps[0].anchor if gaps else "",
         "spans": spans,
+        "flag": _flag_of(assignment),
+        "flag_reasons": PairFlag.Reason.choices,
         "overall_choices": protocol.OVERALL_CHOICES,
         "overall": protocol.shown_overall(assignment.overall, a_first=assignment.a_first),
     }
+
+
+def _flag_of(assignment: Assignment) -> PairFlag | None:
+    try:
+        return assignment.flag  # select_related by assignment_for_user: no query
+    except PairFlag.DoesNotExist:
+        return None
+
+
+def campaign_flags(*, campaign: Campaign, limit: int = 200) -> list[dict]:
+    """The campaign's flagged pairs for staff, most recently flagged first: each pair (voided or
+    not) with its flags, who flagged it, why and when; at most `limit` flags."""
+    flags = list(
+        PairFlag.objects.filter(pair__campaign=campaign)
+        .select_related("pair__topic", "pair__article_a__system", "pair__article_b__system", "pair__voided_by", "assignment__annotator")
+        .only(
+            "reason",
+            "note",
+            "flagged_at",
+            "pair__id",
+            "pair__voided_at",
+            "pair__void_reason",
+            "pair__voided_by__username",
+            "pair__topic__title",
+            "pair__article_a__system__key",
+            "pair__article_b__system__key",
+            "assignment__annotator__username",
+        )
+        .order_by("-flagged_at")[:limit]
+    )
+    pairs: dict[int, dict] = {}
+    for flag in flags:
+        pairs.setdefault(flag.pair.pk, {"pair": flag.pair, "flags": []})["flags"].append(flag)
+    return list(pairs.values())
 
 
 def label_state(*, campaign: Campaign, label: Label) -> str:
@@ -454,7 +497,11 @@ def pair_time_estimate(*, campaign: Campaign) -> dict | None:
         .order_by("-submitted_at")
         .values_list("submitted_at", "first_opened_at", "claimed_at")[:PAIR_TIME_RECENT]
     )
-    minutes = [(done - (opened or claimed)).total_seconds() / 60 for done, opened, claimed in rows if (opened or claimed) and done >= (opened or claimed)]
+    minutes = [
+        (done - (opened or claimed)).total_seconds() / 60
+        for done, opened, claimed in rows
+        if (opened or claimed) and done >= (opened or claimed)
+    ]
     if len(minutes) < PAIR_TIME_MIN_PAIRS:
         return None
     values = np.array(minutes)

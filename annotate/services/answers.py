@@ -26,7 +26,7 @@ import protocols
 from annotate.answers import Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
-from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
+from annotate.selectors import REMOVED_FROM_CAMPAIGN, VOIDED_PAIR, removed_from_campaign
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -135,6 +135,8 @@ def assignment_check_editable(assignment: Assignment) -> None:
     """Refuses a change to revoked, closed or expired work."""
     if assignment.status == Assignment.Status.REVOKED:
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
+    if assignment.status == Assignment.Status.VOIDED:
+        raise PermissionDenied(VOIDED_PAIR)
     if not assignment.pair.campaign.is_open:
         raise ValidationError(["This campaign is closed; its labels can no longer be changed."])
     if assignment.status == Assignment.Status.EXPIRED:
