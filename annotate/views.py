@@ -199,7 +199,7 @@ def pair_flag(request: HttpRequest, assignment_id: int) -> HttpResponse:
         errors, status = exc.messages, 422
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     if request.htmx:
-        context = {**selectors.annotation_page(assignment=assignment), "flag_errors": errors}
+        context = {**selectors.annotation_page(assignment=assignment), "flag_errors": errors, "flag_open": True}
         return render(request, PAGE + "#flag", context, status=status)
     if errors:
         return _page(request, assignment, status=422, errors=errors)
