@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 import protocols
 from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, one_article, shorten
 from annotate.design import Design
+from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import (
     LABELS_ONLY_PREFIX,
     ORIGINAL,
@@ -37,6 +38,7 @@ from annotate.models import (
     ReadingAssignment,
     Topic,
 )
+from annotate.pace_selectors import pair_time_estimate
 from annotate.removal import Removal, article_removal
 from annotate.rendering import emphasis_plain
 from protocols.pairwise import FIRST, POSITIONS, SECOND, SIDE_A, SIDE_B, position_of, side_of
@@ -201,9 +203,6 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
     return assignment
 
 
-VOIDED_PAIR = "Staff voided this pair (a problem with its articles); it no longer needs your answers. Open your queue for the next one."
-
-
 @dataclass
 class CriterionRow:
     criterion: Criterion
@@ -309,33 +308,6 @@ def _flag_of(assignment: Assignment) -> PairFlag | None:
         return None
 
 
-def campaign_flags(*, campaign: Campaign, limit: int = 200) -> list[dict]:
-    """The campaign's flagged pairs for staff, most recently flagged first: each pair (voided or
-    not) with its flags, who flagged it, why and when; at most `limit` flags."""
-    flags = list(
-        PairFlag.objects.filter(pair__campaign=campaign)
-        .select_related("pair__topic", "pair__article_a__system", "pair__article_b__system", "pair__voided_by", "assignment__annotator")
-        .only(
-            "reason",
-            "note",
-            "flagged_at",
-            "pair__id",
-            "pair__voided_at",
-            "pair__void_reason",
-            "pair__voided_by__username",
-            "pair__topic__title",
-            "pair__article_a__system__key",
-            "pair__article_b__system__key",
-            "assignment__annotator__username",
-        )
-        .order_by("-flagged_at")[:limit]
-    )
-    pairs: dict[int, dict] = {}
-    for flag in flags:
-        pairs.setdefault(flag.pair.pk, {"pair": flag.pair, "flags": []})["flags"].append(flag)
-    return list(pairs.values())
-
-
 def label_state(*, campaign: Campaign, label: Label) -> str:
     """The border of a criterion holding `label` (annotate.answers.answer_state)."""
     problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
@@ -420,34 +392,6 @@ def _column(position: str, article: Article, *, neutral_emphasis: bool = False) 
     }
 
 
-def section_maps(*, shown: dict[str, Article], alignment) -> dict[str, list[dict]]:
-    """Each column's section map (issue 37): per section of the article shown there, its anchor on
-    the page, its title, and its counterpart in the other column (anchor and title) or None.
-    Built the same way for both columns from one symmetric alignment (`annotate.alignment`), with
-    no score and no article id: it says what matches what, never how well."""
-    by_id = {
-        alignment.first_id: (alignment.first_sections, alignment.first_to_second),
-        alignment.second_id: (alignment.second_sections, alignment.second_to_first),
-    }
-
-    def anchor(position: str, raw: str) -> str:
-        # The same per-column prefix as `_column`; the opening prose is the article's top.
-        return f"a{position}-{raw or 'top'}"
-
-    maps = {}
-    for position, other in ((FIRST, SECOND), (SECOND, FIRST)):
-        sections, matches = by_id[shown[position].pk]
-        others, _ = by_id[shown[other].pk]
-        rows = []
-        for (raw, title), match in zip(sections, matches):
-            counterpart = None
-            if match is not None:
-                counterpart = {"anchor": anchor(other, others[match][0]), "title": others[match][1], "position": other}
-            rows.append({"anchor": anchor(position, raw), "title": title, "match": counterpart, "other": other})
-        maps[position] = rows
-    return maps
-
-
 def annotator_queue(*, user: User) -> list[dict]:
     """Open campaigns the user may work on, with their own progress (never a labels-only one: it has no texts)."""
     rows = []
@@ -477,36 +421,6 @@ def annotator_queue(*, user: User) -> list[dict]:
             }
         )
     return rows
-
-
-PAIR_TIME_MIN_PAIRS = 5  # fewer submitted pairs give no estimate
-PAIR_TIME_RECENT = 500  # the estimate reads the campaign's latest submitted pairs
-
-
-def pair_time_estimate(*, campaign: Campaign) -> dict | None:
-    """The expected time per pair shown before claiming one (issue 37): the median, in minutes, of
-    the time from first opening a pair to submitting it, over the campaign's latest
-    `PAIR_TIME_RECENT` submitted pairs (every annotator; breaks count, as they do for the reader),
-    with its n and a 95% distribution-free interval for the median (scipy.stats.quantile_test's
-    order-statistic interval). None under `PAIR_TIME_MIN_PAIRS` pairs."""
-    import numpy as np
-    from scipy.stats import quantile_test
-
-    rows = (
-        Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED, submitted_at__isnull=False)
-        .order_by("-submitted_at")
-        .values_list("submitted_at", "first_opened_at", "claimed_at")[:PAIR_TIME_RECENT]
-    )
-    minutes = [
-        (done - (opened or claimed)).total_seconds() / 60
-        for done, opened, claimed in rows
-        if (opened or claimed) and done >= (opened or claimed)
-    ]
-    if len(minutes) < PAIR_TIME_MIN_PAIRS:
-        return None
-    values = np.array(minutes)
-    interval = quantile_test(values, p=0.5).confidence_interval(0.95)
-    return {"median": float(np.median(values)), "low": float(interval.low), "high": float(interval.high), "n": len(minutes)}
 
 
 def _pairs_progress(campaign: Campaign) -> QuerySet[Pair]:

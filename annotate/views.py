@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate import reading_selectors, selectors
+from annotate import alignment_selectors, flag_selectors, reading_selectors, selectors
 from annotate.models import Campaign, Criterion, Pair, Topic
 from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
@@ -104,7 +104,7 @@ def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refu
     context = selectors.annotation_page(assignment=assignment)
     shown = selectors.shown_articles(assignment.pair, assignment.a_first)
     alignment = alignments.section_alignment_ensure(first=shown["1"], second=shown["2"])
-    maps = selectors.section_maps(shown=shown, alignment=alignment)
+    maps = alignment_selectors.section_maps(shown=shown, alignment=alignment)
     for column in context["columns"]:
         column["sections"] = maps[column["position"]]
     context["errors"] = errors or []
@@ -302,7 +302,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     progress = selectors.campaign_progress_page(
         campaign=campaign, pairs_page=request.GET.get("pairs", 1), annotators_page=request.GET.get("annotators", 1)
     )
-    context = {"campaign": campaign, "query": request.GET, **progress, "flagged": selectors.campaign_flags(campaign=campaign)}
+    context = {"campaign": campaign, "query": request.GET, **progress, "flagged": flag_selectors.campaign_flags(campaign=campaign)}
     template = "annotate/campaign_detail.html"
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target in ("pairs", "annotators"):
         return render(request, f"{template}#{request.htmx.target}", context)

@@ -85,7 +85,8 @@ def serve(root: Path) -> tuple[subprocess.Popen, str]:
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    deadline = time.monotonic() + 180  # a loaded machine can take a minute to start Django
+    while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(url + "/accounts/login/", timeout=1)
             return server, url

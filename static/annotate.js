@@ -287,6 +287,11 @@
   function changed(form) {
     refusedBody.delete(form);
     if (dirty(form)) status(form, "Unsaved changes…", "pending");
+    // Typed back to what the server has: nothing to send, and nothing unsaved.
+    else if (!inflight.has(form) && acked.has(form)) {
+      const stored = acked.get(form).split("&").some(function (field) { return field && !field.endsWith("="); });
+      status(form, stored ? "Saved" : "", stored ? "saved" : "");
+    }
   }
 
   document.addEventListener("change", function (event) {
@@ -423,7 +428,8 @@
     let all = true;
     unconfirmed().forEach(function (form) {
       const key = body(form);
-      if (flushed.get(form) === key || inflight.get(form) === key) return;
+      // One on its way is sent again: leaving may cancel it, and the server takes a repeat as "Saved".
+      if (flushed.get(form) === key) return;
       const data = new FormData(form);
       data.set("flush", "1");
       const url = form.getAttribute("hx-post") || form.action;

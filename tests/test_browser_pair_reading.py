@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from annotate.alignment_selectors import section_maps
 from annotate.models import Assignment, Campaign, CriterionSet, Label, SectionAlignment, Topic
-from annotate.selectors import section_maps, shown_articles
+from annotate.selectors import shown_articles
 from annotate.services.answers import label_save, overall_save
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next

@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 
 from annotate.alignment import Section, align, sections_of
+from annotate.alignment_selectors import section_maps
 from annotate.models import SectionAlignment
 from annotate.rendering import render_html
-from annotate.selectors import section_maps, shown_articles
+from annotate.selectors import shown_articles
 from annotate.services.alignments import section_alignment_ensure
 from annotate.services.claims import assignment_claim_next
 

@@ -25,8 +25,9 @@ from django.utils import timezone
 import protocols
 from annotate.answers import Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
+from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
-from annotate.selectors import REMOVED_FROM_CAMPAIGN, VOIDED_PAIR, removed_from_campaign
+from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
