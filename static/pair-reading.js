@@ -17,7 +17,7 @@
   }
 
   function typing(target) {
-    return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT", "BUTTON", "A"].includes(target.tagName));
+    return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT", "BUTTON", "A", "SUMMARY"].includes(target.tagName));
   }
 
   function pick(position) {
