@@ -89,6 +89,7 @@ lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	@$(PY) bench/module_sizes.py --top 10
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # Rewrites the tree in ruff's style and applies ruff's safe fixes (import order, unused imports).

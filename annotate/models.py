@@ -132,6 +132,7 @@ class Criterion(models.Model):
     subcategory_name = models.CharField(max_length=200, blank=True)
     watch_class = models.CharField(max_length=100, blank=True)
     text = models.TextField()
+    title = models.CharField(max_length=120, blank=True, help_text="A short name to scan by; blank: the page shortens the text.")
     order = models.PositiveIntegerField()
     response = models.JSONField(
         default=dict,
@@ -283,6 +284,11 @@ class Pair(models.Model):
     article_a = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     article_b = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     order = models.PositiveIntegerField(default=0)
+    # Voided by staff (a broken article, the wrong topic...): handed out no more, every assignment of it
+    # VOIDED (audited), its labels kept but out of every statistic, which reads submitted work only.
+    voided_at = models.DateTimeField(null=True, blank=True)
+    voided_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    void_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["campaign", "order", "id"]
@@ -293,6 +299,55 @@ class Pair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
+
+
+class SectionAlignment(models.Model):
+    """Which section of one article covers what a section of the other covers (`annotate.alignment`),
+    computed once for two articles and kept: the same for every campaign, annotator and order they
+    are shown in. `first` is the article with the lower id. Sections are `[anchor, title]`; the
+    mappings hold, per section, the index of its counterpart in the other article or null. The
+    similarity scores are not stored: nothing shown may carry them."""
+
+    first = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    first_sections = models.JSONField(default=list)
+    second_sections = models.JSONField(default=list)
+    first_to_second = models.JSONField(default=list)
+    second_to_first = models.JSONField(default=list)
+    method = models.CharField(max_length=200, help_text="How it was computed (annotate.alignment's method and threshold).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="section_alignment_unique_articles"),
+            models.CheckConstraint(condition=models.Q(first__lt=models.F("second")), name="section_alignment_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"sections of article {self.first_id} and {self.second_id}"
+
+
+class PairFlag(models.Model):
+    """An annotator's "flag this pair" (issue 37): what is wrong with it, in their words. One per
+    assignment (flagging again replaces it); staff see flags on the campaign page and may void the pair."""
+
+    class Reason(models.TextChoices):
+        BROKEN = "broken", "An article is broken (empty, truncated, garbled)"
+        WRONG_TOPIC = "wrong_topic", "An article is about another topic"
+        OFFENSIVE = "offensive", "Offensive content"
+        OTHER = "other", "Something else"
+
+    assignment = models.OneToOneField("Assignment", on_delete=models.CASCADE, related_name="flag")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="flags")
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    note = models.TextField(blank=True, max_length=2000)
+    flagged_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-flagged_at"]
+
+    def __str__(self) -> str:
+        return f"{self.pair}: {self.reason}"
 
 
 class GoldPair(models.Model):
@@ -377,6 +432,7 @@ class Assignment(models.Model):
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Returned to the pool"
         REVOKED = "revoked", "Annotator removed from the campaign"
+        VOIDED = "voided", "Pair voided by staff"
 
     class Guess(models.TextChoices):  # by side; shown by position (annotate.services.guesses)
         A = "a", "Article A"

@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 import protocols
 from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, one_article, shorten
 from annotate.design import Design
+from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import (
     LABELS_ONLY_PREFIX,
     ORIGINAL,
@@ -33,9 +34,11 @@ from annotate.models import (
     CriterionSet,
     Label,
     Pair,
+    PairFlag,
     ReadingAssignment,
     Topic,
 )
+from annotate.pace_selectors import pair_time_estimate
 from annotate.removal import Removal, article_removal
 from annotate.rendering import emphasis_plain, headings_neutral, toc_neutral
 from protocols.pairwise import FIRST, POSITIONS, SECOND, SIDE_A, SIDE_B, position_of, side_of
@@ -179,7 +182,8 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
     assignments = Assignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
     if with_articles:
         # The page shows the rendered HTML; the markdown versions are never needed here.
-        assignments = assignments.select_related("pair__article_a", "pair__article_b").defer(
+        # The page shows the annotator's flag on the pair, if any, in the same query.
+        assignments = assignments.select_related("pair__article_a", "pair__article_b", "flag").defer(
             *(f"pair__{side}__{field}" for side in ("article_a", "article_b") for field in ("raw_markdown", "display_markdown"))
         )
     assignment = assignments.filter(pk=assignment_id).annotate(removed=removed_from_campaign()).first()
@@ -191,6 +195,8 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
             "These labels were imported into a labels-only campaign: its articles have no texts, so there is nothing "
             "to show or annotate here."
         )
+    if assignment.status == Assignment.Status.VOIDED:
+        raise PermissionDenied(VOIDED_PAIR)
     if assignment.removed or assignment.status == Assignment.Status.REVOKED:
         # Removal is final: no reading either, submitted pairs included (README "Accounts for a lab").
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
@@ -288,9 +294,18 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "gaps": gaps,
         "first_open": gaps[0].anchor if gaps else "",
         "spans": spans,
+        "flag": _flag_of(assignment),
+        "flag_reasons": PairFlag.Reason.choices,
         "overall_choices": protocol.OVERALL_CHOICES,
         "overall": protocol.shown_overall(assignment.overall, a_first=assignment.a_first),
     }
+
+
+def _flag_of(assignment: Assignment) -> PairFlag | None:
+    try:
+        return assignment.flag  # select_related by assignment_for_user: no query
+    except PairFlag.DoesNotExist:
+        return None
 
 
 def label_state(*, campaign: Campaign, label: Label) -> str:
@@ -407,6 +422,7 @@ def annotator_queue(*, user: User) -> list[dict]:
                 "submitted_list": list(
                     mine.filter(status=Assignment.Status.SUBMITTED).select_related("pair__topic").order_by("-submitted_at")[:50]
                 ),
+                "pair_time": pair_time_estimate(campaign=campaign),
             }
         )
     return rows

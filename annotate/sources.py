@@ -59,6 +59,15 @@ class CriterionRecord:
     subcategory_name: str = ""
     watch_class: str = ""
     response: dict = field(default_factory=dict)  # `protocols.criterion_response`; {}: pairwise
+    title: str = ""  # a short name for scanning (issue 37), at most TITLE_MAX_LENGTH; "" when the file gives none
+
+    def hashed(self) -> list:
+        """What the rubric's content hash covers of this criterion (no title: the hash of a file without titles is unchanged)."""
+        fields = [self.key, self.text, self.subcategory_key, self.subcategory_name, self.watch_class]
+        return fields + ([self.response] if self.response else []) + ([["title", self.title]] if self.title else [])
+
+
+TITLE_MAX_LENGTH = 80
 
 
 @dataclass
@@ -85,10 +94,7 @@ class RubricRecord:
                     c.key,
                     c.name,
                     c.description,
-                    [
-                        [k.key, k.text, k.subcategory_key, k.subcategory_name, k.watch_class, *([k.response] if k.response else [])]
-                        for k in c.criteria
-                    ],
+                    [k.hashed() for k in c.criteria],
                 ]
                 for c in self.categories
             ],
@@ -251,6 +257,12 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                 if not text:
                     problems.append(Problem(source, f"criterion '{criterion_key}' has no text"))
                     continue
+                title = " ".join(str(item.get("title") or "").split())
+                if len(title) > TITLE_MAX_LENGTH:
+                    problems.append(
+                        Problem(source, f"criterion '{criterion_key}': a title of {len(title)} characters (at most {TITLE_MAX_LENGTH})")
+                    )
+                    continue
                 seen_criteria[criterion_key] = category_key
                 response, wrong = protocols.criterion_response(item.get("response"))
                 if wrong:
@@ -264,6 +276,7 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                         subcategory_name=sub_name,
                         watch_class=str(item.get("watch_class") or ""),
                         response=response,
+                        title=title,
                     )
                 )
         if not criteria:

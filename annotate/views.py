@@ -8,11 +8,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate import reading_selectors, selectors
-from annotate.models import Campaign, Criterion, Topic
+from annotate import alignment_selectors, flag_selectors, reading_selectors, selectors
+from annotate.models import Campaign, Criterion, Pair, Topic
 from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
-from annotate.services import alt_epsilon, answers, campaigns, claims, guesses, labelling
+from annotate.services import alignments, alt_epsilon, answers, campaigns, claims, flags, guesses, labelling
 from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
@@ -102,6 +102,11 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
     """The whole page; after a refused submission (`show_gaps`) it lists what is missing, by criterion text."""
     context = selectors.annotation_page(assignment=assignment)
+    shown = selectors.shown_articles(assignment.pair, assignment.a_first)
+    alignment = alignments.section_alignment_ensure(first=shown["1"], second=shown["2"])
+    maps = alignment_selectors.section_maps(shown=shown, alignment=alignment)
+    for column in context["columns"]:
+        column["sections"] = maps[column["position"]]
     context["errors"] = errors or []
     context["show_gaps"] = show_gaps
     context["refused_submit"] = refused_submit
@@ -214,6 +219,43 @@ def assignment_guess(request: HttpRequest, assignment_id: int) -> HttpResponse:
 
 @require_POST
 @login_required
+def pair_flag(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The annotator's "Flag this pair": htmx gets the flag box back; without JavaScript, the page."""
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    errors, status = [], 200
+    try:
+        flags.pair_flag(assignment=assignment, user=request.user, reason=request.POST.get("reason", ""), note=request.POST.get("note", ""))
+    except ValidationError as exc:
+        errors, status = exc.messages, 422
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    if request.htmx:
+        context = {**selectors.annotation_page(assignment=assignment), "flag_errors": errors, "flag_open": True}
+        return render(request, PAGE + "#flag", context, status=status)
+    if errors:
+        return _page(request, assignment, status=422, errors=errors)
+    messages.success(request, "Thank you: the pair is flagged for staff.")
+    return redirect("assignment", assignment.pk)
+
+
+@require_POST
+@staff_required
+def pair_void(request: HttpRequest, campaign_id: int, pair_id: int) -> HttpResponse:
+    """Staff void a pair for everyone from the campaign page's flags."""
+    pair = get_object_or_404(Pair.objects.select_related("topic"), pk=pair_id, campaign_id=campaign_id)
+    try:
+        voided = flags.pair_void(pair=pair, by=request.user, reason=request.POST.get("reason", ""))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(
+            request,
+            f"Voided the pair on {pair.topic.title}: {voided} assignment{'s' if voided != 1 else ''} voided; the labels stay in the audit trail.",
+        )
+    return redirect(reverse("campaign-detail", args=[campaign_id]) + "#flags")
+
+
+@require_POST
+@login_required
 def span_add(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
     try:
@@ -290,7 +332,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     progress = selectors.campaign_progress_page(
         campaign=campaign, pairs_page=request.GET.get("pairs", 1), annotators_page=request.GET.get("annotators", 1)
     )
-    context = {"campaign": campaign, "query": request.GET, **progress}
+    context = {"campaign": campaign, "query": request.GET, **progress, "flagged": flag_selectors.campaign_flags(campaign=campaign)}
     template = "annotate/campaign_detail.html"
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target in ("pairs", "annotators"):
         return render(request, f"{template}#{request.htmx.target}", context)

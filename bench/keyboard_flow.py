@@ -12,6 +12,11 @@ advertises (its "Keys:" hint) and nothing else:
 Control keys are every key that is not text typed into the rationale. The time per criterion is
 the wall time from its first key to its last; the whole pair's time runs until the server has
 confirmed every save ("39 / 39").
+
+It counts the POSTs that save criteria (issue 37: at most one per criterion when the rationale is
+typed in one go), then submits with the page's own key, Ctrl+Enter, and times the submission: the
+POSTs sent after the key (none when everything is saved), the server's time for the submit request
+(Chromium's requestStart to responseStart) and the wall time until the next page has loaded.
 """
 
 from __future__ import annotations
@@ -55,6 +60,12 @@ class KeyboardRun:
     whole_pair_seconds: float = 0.0
     confirm_seconds: float = 0.0  # after the last key, until every save was confirmed
     advertised: list[str] = field(default_factory=list)
+    saves: int = 0  # POSTs saving a criterion, while labelling
+    saves_on_submit: int = 0  # POSTs saving a criterion after the submit key
+    submit_server_ms: float = 0.0
+    submit_wall_ms: float = 0.0
+    match_keys: int = 0  # keys that brought the other article's matching section into view
+    match_checked: int = 0  # sections of the first article tried
 
 
 def free_port() -> int:
@@ -74,7 +85,8 @@ def serve(root: Path) -> tuple[subprocess.Popen, str]:
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    deadline = time.monotonic() + 180  # a loaded machine can take a minute to start Django
+    while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(url + "/accounts/login/", timeout=1)
             return server, url
@@ -82,6 +94,33 @@ def serve(root: Path) -> tuple[subprocess.Popen, str]:
             time.sleep(0.1)
     server.terminate()
     sys.exit("the bench server did not start")
+
+
+# Scrolls the first article so that section `id` starts near the top of its column.
+SCROLL_TO_SECTION = """id => { const el = document.getElementById(id), col = el.closest('.column');
+    col.scrollTop += el.getBoundingClientRect().top - col.getBoundingClientRect().top - 40; }"""
+IN_VIEW = """id => { const el = document.getElementById(id), col = el.closest('.column');
+    const top = el.getBoundingClientRect().top - col.getBoundingClientRect().top; return top >= 0 && top < col.clientHeight; }"""
+
+
+def matching_part_keys(page) -> tuple[int, int]:
+    """For every section of Article 1 that has a counterpart (the section map says which): scroll to
+    it, press `m` once, and check that the counterpart is then in view. Returns (the most keys any
+    section needed, sections tried): 1 when `m` alone always did it, 0 when no section matched."""
+    rows = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.section-map[data-position=\"1\"] li[data-match]')).map(li => [li.dataset.anchor, li.dataset.match])"
+    )
+    most = 0
+    for anchor, match in rows:
+        page.evaluate(SCROLL_TO_SECTION, anchor)
+        keys = 0
+        while keys < 5 and not (keys and page.evaluate(IN_VIEW, match)):
+            page.keyboard.press("m")
+            keys += 1
+        if not page.evaluate(IN_VIEW, match):
+            keys = 99  # never came into view
+        most = max(most, keys)
+    return most, len(rows)
 
 
 def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys: list[str], seed: int = 0) -> KeyboardRun:
@@ -102,6 +141,8 @@ def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys:
         page.goto(f"/work/{assignment_id}/")
         page.wait_for_load_state("networkidle")
         run.advertised = page.locator(".hint kbd").all_inner_texts()
+        posts = [0]
+        page.on("request", lambda r: posts.__setitem__(0, posts[0] + 1) if r.method == "POST" and "/criteria/" in r.url else None)
         move = "n" if "n" in run.advertised else "j"
 
         def press(key: str, counter: list[int]) -> None:
@@ -138,5 +179,15 @@ def label_pair_by_keyboard(*, url: str, username: str, assignment_id: int, keys:
         done = time.perf_counter()
         run.whole_pair_seconds = done - started
         run.confirm_seconds = done - last_key
+        run.saves = posts[0]
+        run.match_keys, run.match_checked = matching_part_keys(page)
+        before = time.perf_counter()
+        with page.expect_response(lambda r: r.url.endswith(f"/work/{assignment_id}/submit/")) as submitted:
+            page.keyboard.press("Control+Enter")
+        timing = submitted.value.request.timing
+        run.submit_server_ms = timing["responseStart"] - timing["requestStart"]
+        page.wait_for_load_state("load")
+        run.submit_wall_ms = (time.perf_counter() - before) * 1000
+        run.saves_on_submit = posts[0] - run.saves
         browser.close()
     return run

@@ -4,12 +4,8 @@
 (function () {
   "use strict";
 
-  const pending = new Set(); // forms whose last change is not yet confirmed by the server
-  const edits = new Map(); // form -> how many changes it has had (so a late reply confirms only what it sent)
-  const sending = new Map(); // form -> the edit count its request in flight carries
   const retries = new Map(); // form -> number of failed attempts
   const timers = new Map(); // form -> its scheduled retry
-  const refused = new Set(); // forms the server refused (4xx): the same request would be refused again
   const flushed = new Map(); // form -> the body last sent by flush(), so that leaving sends each change once
   const denied = new Set(); // forms last answered 403: the server will not take them from this page as it is
   const loggedOut = new Set(); // forms whose save was answered with the login page: the session ended
@@ -63,8 +59,15 @@
     }
   }
 
+  // A criterion in a collapsed category opens its category before it takes the cursor.
+  function unfold(form) {
+    const group = form.closest("details");
+    if (group && !group.open) group.open = true;
+  }
+
   function focusCriterion(form, block) {
     if (!form) return;
+    unfold(form);
     form.focus({ preventScroll: true });
     reveal(form, block);
   }
@@ -72,6 +75,7 @@
   // Puts the cursor where the criterion needs it: its rationale once a winner is chosen, else the criterion.
   function land(form, block) {
     if (!form) return;
+    unfold(form);
     const rationale = form.querySelector("textarea[name=rationale]");
     if (rationale && answer(form)) {
       rationale.focus({ preventScroll: true });
@@ -103,6 +107,12 @@
   function markState(form, state) {
     form.classList.toggle("complete", state === "complete");
     form.classList.toggle("partial", state === "partial");
+    // Its chip in the overview of done criteria follows.
+    const chip = document.querySelector('.overview a[data-jump="' + form.id + '"]');
+    if (chip) {
+      chip.classList.toggle("complete", state === "complete");
+      chip.classList.toggle("partial", state === "partial");
+    }
   }
 
   // --- keyboard ---------------------------------------------------------------
@@ -130,6 +140,7 @@
   }
 
   function choose(form, radio, event) {
+    byKey = form;
     radio.checked = true;
     radio.dispatchEvent(new Event("change", { bubbles: true }));
     event.preventDefault();
@@ -137,7 +148,35 @@
     toRationale(form);
   }
 
+  // Every criterion is answered: Submit is shown and named, never focused (a Space would press it).
+  function allDone() {
+    const submit = document.querySelector("#submit-form button[type=submit]");
+    if (!submit) return;
+    submit.scrollIntoView({ block: "nearest" });
+    const note = document.getElementById("submit-note");
+    if (note) note.hidden = false;
+  }
+
+  // Submit has its own key, Ctrl+Enter (or a click): never a moved focus and a Space.
+  function submitKey(event) {
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return false;
+    const form = document.getElementById("submit-form");
+    if (!form) return false;
+    event.preventDefault();
+    form.requestSubmit();
+    return true;
+  }
+
+  // A focused Submit button ignores Space: prose typed outside a text box must never press it.
+  function spaceOnSubmit(event) {
+    if (event.key !== " " || !event.target.closest || !event.target.closest("#submit-form")) return false;
+    event.preventDefault();
+    return true;
+  }
+  document.addEventListener("keyup", spaceOnSubmit);
+
   document.addEventListener("keydown", function (event) {
+    if (submitKey(event) || spaceOnSubmit(event)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     // A count: digits go to its box; Enter saves it (leaving the box is its change) and goes on to the rationale.
     if (event.key === "Enter" && event.target.matches && event.target.matches("form.criterion input[name=value]")) {
@@ -162,18 +201,12 @@
       event.preventDefault();
       return;
     }
-    // On the single-article page n answers No: "next unanswered" is the pair page's alone.
+    // On the single-article page n answers No: "next unanswered" is the pair page's alone. Past the
+    // last open criterion it stays put and says how to submit: a key press never reaches Submit.
     if (event.key === "n" && !(panel() && panel().dataset.keys === "reading")) {
       const open = nextOpen(here);
-      if (open) {
-        land(open, "center");
-      } else {
-        const submit = document.querySelector("#submit-form button[type=submit]");
-        if (submit) {
-          submit.focus({ preventScroll: true });
-          submit.scrollIntoView({ block: "nearest" });
-        }
-      }
+      if (open) land(open, "center");
+      else allDone();
       event.preventDefault();
       return;
     }
@@ -190,7 +223,7 @@
       if (radio) choose(here, radio, event);
       return;
     }
-    const values = { "1": "1", "2": "2", t: "tie" };
+    const values = { "1": "1", "2": "2", t: "tie", b: "both_bad" }; // b: the overall question's "Both bad"
     if (values[event.key] && here) {
       const radio = here.querySelector('input[type=radio][value="' + values[event.key] + '"]');
       if (radio) choose(here, radio, event);
@@ -213,28 +246,83 @@
   });
 
   // --- saving -------------------------------------------------------------------
+  // One request per answer: a change waits for a pause of PAUSE_MS (a choice made by key puts the
+  // cursor in the rationale, so the choice and the reason typed after it travel together), and
+  // leaving the rationale sends at once. A form is saved only when its fields differ from what the
+  // server last acknowledged and from what is on its way: the server is never asked twice for the
+  // same answer, and Submit sends only what is not acknowledged yet.
+  const PAUSE_MS = 800;
+  const KEY_CHOICE_MS = 3000; // a choice made by key waits this long for the rationale typed after it
+  const acked = new Map(); // form -> the body the server last confirmed (or the page was rendered with)
+  const inflight = new Map(); // form -> the body of its request on its way
+  const refusedBody = new Map(); // form -> the body the server refused (4xx): sending it again is pointless
+  const pauses = new Map(); // form -> its scheduled save after a pause
+  let byKey = null; // the form whose choice a key is making (choose(), just before its change event)
+
+  function body(form) {
+    const data = new FormData(form);
+    data.delete("csrfmiddlewaretoken");
+    data.delete("flush");
+    return new URLSearchParams(data).toString();
+  }
+
+  function dirty(form) {
+    return body(form) !== acked.get(form);
+  }
+
+  // Saves `form` now unless the server has, or is being sent, exactly these fields.
+  function save(form) {
+    clearTimeout(pauses.get(form));
+    pauses.delete(form);
+    const now = body(form);
+    if (now === acked.get(form) || now === inflight.get(form) || now === refusedBody.get(form)) return;
+    htmx.trigger(form, "save-now");
+  }
+
+  function later(form, wait) {
+    clearTimeout(pauses.get(form));
+    pauses.set(form, setTimeout(function () { save(form); }, wait || PAUSE_MS));
+  }
+
   function changed(form) {
-    edits.set(form, (edits.get(form) || 0) + 1);
-    pending.add(form);
-    refused.delete(form);
+    refusedBody.delete(form);
+    if (dirty(form)) status(form, "Unsaved changes…", "pending");
+    // Typed back to what the server has: nothing to send, and nothing unsaved.
+    else if (!inflight.has(form) && acked.has(form)) {
+      const stored = acked.get(form).split("&").some(function (field) { return field && !field.endsWith("="); });
+      status(form, stored ? "Saved" : "", stored ? "saved" : "");
+    }
   }
 
   document.addEventListener("change", function (event) {
     const form = event.target.closest && event.target.closest("form.criterion");
-    if (form) changed(form);
+    if (!form) return;
+    changed(form);
+    // A choice made by key puts the cursor in the rationale: it waits for the reason typed next and
+    // travels with it. A click (the annotator may stop there) or a question without a rationale
+    // (the overall one) is sent at once.
+    const keyed = byKey === form;
+    byKey = null;
+    if (keyed && form.querySelector("textarea[name=rationale]")) later(form, KEY_CHOICE_MS);
+    else if (event.target.matches("textarea")) later(form);
+    else save(form);
   });
   document.addEventListener("input", function (event) {
     const form = event.target.closest && event.target.closest("form.criterion");
-    if (form) {
-      changed(form);
-      status(form, "Unsaved changes…", "pending");
-    }
+    if (!form) return;
+    changed(form);
+    later(form);
+  });
+  // Leaving the rationale (Esc, Tab, a click elsewhere) ends the answer: send it now.
+  document.addEventListener("focusout", function (event) {
+    const form = event.target.closest && event.target.closest("form.criterion");
+    if (form && event.target.matches("textarea, input[name=value]")) save(form);
   });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     const form = event.detail.elt;
     if (!form.matches || !form.matches("form.criterion")) return;
-    sending.set(form, edits.get(form) || 0);
+    inflight.set(form, body(form));
     status(form, "Saving…", "pending");
   });
 
@@ -268,8 +356,8 @@
     const form = event.detail.elt;
     if (!form.matches || !form.matches("form.criterion")) return;
     const code = event.detail.xhr ? event.detail.xhr.status : 0;
-    const sent = sending.get(form);
-    sending.delete(form);
+    const sent = inflight.get(form);
+    inflight.delete(form);
     clearTimeout(timers.get(form));
     timers.delete(form);
     if (code >= 400 && code < 500) {
@@ -283,7 +371,7 @@
         status(form, "Not saved: " + reason(event.detail.xhr), "failed");
         return;
       }
-      refused.add(form);
+      refusedBody.set(form, sent);
       if (code !== 422) status(form, "Not saved: " + reason(event.detail.xhr), "failed"); // a 422 swaps its own message in
       return;
     }
@@ -296,10 +384,11 @@
     if (event.detail.successful) {
       retries.delete(form);
       denied.delete(form);
-      // Changes made while the request was on its way are still to be saved: their own save follows.
-      if ((edits.get(form) || 0) === sent) pending.delete(form);
+      acked.set(form, sent);
       const saved = form.querySelector(".save-status");
       if (saved && saved.dataset.state !== undefined) markState(form, saved.dataset.state);
+      // Changes made while the request was on its way are still to be saved: their own save follows.
+      if (dirty(form) && !pauses.has(form)) later(form);
       return;
     }
     // No reply, or a server error (5xx): the change may or may not have been stored (a reply can be
@@ -311,14 +400,24 @@
     status(form, "Not confirmed (" + (code || "no connection") + "); trying again in " + delay + " s", "failed");
     timers.set(form, setTimeout(function () {
       timers.delete(form);
-      if (pending.has(form) && !refused.has(form)) htmx.trigger(form, "save-now");
+      save(form);
     }, delay * 1000));
   });
 
-  // Changes that may still reach the server: refused ones wait for the annotator instead.
+  // Changes the server has not acknowledged and may still take: refused ones wait for the annotator.
   function unconfirmed() {
-    return Array.from(pending).filter(function (f) { return !refused.has(f); });
+    return criteria().filter(function (f) {
+      return acked.has(f) && dirty(f) && body(f) !== refusedBody.get(f);
+    });
   }
+
+  function unsaved() {
+    return criteria().filter(function (f) { return acked.has(f) && dirty(f); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form.criterion").forEach(function (form) { acked.set(form, body(form)); });
+  });
 
   // --- leaving the page --------------------------------------------------------------
   // A change made less than the save delay before the page is hidden or left would be lost with
@@ -328,19 +427,20 @@
   function flush() {
     let all = true;
     unconfirmed().forEach(function (form) {
-      const body = new FormData(form);
-      body.set("flush", "1");
-      const key = new URLSearchParams(body).toString();
+      const key = body(form);
+      // One on its way is sent again: leaving may cancel it, and the server takes a repeat as "Saved".
       if (flushed.get(form) === key) return;
+      const data = new FormData(form);
+      data.set("flush", "1");
       const url = form.getAttribute("hx-post") || form.action;
       let queued = false;
       try {
-        queued = navigator.sendBeacon(url, body);
+        queued = navigator.sendBeacon(url, data);
       } catch (error) {
         queued = false;
       }
       if (!queued && window.fetch) {
-        fetch(url, { method: "POST", body: body, keepalive: true, credentials: "same-origin" }).catch(function () {});
+        fetch(url, { method: "POST", body: data, keepalive: true, credentials: "same-origin" }).catch(function () {});
         queued = true;
       }
       if (queued) flushed.set(form, key);
@@ -355,31 +455,38 @@
   window.addEventListener("pagehide", flush);
 
   window.addEventListener("beforeunload", function (event) {
-    if (!pending.size) return;
+    if (event.defaultPrevented || submitting) return;
+    const waiting = unsaved();
+    if (!waiting.length) return;
     // What can be sent is sent; ask only when something may really be lost: refused changes,
     // saves that are failing already, or no network.
     const sent = flush();
-    const waiting = Array.from(pending);
-    const failing = waiting.some(function (f) { return retries.has(f) || refused.has(f) || denied.has(f); });
+    const failing = waiting.some(function (f) { return retries.has(f) || refusedBody.get(f) === body(f) || denied.has(f); });
     if (!sent || failing || !navigator.onLine) {
       event.preventDefault();
       event.returnValue = "";
     }
   });
 
-  // Submit only after every change has reached the server.
+  // Submit: what is saved is not sent again. With everything acknowledged it goes at once; else
+  // only the unacknowledged answers are sent (or awaited, when on their way) first.
+  let submitting = false;
   document.addEventListener("submit", function (event) {
     const form = event.target;
-    if (form.id !== "submit-form" || !unconfirmed().length || form.dataset.waited) return;
+    if (form.id !== "submit-form") return;
+    if (!unconfirmed().length || form.dataset.waited) {
+      submitting = true;
+      return;
+    }
     event.preventDefault();
-    unconfirmed().forEach(function (f) { htmx.trigger(f, "save-now"); });
+    unconfirmed().forEach(save);
     const started = Date.now();
     (function wait() {
       if (!unconfirmed().length || Date.now() - started > 8000) {
         form.dataset.waited = "1";
         form.requestSubmit();
       } else {
-        setTimeout(wait, 100);
+        setTimeout(wait, 50);
       }
     })();
   });

@@ -123,6 +123,7 @@ ROUTES = {
     "/campaigns/new/": staff_page(None, wrong="delete"),
     "/campaigns/<id:campaign_id>/": staff_page(),
     "/campaigns/<id:campaign_id>/toggle/": staff_page(method="post", wrong="get", ok=302),
+    "/campaigns/<id:campaign_id>/pairs/<id:pair_id>/void/": staff_page(method="post", wrong="get", ok=302),
     # 409: alice has claimed a pair, so what annotators see can no longer change.
     "/campaigns/<id:campaign_id>/emphasis/": staff_page(method="post", wrong="get", ok=409, data={"neutral_emphasis": "1"}),
     "/campaigns/<id:campaign_id>/epsilon/": staff_page(method="post", wrong="get", ok=302, data={"epsilon": "0.15", "reason": "skilled"}),
@@ -145,6 +146,7 @@ ROUTES = {
     "/work/<id:assignment_id>/overall/": own_work(422, data={"overall": "1"}),
     "/work/<id:assignment_id>/submit/": own_work(422),
     "/work/<id:assignment_id>/spans/": own_work(422),
+    "/work/<id:assignment_id>/flag/": own_work(422),
     "/work/<id:assignment_id>/spans/<id:span_id>/delete/": own_work(302),
     # The single-article page and its API: alice's reading (names starting with @ are the world's other ids).
     "/reading/<id:assignment_id>/": replace(own_work(200, method="get", wrong="post"), arguments=READING),
@@ -198,6 +200,7 @@ def world(campaign, alice, oscar, rachel, bob):
         "arguments": {
             "campaign_id": campaign.pk,
             "assignment_id": assignment.pk,
+            "pair_id": assignment.pair_id,
             "criterion_key": criterion.key,
             "topic_id": assignment.pair.topic_id,
             "system_key": "atlas_agent",

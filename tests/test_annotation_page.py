@@ -254,8 +254,8 @@ def test_it_renders_the_page_in_constant_queries(client, alice, catalogue, campa
     for criterion in Criterion.objects.filter(criterion_set=catalogue)[:10]:
         label_save(assignment=big, criterion=criterion, user=alice, position="1", rationale="ok ok ok")
     page(client, big)  # the first open writes the time stamp
-    # 39 criteria, 10 labels: session, user, assignment, labels, criteria, spans.
-    with django_assert_num_queries(6):
+    # 39 criteria, 10 labels: session, user, assignment, labels, criteria, spans, the stored section map.
+    with django_assert_num_queries(7):
         page(client, big)
     from annotate.services import criterion_set_import
     from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
@@ -268,7 +268,7 @@ def test_it_renders_the_page_in_constant_queries(client, alice, catalogue, campa
     small = campaign_create(name="Small", criterion_set=small_set, systems=["wikipedia", "quill_researcher"], topics=1, annotators=[alice])
     assignment = assignment_claim_next(campaign=small, user=alice)
     page(client, assignment)
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         page(client, assignment)
 
 

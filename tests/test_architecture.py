@@ -11,7 +11,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("config", "calibration", "judges", "annotate", "protocols", "common")
-MAX_LINES = 600
 IMPORT_LINTER = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
 CONTRACTS = IMPORT_LINTER["contracts"]
 
@@ -21,14 +20,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_no_module_is_longer_than_the_limit():
-    long = sorted(
-        f"{module_name(path)}: {lines} lines"
-        for package in (*PACKAGES, "tests", "bench")
-        for path in (ROOT / package).rglob("*.py")
-        if "migrations" not in path.parts and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-    )
-    assert long == []
+def test_it_lists_the_largest_modules_for_make_lint():
+    # Size is reported, not fenced (issue 38): `make lint` prints the largest modules.
+    from bench.module_sizes import sizes
+
+    rows = sizes()
+    assert rows == sorted(rows, reverse=True) and len(rows) > 100
+    assert all(not path.startswith(("annotate/migrations", "judges/migrations", "calibration/migrations")) for _, path in rows)
 
 
 def test_every_package_of_the_project_is_under_the_import_contracts():

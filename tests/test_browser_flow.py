@@ -137,14 +137,24 @@ def test_it_goes_to_the_next_unanswered_criterion_with_esc_then_n(page, live_dem
     assert active_id(page) == f"c-{criteria[4].key}" and focused_name(page) == "FORM"
     page.wait_for_function(IDLE)
 
-    # Once every criterion and the overall question are answered, `n` goes to Submit.
+    # Once every criterion and the overall question are answered, `n` says how to submit but never
+    # focuses Submit: prose typed outside a text box (an `n`, then a space) must not submit the pair.
     for criterion in criteria[4:]:
         answer_by_service(assignment, criterion)
     overall_save(assignment=assignment, user=assignment.annotator, value="1")
     page.reload()
     page.locator(f"#c-{criteria[10].key}").focus()
     page.keyboard.press("n")
-    assert page.evaluate("() => document.activeElement.textContent.trim()") == "Submit and open the next pair"
+    assert page.locator("#submit-note").is_visible()
+    assert page.evaluate("() => document.activeElement.textContent.trim()") != "Submit and open the next pair"
+    page.keyboard.type("now a sentence typed outside any box ")
+    page.locator("#submit-form button[type=submit]").focus()
+    page.keyboard.press(" ")  # even a focused Submit ignores Space
+    page.wait_for_timeout(300)
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.ACTIVE
+    page.keyboard.press("Control+Enter")  # its own key
+    page.wait_for_url(lambda url: f"/work/{assignment.pk}/" not in url)
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.SUBMITTED
 
 
 def test_it_lands_on_the_first_unanswered_criterion_after_a_reload(page, live_demo):  # noqa: F811
@@ -242,7 +252,8 @@ def test_it_shows_the_servers_own_reason_when_a_save_is_refused_with_403(page, l
     reason = " ".join(html.unescape(re.search(r"<main[^>]*>.*?<p>(.*?)</p>", refusal.text(), re.S).group(1)).split())
 
     page.keyboard.press("1")
-    page.wait_for_function(IDLE)
+    page.keyboard.press("Escape")  # leaving the rationale sends the answer
+    page.wait_for_function("id => document.querySelector(`#${id} .save-status`).textContent.startsWith('Not saved')", arg=f"c-{key}")
     status = page.locator(f"#c-{key} .save-status")
     assert status.inner_text() == f"Not saved: {reason}"
     assert not Label.objects.filter(assignment=assignment).exists()
@@ -255,7 +266,8 @@ def test_it_says_not_saved_when_the_session_ended(page, live_demo):  # noqa: F81
     page.context.clear_cookies(name="sessionid")  # logged out, as when the session expires
 
     page.keyboard.press("1")
-    page.wait_for_function(IDLE)
+    page.keyboard.press("Escape")  # leaving the rationale sends the answer
+    page.wait_for_function("id => document.querySelector(`#${id} .save-status`).textContent.startsWith('Not saved')", arg=f"c-{key}")
     status = page.locator(f"#c-{key} .save-status")
     assert status.inner_text().startswith("Not saved: you are logged out. Log in again in another tab")
     assert page.locator("form.criterion input[name=username]").count() == 0  # the login page is not swapped in

@@ -85,3 +85,26 @@ def test_it_offers_no_start_button_when_nothing_is_left(client, catalogue, alice
     assert "0 pairs left for you." in left(client)["Tiny"]
     assert "Start the next pair" not in html
     assert "Nothing is left for you to claim in this campaign now." in html
+
+
+def test_it_shows_the_campaigns_median_time_per_pair_with_its_n_and_interval(client, campaign, alice, bob):
+    from datetime import timedelta
+
+    import numpy as np
+    from scipy.stats import quantile_test
+
+    from annotate.models import Assignment
+
+    client.force_login(alice)
+    assert "no estimate yet (fewer than 5 pairs" in client.get(reverse("home")).content.decode()
+    minutes = [12, 30, 18, 45, 25, 22]
+    for user, spent in zip([alice, bob] * 3, minutes):
+        work = assignment_claim_next(campaign=campaign, user=user)
+        finish(work, user)
+        Assignment.objects.filter(pk=work.pk).update(first_opened_at=work.submitted_at - timedelta(minutes=spent))
+    html = client.get(reverse("home")).content.decode()
+    interval = quantile_test(np.array(minutes, dtype=float), p=0.5).confidence_interval(0.95)
+    assert np.median(minutes) == 23.5  # shown rounded half up
+    assert "Expected time per pair: about 24 min" in html
+    assert "last 6 submitted pairs" in html
+    assert f"95% CI {interval.low:.0f}–{interval.high:.0f} min" in html

@@ -25,6 +25,7 @@ from django.utils import timezone
 import protocols
 from annotate.answers import Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
+from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 from annotate.services.campaign_locks import answers_share_lock
@@ -136,6 +137,8 @@ def assignment_check_editable(assignment: Assignment) -> None:
     """Refuses a change to revoked, closed or expired work."""
     if assignment.status == Assignment.Status.REVOKED:
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
+    if assignment.status == Assignment.Status.VOIDED:
+        raise PermissionDenied(VOIDED_PAIR)
     if not assignment.pair.campaign.is_open:
         raise ValidationError(["This campaign is closed; its labels can no longer be changed."])
     if assignment.status == Assignment.Status.EXPIRED:

@@ -259,6 +259,7 @@ def criterion_set_import(*, rubric: RubricRecord) -> tuple[CriterionSet, bool]:
                         subcategory_name=item.subcategory_name,
                         watch_class=item.watch_class,
                         response=item.response,
+                        title=item.title,
                         order=order,
                     )
                 )

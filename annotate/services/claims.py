@@ -126,7 +126,7 @@ def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[Rank
     if campaign.labels_only or not campaign_kinds(campaign)[0]:
         return [], []
     rows = list(
-        Pair.objects.filter(campaign=campaign, gold__isnull=True)
+        Pair.objects.filter(campaign=campaign, gold__isnull=True, voided_at__isnull=True)
         .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED) & Q(assignments__repeat_of__isnull=True)))
         .order_by("order", "id")
         .values_list("id", "topic_id", "taken", "order")
@@ -283,7 +283,9 @@ def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
     met = set(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair__topic_id", flat=True))
     rows = []
     for pair_id, topic_id, order in (
-        Pair.objects.filter(campaign=campaign, gold__isnull=False).order_by("order", "id").values_list("id", "topic_id", "order")
+        Pair.objects.filter(campaign=campaign, gold__isnull=False, voided_at__isnull=True)
+        .order_by("order", "id")
+        .values_list("id", "topic_id", "order")
     ):
         if pair_id in mine and mine[pair_id] not in RELEASED:
             continue
@@ -336,6 +338,8 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAs
 
 def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -> Assignment | None:
     """Claims a locked pair for the user if it still has a free slot (`overlap` None: a slot per member)."""
+    if pair.voided_at is not None:
+        return None  # voided since the candidates were read (flags.pair_void locks the row too)
     if overlap is not None and pair.assignments.filter(ORIGINAL).exclude(status__in=RELEASED).count() >= overlap:
         return None
     mine = pair.assignments.filter(ORIGINAL, annotator=user).first()
