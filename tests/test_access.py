@@ -147,6 +147,8 @@ ROUTES = {
     "/work/<id:assignment_id>/submit/": own_work(422),
     "/work/<id:assignment_id>/spans/": own_work(422),
     "/work/<id:assignment_id>/flag/": own_work(422),
+    # The guess question of a submitted pair: this campaign does not ask it, so its annotator gets 404 (test_guess_question has the rest).
+    "/work/<id:assignment_id>/guess/": Route("get", (LOGIN, 404, 403, 403), "put", 403),
     "/work/<id:assignment_id>/spans/<id:span_id>/delete/": own_work(302),
     # The single-article page and its API: alice's reading (names starting with @ are the world's other ids).
     "/reading/<id:assignment_id>/": replace(own_work(200, method="get", wrong="post"), arguments=READING),

@@ -29,7 +29,7 @@ def _marsh(catalogue, alice, *, neutral: bool, name: str = "Emphasis") -> Campai
 
 
 def _columns(html: str) -> list[str]:
-    return re.findall(r'<article class="prose" data-position="[12]">(.*?)</article>', html, re.S)
+    return re.findall(r'<article class="prose"[^>]*data-position="[12]">(.*?)</article>', html, re.S)
 
 
 # --- the page -------------------------------------------------------------------

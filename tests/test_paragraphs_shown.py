@@ -31,7 +31,7 @@ GENERATED = "# Salt Marsh\n\nSalt marshes line sheltered coasts.\n\n## Ecology\n
 
 
 def _columns(html: str) -> list[str]:
-    return re.findall(r'<article class="prose" data-position="[12]">(.*?)</article>', html, re.S)
+    return re.findall(r'<article class="prose"[^>]*data-position="[12]">(.*?)</article>', html, re.S)
 
 
 @pytest.mark.django_db

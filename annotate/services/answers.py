@@ -348,9 +348,9 @@ class ImportedWork:
     order_known: bool
     started_at: datetime | None
     stored: Assignment | None  # the assignment already stored for this pair and rater, if any
-    guess: str = ""  # the guess question's answer by side ("a", "b", "unknown"); "" leaves a stored one as it is
     # (criterion id, winner by side or tie, rationale, saved_at or None)
     labels: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
+    guess: str = ""  # the guess question's answer by side ("a", "b", "unknown"); "" leaves a stored one as it is
 
 
 def _tally() -> dict[str, int]:
