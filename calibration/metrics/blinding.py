@@ -35,10 +35,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from calibration.metrics._common import as_float
 from calibration.metrics.bootstrap import Estimate, draw_count_blocks
+from calibration.metrics.distributions import normal_cdf, t_quantile
 
 # The answers, relative to the display order (`annotate.services.guesses`); "" is missing.
 FIRST, SECOND, DONT_KNOW, MISSING = "first", "second", "unknown", ""
@@ -207,7 +207,7 @@ def expanded_percentile_ci(samples: np.ndarray, n_units) -> tuple[np.ndarray, np
         column = samples[:, j][~np.isnan(samples[:, j])]
         if n[j] < 2 or not column.size:
             continue
-        tail = float(stats.norm.sf(np.sqrt(n[j] / (n[j] - 1)) * stats.t.ppf(0.975, n[j] - 1)))
+        tail = float(normal_cdf(-np.sqrt(n[j] / (n[j] - 1)) * t_quantile(0.975, n[j] - 1)))
         low[j], high[j] = np.quantile(column, [tail, 1 - tail])
     return low, high
 
