@@ -21,7 +21,11 @@ from django.db.models import Q
 
 from annotate.models import Answer, Assignment, Campaign, Label, Span
 
-_STRENGTH = {"share": "FOR KEY SHARE", "freeze": "FOR UPDATE", "roles": "FOR NO KEY UPDATE"}
+_STRENGTH = {"roles": "FOR NO KEY UPDATE"}
+# The first key of the answers' advisory locks (the second is the campaign's id): a number of this
+# project's own, so that another application's advisory locks on the database cannot collide with it.
+ANSWERS_LOCK_SPACE = 0x50415752  # "PAWR"
+_ADVISORY = {"share": "pg_advisory_xact_lock_shared", "freeze": "pg_advisory_xact_lock"}
 
 
 def _lock(campaign_id: int, strength: str) -> None:
@@ -30,7 +34,10 @@ def _lock(campaign_id: int, strength: str) -> None:
     if connection.vendor != "postgresql":
         return  # SQLite: the transaction holds the write lock already (BEGIN IMMEDIATE)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM {Campaign._meta.db_table} WHERE id = %s {_STRENGTH[strength]}", [campaign_id])
+        if strength in _ADVISORY:
+            cursor.execute(f"SELECT {_ADVISORY[strength]}(%s, %s)", [ANSWERS_LOCK_SPACE, campaign_id])
+        else:
+            cursor.execute(f"SELECT 1 FROM {Campaign._meta.db_table} WHERE id = %s {_STRENGTH[strength]}", [campaign_id])
 
 
 def answers_share_lock(campaign_id: int) -> None:
