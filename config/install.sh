@@ -26,4 +26,7 @@ if ! "$venv_python" -m pip install --quiet --disable-pip-version-check -c constr
   echo "pip could not install $what: see the lines above" >&2
   exit 1
 fi
-grep -vE 'BuildBackendWarning|^ *!!$|^ *\*+$|Please be careful|name as your package|take precedence during|with strategy, WheelFile|^ *$' "$log" || true
+# This machine's pip configuration names local package folders that may be absent: pip says so per
+# package, which says nothing about the install.
+grep -vE "^WARNING: Location 'file:[^']*' is ignored" "$log" |
+  grep -vE 'BuildBackendWarning|^ *!!$|^ *\*+$|Please be careful|name as your package|take precedence during|with strategy, WheelFile|^ *$' || true
