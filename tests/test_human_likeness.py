@@ -92,3 +92,15 @@ def test_it_covers_the_true_z_at_the_nominal_rate():
         z = result.judges[0].z
         covered += z.ci_low <= true_z <= z.ci_high
     assert covered / runs >= 0.93, f"coverage {covered / runs:.3f} of {runs}"
+
+
+def test_it_keeps_the_point_figures_and_says_why_when_a_crowd_is_too_large_to_resample(monkeypatch):
+    from calibration.metrics import humanlike
+
+    accuracies = {"h1": 0.92, "h2": 0.85, "h3": 0.8, "h4": 0.75, "judge": 0.88}
+    rows = simulated(np.random.default_rng(5), accuracies, 60)
+    full = human_likeness(rows, ["judge"], rounds=100, seed=1).judges[0]
+    monkeypatch.setattr(humanlike, "MAX_BOOTSTRAP_CELLS", 10)
+    cut = human_likeness(rows, ["judge"], rounds=100, seed=1).judges[0]
+    assert cut.z.value == pytest.approx(full.z.value) and cut.klass == full.klass
+    assert cut.z.ci_low is None and cut.note == humanlike.INTERVALS_WITHHELD

@@ -33,6 +33,8 @@ from calibration.metrics.labels import LabelRow, LabelTable, as_table
 from calibration.metrics.raters import one_per_rater_item
 
 MIN_ANNOTATORS = 3
+MAX_BOOTSTRAP_CELLS = 20_000_000  # 160 MB of float64 sums
+INTERVALS_WITHHELD = "no interval: too many rater pairs for the pair bootstrap (a large crowd); the point figures stand"
 CLASS_RULE = (
     "z = (mean kappa of the judge with each annotator - mean annotator-annotator kappa) / SD of the annotator-annotator "
     "kappas (ddof 1); |z| < 1 human-like, z >= 1 super-consistent, z <= -1 below humans; no class under "
@@ -109,25 +111,41 @@ def human_likeness(labels: LabelTable | Iterable[LabelRow], judges: Sequence[str
         rows[np.arange(len(common)), 2 + k + cy] = 1.0
         return a.pair[ia], rows
 
+    # Only raters who share an item are compared: a crowd of hundreds shares items with few of the others.
+    raters_of_item: dict[int, set[int]] = {}
+    for rater, item in zip(t.rater.tolist(), t.item.tolist()):
+        raters_of_item.setdefault(item, set()).add(rater)
+    meet = {(min(a, b), max(a, b)) for raters in raters_of_item.values() for a in raters for b in raters if a != b}
+    empty = (np.zeros(0, np.int64), np.zeros((0, 2 + 2 * k)))
+
     human_pairs = list(combinations(human_codes, 2))
     judge_pairs = [(j, h) for j in judge_codes for h in human_codes]
     combos = human_pairs + judge_pairs
-    parts = [shared(x, y) for x, y in combos]
-    all_pairs = np.unique(np.concatenate([p for p, _ in parts])) if parts and any(len(p) for p, _ in parts) else np.zeros(0, np.int64)
-    boot = PairBootstrap(all_pairs, rounds if len(all_pairs) else 0, seed)
+    parts = [shared(x, y) if (min(x, y), max(x, y)) in meet else empty for x, y in combos]
     width = 2 + 2 * k
-    per_unit = np.zeros((boot.n_units, width * len(combos)))
-    for c, (pairs, rows) in enumerate(parts):
-        if len(rows):
-            per_unit[:, c * width : (c + 1) * width] = boot.per_unit(pairs, rows)
+    totals = np.zeros((len(combos), width))
+    present = [c for c, (_, rows) in enumerate(parts) if len(rows)]
+    for c in present:
+        totals[c] = parts[c][1].sum(axis=0)
+    all_pairs = np.unique(np.concatenate([parts[c][0] for c in present])) if present else np.zeros(0, np.int64)
+    boot = PairBootstrap(all_pairs, rounds if len(all_pairs) else 0, seed)
+    # The pair bootstrap resamples a (pairs x rater pairs x columns) array: past this many cells (a crowd
+    # of hundreds beside dozens of judges: tens of GB) the intervals are not computed, and the note says so.
+    withheld = boot.rounds > 0 and boot.n_units * len(present) * width > MAX_BOOTSTRAP_CELLS
 
-    def kappas(totals: np.ndarray) -> np.ndarray:
-        """(..., combos) kappas from (..., combos * width) sums."""
-        s = totals.reshape(*totals.shape[:-1], len(combos), width)
-        return kappa_value(s[..., 0], s[..., 1], s[..., 2 : 2 + k], s[..., 2 + k :])
+    def kappas(sums: np.ndarray) -> np.ndarray:
+        """(..., n) kappas from (..., n, width) sums."""
+        return kappa_value(sums[..., 0], sums[..., 1], sums[..., 2 : 2 + k], sums[..., 2 + k :])
 
-    point = kappas(per_unit.sum(axis=0)) if combos else np.zeros(0)
-    sampled = kappas(boot.resample(per_unit)) if combos and boot.rounds > 0 else None
+    point = kappas(totals) if combos else np.zeros(0)
+    sampled = None
+    if present and boot.rounds > 0 and not withheld:
+        per_unit = np.zeros((boot.n_units, width * len(present)))
+        for i, c in enumerate(present):
+            per_unit[:, i * width : (i + 1) * width] = boot.per_unit(parts[c][0], parts[c][1])
+        drawn = boot.resample(per_unit)
+        sampled = np.full((len(drawn), len(combos)), np.nan)
+        sampled[:, present] = kappas(drawn.reshape(len(drawn), len(present), width))
     counts = [int(rows[:, 1].sum()) for _, rows in parts]
     n_pairs_of = [int(np.unique(p).size) for p, _ in parts]
     hp = len(human_pairs)
@@ -160,14 +178,17 @@ def human_likeness(labels: LabelTable | Iterable[LabelRow], judges: Sequence[str
             note = f"no class: {m} annotator{'s' if m != 1 else ''}, at least {MIN_ANNOTATORS} are needed for a spread"
         elif z_point is None:
             note = "no class: the annotators' kappas have no spread, or the judge shares no items with them"
-        klass = _classify(z_point) if note is None else None
+        classed = note is None
+        klass = _classify(z_point) if classed else None
+        if withheld and classed:
+            note = INTERVALS_WITHHELD
         mean_k = judge_point[~np.isnan(judge_point)]
         out.append(
             JudgeLikeness(
                 v.raters[j],
                 per_human,
                 as_float(mean_k.mean()) if len(mean_k) else None,
-                Estimate(z_point if note is None else None, n_shared, *(z_ci if note is None else (None, None)), int(boot.n_units)),
+                Estimate(z_point if classed else None, n_shared, *(z_ci if classed else (None, None)), int(boot.n_units)),
                 klass,
                 note,
             )
