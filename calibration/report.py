@@ -336,9 +336,12 @@ def _report(
         pool.submit(sections.rater_pairs, M.LabelTable.concat(*[merged_by_judge[n] for n in real]), rounds, seed) if len(real) > 1 else None
     )
     # Each judge's kappa with each annotator against the annotators' kappas with each other (issue 40).
+    # A crowd (hundreds of raters, a vote or two per item) gives kappas on a handful of shared items: the
+    # recipe is for panels, and a crowd's tens of thousands of rater pairs cost seconds, so it is left out.
+    panel = len(humans) and len(humans.rater_names()) <= M.HUMAN_LIKENESS_MAX_ANNOTATORS
     likeness = (
         pool.submit(sections.human_likeness, M.LabelTable.concat(humans, *[merged_by_judge[n] for n in real]), real, rounds, seed)
-        if real and len(humans)
+        if real and panel
         else None
     )
 

@@ -106,7 +106,7 @@ from calibration.metrics.frontier import (
     recommend,
     verdict_against_ceiling,
 )
-from calibration.metrics.humanlike import HumanLikeness, JudgeLikeness, human_likeness
+from calibration.metrics.humanlike import HUMAN_LIKENESS_MAX_ANNOTATORS, HumanLikeness, JudgeLikeness, human_likeness
 from calibration.metrics.labels import LabelRow, LabelTable, Vocab, as_table
 from calibration.metrics.ranking import (
     MEAN_ANCHOR,
@@ -190,6 +190,7 @@ __all__ = [
     "fleiss_kappa",
     "raters_vs_others",
     "recommend",
+    "HUMAN_LIKENESS_MAX_ANNOTATORS",
     "HumanLikeness",
     "JudgeLikeness",
     "human_likeness",
