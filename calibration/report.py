@@ -112,9 +112,9 @@ def _workers() -> int:
 BASELINE_KINDS = ("length", "words-to-watch", "random")  # judges.models.Judge.Kind's deterministic baselines
 
 
-def _interval(fields: dict, name: str, n_key: str | None = None) -> M.Interval:
+def _interval(fields: dict, name: str, n_key: str | None = None) -> M.Estimate:
     ci = fields.get(f"{name}_ci") or (None, None)
-    return M.Interval(fields.get(name), ci[0], ci[1], fields.get(n_key or f"{name}_n") or 0)
+    return M.Estimate(fields.get(name), fields.get(n_key or f"{name}_n") or 0, ci[0], ci[1])
 
 
 def _recommendation(

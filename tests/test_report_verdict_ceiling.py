@@ -103,10 +103,10 @@ def test_it_formats_money(usd, text):
 
 
 def test_it_reaches_by_the_point_or_by_overlapping_intervals():
-    ceiling = M.Interval(0.80, 0.75, 0.85, 300)
-    point_above = M.JudgeStanding("a", M.Interval(0.81, None, None, 10), M.Interval(0.5))
-    overlapping = M.JudgeStanding("b", M.Interval(0.70, 0.62, 0.76, 300), M.Interval(0.4))
-    apart = M.JudgeStanding("c", M.Interval(0.70, 0.66, 0.74, 300), M.Interval(0.4))
+    ceiling = M.Estimate(0.80, 300, 0.75, 0.85)
+    point_above = M.JudgeStanding("a", M.Estimate(0.81, 10), M.Estimate(0.5, 0))
+    overlapping = M.JudgeStanding("b", M.Estimate(0.70, 300, 0.62, 0.76), M.Estimate(0.4, 0))
+    apart = M.JudgeStanding("c", M.Estimate(0.70, 300, 0.66, 0.74), M.Estimate(0.4, 0))
     ranked = M.Recommendation("c", "c", "Use c.", None, ("c",))
     verdict = M.verdict_against_ceiling([point_above, overlapping, apart], ranked, ceiling)
     assert verdict.within_ceiling == ("a", "b") and verdict.judge is None

@@ -96,7 +96,6 @@ from calibration.metrics.conventions import (
 from calibration.metrics.ensemble import TIE_RULE, ensemble_verdicts
 from calibration.metrics.frontier import (
     CEILING_RULE,
-    Interval,
     JudgePoint,
     JudgeStanding,
     Recommendation,
@@ -195,7 +194,6 @@ __all__ = [
     "JudgeLikeness",
     "human_likeness",
     "CEILING_RULE",
-    "Interval",
     "JudgeStanding",
     "Verdict",
     "money",

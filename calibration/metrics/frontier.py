@@ -169,25 +169,17 @@ CEILING_RULE = (
 )
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A figure with its 95% CI and n, as the report holds it (CI ends None when not computed)."""
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int = 0
-
-    def text(self) -> str:
-        ci = f", 95% CI {self.ci_low:.3f}–{self.ci_high:.3f}" if self.ci_low is not None and self.ci_high is not None else ", no CI"
-        return f"{self.value:.3f}{ci}, n={self.n:,}"
+def _with_ci(est: Estimate) -> str:
+    """`0.828, 95% CI 0.753–0.875, n=268` (", no CI" when the interval was not computed)."""
+    ci = f", 95% CI {est.ci_low:.3f}–{est.ci_high:.3f}" if est.ci_low is not None and est.ci_high is not None else ", no CI"
+    return f"{est.value:.3f}{ci}, n={est.n:,}"
 
 
 @dataclass(frozen=True)
 class JudgeStanding:
     name: str
-    par: Interval
-    kappa: Interval
+    par: Estimate
+    kappa: Estimate
     baseline: bool = False
 
 
@@ -200,7 +192,7 @@ class Verdict:
     below_chance: tuple[str, ...]
 
 
-def _reaches(par: Interval, ceiling: Interval, margin: float) -> bool:
+def _reaches(par: Estimate, ceiling: Estimate, margin: float) -> bool:
     """At or above the ceiling (less the margin), or its CI reaching the ceiling's CI."""
     if par.value is None or ceiling.value is None:
         return False
@@ -210,7 +202,7 @@ def _reaches(par: Interval, ceiling: Interval, margin: float) -> bool:
 
 
 def verdict_against_ceiling(
-    standings: Iterable[JudgeStanding], ranked: Recommendation | None, ceiling: Interval | None, *, margin: float = 0.0
+    standings: Iterable[JudgeStanding], ranked: Recommendation | None, ceiling: Estimate | None, *, margin: float = 0.0
 ) -> Verdict:
     """Holds `ranked` (the judges compared with each other, `recommend`, run on the judges that are not
     baselines) against the humans' own agreement: the recommended judge must reach the ceiling
@@ -225,7 +217,7 @@ def verdict_against_ceiling(
     if not judges:
         floor = max(baselines, key=lambda r: r.par.value, default=None)
         text = "No recommendation: only baselines have verdicts here, and baselines are floors, not judges to use"
-        text += f" (the best, {floor.name}: PAR {floor.par.text()})." if floor else "."
+        text += f" (the best, {floor.name}: PAR {_with_ci(floor.par)})." if floor else "."
         return Verdict(text, None, None, (), ())
     assert ranked is not None, "the judges that are not baselines were ranked"
     within = tuple(r.name for r in judges if ceiling is not None and _reaches(r.par, ceiling, margin))
@@ -237,21 +229,21 @@ def verdict_against_ceiling(
         )
     elif judge is not None and judge in within:
         parts.append(ranked.sentence)
-        parts.append(f"Its PAR reaches the humans' own agreement (leave-one-out ceiling {ceiling.text()}).")
+        parts.append(f"Its PAR reaches the humans' own agreement (leave-one-out ceiling {_with_ci(ceiling)}).")
     elif ranked.judge is None and any(n in within for n in ranked.tied):
         parts.append(ranked.sentence)
-        parts.append(f"{_names([n for n in ranked.tied if n in within])} reach the humans' ceiling ({ceiling.text()}).")
+        parts.append(f"{_names([n for n in ranked.tied if n in within])} reach the humans' ceiling ({_with_ci(ceiling)}).")
     else:
         best = next(r for r in judges if r.name == ranked.best)
         how = f"within {margin:.3f} of" if margin > 0 else "to"
         judge = None
         parts.append(
             f"No judge is recommended: no judge's PAR comes {how} the humans' agreement (leave-one-out ceiling "
-            f"{ceiling.text()}). The closest is {best.name}, PAR {best.par.text()}."
+            f"{_with_ci(ceiling)}). The closest is {best.name}, PAR {_with_ci(best.par)}."
         )
     if below:
         parts.append(f"Below chance (Cohen's kappa CI under 0): {_names(list(below))}.")
     if baselines:
         floor = max(baselines, key=lambda r: r.par.value)
-        parts.append(f"Baselines are floors, never recommended: the best, {floor.name}, has PAR {floor.par.text()}.")
+        parts.append(f"Baselines are floors, never recommended: the best, {floor.name}, has PAR {_with_ci(floor.par)}.")
     return Verdict(" ".join(parts), judge, closest, within, below)
