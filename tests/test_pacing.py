@@ -260,7 +260,11 @@ def test_it_paces_a_run_under_the_rpm_where_an_unpaced_run_meets_429s(campaign, 
     run = judge_run_execute(run=judge_run_create(campaign=campaign, judge=paced, swap=True, concurrency=8))
 
     assert run.status == JudgeRun.Status.FINISHED, run.message
-    assert (run.units_done, run.errors, run.calls) == (48, 0, 48)
+    # On a loaded machine a keep-alive connection can drop and its unit is sent again; such a retry
+    # is stored with its error and is never a 429. Pacing is judged by the 429s alone.
+    retried = list(JudgeCall.objects.filter(run=run, valid=False).values_list("http_status", "error"))
+    assert (run.units_done, run.errors, run.calls) == (48, 0, 48 + len(retried)), retried
+    assert all(status != 429 for status, _ in retried), retried
     assert (run.rate_limited, llm_server.rate_limited) == (0, 0)
     assert run.paced_ms > 0
     assert llm_server.arrivals[-1] - llm_server.arrivals[0] >= 47 * 0.0625 - 0.05  # it was held to the rpm
@@ -273,7 +277,8 @@ def test_it_paces_a_run_under_the_rpm_where_an_unpaced_run_meets_429s(campaign, 
     assert again.status == JudgeRun.Status.FINISHED, again.message
     assert again.units_done == 48 and again.paced_ms == 0
     assert again.rate_limited > 0 and again.rate_limited == llm_server.rate_limited  # backed off and retried
-    assert again.calls == 48 + again.rate_limited
+    others = JudgeCall.objects.filter(run=again, valid=False).exclude(http_status=429).count()
+    assert again.calls == 48 + again.rate_limited + others
 
 
 @pytest.mark.django_db(transaction=True)
