@@ -15,7 +15,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from protocols import checklist, count, pairwise, rating
-from protocols.base import JudgeRequest
+from protocols.base import REQUIRED, JudgeRequest
 
 DEFAULT = pairwise.NAME
 REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count)}
@@ -32,11 +32,25 @@ def problem(name: object) -> str | None:
     return f"protocol '{name}' is not one of: {', '.join(NAMES)}"
 
 
+# The items the apps can show, store and hand to judges today: one article (a reading) or two (a pair).
+# A protocol of any other arity is refused wherever it is named (a rubric's import first), never
+# routed to the nearest shape: an item of three articles asked as a pair would be a silent error.
+ITEM_ARTICLES = (1, 2)
+
+
 def registered_problem(name: object) -> str | None:
-    """None when `name` is a registered protocol (a criterion's response type), else why not."""
-    if isinstance(name, str) and name in REGISTRY:
-        return None
-    return f"protocol '{name}' is not one of: {', '.join(REGISTRY)}"
+    """None when `name` is a registered protocol (a criterion's response type) that items can hold,
+    else why not: not registered, missing part of the contract (`protocols.base.REQUIRED`), or of
+    an arity no item has."""
+    if not (isinstance(name, str) and name in REGISTRY):
+        return f"protocol '{name}' is not one of: {', '.join(REGISTRY)}"
+    module = REGISTRY[name]
+    if missing := [attribute for attribute in REQUIRED if not hasattr(module, attribute)]:
+        return f"protocol '{name}' is incomplete: it does not define {', '.join(missing)}"
+    if module.ARTICLES not in ITEM_ARTICLES:
+        shapes = " or ".join(str(n) for n in ITEM_ARTICLES)
+        return f"protocol '{name}' asks about {module.ARTICLES!r} articles at once; items here hold {shapes}"
+    return None
 
 
 def get(name: str) -> ModuleType:
