@@ -3,7 +3,8 @@
 `pointwise_inputs` gives the human answers (`annotate.Answer`, submitted readings) and the judges'
 (`JudgeVerdict.answer` of finished reading units) as the tables of `calibration.metrics.pointwise`,
 one per response type and scale, each answer as its protocol hands it to the metrics
-(`metric_outcome`: 1/0/NaN for a checklist, the point of a scale, a count or its score). Articles
+(`metric_outcome`: 1/0/NaN for a checklist, the point of a scale, a count or its score, a class's
+code; the table by the protocol's `metric_table`: a checklist whose N/A is a class is nominal). Articles
 are named by id, topics by id (the bootstrap's units), systems by key.
 
 For the cross-protocol check it also gives the pairwise verdicts on pairs of the same articles
@@ -20,11 +21,10 @@ import protocols
 from annotate.models import Answer, Assignment, Campaign, Label, Pair
 from calibration.interchange.responses import response_cell, response_type
 from calibration.metrics.crossprotocol import A_PREFERRED, B_PREFERRED, TIE_PREFERRED, PairVerdict
-from calibration.metrics.pointwise import RATING, PointwiseAnswers, pointwise_tables
 from calibration.metrics.pointwise import Answer as Row
+from calibration.metrics.pointwise import PointwiseAnswers, pointwise_tables
 from common.batches import batches
 from judges.models import JudgeUnit, JudgeVerdict
-from protocols import rating
 
 CHUNK = 5000
 PREFERRED = {"a": A_PREFERRED, "b": B_PREFERRED, "tie": TIE_PREFERRED}
@@ -32,7 +32,7 @@ PREFERRED = {"a": A_PREFERRED, "b": B_PREFERRED, "tie": TIE_PREFERRED}
 
 @dataclass
 class PointwiseInputs:
-    tables: dict[tuple[str, tuple[int, int] | None], PointwiseAnswers]
+    tables: dict[tuple[str, tuple | None], PointwiseAnswers]
     responses: dict[str, str]  # criterion key -> its response cell ("rating 1-5", ...)
     verdicts: list[PairVerdict] = field(default_factory=list)
     pairwise_campaigns: list[str] = field(default_factory=list)
@@ -68,14 +68,14 @@ def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> 
     )  # fmt: skip
     rows = []
     outcome = {}
+    kinds = {cid: protocols.get(c.response["type"]).metric_table(c.response) for cid, c in criteria.items()}
     for is_judge, source in ((False, human_rows), (True, judge_rows)):
         for criterion_id, stored, rater, article_id, system, topic_id in source.iterator(chunk_size=CHUNK):
             criterion = criteria[criterion_id]
             key = (criterion_id, stored)
             if key not in outcome:  # few distinct answers: each is converted once
                 outcome[key] = _value(criterion.response, stored)
-            kind = protocols.get(criterion.response["type"]).METRIC_RESPONSE
-            scale = rating.scale(criterion.response) if kind == RATING else None
+            kind, scale = kinds[criterion_id]
             rows.append(Row(str(article_id), system, str(topic_id), criterion.key, rater, outcome[key], kind, is_judge, scale))
     return rows, criteria
 

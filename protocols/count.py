@@ -109,6 +109,11 @@ shown_answer = stored_overall = shown_overall = as_given
 overall_problems = no_overall(NAME)
 
 
+def metric_table(response: dict) -> tuple[str, None]:
+    """(response type, scale) of the metrics' table these answers go to."""
+    return METRIC_RESPONSE, None
+
+
 def metric_outcome(stored: str, *, response: dict | None = None, **_context) -> float:
     """The count's score by the criterion's formula, or the count."""
     return score(int(stored), response)

@@ -80,6 +80,11 @@ def scale(response: dict) -> tuple[int, int]:
     return values[0], values[-1]
 
 
+def metric_table(response: dict) -> tuple[str, tuple[int, int]]:
+    """(response type, scale) of the metrics' table these answers go to."""
+    return METRIC_RESPONSE, scale(response)
+
+
 def answer_problems(shown: str, *, allow_tie: bool = False, response: dict | None = None) -> list[str]:
     """What is wrong with a rating as the rater gave it ("" clears it), as sentences."""
     values = points(response)

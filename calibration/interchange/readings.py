@@ -71,7 +71,10 @@ def _criterion(context: Context, values: dict[str, str], errors: list[str]) -> C
         return None
     if criterion.pk is not None and criterion.pk < 0 and criterion.key not in context.decided:
         if given[1] is None:
-            errors.append(f"response '{values['response']}': a new rating criterion needs its scale, e.g. 'rating 1-5'")
+            errors.append(
+                f"response '{values['response']}': a new {given[0]} criterion needs its "
+                + ("classes, e.g. 'nominal: yes | partly | no'" if given[0] == "nominal" else "scale, e.g. 'rating 1-5'")
+            )
             return None
         context.decided.add(criterion.key)
         criterion.response = given[1]
