@@ -16,6 +16,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import protocols
 from annotate import reading_selectors
 from annotate.answers import Rules
 from annotate.models import Criterion, ReadingAssignment
@@ -42,7 +43,7 @@ class ReadingSummarySerializer(serializers.Serializer):
 
 
 class AnswerInputSerializer(serializers.Serializer):
-    value = serializers.CharField(required=False, allow_blank=True, max_length=20)
+    value = serializers.CharField(required=False, allow_blank=True, max_length=protocols.get("text").MAX_TEXT)
     rationale = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 
 

@@ -22,7 +22,7 @@ from annotate.models import Answer, Assignment, Campaign, Criterion, Reading, Re
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column
 
 # Where each protocol's answer is typed on the page, and the keys that give it (README "Annotating one article").
-WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number", "nominal": "choices"}
+WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number", "nominal": "choices", "text": "text"}
 NOMINAL_KEYS = 9  # keys 1-9 choose a nominal criterion's first nine classes
 
 
@@ -99,6 +99,8 @@ def _choices(response: dict) -> tuple[list[tuple[str, str]], int | None]:
         classes = [(name, name) for name in response["classes"]] + ([("na", "N/A")] if response.get("na") else [])
         # The key that chooses each class is shown before it (1-9); classes past the ninth are clicked.
         return [(value, f"{n} {label}" if n <= NOMINAL_KEYS else label) for n, (value, label) in enumerate(classes, start=1)], None
+    if kind == "text":
+        return [], None
     return [], response.get("max", protocols.get("count").MAX_COUNT)
 
 

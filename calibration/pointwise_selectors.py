@@ -44,13 +44,19 @@ def judge_name(name: str, humans: set[str]) -> str:
     return f"{name} (judge)" if name in humans else name
 
 
+def measured(response: dict | None) -> bool:
+    """Whether a criterion's answers are about one article and go to a table of the metrics."""
+    return bool(response_type(response)) and protocols.get(response["type"]).metric_table(response) is not None
+
+
 def _value(criterion_response: dict, stored: str) -> float:
     return protocols.get(criterion_response["type"]).metric_outcome(stored, response=criterion_response)
 
 
 def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> tuple[list[Row], dict[int, dict]]:
     """(one row per non-empty answer, humans' then judges', {criterion id: (key, response)})."""
-    criteria = {c.id: c for c in campaign.criterion_set.criteria.all() if response_type(c.response)}
+    # Free text (`protocols.text`) has no table: its answers are in no statistic.
+    criteria = {c.id: c for c in campaign.criterion_set.criteria.all() if measured(c.response)}
     if not criteria:  # a pairwise rubric: nothing to read
         return [], criteria
     humans = Answer.objects.filter(assignment__reading__campaign=campaign, criterion_id__in=list(criteria)).exclude(value="")
@@ -84,7 +90,7 @@ def pointwise_judge_answers(*, campaign: Campaign) -> dict[str, dict]:
     """Per judge, its one-article answers the figures use and those it failed to give, with why:
     {judge: {"answers": n, "errors": n, "reasons": {first line of the error: n}}}. A unit in error of a
     judge in criterion mode is one answer; one in category mode stands for its category's one-article criteria."""
-    criteria = [c for c in campaign.criterion_set.criteria.all() if response_type(c.response)]
+    criteria = [c for c in campaign.criterion_set.criteria.all() if measured(c.response)]
     if not criteria:
         return {}
     per_category: dict[int, int] = {}

@@ -23,6 +23,7 @@ from protocols.one_article import NA_CLASS, as_given, na_problems, no_overall, r
 
 NAME = "checklist"
 ARTICLES = 1
+JUDGED = True
 YES, NO, NA = "yes", "no", "na"
 # The response type of `calibration.metrics.pointwise` these answers make.
 METRIC_RESPONSE = "binary"

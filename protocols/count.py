@@ -25,6 +25,7 @@ from protocols.one_article import as_given, no_overall, request_builder, verdict
 
 NAME = "count"
 ARTICLES = 1
+JUDGED = True
 METRIC_RESPONSE = "count"
 # Figure names of `calibration.metrics.pointwise_agreement` / `pointwise_panel` that fit counts.
 AGREEMENT_STATISTICS = ("mae", "rmse", "bias", "alpha_interval")

@@ -24,6 +24,7 @@ from protocols.one_article import NA_CLASS, NA_SKIP, as_given, na_problems, no_o
 
 NAME = "nominal"
 ARTICLES = 1
+JUDGED = True
 METRIC_RESPONSE = "nominal"
 # Figure names of `calibration.metrics.pointwise_agreement` / `pointwise_panel` that fit classes.
 AGREEMENT_STATISTICS = ("agreement", "kappa", "agreement_majority", "kappa_majority", "fleiss_kappa", "alpha_nominal")

@@ -22,6 +22,7 @@ from protocols.one_article import as_given, no_overall, request_builder, verdict
 
 NAME = "rating"
 ARTICLES = 1
+JUDGED = True
 METRIC_RESPONSE = "rating"
 # Figure names of `calibration.metrics.pointwise_agreement` / `pointwise_panel` that fit a scale.
 AGREEMENT_STATISTICS = (

@@ -213,7 +213,7 @@
       return;
     }
     if (here && here.dataset.protocol) {
-      const box = here.querySelector("input[name=value]:not([type=radio])");
+      const box = here.dataset.protocol === "count" ? here.querySelector("input[name=value]:not([type=radio])") : null;
       if (box && /^[0-9]$/.test(event.key)) {
         box.value = event.key;
         box.dispatchEvent(new Event("input", { bubbles: true }));

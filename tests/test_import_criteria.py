@@ -133,7 +133,7 @@ def test_it_keeps_a_rubric_without_responses_pairwise_and_versions_a_changed_res
 @pytest.mark.parametrize(
     "response, message",
     [
-        ({"type": "likert"}, "criterion 'x': response type 'likert' is not one of: pairwise, checklist, rating, count, nominal"),
+        ({"type": "likert"}, "criterion 'x': response type 'likert' is not one of: pairwise, checklist, rating, count, nominal, text"),
         ({"type": "nominal", "classes": ["only"]}, "criterion 'x': classes must be a list of 2 to 200 class names"),
         ({"type": "nominal", "classes": ["Oui", " oui "]}, "criterion 'x': two classes have the same name (case and spacing aside)"),
         ({"type": "nominal", "classes": ["a", ""]}, "criterion 'x': class 2 must be a non-empty string"),

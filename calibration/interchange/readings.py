@@ -110,6 +110,8 @@ def reading_row_check(context: Context, line: int, values: dict[str, str], plans
     elif not judge and not answer:
         errors.append("answer is empty (leave out criteria without an answer)")
     _answer_check(criterion, answer, errors)
+    if judge and criterion is not None and criterion.response and not protocols.get(criterion.response["type"]).JUDGED:
+        errors.append(f"criterion '{criterion.key}' is free text: judges are not asked it (a human row only)")
     if len(values["rationale"]) > MAX_RATIONALE:
         errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
     saved_at = time_field(values, "saved_at", errors, required=False)

@@ -7,6 +7,7 @@ Empty for a pairwise row. Otherwise one of:
 * ``rating 1-5``: a rating scale, its lowest and highest points (``rating`` alone is read for a
   criterion the rubric already has: its scale is the rubric's);
 * ``count``: an error count (its score formula, if any, stays in the rubric);
+* ``text``: a free-text answer (stored and exported, in no statistic);
 * ``nominal: Yes | Partially | No``: one class of a list, the classes in order between ``|``
   (``nominal`` alone is read for a criterion the rubric already has); ``nominal+na: ...`` and
   ``nominal+na-class: ...`` add the "not applicable" answer ``na``, skipped or a class.
@@ -20,10 +21,10 @@ from __future__ import annotations
 
 import re
 
-from protocols import checklist, count, nominal, rating
+from protocols import checklist, count, nominal, rating, text
 from protocols.one_article import NA_CLASS, NA_SKIP
 
-ONE_ARTICLE = (checklist.NAME, rating.NAME, count.NAME, nominal.NAME)
+ONE_ARTICLE = (checklist.NAME, rating.NAME, count.NAME, nominal.NAME, text.NAME)
 WITH_NA = checklist.NAME + "+na"
 NA_SUFFIX = {NA_SKIP: "+na", NA_CLASS: "+na-class"}
 WITH_NA_CLASS = checklist.NAME + NA_SUFFIX[NA_CLASS]
@@ -32,7 +33,7 @@ _RATING = re.compile(r"rating\s+(-?\d{1,12})\s*-\s*(-?\d{1,12})")
 # The longest response cell read: a nominal criterion's classes at their longest, between separators.
 MAX_CELL = nominal.MAX_CLASSES * (nominal.MAX_NAME + 3) + 32
 FORMS = (
-    f"{checklist.NAME}, {WITH_NA}, {WITH_NA_CLASS}, rating <lowest>-<highest> (e.g. rating 1-5), {count.NAME}, "
+    f"{checklist.NAME}, {WITH_NA}, {WITH_NA_CLASS}, rating <lowest>-<highest> (e.g. rating 1-5), {count.NAME}, {text.NAME}, "
     "nominal: <class> | <class> | ... (or nominal+na: / nominal+na-class:)"
 )
 
@@ -77,6 +78,8 @@ def response_read(cell: str) -> tuple[str, dict | None]:
         return checklist.NAME, {"type": checklist.NAME, "allow_na": True}
     if text == count.NAME:
         return count.NAME, {"type": count.NAME}
+    if text == "text":
+        return "text", {"type": "text"}
     if text == rating.NAME:
         return rating.NAME, None
     if match := _RATING.fullmatch(text):
