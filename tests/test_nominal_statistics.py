@@ -137,3 +137,25 @@ def test_it_refuses_a_code_outside_the_classes():
             article=["a"], system=["s"], topic=["t"], criterion=["c"], rater=["r"], value=[5.0], is_judge=[False],
             response=NOMINAL, scale=CLASSES,
         )  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+def test_it_fits_dawid_skene_to_nominal_answers_as_crowd_kit_does():
+    import pandas as pd
+    from crowdkit.aggregation import DawidSkene
+
+    from calibration.metrics.pointwise_reference import aggregated_labels
+
+    values, table = _answers(seed=19, missing=0.2)
+    rows = [
+        (f"article-{a:03d}|crit-{c}", HUMANS[r], int(values[a, c, r]))
+        for a, c in np.ndindex(values.shape[:2])
+        for r in range(3)
+        if not np.isnan(values[a, c, r])
+    ]
+    df = pd.DataFrame(rows, columns=["task", "worker", "label"]).sort_values(["label", "worker", "task"], kind="stable")
+    expected = DawidSkene(n_iter=100, tol=1e-5).fit(df.reset_index(drop=True)).labels_
+    labels, _, unresolved = aggregated_labels(table, "dawid-skene")
+    grid = table.grid
+    found = {f"{table.articles[a]}|{table.criteria[c]}": v for a, c, v in zip(grid.article, grid.criterion, labels) if not np.isnan(v)}
+    assert unresolved == 0 and found == {task: float(label) for task, label in expected.items()}

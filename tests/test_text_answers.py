@@ -80,3 +80,21 @@ def test_it_imports_exports_text_answers_and_reports_only_the_measured_criteria(
     judged = [one("T0", "gpt-4o", "note", "judge-mini", "A judge's note.", "text", kind="judge")]
     refused = run("import_labels", "--campaign", "relations", str(csv_file(tmp_path / "judge.csv", judged, COLUMNS)))
     assert refused.code != 0 and "criterion 'note' is free text: judges are not asked it" in refused.err
+
+
+@pytest.mark.django_db
+def test_it_asks_judges_the_nominal_criteria_with_an_enum_and_never_the_text_one(catalogue, alice, llm_server, monkeypatch):
+    from judges.models import JudgeRun, JudgeVerdict
+    from tests.reading_campaigns import NOMINAL
+    from tests.test_judge_readings import execute, llm_judge
+
+    both = {**NOMINAL, "criteria": NOMINAL["criteria"][:1] + TEXT["criteria"]}
+    campaign = mixed_campaign(name="Mixed classes", criterion_set=rubric("mixedclasses", both), topics=1, annotators=[alice])
+    llm_server.one_article_policy = lambda key, message: "  sans RÉPONSE" if key == "nm_stance" else "A judge's note."
+    run = execute(campaign, llm_judge(llm_server, monkeypatch))  # category mode: the text criterion beside it is left out
+    assert run.status == JudgeRun.Status.FINISHED and run.errors == 0, run.message
+    schemas = [body["response_format"]["json_schema"] for body in llm_server.requests]
+    assert {s["name"] for s in schemas} == {"nominal"} and len(schemas) == campaign.readings.count()
+    enum = schemas[0]["schema"]["properties"]["answers"]["properties"]["nm_stance"]["properties"]["answer"]["enum"]
+    assert enum == ["Oui", "Partiellement", "Non", "Sans réponse", "Hors sujet"]
+    assert set(JudgeVerdict.objects.values_list("criterion__key", "answer")) == {("nm_stance", "Sans réponse")}
