@@ -122,3 +122,22 @@ def test_it_answers_a_nominal_criterion_by_its_number_key(page, live_demo):  # n
     work = ReadingAssignment.objects.get(annotator=annotator, reading__campaign=campaign)
     answers = dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value"))
     assert answers == {"nm_stance": "Sans réponse", "ck_dated": "na"}
+
+
+def test_it_types_a_free_text_answer_without_its_keys_being_taken(page, live_demo):  # noqa: F811
+    from tests.test_text_answers import TEXT
+
+    annotator = User.objects.get(username="annotator1")
+    campaign = mixed_campaign(name="Notes", criterion_set=rubric("notes", TEXT), topics=1, annotators=[annotator])
+    log_in(page, "annotator1", "demo-annotator1")
+    page.locator("section.card", has_text="Notes").get_by_role("button", name="Start the next pair").click()
+    page.wait_for_url(re.compile(r"/reading/\d+/$"))
+    opened(page, "c-tx_note")
+    page.keyboard.press("4")  # a digit on the criterion is no answer of a text box
+    assert page.locator("#c-tx_note textarea[name=value]").input_value() == ""
+    page.locator("#c-tx_note textarea[name=value]").click()
+    page.keyboard.type("Check 2019 survey; j k n y a 4")
+    page.keyboard.press("Escape")
+    wait_saved(page, "c-tx_note")
+    work = ReadingAssignment.objects.get(annotator=annotator, reading__campaign=campaign)
+    assert Answer.objects.get(assignment=work).value == "Check 2019 survey; j k n y a 4"
