@@ -156,3 +156,16 @@ def test_it_grows_a_nominal_criterion_from_a_labels_file_and_refuses_an_unknown_
     other = [one("T", "qwen-72b", "stance", "ann_1", "Oui", "nominal: Oui | Non")]
     refused = run("import_labels", "--campaign", "relations", str(csv_file(tmp_path / "c.csv", other, COLUMNS)))
     assert refused.code != 0 and "response is 'nominal: Oui | Non' but the criterion is " + CELL in refused.err
+
+
+def test_it_shows_the_nominal_tables_on_the_dashboard(client, rachel, relations, settings):
+    from django.urls import reverse
+
+    settings.CALIBRATION_ROUNDS = 30
+    campaign, _ = relations
+    client.force_login(rachel)
+    response = client.get(reverse("calibration-dashboard", args=[campaign.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "One-article answers: classes against the human majority" in html
+    assert "alpha_nominal" in html and "share of Hors sujet" in html
