@@ -3,9 +3,8 @@
 `POST /api/campaigns/<id>/claim/` may give a reading (its body then says `"kind": "reading"`); the
 reading is read with GET, each answer saved with PUT or PATCH (`{"value": ..., "rationale": ...}`,
 the value as the page sends it: "yes"/"no"/"na", a point's digits, a count's digits, a class's name,
-the text of a free-text answer), and the
-reading submitted with POST. A service's ValidationError answers 400 with its messages
-(`common.api_errors`); missing answers 400 `{"missing": [...]}`.
+the text of a free-text answer), and the reading submitted with POST. A service's ValidationError
+answers 400 with its messages (`common.api_errors`); missing answers 400 `{"missing": [...]}`.
 """
 
 from __future__ import annotations
