@@ -557,11 +557,12 @@ class ReadingAssignment(models.Model):
 
 class Answer(models.Model):
     """An answer to one one-article criterion: `value` in its protocol's stored form ("yes"/"no"/"na"
-    for a checklist, the point of a rating scale, the count), empty until answered."""
+    for a checklist, the point of a rating scale, the count, a class's name, free text), empty until
+    answered. Text, not a short string: a free-text answer (`protocols.text`) is up to 5,000 characters."""
 
     assignment = models.ForeignKey(ReadingAssignment, on_delete=models.CASCADE, related_name="answers")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
-    value = models.CharField(max_length=20, blank=True)
+    value = models.TextField(blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField()
     # Empty only for an imported answer whose file gave no time.

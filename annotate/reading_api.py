@@ -2,9 +2,9 @@
 
 `POST /api/campaigns/<id>/claim/` may give a reading (its body then says `"kind": "reading"`); the
 reading is read with GET, each answer saved with PUT or PATCH (`{"value": ..., "rationale": ...}`,
-the value as the page sends it: "yes"/"no"/"na", a point's digits, a count's digits), and the
-reading submitted with POST. A service's ValidationError answers 400 with its messages
-(`common.api_errors`); missing answers 400 `{"missing": [...]}`.
+the value as the page sends it: "yes"/"no"/"na", a point's digits, a count's digits, a class's name,
+the text of a free-text answer), and the reading submitted with POST. A service's ValidationError
+answers 400 with its messages (`common.api_errors`); missing answers 400 `{"missing": [...]}`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+import protocols
 from annotate import reading_selectors
 from annotate.answers import Rules
 from annotate.models import Criterion, ReadingAssignment
@@ -42,7 +43,7 @@ class ReadingSummarySerializer(serializers.Serializer):
 
 
 class AnswerInputSerializer(serializers.Serializer):
-    value = serializers.CharField(required=False, allow_blank=True, max_length=20)
+    value = serializers.CharField(required=False, allow_blank=True, max_length=protocols.get("text").MAX_TEXT)
     rationale = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 
 

@@ -22,7 +22,8 @@ from annotate.models import Answer, Assignment, Campaign, Criterion, Reading, Re
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column
 
 # Where each protocol's answer is typed on the page, and the keys that give it (README "Annotating one article").
-WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number"}
+WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number", "nominal": "choices", "text": "text"}
+NOMINAL_KEYS = 9  # keys 1-9 choose a nominal criterion's first nine classes
 
 
 def reading_assignment_for_user(*, assignment_id: int, user: User, with_article: bool = True) -> ReadingAssignment:
@@ -94,6 +95,12 @@ def _choices(response: dict) -> tuple[list[tuple[str, str]], int | None]:
         return choices, None
     if kind == "rating":
         return [(str(point["value"]), f"{point['value']} {point['label']}") for point in response["points"]], None
+    if kind == "nominal":
+        classes = [(name, name) for name in response["classes"]] + ([("na", "N/A")] if response.get("na") else [])
+        # The key that chooses each class is shown before it (1-9); classes past the ninth are clicked.
+        return [(value, f"{n} {label}" if n <= NOMINAL_KEYS else label) for n, (value, label) in enumerate(classes, start=1)], None
+    if kind == "text":
+        return [], None
     return [], response.get("max", protocols.get("count").MAX_COUNT)
 
 

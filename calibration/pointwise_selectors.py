@@ -3,7 +3,8 @@
 `pointwise_inputs` gives the human answers (`annotate.Answer`, submitted readings) and the judges'
 (`JudgeVerdict.answer` of finished reading units) as the tables of `calibration.metrics.pointwise`,
 one per response type and scale, each answer as its protocol hands it to the metrics
-(`metric_outcome`: 1/0/NaN for a checklist, the point of a scale, a count or its score). Articles
+(`metric_outcome`: 1/0/NaN for a checklist, the point of a scale, a count or its score, a class's
+code; the table by the protocol's `metric_table`: a checklist whose N/A is a class is nominal). Articles
 are named by id, topics by id (the bootstrap's units), systems by key.
 
 For the cross-protocol check it also gives the pairwise verdicts on pairs of the same articles
@@ -20,11 +21,10 @@ import protocols
 from annotate.models import Answer, Assignment, Campaign, Label, Pair
 from calibration.interchange.responses import response_cell, response_type
 from calibration.metrics.crossprotocol import A_PREFERRED, B_PREFERRED, TIE_PREFERRED, PairVerdict
-from calibration.metrics.pointwise import RATING, PointwiseAnswers, pointwise_tables
 from calibration.metrics.pointwise import Answer as Row
+from calibration.metrics.pointwise import PointwiseAnswers, pointwise_tables
 from common.batches import batches
 from judges.models import JudgeUnit, JudgeVerdict
-from protocols import rating
 
 CHUNK = 5000
 PREFERRED = {"a": A_PREFERRED, "b": B_PREFERRED, "tie": TIE_PREFERRED}
@@ -32,7 +32,7 @@ PREFERRED = {"a": A_PREFERRED, "b": B_PREFERRED, "tie": TIE_PREFERRED}
 
 @dataclass
 class PointwiseInputs:
-    tables: dict[tuple[str, tuple[int, int] | None], PointwiseAnswers]
+    tables: dict[tuple[str, tuple | None], PointwiseAnswers]
     responses: dict[str, str]  # criterion key -> its response cell ("rating 1-5", ...)
     verdicts: list[PairVerdict] = field(default_factory=list)
     pairwise_campaigns: list[str] = field(default_factory=list)
@@ -44,13 +44,19 @@ def judge_name(name: str, humans: set[str]) -> str:
     return f"{name} (judge)" if name in humans else name
 
 
+def measured(response: dict | None) -> bool:
+    """Whether a criterion's answers are about one article and go to a table of the metrics."""
+    return bool(response_type(response)) and protocols.get(response["type"]).metric_table(response) is not None
+
+
 def _value(criterion_response: dict, stored: str) -> float:
     return protocols.get(criterion_response["type"]).metric_outcome(stored, response=criterion_response)
 
 
 def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> tuple[list[Row], dict[int, dict]]:
     """(one row per non-empty answer, humans' then judges', {criterion id: (key, response)})."""
-    criteria = {c.id: c for c in campaign.criterion_set.criteria.all() if response_type(c.response)}
+    # Free text (`protocols.text`) has no table: its answers are in no statistic.
+    criteria = {c.id: c for c in campaign.criterion_set.criteria.all() if measured(c.response)}
     if not criteria:  # a pairwise rubric: nothing to read
         return [], criteria
     humans = Answer.objects.filter(assignment__reading__campaign=campaign, criterion_id__in=list(criteria)).exclude(value="")
@@ -68,14 +74,14 @@ def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> 
     )  # fmt: skip
     rows = []
     outcome = {}
+    kinds = {cid: protocols.get(c.response["type"]).metric_table(c.response) for cid, c in criteria.items()}
     for is_judge, source in ((False, human_rows), (True, judge_rows)):
         for criterion_id, stored, rater, article_id, system, topic_id in source.iterator(chunk_size=CHUNK):
             criterion = criteria[criterion_id]
             key = (criterion_id, stored)
             if key not in outcome:  # few distinct answers: each is converted once
                 outcome[key] = _value(criterion.response, stored)
-            kind = protocols.get(criterion.response["type"]).METRIC_RESPONSE
-            scale = rating.scale(criterion.response) if kind == RATING else None
+            kind, scale = kinds[criterion_id]
             rows.append(Row(str(article_id), system, str(topic_id), criterion.key, rater, outcome[key], kind, is_judge, scale))
     return rows, criteria
 
@@ -84,7 +90,7 @@ def pointwise_judge_answers(*, campaign: Campaign) -> dict[str, dict]:
     """Per judge, its one-article answers the figures use and those it failed to give, with why:
     {judge: {"answers": n, "errors": n, "reasons": {first line of the error: n}}}. A unit in error of a
     judge in criterion mode is one answer; one in category mode stands for its category's one-article criteria."""
-    criteria = [c for c in campaign.criterion_set.criteria.all() if response_type(c.response)]
+    criteria = [c for c in campaign.criterion_set.criteria.all() if measured(c.response)]
     if not criteria:
         return {}
     per_category: dict[int, int] = {}

@@ -4,11 +4,13 @@ One entry per response type and scale of the campaign's one-article criteria (a 
 no, a rating scale, an error count: `calibration.pointwise_selectors`), each with, per judge, the
 figures of `calibration.metrics.pointwise_agreement` (binary: agreement and Cohen's kappa against
 every human answer and against the human majority; rating: exact and within-one agreement,
-weighted kappa, Spearman and Kendall against the human mean; count: MAE and RMSE; all: the judge's
-mean, the humans', bias), the panel figures of `pointwise_panel` (Fleiss' kappa among humans;
-Krippendorff's alpha ordinal and interval, ICC(2,1) and ICC(2,k); with and without the judge), the
-human leave-one-out ceiling, the alt-test with the scoring that fits (accuracy for checklists,
-negative RMSE for ratings and counts), and each system's prediction-powered mean score. The
+weighted kappa, Spearman and Kendall against the human mean; count: MAE and RMSE; all but nominal:
+the judge's mean, the humans', bias; nominal: agreement and Cohen's kappa against every answer and
+the majority, and the confusion against the majority), the panel figures of `pointwise_panel`
+(Fleiss' kappa among humans; Krippendorff's alpha ordinal and interval, ICC(2,1) and ICC(2,k);
+nominal alpha; with and without the judge), the human leave-one-out ceiling, the alt-test with the
+scoring that fits (accuracy for checklists and classes, negative RMSE for ratings and counts), and
+each system's prediction-powered mean score (for classes: the share of each class). The
 cross-protocol check (`metrics.crossprotocol`) says how often the pointwise difference of two
 articles predicts the pairwise verdict on them, per criterion, for the humans and each judge.
 
@@ -26,16 +28,19 @@ import numpy as np
 from calibration.metrics import alttest
 from calibration.metrics.alttest_wins import Ratings
 from calibration.metrics.crossprotocol import cross_protocol
+from calibration.metrics.pointwise import NOMINAL
 from calibration.metrics.pointwise_agreement import Figures, pointwise_statistics
 from calibration.metrics.pointwise_panel import PanelFigures
-from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means
+from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means, powered_shares
 from calibration.metrics.pointwise_reference import CATEGORICAL, MEAN_ONLY, aggregated_reference
 from calibration.pointwise_selectors import PointwiseInputs, pointwise_inputs
 from calibration.report_alttest import NOT_SET
 from calibration.report_sections import estimate, rounded
+from calibration.report_tables_pointwise import response_label
 
 STATEMENT = (
-    "Answers about one article alone (checklists, rating scales, error counts), one table per response type and scale. "
+    "Answers about one article alone (checklists, rating scales, error counts, classes), one table per response type and scale "
+    "(a list of classes is a scale of its own; a checklist whose N/A is a class is the three classes yes, no, na). "
     "Judges are compared with every annotator who answered the same article and criterion; the ceiling is each annotator "
     "against the others. CIs: 95% percentile bootstrap over articles (over topics for the cross-protocol check)."
 )
@@ -64,11 +69,14 @@ def _estimates(figures: dict) -> dict:
 
 
 def figures_dict(figures: Figures | PanelFigures) -> dict:
-    return {
+    out = {
         "figures": _estimates(figures.figures),
         "by_criterion": {c: _estimates(f) for c, f in figures.by_criterion.items()},
         "counts": dict(figures.counts),
     }
+    if getattr(figures, "confusion", None):  # nominal: (rater's class x the majority's) counts
+        out["confusion"] = figures.confusion
+    return out
 
 
 def _interval(interval) -> dict:
@@ -78,7 +86,13 @@ def _interval(interval) -> dict:
 
 
 def _powered(table, judge: str) -> dict:
-    means, left_out = powered_means(table, judge)
+    if table.response == NOMINAL:  # a mean of class codes means nothing: the share of each class instead
+        shares = powered_shares(table, judge)
+        return {"systems": {}, "left_out": {}, "classes": {name: _systems(*found) for name, found in shares.items()}}
+    return _systems(*powered_means(table, judge))
+
+
+def _systems(means: dict, left_out: dict) -> dict:
     systems = {
         name: {
             "ppi": _interval(m.ppi),
@@ -102,6 +116,8 @@ def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: in
 
 
 def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | None:
+    if table.response == NOMINAL:  # classes have no order: no pointwise difference to predict a winner with
+        return None
     criteria = set(table.criteria)
     verdicts = [v for v in inputs.verdicts if v.criterion in criteria]
     if not verdicts:
@@ -209,11 +225,9 @@ def pointwise_add(
 
 def reference_note(section: dict, method: str) -> str:
     """Which one-article answers the aggregated reference was applied to, and which kept the annotators' answers."""
-    names = {"binary": "checklist"}
     applied, kept = [], []
     for t in section["tables"]:
-        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
-        label = f"{names.get(t['response'], t['response'])}{scale}"
+        label = response_label(t)
         ref = t["human_reference"]
         if ref["applied"]:
             applied.append(f"{label} ({ref['n_items']:,} items, {ref['unresolved']:,} unresolved)")
@@ -228,9 +242,7 @@ def reference_note(section: dict, method: str) -> str:
 
 def pointwise_note(section: dict) -> str:
     """One line for the report's notes: the pairwise figures above do not cover these answers."""
-    names = {"binary": "checklist"}
     parts = []
     for t in section["tables"]:
-        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
-        parts.append(f"{t['n_answers']:,} {names.get(t['response'], t['response'])}{scale} answers")
+        parts.append(f"{t['n_answers']:,} {response_label(t)} answers")
     return f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."

@@ -3,7 +3,8 @@ Markdown, the HTML report and the dashboard like `calibration.report_tables`. No
 without the section, so a pairwise report's tables are unchanged.
 
 Long tables (one row per figure) because each response type has its own figures: a checklist's
-kappas, a scale's weighted kappas and correlations, a count's errors.
+kappas, a scale's weighted kappas and correlations, a count's errors, a list of classes' kappas
+and its confusion against the human majority (`pointwise_confusion`).
 """
 
 from __future__ import annotations
@@ -25,17 +26,28 @@ KEYS = (
     "pointwise_alt_test_criteria",
     "pointwise_alt_test_annotators",
     "pointwise_powered",
+    "pointwise_confusion",
     "pointwise_cross",
 )
+NOMINAL = "nominal"
+SHOWN_CLASSES = 6  # a nominal table's label names this many of its classes, then counts the rest
 # A checklist's figures against the human majority: a table of their own (one column each), not rows of the long table.
 CHECKLIST_FIGURES = MAJORITY_SCORES
 CHECKLIST_HEADERS = ("Balanced accuracy", "Precision", "Recall", "F1", "φ", "Majority's yes rate")
 
 
-def _label(table: dict) -> str:
-    if table["scale"]:
-        return f"rating {table['scale'][0]}-{table['scale'][1]}"
+def response_label(table: dict) -> str:
+    """A table of the section in a few words: `checklist`, `rating 1-5`, `count`, `nominal (yes / partly / no)`."""
+    scale = table["scale"]
+    if table["response"] == NOMINAL:
+        shown = " / ".join(scale[:SHOWN_CLASSES]) + (f" / … {len(scale) - SHOWN_CLASSES:,} more" if len(scale) > SHOWN_CLASSES else "")
+        return f"nominal ({shown})"
+    if scale:
+        return f"rating {scale[0]}-{scale[1]}"
     return {"binary": "checklist"}.get(table["response"], table["response"])
+
+
+_label = response_label
 
 
 def _cell(entry: dict | None, unit: str = "article") -> str:
@@ -174,7 +186,7 @@ def _alt_test(section: dict) -> dict[str, Table]:
                     label, judge, a["annotator"], f"{a['n']:,}", fmt_value(a["mean_wf"]), fmt_estimate(a["mean_diff"], a["diff_ci"]),
                     fmt_value(a["p"], 4), fmt_value(a["p_adjusted"], 4), "yes" if a["rejected"] else "no",
                 ])  # fmt: skip
-    scoring = "Scoring: categorical (accuracy) for checklists, numeric (negative RMSE) for ratings and counts"
+    scoring = "Scoring: categorical (accuracy) for checklists and classes, numeric (negative RMSE) for ratings and counts"
     note = f"{scoring}; {unit_sentence}. ρ's CI: bootstrap over articles."
     return {
         "pointwise_alt_test": Table(
@@ -203,21 +215,57 @@ def _interval(entry: dict) -> str:
     return f"{fmt_estimate(entry['value'], entry['ci'])} (n={entry['n']:,}, {units:,} article{'' if units == 1 else 's'})"
 
 
+def _powered_rows(label: str, judge: str, found: dict, what: str = "") -> list[list[str]]:
+    rows = []
+    for system, m in found["systems"].items():
+        lam = DASH if m["lam"] is None else f"{m['lam']:.2f}"
+        rows.append([label, judge, system + what, _interval(m["ppi"]), _interval(m["human"]), _interval(m["judge"]), lam])
+    for system, why in found["left_out"].items():
+        rows.append([label, judge, system + what, why, DASH, DASH, DASH])
+    return rows
+
+
 def _powered(section: dict) -> Table:
     rows = []
     for t in section["tables"]:
         for judge, j in t["judges"].items():
-            for system, m in j["powered_means"]["systems"].items():
-                lam = DASH if m["lam"] is None else f"{m['lam']:.2f}"
-                rows.append([_label(t), judge, system, _interval(m["ppi"]), _interval(m["human"]), _interval(m["judge"]), lam])
-            for system, why in j["powered_means"]["left_out"].items():
-                rows.append([_label(t), judge, system, why, DASH, DASH, DASH])
+            found = j["powered_means"]
+            rows += _powered_rows(_label(t), judge, found)
+            for name, share in found.get("classes", {}).items():
+                rows += _powered_rows(_label(t), judge, share, f": share of {name}")
     headers = ["Response", "Judge", "System", "Prediction-powered mean", "Humans only", "Judge only", "λ"]
     note = (
-        "Each system's mean answer (a checklist: the yes rate) as the humans would give it, the judge's answers as predictions "
-        "(PPI++); n: items (article × criterion), then articles. Assumes the articles the humans answered are a random sample."
+        "Each system's mean answer (a checklist: the yes rate; a list of classes: the share of answers in each class) as the "
+        "humans would give it, the judge's answers as predictions (PPI++); n: items (article × criterion), then articles. "
+        "Assumes the articles the humans answered are a random sample."
     )
     return Table("pointwise_powered", "One-article answers: prediction-powered mean per system", headers, rows, [False, False, False, True, True, True, True], note)  # fmt: skip
+
+
+def _confusion(section: dict) -> Table:
+    rows = []
+    for t in section["tables"]:
+        if t["response"] != NOMINAL:
+            continue
+        classes = t["scale"]
+        sources = [(CEILING, t["human_ceiling"]), *((judge, j["figures"]) for judge, j in t["judges"].items())]
+        for rater, figures in sources:
+            matrix = figures.get("confusion") or []
+            for majority, name in enumerate(classes):
+                column = [row[majority] for row in matrix]
+                total = sum(column)
+                if not total:
+                    continue
+                given = ", ".join(f"{classes[k]} {n:,}" for k, n in enumerate(column) if n)
+                rows.append([_label(t), rater, name, f"{total:,}", f"{column[majority] / total:.3f}", given])
+    headers = ["Response", "Rater", "Majority's class", "Items", "Rater agrees", "Rater's answers"]
+    note = (
+        "Against the strict majority of the annotators of each item (items whose two most chosen classes tie are left out): per "
+        "class the majority chose, how many items, the share where the rater gave the same class, and what the rater answered. "
+        "The ceiling row: each annotator against the majority of the others. A not-applicable answer the rubric makes a class "
+        "is one of the classes; one it skips is in no row."
+    )
+    return Table("pointwise_confusion", "One-article answers: classes against the human majority", headers, rows, [False, False, False, True, True, False], note, "No nominal answers.")  # fmt: skip
 
 
 def _cross(section: dict) -> Table:
@@ -270,5 +318,6 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         "pointwise_panels": _panels(section, note),
         **_alt_test(section),
         "pointwise_powered": _powered(section),
+        "pointwise_confusion": _confusion(section),
         "pointwise_cross": _cross(section),
     }

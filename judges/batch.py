@@ -63,7 +63,7 @@ from django.db.models import Q
 import protocols
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices
-from judges.selectors import RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, one_article
+from judges.selectors import RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, judged, one_article
 from judges.transport import (
     FATAL_STATUSES,
     HTTP_RETRIES,
@@ -579,7 +579,7 @@ class _BatchRun:
                 self._criteria = {category.pk: criteria for category, criteria in campaign_categories(campaign=self.plan.campaign)}
             reading = unit.reading_id is not None
             everything = (unit.criterion,) if unit.criterion_id else self._criteria.get(unit.category_id, ())
-            criteria = tuple(c for c in everything if one_article(c) == reading)
+            criteria = tuple(c for c in everything if one_article(c) == reading and judged(c))
             protocol = criterion_protocol(criteria[0]) if reading and criteria else self.plan.campaign.protocol
             plan = UnitPlan(unit.pair, unit.category, criteria, unit.criterion, unit.a_first, reading=unit.reading, protocol=protocol)
             job = self.jobs[unit_id] = Job(plan=plan, unit_id=unit_id)

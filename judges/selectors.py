@@ -69,6 +69,11 @@ def one_article(criterion: Criterion) -> bool:
     return protocols.get(criterion_protocol(criterion)).ARTICLES == 1
 
 
+def judged(criterion: Criterion) -> bool:
+    """Whether judges are asked the criterion at all (not a free-text one: `protocols.text`)."""
+    return protocols.get(criterion_protocol(criterion)).JUDGED
+
+
 def campaign_units_q(campaign: Campaign, prefix: str = "") -> Q:
     """The filter for a campaign's units (pairs' and readings'); `prefix` is the path to the unit, e.g. "unit__"."""
     return Q(**{f"{prefix}pair__campaign": campaign}) | Q(**{f"{prefix}reading__campaign": campaign})
@@ -163,7 +168,7 @@ def reading_groups(criteria: tuple[Criterion, ...], mode: str) -> list[tuple[tup
     """How a category's one-article criteria are asked about a reading: (criteria, the unit's
     criterion or None, protocol) per unit. Category mode asks them in one call when they share a
     protocol, else one criterion per call (the unit key allows one category-wide unit per reading)."""
-    mine = [c for c in criteria if one_article(c)]
+    mine = [c for c in criteria if one_article(c) and judged(c)]
     names = {criterion_protocol(c) for c in mine}
     if mode == Judge.Mode.CATEGORY and len(names) == 1:
         return [(tuple(mine), None, names.pop())]
@@ -194,7 +199,7 @@ def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int
                 else:
                     units.append(UnitPlan(pair, category, criteria, None, a_first, protocol=campaign.protocol))
     readings = []
-    if judge.kind == Judge.Kind.LLM and any(one_article(c) for _, criteria in categories for c in criteria):
+    if judge.kind == Judge.Kind.LLM and any(one_article(c) and judged(c) for _, criteria in categories for c in criteria):
         readings = campaign_readings(campaign=campaign, pairs=pairs)
     for reading in readings:
         for category, everything in categories:

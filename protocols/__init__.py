@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from protocols import checklist, count, pairwise, rating
+from protocols import checklist, count, nominal, pairwise, rating, text
 from protocols.base import REQUIRED, JudgeRequest
 
 DEFAULT = pairwise.NAME
-REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count)}
+REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count, nominal, text)}
 # What a campaign's `protocol` may be: the protocol of its rubric's pairwise criteria. The
 # one-article protocols are named per criterion (`Criterion.response`), not per campaign: a
 # campaign whose rubric has such criteria asks them on readings, one article at a time.

@@ -15,6 +15,8 @@ A protocol is one module (or package) registered in `protocols.REGISTRY`. It say
   ``parse_verdicts`` (raising :class:`InvalidResponse`); ``protocols.parse_reply`` reads a
   reply with the protocol its request names. A protocol of one article (``ARTICLES == 1``)
   takes ``article=``, one of two ``article_1=``/``article_2=``;
+- whether judges are asked its criteria (``JUDGED``: False for free text, whose answers are for
+  people to read);
 - which rows it hands to the metrics (``metric_outcome``: a stored answer as the
   metrics' outcome) and which agreement statistics fit its answers
   (``AGREEMENT_STATISTICS``).
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 REQUIRED = (
     "NAME",
     "ARTICLES",
+    "JUDGED",
     "answer_problems",
     "outcome_problems",
     "stored_answer",

@@ -2,12 +2,14 @@
 
 - An item is one article.
 - An answer is "yes" or "no", or "na" (not applicable) when the criterion allows it: the
-  criteria file's ``"response": {"type": "checklist", "allow_na": true}``. Stored and shown
-  alike (no order to undo).
+  criteria file's ``"response": {"type": "checklist", "allow_na": true}`` (the same as
+  ``"na": "skip"``: N/A is no answer in the figures), or ``"na": "class"`` (N/A is a class of its
+  own, counted in every figure). Stored and shown alike (no order to undo).
 - A judge is asked with `build_request` and read with `parse_verdicts`; anything but yes, no
   (or N/A where allowed) is an InvalidResponse, never an answer.
 - The metrics get 1.0 for yes, 0.0 for no and NaN for N/A (`metric_outcome`, the "binary"
-  table of `calibration.metrics.pointwise`).
+  table of `calibration.metrics.pointwise`); where N/A is a class, the answers are three classes,
+  yes, no and na (codes 0, 1, 2 of a "nominal" table: `metric_table`).
 
 Pure: no Django.
 """
@@ -17,10 +19,11 @@ from __future__ import annotations
 import math
 
 from protocols.base import CriterionSpec, InvalidResponse
-from protocols.one_article import as_given, no_overall, request_builder, verdicts_reader
+from protocols.one_article import NA_CLASS, as_given, na_problems, no_overall, request_builder, verdicts_reader
 
 NAME = "checklist"
 ARTICLES = 1
+JUDGED = True
 YES, NO, NA = "yes", "no", "na"
 # The response type of `calibration.metrics.pointwise` these answers make.
 METRIC_RESPONSE = "binary"
@@ -38,11 +41,33 @@ _WORDS = {"yes": YES, "y": YES, "true": YES, "no": NO, "n": NO, "false": NO, "na
 
 def read_response(response: dict) -> tuple[dict, list[str]]:
     """A criterion's `response` object as stored, and what is wrong with it."""
-    problems = [f"a checklist response has no parameter '{name}'" for name in sorted(set(response) - {"type", "allow_na"})]
+    problems = [f"a checklist response has no parameter '{name}'" for name in sorted(set(response) - {"type", "allow_na", "na"})]
     allow_na = response.get("allow_na", False)
     if not isinstance(allow_na, bool):
         problems.append(f"allow_na must be true or false, not {allow_na!r}")
-    return {"type": NAME, "allow_na": allow_na is True}, problems
+    mode, wrong = na_problems(response)
+    problems += wrong
+    if mode is not None and "allow_na" in response and allow_na is not True:
+        problems.append("na is given but allow_na is false: give one of them")
+    stored = {"type": NAME, "allow_na": allow_na is True or mode is not None}
+    if mode == NA_CLASS:
+        stored["na"] = NA_CLASS
+    return stored, problems
+
+
+def na_is_class(response: dict | None) -> bool:
+    """Whether N/A is a class of its own in the figures (``"na": "class"``), not a skipped answer."""
+    return (response or {}).get("na") == NA_CLASS
+
+
+# The classes of a checklist whose N/A is a class, in the metrics' code order.
+CLASSES = (YES, NO, NA)
+
+
+def metric_table(response: dict) -> tuple[str, tuple | None]:
+    """(response type, scale) of the metrics' table these answers go to: yes/no as "binary", or,
+    where N/A is a class, the three classes as "nominal"."""
+    return ("nominal", CLASSES) if na_is_class(response) else (METRIC_RESPONSE, None)
 
 
 def _choices(response: dict | None) -> tuple[str, ...]:
@@ -67,8 +92,10 @@ stored_answer = shown_answer = stored_overall = shown_overall = as_given
 overall_problems = no_overall(NAME)
 
 
-def metric_outcome(stored: str, **_context) -> float:
-    """1.0 yes, 0.0 no, NaN N/A."""
+def metric_outcome(stored: str, *, response: dict | None = None, **_context) -> float:
+    """1.0 yes, 0.0 no, NaN N/A; where N/A is a class, the answer's code in `CLASSES`."""
+    if na_is_class(response):
+        return float(CLASSES.index(stored))
     return {YES: 1.0, NO: 0.0}.get(stored, math.nan)
 
 

@@ -25,6 +25,7 @@ from protocols.one_article import as_given, no_overall, request_builder, verdict
 
 NAME = "count"
 ARTICLES = 1
+JUDGED = True
 METRIC_RESPONSE = "count"
 # Figure names of `calibration.metrics.pointwise_agreement` / `pointwise_panel` that fit counts.
 AGREEMENT_STATISTICS = ("mae", "rmse", "bias", "alpha_interval")
@@ -107,6 +108,11 @@ def stored_answer(shown: str, *, a_first: bool = True) -> str:
 
 shown_answer = stored_overall = shown_overall = as_given
 overall_problems = no_overall(NAME)
+
+
+def metric_table(response: dict) -> tuple[str, None]:
+    """(response type, scale) of the metrics' table these answers go to."""
+    return METRIC_RESPONSE, None
 
 
 def metric_outcome(stored: str, *, response: dict | None = None, **_context) -> float:

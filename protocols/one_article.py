@@ -33,8 +33,11 @@ from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criteri
 
 __all__ = [
     "ANSWERS_FIELD",
+    "NA_CLASS",
+    "NA_SKIP",
     "as_given",
     "build_one_article_request",
+    "na_problems",
     "no_overall",
     "read_answers",
     "request_builder",
@@ -206,6 +209,21 @@ def read_answers(
 
 
 # --- what the protocols' modules bind under their own names ---------------------------
+
+# A criterion's "not applicable" answer ("na" of its response object): left out of every figure
+# (counted, as no answer), or a class of its own counted in every figure.
+NA_SKIP, NA_CLASS = "skip", "class"
+NA_MODES = (NA_SKIP, NA_CLASS)
+
+
+def na_problems(response: dict) -> tuple[str | None, list[str]]:
+    """The `na` mode a response object gives (None: no N/A answer), and what is wrong with it."""
+    if "na" not in response:
+        return None, []
+    mode = response["na"]
+    if mode not in NA_MODES:
+        return None, [f"na must be one of {', '.join(repr(m) for m in NA_MODES)}, not {mode!r}"]
+    return mode, []
 
 
 def as_given(answer: str, *, a_first: bool = True) -> str:

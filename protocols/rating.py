@@ -22,6 +22,7 @@ from protocols.one_article import as_given, no_overall, request_builder, verdict
 
 NAME = "rating"
 ARTICLES = 1
+JUDGED = True
 METRIC_RESPONSE = "rating"
 # Figure names of `calibration.metrics.pointwise_agreement` / `pointwise_panel` that fit a scale.
 AGREEMENT_STATISTICS = (
@@ -78,6 +79,11 @@ def scale(response: dict) -> tuple[int, int]:
     """(lowest, highest) point, as the metrics' rating tables take it."""
     values = points(response)
     return values[0], values[-1]
+
+
+def metric_table(response: dict) -> tuple[str, tuple[int, int]]:
+    """(response type, scale) of the metrics' table these answers go to."""
+    return METRIC_RESPONSE, scale(response)
 
 
 def answer_problems(shown: str, *, allow_tie: bool = False, response: dict | None = None) -> list[str]:

@@ -133,6 +133,8 @@
   // A scale: the digit of its point; 0 is 10 on a scale that reaches 10 without 0.
   function readingChoice(form, key) {
     const protocol = form.dataset.protocol;
+    // A nominal criterion: 1-9 choose its first nine classes, in the rubric's order.
+    if (protocol === "nominal") return /^[1-9]$/.test(key) ? form.querySelectorAll("input[type=radio]")[Number(key) - 1] || null : null;
     const value = protocol === "checklist" ? { y: "yes", n: "no", a: "na" }[key] : protocol === "rating" && /^[0-9]$/.test(key) ? key : null;
     if (!value) return null;
     return form.querySelector('input[type=radio][value="' + value + '"]') ||
@@ -211,7 +213,7 @@
       return;
     }
     if (here && here.dataset.protocol) {
-      const box = here.querySelector("input[name=value]:not([type=radio])");
+      const box = here.dataset.protocol === "count" ? here.querySelector("input[name=value]:not([type=radio])") : null;
       if (box && /^[0-9]$/.test(event.key)) {
         box.value = event.key;
         box.dispatchEvent(new Event("input", { bubbles: true }));

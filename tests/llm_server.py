@@ -23,7 +23,7 @@ Token probabilities: a request with ``logprobs: true`` gets the choice's ``logpr
 user_message)`` (``default_confidence``, 0.5 to 1, unless a test sets another) and the other
 position the rest.
 
-One-article protocols (checklist, rating, count): a request whose JSON schema is named after one
+One-article protocols (checklist, rating, count, nominal): a request whose JSON schema is named after one
 of them is answered ``{"answers": [{"criterion", "reason", "answer"}]}``, each answer a value the
 schema allows, or ``one_article_policy(key, user_message)`` when that is set (None leaves the
 answer out), so tests can send what a bad model would.
@@ -112,7 +112,7 @@ FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winne
 MODEL_ID = "fake-judge"
 BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
 # The schema names of the one-article protocols (protocols/one_article.py), answered as {"answers": [...]}.
-ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count")
+ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count", "nominal")
 
 
 class _Server(ThreadingHTTPServer):

@@ -30,6 +30,15 @@ RATED_TEN = {
     "name": "Ten",
     "criteria": [{"id": "rt_ten", "text": "Rate it out of ten.", "response": {"type": "rating", "points": TEN}}],
 }
+NOMINAL_CLASSES = ["Oui", "Partiellement", "Non", "Sans réponse", "Hors sujet"]
+NOMINAL = {
+    "id": "classes",
+    "name": "Classes",
+    "criteria": [
+        {"id": "nm_stance", "text": "What does it say of the claim?", "response": {"type": "nominal", "classes": NOMINAL_CLASSES}},
+        {"id": "ck_dated", "text": "Is the claim dated?", "response": {"type": "checklist", "na": "class"}},
+    ],
+}
 STRICT = {
     "id": "strict",
     "name": "Strict",

@@ -2,8 +2,9 @@
 campaign's pair and its two single articles by keyboard alone, from the home page to the last submit.
 
 Keys on the single-article page: y/n/a answer a yes/no question (a: N/A, where allowed), a digit
-picks a point of a scale (0 is 10 on a scale up to 10), a count is digits then Enter; each goes on
-to the rationale, Esc leaves it, j moves to the next criterion.
+picks a point of a scale (0 is 10 on a scale up to 10), 1-9 one of a nominal criterion's first nine
+classes, a count is digits then Enter; each goes on to the rationale, Esc leaves it, j moves to the
+next criterion.
 """
 
 import re
@@ -13,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotate.models import Answer, Assignment, Label, ReadingAssignment
-from tests.reading_campaigns import COUNT, ONE_ARTICLE, PAIRWISE, RATED_TEN, mixed_campaign, rubric
+from tests.reading_campaigns import COUNT, NOMINAL, ONE_ARTICLE, PAIRWISE, RATED_TEN, mixed_campaign, rubric
 from tests.test_browser import (  # noqa: F401 (fixtures)
     CHROMIUM,
     active_id,
@@ -102,3 +103,41 @@ def test_it_annotates_a_pair_and_single_articles_of_a_mixed_rubric_by_keyboard(p
     pair = Assignment.objects.get(annotator=annotator, pair__campaign=campaign)
     label = Label.objects.get(assignment=pair)
     assert pair.status == "submitted" and label.winner == ("b" if pair.a_first else "a") and label.rationale == REASON
+
+
+def test_it_answers_a_nominal_criterion_by_its_number_key(page, live_demo):  # noqa: F811
+    annotator = User.objects.get(username="annotator1")
+    campaign = mixed_campaign(name="Classes", criterion_set=rubric("classes", NOMINAL), topics=1, annotators=[annotator])
+    log_in(page, "annotator1", "demo-annotator1")
+    page.locator("section.card", has_text="Classes").get_by_role("button", name="Start the next pair").click()
+    page.wait_for_url(re.compile(r"/reading/\d+/$"))
+    opened(page, "c-nm_stance")
+    page.keyboard.press("9")  # no ninth class: nothing chosen, the cursor stays
+    assert focused(page) == "FORM"
+    page.keyboard.press("4")
+    explain(page, "c-nm_stance")
+    page.keyboard.press("j")
+    page.keyboard.press("a")  # the checklist's N/A, a class here
+    explain(page, "c-ck_dated")
+    work = ReadingAssignment.objects.get(annotator=annotator, reading__campaign=campaign)
+    answers = dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value"))
+    assert answers == {"nm_stance": "Sans réponse", "ck_dated": "na"}
+
+
+def test_it_types_a_free_text_answer_without_its_keys_being_taken(page, live_demo):  # noqa: F811
+    from tests.test_text_answers import TEXT
+
+    annotator = User.objects.get(username="annotator1")
+    campaign = mixed_campaign(name="Notes", criterion_set=rubric("notes", TEXT), topics=1, annotators=[annotator])
+    log_in(page, "annotator1", "demo-annotator1")
+    page.locator("section.card", has_text="Notes").get_by_role("button", name="Start the next pair").click()
+    page.wait_for_url(re.compile(r"/reading/\d+/$"))
+    opened(page, "c-tx_note")
+    page.keyboard.press("4")  # a digit on the criterion is no answer of a text box
+    assert page.locator("#c-tx_note textarea[name=value]").input_value() == ""
+    page.locator("#c-tx_note textarea[name=value]").click()
+    page.keyboard.type("Check 2019 survey; j k n y a 4")
+    page.keyboard.press("Escape")
+    wait_saved(page, "c-tx_note")
+    work = ReadingAssignment.objects.get(annotator=annotator, reading__campaign=campaign)
+    assert Answer.objects.get(assignment=work).value == "Check 2019 survey; j k n y a 4"

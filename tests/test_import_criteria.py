@@ -101,6 +101,25 @@ def test_it_stores_each_criterion_s_response_type(tmp_path):
     assert {tuple(p["value"] for p in c.response["points"]) for c in rated} == {(1, 2, 3, 4, 5)}
 
 
+@pytest.mark.parametrize(
+    "response, stored",
+    [
+        (
+            {"type": "nominal", "classes": ["Oui", "Partiellement ", "Non", "Sans réponse", "无关"]},
+            {"type": "nominal", "classes": ["Oui", "Partiellement", "Non", "Sans réponse", "无关"]},
+        ),
+        ({"type": "nominal", "classes": ["a", "b"], "na": "skip"}, {"type": "nominal", "classes": ["a", "b"], "na": "skip"}),
+        ({"type": "checklist", "na": "class"}, {"type": "checklist", "allow_na": True, "na": "class"}),
+        ({"type": "checklist", "na": "skip"}, {"type": "checklist", "allow_na": True}),
+        ({"type": "checklist", "allow_na": True, "na": "class"}, {"type": "checklist", "allow_na": True, "na": "class"}),
+    ],
+)
+def test_it_stores_a_nominal_response_and_an_na_mode(tmp_path, response, stored):
+    result = run("import_criteria", str(write(tmp_path, one_criterion(response))))
+    assert result.code == 0, result.err
+    assert Criterion.objects.get().response == stored
+
+
 def test_it_keeps_a_rubric_without_responses_pairwise_and_versions_a_changed_response(tmp_path):
     path = write(tmp_path, one_criterion({"type": "count", "score": [{"at_most": 1, "score": 2}, {"score": 0}]}))
     assert run("import_criteria", str(path)).code == 0
@@ -114,7 +133,17 @@ def test_it_keeps_a_rubric_without_responses_pairwise_and_versions_a_changed_res
 @pytest.mark.parametrize(
     "response, message",
     [
-        ({"type": "likert"}, "criterion 'x': response type 'likert' is not one of: pairwise, checklist, rating, count"),
+        ({"type": "likert"}, "criterion 'x': response type 'likert' is not one of: pairwise, checklist, rating, count, nominal, text"),
+        ({"type": "nominal", "classes": ["only"]}, "criterion 'x': classes must be a list of 2 to 200 class names"),
+        ({"type": "nominal", "classes": ["Oui", " oui "]}, "criterion 'x': two classes have the same name (case and spacing aside)"),
+        ({"type": "nominal", "classes": ["a", ""]}, "criterion 'x': class 2 must be a non-empty string"),
+        ({"type": "nominal", "classes": ["a", "b"], "na": "maybe"}, "criterion 'x': na must be one of 'skip', 'class', not 'maybe'"),
+        ({"type": "nominal", "classes": ["a", "NA"], "na": "class"}, "criterion 'x': with na given, no class may be named 'na'"),
+        ({"type": "nominal", "classes": ["a", "b|c"]}, "criterion 'x': class 2 ('b|c') contains '|'"),
+        ({"type": "nominal", "classes": ["a", "b" * 21]}, "criterion 'x': class 2 ('bbbbbbbbbbbbbbbbbbbbb') is longer than 20 characters"),
+        ({"type": "nominal", "classes": ["a", "b"], "order": 1}, "criterion 'x': a nominal response has no parameter 'order'"),
+        ({"type": "checklist", "na": "count"}, "criterion 'x': na must be one of 'skip', 'class', not 'count'"),
+        ({"type": "checklist", "allow_na": False, "na": "class"}, "criterion 'x': na is given but allow_na is false"),
         ("rating", "criterion 'x': response must be an object with a 'type', not str"),
         ({"type": "checklist", "allow_na": "yes"}, "criterion 'x': allow_na must be true or false, not 'yes'"),
         ({"type": "rating", "points": [{"value": 1, "label": "low"}]}, "criterion 'x': points must be a list of 2 to 11"),

@@ -48,13 +48,13 @@ def test_it_keeps_not_applicable_as_an_answer():
     "values,response,scale,message",
     [
         ([1.0, 2.0], BINARY, None, "a checklist answer is 1 \\(yes\\), 0 \\(no\\) or NaN \\(N/A\\), not 2$"),
-        ([1.0, math.nan], RATING, (1, 5), "N/A is an answer of checklists only"),
+        ([1.0, math.nan], RATING, (1, 5), "N/A is an answer of checklists and nominal criteria only"),
         ([1.0, math.inf], COUNT, None, "must be a finite number"),
         ([1.0, 6.0], RATING, (1, 5), "a rating on the scale 1-5 is one of its integer points, not 6$"),
         ([1.0, 2.5], RATING, (1, 5), "not 2.5"),
         ([1.0], RATING, None, "needs its scale"),
         ([1.0], RATING, (5, 1), "the lowest first"),
-        ([1.0], "likert", None, "response must be one of binary, rating, count, not 'likert'"),
+        ([1.0], "likert", None, "response must be one of binary, rating, count, nominal, not 'likert'"),
         ([1.0, "four"], COUNT, None, "an answer's value is a number \\(or None/NaN for N/A\\), not 'four'"),
     ],
 )

@@ -6,12 +6,13 @@ import math
 import pytest
 
 import protocols
-from protocols import checklist, count, rating
+from protocols import checklist, count, nominal, rating
 from protocols.base import CriterionSpec, InvalidResponse
 from tests.helpers import strict_subset_problems
 
 FIVE = protocols.criterion_response({"type": "rating", "points": [{"value": v, "label": f"p{v}"} for v in range(1, 6)]})[0]
 NA = protocols.criterion_response({"type": "checklist", "allow_na": True})[0]
+CLASSES = protocols.criterion_response({"type": "nominal", "classes": ["Oui", "Partiellement", "Non", "Sans réponse", "Hors sujet"]})[0]
 SCORED = protocols.criterion_response(
     {"type": "count", "max": 50, "score": [{"at_most": 0, "score": 5}, {"at_most": 2, "score": 3}, {"score": 1}]}
 )[0]
@@ -59,13 +60,20 @@ def test_it_names_statistics_the_metrics_compute_for_each_response_type():
     from calibration.metrics.pointwise_agreement import RATER_FIGURES
     from calibration.metrics.pointwise_panel import PANEL_FIGURES
 
-    for module in (checklist, rating, count):
+    for module in (checklist, rating, count, nominal):
         known = set(RATER_FIGURES[module.METRIC_RESPONSE]) | set(PANEL_FIGURES[module.METRIC_RESPONSE])
         assert set(module.AGREEMENT_STATISTICS) <= known, module.NAME
     assert {"icc2_1", "icc2_k", "kappa_quadratic", "alpha_ordinal"} <= set(rating.AGREEMENT_STATISTICS)
 
 
-@pytest.mark.parametrize("module, response, allowed", [(checklist, NA, ["yes", "no", "na"]), (rating, FIVE, [1, 2, 3, 4, 5])])
+@pytest.mark.parametrize(
+    "module, response, allowed",
+    [
+        (checklist, NA, ["yes", "no", "na"]),
+        (rating, FIVE, [1, 2, 3, 4, 5]),
+        (nominal, CLASSES, ["Oui", "Partiellement", "Non", "Sans réponse", "Hors sujet"]),
+    ],
+)
 def test_it_asks_one_article_with_a_schema_named_after_the_protocol(module, response, allowed):
     request = module.build_request(
         topic="Tides", article="Body text.", category="Form", category_description="How it looks",
@@ -98,6 +106,9 @@ def test_it_reads_valid_replies_through_the_registry():
         (checklist, {"type": "checklist", "allow_na": False}, reply(("a", "na")), "a: answer 'na' is not one of yes, no"),
         (checklist, NA, reply(("a", True)), "a: answer True is not one of yes, no, na"),
         (rating, FIVE, reply(("a", 0)), "a: answer 0 is not a point of the scale 1-5"),
+        (nominal, CLASSES, reply(("a", "Peut-être")), "a: answer 'Peut-être' is not one of Oui, Partiellement, Non"),
+        (nominal, CLASSES, reply(("a", 2)), "a: answer 2 is not one of Oui"),
+        (nominal, CLASSES, reply(("a", "na")), "a: answer 'na' is not one of Oui"),
         (rating, FIVE, reply(("a", True)), "a: answer True is not a point of the scale 1-5"),
         (count, SCORED, reply(("a", 51)), "a: answer 51 is not a count from 0 to 50"),
         (count, SCORED, reply(("a", 2.0)), "a: answer 2.0 is not a count from 0 to 50"),

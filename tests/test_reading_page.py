@@ -167,3 +167,21 @@ def test_it_counts_the_readings_on_the_staff_campaign_page(client, catalogue, al
     assert "<strong>1 / 8</strong> one-article answers submitted" in html
     assert "0 complete, 1 started, 3 untouched (of 4)" in html
     assert 'id="readings-progress"' not in client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+
+
+def test_it_shows_a_nominal_criterion_with_its_keys_and_saves_a_class(client, catalogue, alice, bob):
+    from tests.reading_campaigns import NOMINAL, NOMINAL_CLASSES
+
+    campaign = mixed_campaign(name="Classes", criterion_set=rubric("classes", NOMINAL), topics=1, annotators=[alice, bob])
+    work = assignment_claim_next(campaign=campaign, user=alice)
+    client.force_login(alice)
+    html = client.get(url("reading", work)).content.decode()
+    assert 'data-protocol="nominal"' in html
+    for key, name in enumerate(NOMINAL_CLASSES, start=1):
+        assert f'value="{name}"> {key} {name}</label>' in html
+    assert 'value="na"> N/A' in html  # the checklist whose N/A is a class offers it
+    save = url("reading-answer-save", work, "nm_stance")
+    assert client.post(save, {"value": "Sans réponse", "rationale": "Silent."}, HTTP_HX_REQUEST="true").status_code == 200
+    assert Answer.objects.get(assignment=work, criterion__key="nm_stance").value == "Sans réponse"
+    refused = client.post(save, {"value": "sans réponse", "flush": "1"})
+    assert refused.status_code == 422 and refused.content.decode().startswith("Choose one of: Oui, Partiellement")

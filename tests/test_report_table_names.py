@@ -1,7 +1,7 @@
 """Every table name the README and docs/ mention is accepted by `calibration_report --format csv --table`.
 
 The names are read from the documents themselves (`--table NAME`, `?table=NAME`, and the backticked
-lists that follow "The keys:" and "nine tables ("), so a table the docs name and the command refuses,
+lists that follow "The keys:" and "nine (or ten) tables ("), so a table the docs name and the command refuses,
 or a documented list that drifts from the command's, fails here.
 """
 
@@ -30,7 +30,7 @@ def documented_table_names() -> dict[str, str]:
         text = path.read_text(encoding="utf-8")
         names = re.findall(rf"--table\s+({NAME})\b", text) + re.findall(rf"table=({NAME})\b", text)
         flat = re.sub(r"\s+", " ", text)
-        for lead in (r"The keys: ", r"nine tables \("):
+        for lead in (r"The keys: ", r"(?:nine|ten) tables \("):
             for listed in re.findall(lead + r"((?:`[^`]+`[^.`]*?)+)[.)]", flat):
                 names += re.findall(rf"`({NAME})`", listed)
         for name in names:

@@ -71,7 +71,10 @@ def _criterion(context: Context, values: dict[str, str], errors: list[str]) -> C
         return None
     if criterion.pk is not None and criterion.pk < 0 and criterion.key not in context.decided:
         if given[1] is None:
-            errors.append(f"response '{values['response']}': a new rating criterion needs its scale, e.g. 'rating 1-5'")
+            errors.append(
+                f"response '{values['response']}': a new {given[0]} criterion needs its "
+                + ("classes, e.g. 'nominal: yes | partly | no'" if given[0] == "nominal" else "scale, e.g. 'rating 1-5'")
+            )
             return None
         context.decided.add(criterion.key)
         criterion.response = given[1]
@@ -107,6 +110,8 @@ def reading_row_check(context: Context, line: int, values: dict[str, str], plans
     elif not judge and not answer:
         errors.append("answer is empty (leave out criteria without an answer)")
     _answer_check(criterion, answer, errors)
+    if judge and criterion is not None and criterion.response and not protocols.get(criterion.response["type"]).JUDGED:
+        errors.append(f"criterion '{criterion.key}' is free text: judges are not asked it (a human row only)")
     if len(values["rationale"]) > MAX_RATIONALE:
         errors.append(f"rationale is longer than {MAX_RATIONALE} characters")
     saved_at = time_field(values, "saved_at", errors, required=False)

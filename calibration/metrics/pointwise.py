@@ -11,6 +11,10 @@ scale), because their figures are not comparable across types:
 * ``rating`` (a Likert scale): an integer point of ``scale = (lowest, highest)``, e.g. (1, 5).
 * ``count`` (an error count): the count itself, or the score a rubric formula maps it to;
   any finite number (the statistics treat it as a number on an interval scale).
+* ``nominal`` (one class of a list): the class's code, 0 to C - 1, in the order of ``scale``, which
+  for this type is the tuple of the C class names (a nominal scale is its classes); NaN for an
+  N/A the rubric leaves out (kept and counted like a checklist's). A "not applicable" that the
+  rubric makes a class is one of the classes.
 
 Build a table with :func:`pointwise_table` (columns of names and values) or, from rows of a rubric
 that mixes types, with :func:`pointwise_tables` (one table per response type and scale).
@@ -28,8 +32,10 @@ from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-BINARY, RATING, COUNT = "binary", "rating", "count"
-RESPONSES = (BINARY, RATING, COUNT)
+BINARY, RATING, COUNT, NOMINAL = "binary", "rating", "count", "nominal"
+RESPONSES = (BINARY, RATING, COUNT, NOMINAL)
+# The types whose answers are categories (with N/A, NaN, as no answer), not numbers.
+CATEGORICAL = (BINARY, NOMINAL)
 ARTICLE, TOPIC = "article", "topic"  # the bootstrap's cluster units
 CLUSTERS = (ARTICLE, TOPIC)
 
@@ -45,7 +51,7 @@ class Answer(NamedTuple):
     value: float  # binary: 1 yes, 0 no, NaN N/A; rating: a point of the scale; count: a count or its score
     response: str = RATING
     is_judge: bool = False
-    scale: tuple[int, int] | None = None  # rating only: (lowest, highest) point
+    scale: tuple | None = None  # rating: (lowest, highest) point; nominal: the class names
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,8 +191,16 @@ def _check_values(value: np.ndarray, response: str, scale) -> tuple[int, int] | 
         if bad.any():
             raise ValueError(f"a checklist answer is 1 (yes), 0 (no) or NaN (N/A), not {float(value[bad][0]):g}")
         return None
+    if response == NOMINAL:
+        names = tuple(scale or ())
+        if len(names) < 2 or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+            raise ValueError(f"a nominal table needs its classes: two names or more, each once, not {scale!r}")
+        bad = ~(np.isnan(value) | ((value == np.round(value)) & (value >= 0) & (value < len(names))))
+        if bad.any():
+            raise ValueError(f"a nominal answer is a class code from 0 to {len(names) - 1} (or NaN for N/A), not {float(value[bad][0]):g}")
+        return names
     if np.isnan(value).any():
-        raise ValueError(f"N/A is an answer of checklists only; a {response} answer needs a value")
+        raise ValueError(f"N/A is an answer of checklists and nominal criteria only; a {response} answer needs a value")
     if not np.isfinite(value).all():
         raise ValueError(f"a {response} answer must be a finite number")
     if response == COUNT:
@@ -213,12 +227,12 @@ def pointwise_table(
     value: Sequence[float],
     is_judge: Sequence[bool],
     response: str,
-    scale: tuple[int, int] | None = None,
+    scale: tuple | None = None,
 ) -> PointwiseAnswers:
     """A :class:`PointwiseAnswers` from columns (one entry per answer).
 
-    ``response`` is one of ``binary``, ``rating``, ``count`` (see the module docstring for the
-    values each takes); ``scale`` is required for ``rating``. Raises ValueError when the columns
+    ``response`` is one of ``binary``, ``rating``, ``count``, ``nominal`` (see the module docstring
+    for the values each takes); ``scale`` is required for ``rating`` and ``nominal`` (its classes). Raises ValueError when the columns
     differ in length, a value does not fit the response type, an article has two systems or
     topics, a rater is both judge and annotator, or a rater answered an item twice."""
     columns = {"article": article, "system": system, "topic": topic, "criterion": criterion, "rater": rater, "value": value}
@@ -258,15 +272,27 @@ def pointwise_table(
     )  # fmt: skip
 
 
-def pointwise_tables(rows: Iterable[Answer]) -> dict[tuple[str, tuple[int, int] | None], PointwiseAnswers]:
+def _order(response: str, scale) -> tuple:
+    """Tables by response type, then scale: ratings by their points, nominal tables by their classes."""
+    if response == NOMINAL:
+        return response, (), scale
+    return response, scale or (0, 0), ()
+
+
+def pointwise_tables(rows: Iterable[Answer]) -> dict[tuple[str, tuple | None], PointwiseAnswers]:
     """One table per (response type, scale) found in ``rows``: a rubric may mix checklist questions,
-    1-5 and 1-10 ratings and counts. Keys: ``("binary", None)``, ``("rating", (1, 5))``, ``("count", None)``."""
-    groups: dict[tuple[str, tuple[int, int] | None], list[Answer]] = {}
+    1-5 and 1-10 ratings, counts and lists of classes. Keys: ``("binary", None)``, ``("rating", (1, 5))``,
+    ``("count", None)``, ``("nominal", ("Yes", "Partially", "No"))``."""
+    groups: dict[tuple[str, tuple | None], list[Answer]] = {}
     for row in rows:
-        scale = tuple(int(p) for p in row.scale) if row.response == RATING and row.scale is not None else None
+        scale = None
+        if row.response == RATING and row.scale is not None:
+            scale = tuple(int(p) for p in row.scale)
+        elif row.response == NOMINAL and row.scale is not None:
+            scale = tuple(str(name) for name in row.scale)
         groups.setdefault((row.response, scale), []).append(row)
     out = {}
-    for (response, scale), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or (0, 0))):
+    for (response, scale), group in sorted(groups.items(), key=lambda kv: _order(*kv[0])):
         out[(response, scale)] = pointwise_table(
             article=[r.article for r in group], system=[r.system for r in group], topic=[r.topic for r in group],
             criterion=[r.criterion for r in group], rater=[r.rater for r in group], value=[r.value for r in group],

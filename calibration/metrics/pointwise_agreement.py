@@ -30,7 +30,12 @@ Figure names by response type (``Figures.figures`` keys):
   reference answers that are N/A, per item, averaged), both on items where both sides answered;
 * rating: exact, within_one, kappa_linear, kappa_quadratic, spearman, kendall, mean, human_mean,
   bias, mae, rmse;
-* count: mean, human_mean, bias, mae, rmse.
+* count: mean, human_mean, bias, mae, rmse;
+* nominal (one class of a list): agreement and Cohen's kappa against every reference answer,
+  agreement_majority and kappa_majority against the reference's strict plurality (an item whose
+  two most chosen classes tie is left out and counted, ``no_majority``), not_applicable and
+  human_not_applicable as for a checklist. No mean: the classes have no order. ``Figures.confusion``
+  is the pooled (rater's class x majority's class) count table, in the order of the table's classes.
 
 Every figure is an :class:`Estimate` with n (comparisons: answer pairs for the pair forms, items
 for the others) and a 95% percentile CI of the bootstrap over clusters (``cluster``: articles by
@@ -50,7 +55,7 @@ import numpy as np
 
 from calibration.metrics import pointwise_math as pm
 from calibration.metrics.bootstrap import Estimate
-from calibration.metrics.pointwise import ARTICLE, BINARY, COUNT, RATING, PointwiseAnswers
+from calibration.metrics.pointwise import ARTICLE, BINARY, CATEGORICAL, COUNT, NOMINAL, RATING, PointwiseAnswers
 from calibration.metrics.pointwise_panel import PanelFigures, panels
 from calibration.metrics.pointwise_sums import by_group, cluster_bootstrap, compute, sparse_cells
 
@@ -71,6 +76,7 @@ RATER_FIGURES = {
     ),
     RATING: ("exact", "within_one", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mean", "human_mean", "bias", "mae", "rmse"),
     COUNT: ("mae", "rmse", "mean", "human_mean", "bias"),
+    NOMINAL: ("agreement", "kappa", "agreement_majority", "kappa_majority", "not_applicable", "human_not_applicable"),
 }
 
 
@@ -79,13 +85,15 @@ class Figures:
     """One rater (a judge, or the annotators for the ceiling) against the humans: figures pooled
     over the criteria, per criterion (empty for one annotator's figures), and counts:
     ``items`` (items compared), ``not_applicable`` / ``reference_not_applicable`` (N/A answers of
-    the rater / of the reference left out), ``no_majority`` (binary: comparisons without a strict
-    reference majority)."""
+    the rater / of the reference left out), ``no_majority`` (binary, nominal: comparisons without a
+    strict reference majority). ``confusion`` (nominal only): rows the rater's class, columns the
+    majority's, counts of comparisons with a majority."""
 
     rater: str
     figures: dict[str, Estimate]
     by_criterion: dict[str, dict[str, Estimate]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    confusion: list[list[int]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -116,13 +124,16 @@ class PointwiseStatistics:
 def n_categories(table: PointwiseAnswers) -> int:
     if table.response == BINARY:
         return 2
+    if table.response == NOMINAL:
+        return len(table.scale)
     if table.response == RATING:
         return table.scale[1] - table.scale[0] + 1
     return 0
 
 
 def category_codes(table: PointwiseAnswers, values: np.ndarray) -> np.ndarray:
-    """Category index of each (finite) value: 0/1 for a checklist, point - lowest for a rating."""
+    """Category index of each (finite) value: 0/1 for a checklist, point - lowest for a rating, the
+    class's code for a nominal answer."""
     low = table.scale[0] if table.response == RATING else 0
     return np.nan_to_num(values - low).astype(np.int64)
 
@@ -169,9 +180,25 @@ class _Comparisons:
         self.ref_counts = ref_counts
         self.ref_mean = ref_sum / ref_n
 
+    def majority(self) -> tuple[np.ndarray, np.ndarray]:
+        """(per comparison the reference's strict majority class, whether it has one)."""
+        counts = self.ref_counts
+        top = counts.max(axis=1)
+        has = (counts == top[:, None]).sum(axis=1) == 1
+        return counts.argmax(axis=1), has
+
+    def confusion(self) -> list[list[int]]:
+        """(rater's class x majority's class) counts over the comparisons with a majority."""
+        c = n_categories(self.table)
+        majority, has = self.majority()
+        cells = category_codes(self.table, self.x)[has] * c + majority[has]
+        return np.bincount(cells, minlength=c * c).reshape(c, c).tolist()
+
     def figures(self, boot, group, n_groups) -> dict:
         t, x, n = self.table, self.x, len(self.x)
         out = {}
+        if t.response == NOMINAL:
+            return self._nominal(boot, group, n_groups)
         errors = pm.error_terms(x, self.ref_mean)
         names = ("mean", "human_mean", "bias") if t.response == BINARY else ("mean", "human_mean", "bias", "mae", "rmse")
         out.update(compute(boot, self.unit, group, n_groups, errors, np.ones(n), _error_figures(names)))
@@ -228,7 +255,27 @@ class _Comparisons:
             )
         return out
 
+    def _nominal(self, boot, group, n_groups) -> dict:
+        """Agreement and Cohen's kappa against every reference answer and against the strict majority."""
+        c = n_categories(self.table)
+        codes = category_codes(self.table, self.x)
+        shape = (c, c)
+        weights = pm.disagreement_weights(c, pm.NOMINAL)
+        figures = {
+            "agreement": _table_figure(lambda tb: pm.share_within(tb, 0), shape),
+            "kappa": _table_figure(lambda tb: pm.kappa(tb, weights), shape),
+        }
+        pairs = sparse_cells(codes[:, None] * c + np.arange(c)[None, :], self.ref_counts, c * c)
+        out = compute(boot, self.unit, group, n_groups, pairs, self.ref_counts.sum(axis=1), figures)
+        majority, has = self.majority()
+        cells = sparse_cells(codes * c + majority, has.astype(np.float64), c * c)
+        at_majority = compute(boot, self.unit, group, n_groups, cells, has.astype(np.float64), figures)
+        out.update({f"{name}_majority": value for name, value in at_majority.items()})
+        return out
+
     def no_majority(self) -> int:
+        if self.table.response == NOMINAL:
+            return int((~self.majority()[1]).sum())
         if self.table.response != BINARY:
             return 0
         return int((self.ref_counts[:, 1] == self.ref_counts[:, 0]).sum())
@@ -270,7 +317,7 @@ def judge_figures(table: PointwiseAnswers, judge: str, *, cluster: str = ARTICLE
     g = len(table.criteria)
     computed = comp.figures(boot, grid.criterion[rows], g)
     result_counts = {"items": int(rows.sum())}
-    if table.response == BINARY:
+    if table.response in CATEGORICAL:
         answered_h = grid.answered[:, humans]
         na_rows = grid.answered[:, j] & answered_h.any(axis=1)
         na_h = (answered_h & np.isnan(hv)).sum(axis=1)
@@ -283,7 +330,7 @@ def judge_figures(table: PointwiseAnswers, judge: str, *, cluster: str = ARTICLE
         )
     present = np.bincount(grid.criterion[rows], minlength=g) > 0
     pooled, per = by_group(_in_order(computed, table), table.criteria, present)
-    return Figures(judge, pooled, per, result_counts)
+    return Figures(judge, pooled, per, result_counts, comp.confusion() if table.response == NOMINAL else [])
 
 
 def _loo(table: PointwiseAnswers, grid, units):
@@ -334,12 +381,11 @@ def human_ceiling(
     by_rater = comp.figures(boot, who, n_h)
     pooled_counts = {"items": int(np.unique(comp.item).size)}
     rater_counts = [{"items": int(c)} for c in np.bincount(who, minlength=n_h)]
-    if table.response == BINARY:
+    if table.response in CATEGORICAL:
         item, na_who, own, share = _loo_na(table, grid)
         by_crit.update(_na_figures(boot, units[item], grid.criterion[item], g, own, share))
         by_rater.update(_na_figures(boot, units[item], na_who, n_h, own, share))
-        yes, no = comp.ref_counts[:, 1], comp.ref_counts[:, 0]
-        split = yes == no
+        split = ~comp.majority()[1] if table.response == NOMINAL else comp.ref_counts[:, 1] == comp.ref_counts[:, 0]
         pooled_counts.update(not_applicable=int(own.sum()), no_majority=int(split.sum()))
         split_by_rater = np.bincount(who, weights=split, minlength=n_h)
         own_by_rater = np.bincount(na_who, weights=own, minlength=n_h)
@@ -348,7 +394,8 @@ def human_ceiling(
     pooled, per_crit = by_group(_in_order(by_crit, table), table.criteria, np.bincount(crit, minlength=g) > 0)
     _, per_rater = by_group(_in_order(by_rater, table), names, np.bincount(who, minlength=n_h) > 0)
     annotators = {name: Figures(name, figs, {}, rater_counts[names.index(name)]) for name, figs in per_rater.items()}
-    return Figures(CEILING, pooled, per_crit, pooled_counts), annotators
+    confusion = comp.confusion() if table.response == NOMINAL else []
+    return Figures(CEILING, pooled, per_crit, pooled_counts, confusion), annotators
 
 
 def pointwise_statistics(table: PointwiseAnswers, *, cluster: str = ARTICLE, rounds: int = 1000, seed: int = 0) -> PointwiseStatistics:

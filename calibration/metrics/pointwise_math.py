@@ -135,6 +135,17 @@ def coincidences(counts: np.ndarray) -> np.ndarray:
     return np.nan_to_num(out)
 
 
+def alpha_nominal(coincidence: np.ndarray) -> np.ndarray:
+    """Krippendorff's alpha (nominal metric) from a summed (..., C, C) coincidence matrix: any two
+    different categories are at distance 1, so 1 - (n - 1) (off-diagonal coincidences) / (sum over
+    c != k of n_c n_k)."""
+    n_c = coincidence.sum(axis=-1)
+    n = n_c.sum(axis=-1)
+    observed = n - np.trace(coincidence, axis1=-2, axis2=-1)
+    expected = n * n - (n_c * n_c).sum(axis=-1)
+    return 1.0 - (n - 1.0) * safe_div(observed, expected)
+
+
 def alpha_ordinal(coincidence: np.ndarray) -> np.ndarray:
     """Krippendorff's alpha (ordinal metric) from a summed (..., C, C) coincidence matrix of
     categories in scale order. The distance of c and k is the mass between them, half of each end

@@ -22,6 +22,8 @@ Figures (``PanelFigures.figures`` keys):
   every rater of the panel answered (``icc_items``) and cannot run (None) when there are fewer
   than two; ``icc_items_left_out`` counts the items some rater of the panel did not answer.
 * count: ``alpha_interval``.
+* nominal: ``fleiss_kappa`` as for a checklist, over the C classes, and ``alpha_nominal``
+  (Krippendorff, every item with two or more answers that are not a skipped N/A).
 
 n of an Estimate is items; its CI is the percentile interval of the bootstrap over clusters
 (articles or topics, :mod:`.pointwise_sums`).
@@ -37,14 +39,19 @@ import numpy as np
 
 from calibration.metrics import pointwise_math as pm
 from calibration.metrics.bootstrap import Estimate
-from calibration.metrics.pointwise import ARTICLE, BINARY, COUNT, RATING, PointwiseAnswers
+from calibration.metrics.pointwise import ARTICLE, BINARY, CATEGORICAL, COUNT, NOMINAL, RATING, PointwiseAnswers
 from calibration.metrics.pointwise_sums import Computed, by_group, cluster_bootstrap, compute
 
 CHANGE = "_change"
 LOW_COVERAGE = 0.5  # below it a judge's panel figure rests on a minority of the annotators' items, and says so
 # The figures of each response type in the order a report shows them; a judge's panel has them,
 # then each with CHANGE appended.
-PANEL_FIGURES = {BINARY: ("fleiss_kappa",), RATING: ("alpha_ordinal", "alpha_interval", "icc2_1", "icc2_k"), COUNT: ("alpha_interval",)}
+PANEL_FIGURES = {
+    BINARY: ("fleiss_kappa",),
+    RATING: ("alpha_ordinal", "alpha_interval", "icc2_1", "icc2_k"),
+    COUNT: ("alpha_interval",),
+    NOMINAL: ("fleiss_kappa", "alpha_nominal"),
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,7 @@ class PanelFigures:
 
 def _categories(table: PointwiseAnswers, values: np.ndarray) -> np.ndarray:
     low = table.scale[0] if table.response == RATING else 0
-    c = 2 if table.response == BINARY else table.scale[1] - low + 1
+    c = 2 if table.response == BINARY else len(table.scale) if table.response == NOMINAL else table.scale[1] - low + 1
     codes = np.nan_to_num(values - low).astype(np.int64)
     ok = ~np.isnan(values)
     return np.stack([((codes == j) & ok).sum(axis=1) for j in range(c)], axis=1).astype(np.float64)
@@ -88,7 +95,7 @@ def _panel(table: PointwiseAnswers, columns: np.ndarray, boot, units, crit, g, r
     pairable = m >= 2
     out: dict[str, Computed] = {}
     counts = {"items": int(pairable.sum())}
-    if table.response == BINARY:
+    if table.response in CATEGORICAL:
         k = _modal(m)
         keep = m == k
         cats = _categories(table, values[keep])
@@ -104,6 +111,12 @@ def _panel(table: PointwiseAnswers, columns: np.ndarray, boot, units, crit, g, r
             )  # fmt: skip
         )
         counts.update(raters_per_item=k, items_left_out=int((pairable & ~keep).sum()))
+        if table.response == NOMINAL:
+            c = len(table.scale)
+            co = pm.coincidences(_categories(table, values)).reshape(len(values), c * c)
+            shape = (c, c)
+            alpha = {"alpha_nominal": lambda t: pm.alpha_nominal(t.reshape(t.shape[:-1] + shape))}
+            out.update(compute(boot, units, crit, g, co, pairable.astype(float), alpha))
         return out, counts
     terms = pm.alpha_interval_terms(values)
     out.update(compute(boot, units, crit, g, terms, pairable.astype(float), {"alpha_interval": pm.alpha_interval}))

@@ -27,11 +27,11 @@ Pure numpy/scipy, no Django.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from calibration.metrics.pointwise import ARTICLE, BINARY, PointwiseAnswers
+from calibration.metrics.pointwise import ARTICLE, BINARY, NOMINAL, PointwiseAnswers
 from calibration.metrics.powered import Interval, rate_intervals
 from calibration.metrics.ppi import Z95, PPIFit, informative, ppi_mean
 
@@ -67,9 +67,14 @@ def neg_rmse_score(candidate, others) -> np.ndarray:
         return np.where((m > 0) & ~np.isnan(candidate), -np.sqrt(sq / np.maximum(m, 1)), np.nan)
 
 
-SCORING = {"binary": (ACCURACY, accuracy_score), "rating": (NEG_RMSE, neg_rmse_score), "count": (NEG_RMSE, neg_rmse_score)}
+SCORING = {
+    "binary": (ACCURACY, accuracy_score),
+    "nominal": (ACCURACY, accuracy_score),
+    "rating": (NEG_RMSE, neg_rmse_score),
+    "count": (NEG_RMSE, neg_rmse_score),
+}
 # The same choice in the words of calibration.metrics.alttest (its ``scoring`` argument).
-ALT_TEST_SCORING = {"binary": "categorical", "rating": "numeric", "count": "numeric"}
+ALT_TEST_SCORING = {"binary": "categorical", "nominal": "categorical", "rating": "numeric", "count": "numeric"}
 
 
 def alt_test_long_form(table: PointwiseAnswers, judge: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
@@ -219,3 +224,21 @@ def powered_means(
         effective = h.n * (h.se / p.se) ** 2 if p.se > 0 and math.isfinite(h.se) else None
         out[name] = PoweredMean(name, p, h, j, fit.lam, effective)
     return out, left_out
+
+
+def class_table(table: PointwiseAnswers, code: int) -> PointwiseAnswers:
+    """A nominal table as the checklist of one class: 1 where the answer is class ``code``, 0 where it
+    is another class, NaN where it is a skipped N/A; the same raters, articles and criteria."""
+    if table.response != NOMINAL:
+        raise ValueError(f"class shares are of nominal answers, not {table.response}")
+    value = np.where(np.isnan(table.value), np.nan, (table.value == code).astype(np.float64))
+    return replace(table, response=BINARY, scale=None, value=value)
+
+
+def powered_shares(
+    table: PointwiseAnswers, judge: str, *, cluster: str = ARTICLE, lam: float | None = None
+) -> dict[str, tuple[dict[str, PoweredMean], dict[str, str]]]:
+    """Per class of a nominal table, each system's prediction-powered share of answers in that class
+    (:func:`powered_means` on the class's yes/no table, Wilson intervals):
+    {class: ({system: PoweredMean}, {system: why it is left out})}."""
+    return {name: powered_means(class_table(table, code), judge, cluster=cluster, lam=lam) for code, name in enumerate(table.scale)}

@@ -2,7 +2,7 @@
 
 The pairwise report's `--human-reference dawid-skene|mace` replaces the humans by one aggregated
 label per item. For answers about one article the same models fit the categorical kinds only (a
-checklist's yes/no: ``CATEGORICAL``); each judge is then compared with that one label per item, with
+checklist's yes/no, a nominal criterion's classes: ``CATEGORICAL``); each judge is then compared with that one label per item, with
 the figures a judge gets against a single reference (agreement, Cohen's kappa, and a checklist's
 figures against the majority, which is that label). Ratings and counts are numeric: these models do
 not fit them, and their reference stays every annotator's answers (their mean): "majority/mean only".
@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calibration.metrics.competence import METHODS, categorical_fit, categorical_labels
-from calibration.metrics.pointwise import BINARY, PointwiseAnswers
+from calibration.metrics.pointwise import CATEGORICAL, PointwiseAnswers
 from calibration.metrics.pointwise_agreement import Figures, judge_figures
 
-CATEGORICAL = (BINARY,)
 MEAN_ONLY = (
     "majority/mean only: Dawid-Skene and MACE model categorical answers, so for a rating scale or a count the "
     "reference stays every annotator's answers (their mean), whatever --human-reference says"

@@ -62,6 +62,7 @@ __all__ = [
 
 NAME = "pairwise"
 ARTICLES = 2
+JUDGED = True
 # Agreement on categorical outcomes (the winner, or a tie), as the report computes it.
 AGREEMENT_STATISTICS = ("percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha")
 
