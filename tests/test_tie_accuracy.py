@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from sklearn.metrics import accuracy_score
 
 from calibration.metrics._common import HI_WINS, LO_WINS, TIED
-from calibration.metrics.ties import answer_distribution, best_threshold, held_out, preference, tie_accuracy
+from calibration.metrics.ties import answer_distribution, best_threshold, held_out, predicted, preference, tie_accuracy
 
 
 def test_it_equals_a_hand_example():
@@ -39,6 +40,7 @@ def test_it_finds_a_known_best_threshold_in_a_simulation():
     result = tie_accuracy("j", pairs, pref, human, held, rounds=200, seed=1)
     assert result.epsilon == pytest.approx(0.3, abs=0.02)
     assert result.held_out.value > 0.97 and result.held_out.n == int(held.sum())
+    assert result.held_out.value == pytest.approx(accuracy_score(human[held], predicted(pref[held], result.epsilon)), abs=1e-12)
     assert result.held_out.ci_low <= result.held_out.value <= result.held_out.ci_high
     # the judge's own verdicts never tie: right on the decided items only
     assert result.held_out_own.value == pytest.approx(1 - result.human_tie_share, abs=0.02)
