@@ -84,23 +84,26 @@ def _grad_hess(theta: np.ndarray, lam: np.ndarray, a, b, w_a, w_b, t, with_ties:
     ll = (w_a * eta[..., 0] + w_b * eta[..., 1] + tie_term - n * log_d).sum(axis=1)
     pa, pb, pt = p[..., 0], p[..., 1], p[..., 2]
     ea, eb, el = pa + pt / 2, pb + pt / 2, pt
-    p1 = s + 1
-    grad = np.zeros((r_n, p1))
-    rows = np.arange(r_n)[:, None]
-    np.add.at(grad, (rows, a[None, :]), w_a + t / 2 - n * ea)
-    np.add.at(grad, (rows, b[None, :]), w_b + t / 2 - n * eb)
+    # one-hot incidence of each system pair's first and second system (K x s): sums over the pairs by products
+    inc_a, inc_b = np.zeros((len(a), s)), np.zeros((len(b), s))
+    inc_a[np.arange(len(a)), a] = 1.0
+    inc_b[np.arange(len(b)), b] = 1.0
+    grad = np.empty((r_n, s + 1))
+    grad[:, :s] = (w_a + t / 2 - n * ea) @ inc_a + (w_b + t / 2 - n * eb) @ inc_b
     grad[:, s] = (t - n * el).sum(axis=1)
     c_aa, c_bb, c_ll = pa + pt / 4 - ea * ea, pb + pt / 4 - eb * eb, pt - el * el
     c_ab, c_al, c_bl = pt / 4 - ea * eb, pt / 2 - ea * el, pt / 2 - eb * el
-    hess = np.zeros((r_n, p1 * p1))
-    lam_i = np.full_like(a, s)
-    flat = rows * 0
-    for (i, j), c in (
-        ((a, a), c_aa), ((b, b), c_bb), ((lam_i, lam_i), c_ll), ((a, b), c_ab), ((b, a), c_ab),
-        ((a, lam_i), c_al), ((lam_i, a), c_al), ((b, lam_i), c_bl), ((lam_i, b), c_bl),
-    ):  # fmt: skip
-        np.add.at(hess, (rows, flat + (i * p1 + j)[None, :]), -n * c)
-    return ll, grad, hess.reshape(r_n, p1, p1)
+    hess = np.zeros((r_n, s + 1, s + 1))
+    diagonal = np.arange(s)
+    hess[:, diagonal, diagonal] = -((n * c_aa) @ inc_a + (n * c_bb) @ inc_b)
+    # each system pair once (a < b): its off-diagonal cells are its own
+    hess[:, a, b] = -n * c_ab
+    hess[:, b, a] = -n * c_ab
+    lam_col = -((n * c_al) @ inc_a + (n * c_bl) @ inc_b)
+    hess[:, :s, s] = lam_col
+    hess[:, s, :s] = lam_col
+    hess[:, s, s] = -(n * c_ll).sum(axis=1)
+    return ll, grad, hess
 
 
 def fit_rounds(s: int, a, b, w_a: np.ndarray, w_b: np.ndarray, t: np.ndarray, fixed: int) -> tuple[np.ndarray, np.ndarray]:
