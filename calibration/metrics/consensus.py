@@ -106,17 +106,21 @@ def _figures(boot: PairBootstrap, par_rows: tuple, kappa_rows: tuple, rounds: in
     items (pair, stratum, x's code, y's code), resampled in one product."""
     p_pair, p_stratum, p_num, p_den = par_rows
     k_pair, k_stratum, cx, cy = kappa_rows
-    stat = np.zeros((len(p_pair), 6))
-    stat[np.arange(len(p_pair)), p_stratum] = p_num
-    stat[np.arange(len(p_pair)), 3 + p_stratum] = p_den
-    kst = np.zeros((len(k_pair), 3 * _KW))
-    base = k_stratum * _KW
-    idx = np.arange(len(k_pair))
-    kst[idx, base] = cx == cy
-    kst[idx, base + 1] = 1.0
-    kst[idx, base + 2 + cx] = 1.0
-    kst[idx, base + 2 + _K + cy] = 1.0
-    per_unit = np.concatenate([boot.per_unit(p_pair, stat), boot.per_unit(k_pair, kst)], axis=1)
+    width = 6 + 3 * _KW
+    # (units x width) sums, built from each row's few non-zero cells (a bincount each, not one per column)
+    pu, ku = boot.unit_index(p_pair) * width, boot.unit_index(k_pair) * width
+    kb = ku + k_stratum * _KW + 6
+    cells = [
+        (pu + p_stratum, p_num),
+        (pu + 3 + p_stratum, p_den),
+        (kb, (cx == cy).astype(np.float64)),
+        (kb + 1, np.ones(len(k_pair))),
+        (kb + 2 + cx, np.ones(len(k_pair))),
+        (kb + 2 + _K + cy, np.ones(len(k_pair))),
+    ]
+    size = boot.n_units * width
+    per_unit = sum(np.bincount(index, weights=np.asarray(w, dtype=np.float64), minlength=size) for index, w in cells)
+    per_unit = np.asarray(per_unit, dtype=np.float64).reshape(boot.n_units, width)
     total = per_unit.sum(axis=0)
     sampled = boot.resample(per_unit) if rounds > 0 and boot.rounds > 0 else None
 

@@ -59,27 +59,21 @@ def soft_label_rows(humans: LabelTable) -> list[dict]:
     shares of each answer."""
     d = human_distributions(humans)
     v = humans.vocab
-    shares = d.shares
-    rows = []
-    for i in range(len(d.keys)):
-        first, second = v.systems[d.sys_lo[i]], v.systems[d.sys_hi[i]]
-        c = d.counts[i]
-        rows.append(
-            {
-                "pair": v.pairs[d.pair[i]],
-                "criterion": v.criteria[d.criterion[i]],
-                "system_1": first,
-                "system_2": second,
-                "n": int(c.sum()),
-                "count_1": int(c[0]),
-                "count_2": int(c[1]),
-                "count_tie": int(c[2]),
-                "share_1": round(float(shares[i, 0]), 6),
-                "share_2": round(float(shares[i, 1]), 6),
-                "share_tie": round(float(shares[i, 2]), 6),
-            }
-        )
-    return rows
+    systems, pairs, criteria = np.asarray(v.systems, dtype=object), np.asarray(v.pairs, dtype=object), np.asarray(v.criteria, dtype=object)
+    columns = {
+        "pair": pairs[d.pair].tolist(),
+        "criterion": criteria[d.criterion].tolist(),
+        "system_1": systems[d.sys_lo].tolist(),
+        "system_2": systems[d.sys_hi].tolist(),
+        "n": d.counts.sum(axis=1).tolist(),
+        "count_1": d.counts[:, 0].tolist(),
+        "count_2": d.counts[:, 1].tolist(),
+        "count_tie": d.counts[:, 2].tolist(),
+    }
+    shares = np.round(d.shares, 6) if len(d.keys) else np.zeros((0, 3))
+    columns.update(share_1=shares[:, 0].tolist(), share_2=shares[:, 1].tolist(), share_tie=shares[:, 2].tolist())
+    names = list(columns)
+    return [dict(zip(names, row)) for row in zip(*columns.values())]
 
 
 @dataclass(frozen=True)
