@@ -86,3 +86,13 @@ def test_it_leaves_a_system_without_a_chain_out():
     fit = davidson(LabelTable.from_columns(**cols), rounds=0)
     assert fit.scores["c"].score is None and "c" in fit.note
     assert fit.scores["a"].score is not None
+
+
+def test_it_flags_a_ranking_that_changes_with_ties_modelled():
+    from calibration.report_ties import ranking_change
+
+    fits = {"humans": {"scores": [{"system": "a", "rank": 1}, {"system": "b", "rank": 2}]}, "j": {"scores": [{"system": "a", "rank": 1}]}}
+    today = {"humans": [{"system": "b", "rank": 1}, {"system": "a", "rank": 2}], "j": [{"system": "a", "rank": 1}]}
+    out = ranking_change(fits, today)
+    assert out["humans"]["changed"] and out["humans"]["half_wins"] == {"b": 1, "a": 2}
+    assert not out["j"]["changed"]
