@@ -181,6 +181,23 @@ def _blinding_sentence(report: dict) -> str:
     )
 
 
+def _likeness_sentence(report: dict) -> str:
+    """Each judge's kappa with the annotators as a z-score against theirs with each other (`human_likeness`)."""
+    h = report.get("human_likeness")
+    if not h or not h.get("judges"):
+        return ""
+    spread = (
+        f"mean {h['human_kappa_mean']:.3f}, SD {h['human_kappa_sd']:.3f}"
+        if h.get("human_kappa_mean") is not None and h.get("human_kappa_sd") is not None
+        else "no spread"
+    )
+    judges = "; ".join(f"{j['judge']} z = {_nested(j['z'])}, {j['class'] or j['note']}" for j in h["judges"])
+    return (
+        f"Human-likeness: each judge's mean Cohen's κ with the annotators as a z-score against the annotators' κ with each other "
+        f"({spread} over {h['n_annotator_pairs']:,} annotator pairs of {h['n_annotators']:,} annotators; |z| < 1 human-like): {judges}."
+    )
+
+
 def _consensus_sentence(report: dict) -> str:
     """Agreement on unanimous, split and single-annotator items (`consensus`)."""
     c = report.get("consensus")
@@ -221,7 +238,11 @@ def _ties_sentence(report: dict) -> str:
     fitted = {name: f for name, f in d.items() if f["nu"] is not None}
     if fitted:
         figures = "; ".join(
-            f"{name}: ν = {f['nu']:.3f} ({_ci(f['nu_ci'])}; n = {f['n']:,}, {f['n_pairs']:,} pairs)"
+            (
+                f"{name}: no ties (ν = 0)"
+                if f["tie_share"] == 0
+                else f"{name}: ν = {f['nu']:.3f} ({_ci(f['nu_ci'])}; n = {f['n']:,}, {f['n_pairs']:,} pairs)"
+            )
             + (", ranking changed" if (report["davidson"]["rankings"].get(name) or {}).get("changed") else "")
             for name, f in fitted.items()
         )
@@ -253,6 +274,7 @@ def render_methods(report: dict) -> str:
             _alt_sentence(report),
             _selective_sentence(report),
             _blinding_sentence(report),
+            _likeness_sentence(report),
             _consensus_sentence(report),
             _ties_sentence(report),
             _soft_sentence(report),

@@ -100,6 +100,12 @@ def _ties(report: dict, note: str) -> dict[str, Table]:
                 ]
             )
     changed = [name for name, r in d["rankings"].items() if r["changed"]]
+    remarks = "; ".join(f"{name}: {fit['note']}" for name, fit in d["raters"].items() if fit.get("note"))
+    dropped = "; ".join(
+        f"{name}: {fit['rounds_dropped']:,} of {fit['rounds']:,} rounds left out"
+        for name, fit in d["raters"].items()
+        if fit["rounds_dropped"]
+    )
     out["davidson"] = Table(
         "davidson",
         "Bradley–Terry with Davidson's tie parameter ν, beside today's ranks (ties as half wins)",
@@ -109,6 +115,8 @@ def _ties(report: dict, note: str) -> dict[str, Table]:
         (
             f"Model: {d.get('model', '')}; scores on the Bradley–Terry scale. "
             + (f"The ranking changes for: {', '.join(changed)}. " if changed else "No rater's ranking changes. ")
+            + (f"{remarks}. " if remarks else "")
+            + (f"Bootstrap rounds in which the group fell apart: {dropped}. " if dropped else "")
             + (d.get("note") or "")
         )
         if rows

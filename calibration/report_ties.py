@@ -29,6 +29,7 @@ from calibration.metrics.ties import (
 )
 from calibration.report_sections import estimate, rounded
 
+NO_TIES = "no ties: nu = 0, and the fit is today's Bradley-Terry"
 NO_CONFIDENCES = (
     "no judge gave confidences on this campaign (run one with --confidence logprobs or samples:N, or import a confidence column)"
 )
@@ -106,16 +107,18 @@ def davidson_section(fit_tables: list[tuple[str, M.LabelTable]], reference: str 
     out = {}
     for name, table in fit_tables:
         f = davidson(table, reference=reference, rounds=rounds_of(name), seed=seed)
+        no_ties = f.tie_share == 0
+        note = "; ".join(filter(None, [NO_TIES if no_ties else None, f.note])) or None
         out[name] = {
             "nu": rounded(f.nu),
-            "nu_ci": None if f.nu_ci[0] is None else [rounded(f.nu_ci[0]), rounded(f.nu_ci[1])],
+            "nu_ci": None if f.nu_ci[0] is None or no_ties else [rounded(f.nu_ci[0]), rounded(f.nu_ci[1])],
             "tie_share": rounded(f.tie_share),
             "n": f.n_comparisons,
             "n_pairs": f.n_pairs,
             "reference": f.reference,
             "rounds": f.rounds,
             "rounds_dropped": f.rounds_dropped,
-            "note": f.note,
+            "note": note,
             "scores": [
                 {
                     "system": s.system,

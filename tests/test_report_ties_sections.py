@@ -60,7 +60,8 @@ def test_it_puts_every_new_figure_in_every_format():
     d = report["davidson"]
     assert set(d["raters"]) == {"humans", "flat", "sure"}
     assert d["raters"]["humans"]["nu"] > 0 and d["raters"]["humans"]["nu_ci"] is not None
-    assert d["raters"]["sure"]["nu"] == 0.0  # no ties: today's Bradley-Terry
+    assert d["raters"]["sure"]["nu"] == 0.0 and d["raters"]["sure"]["nu_ci"] is None  # no ties: today's Bradley-Terry
+    assert "no ties" in d["raters"]["sure"]["note"]
     assert set(d["rankings"]["humans"]) == {"half_wins", "davidson", "changed"}
 
     s = report["soft_labels"]
@@ -87,7 +88,8 @@ def test_it_puts_every_new_figure_in_every_format():
     assert render_table_csv(report, "tie_accuracy").splitlines()[1].startswith("sure,")
     methods = render_methods(report)
     assert "Agreement by consensus:" in methods and "tie calibration" in methods
-    assert "Davidson's tie parameter" in methods and "Soft labels:" in methods
+    assert "sure: no ties (ν = 0)" in methods and "Davidson's tie parameter" in methods and "Soft labels:" in methods
+    assert "Human-likeness: each judge's mean Cohen's κ" in methods and "over 3 annotator pairs of 3 annotators" in methods
 
 
 def test_it_says_when_no_judge_gave_confidences():
