@@ -387,6 +387,8 @@ def confidence_table(*, campaign: Campaign) -> tuple[LabelTable, np.ndarray]:
     confidence = []
     for judge in Judge.objects.filter(name__in=names).order_by("name"):
         for (pair_id, criterion), (side, sure) in judge_item_confidences(campaign, judge).items():
+            if side not in ("a", "b", "tie"):
+                continue  # no verdict to score (an empty winner)
             a, b = systems[pair_id]
             for key, value in (
                 ("pair", str(pair_id)), ("criterion", criterion), ("category", ""), ("rater", judge.name), ("rater_kind", "judge"),
