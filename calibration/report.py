@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import combinations
 
@@ -23,9 +24,11 @@ from calibration import (
     report_alttest,
     report_blinding,
     report_cache,
+    report_consensus,
     report_ppi,
     report_reference,
     report_selective,
+    report_ties,
     selectors,
     study_plan,
 )
@@ -48,6 +51,7 @@ from calibration.report_raters import (
     check_category_intervals,
     kendall,
 )
+from calibration.selective_report import confidence_table
 from common.names import REFERENCE_SYSTEM
 
 SCHEMA = "pairwise-calibration-report"
@@ -345,6 +349,16 @@ def _report(
         else None
     )
 
+    # Agreement on unanimous, split and single-annotator items; ties (a calibrated tie threshold, Davidson's
+    # fit) and the annotators' distributions per item (issue 40). The judges' intervals follow their
+    # per-category ones at scale.
+    consensus = pool.submit(report_consensus.section, humans, {n: merged_by_judge[n] for n in real}, rounds, seed, judge_category_rounds)
+    tie_accuracy = pool.submit(report_ties.tie_accuracy_section, humans, inputs.confidences, rounds, seed)
+    soft_labels = pool.submit(report_ties.soft_labels_section, humans, inputs.confidences, rounds, seed)
+    davidson = pool.submit(
+        report_ties.davidson_section, fit_tables, reference, seed, lambda name: rounds if name == HUMANS else judge_category_rounds
+    )
+
     judges = [
         sections.judge_section(summary, raw_by_judge[summary.name], merged_by_judge[summary.name], votes_by_judge[summary.name],
                                reference_labels, rounds, seed, inclusion=inclusion)
@@ -440,6 +454,10 @@ def _report(
             for r in raters
         },
         "kendall_tau": kendall(raters),
+        "consensus": consensus.result(),
+        "tie_accuracy": tie_accuracy.result(),
+        "davidson": report_ties.davidson_report(davidson.result(), {r.name: sections.scores(r.bt) for r in raters}, inclusion is not None),
+        "soft_labels": soft_labels.result(),
         "win_rates": {r.name: None if r.win_rates is None else sections.win_rates(r.win_rates) for r in raters},
         "prediction_powered": report_ppi.in_order(powered.result(), [j["name"] for j in judges]),
         "alt_test": report_alttest.section(
@@ -501,6 +519,7 @@ def build_report(
     if wants_processes(selectors.rows_to_rank(campaign=campaign), rounds):
         start_server()  # it starts on another core while the labels are read
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
+    inputs = replace(inputs, confidences=confidence_table(campaign=campaign))
     vetting = None
     if report_reference.vetting_needed(human_reference, sensitivity):
         adjudicated = report_reference.adjudicated_used(human_reference, inputs.adjudicated)

@@ -181,6 +181,89 @@ def _blinding_sentence(report: dict) -> str:
     )
 
 
+def _likeness_sentence(report: dict) -> str:
+    """Each judge's kappa with the annotators as a z-score against theirs with each other (`human_likeness`)."""
+    h = report.get("human_likeness")
+    if not h or not h.get("judges"):
+        return ""
+    spread = (
+        f"mean {h['human_kappa_mean']:.3f}, SD {h['human_kappa_sd']:.3f}"
+        if h.get("human_kappa_mean") is not None and h.get("human_kappa_sd") is not None
+        else "no spread"
+    )
+    judges = "; ".join(f"{j['judge']} z = {_nested(j['z'])}, {j['class'] or j['note']}" for j in h["judges"])
+    return (
+        f"Human-likeness: each judge's mean Cohen's κ with the annotators as a z-score against the annotators' κ with each other "
+        f"({spread} over {h['n_annotator_pairs']:,} annotator pairs of {h['n_annotators']:,} annotators; |z| < 1 human-like): {judges}."
+    )
+
+
+def _consensus_sentence(report: dict) -> str:
+    """Agreement on unanimous, split and single-annotator items (`consensus`)."""
+    c = report.get("consensus")
+    if not c:
+        return ""
+    n = c["n_items"]
+    shares = "; ".join(f"{criterion} {_nested(e)}" for criterion, e in c["split_share"].items()) or "no item with two annotators"
+    humans = f"the annotators' own PAR (every two on an item) on split items {_nested(c['humans']['split']['par'])}"
+    judges = "; ".join(
+        f"{j['judge']}: PAR unanimous {_nested(j['strata']['unanimous']['par'])}, split {_nested(j['strata']['split']['par'])}"
+        + (f" ({j['note']})" if j["note"] else "")
+        for j in c["judges"]
+    )
+    return (
+        f"Agreement by consensus: of the items, {n['unanimous']:,} were unanimous (two or more annotators, one verdict), "
+        f"{n['split']:,} split and {n['single']:,} had one annotator; the share of split items per criterion: {shares}; {humans}"
+        + (f"; {judges}." if judges else ".")
+    )
+
+
+def _ties_sentence(report: dict) -> str:
+    """The calibrated tie threshold (`tie_accuracy`) and Davidson's tie parameter (`davidson`)."""
+    parts = []
+    t = report.get("tie_accuracy") or {}
+    judged = [j for j in t.get("judges", []) if j["epsilon"] is not None]
+    if judged:
+        figures = "; ".join(
+            f"{j['judge']}: ε = {j['epsilon']:.3f} ({j['n_candidates']:,} candidates), held-out accuracy with ties "
+            f"{_nested(j['held_out'])}, its own verdicts {_nested(j['held_out_own_verdicts'])}"
+            for j in judged
+        )
+        parts.append(
+            f"Ties: for judges with confidences, a tie was predicted when |p(first) − p(second)| ≤ ε, ε chosen on a calibration "
+            f"split to maximise the accuracy with ties (tie calibration, {t['citation']}; {t['split_rule']}; {t['distribution_rule']}) "
+            f"and the accuracy reported on the held-out split: {figures}."
+        )
+    d = (report.get("davidson") or {}).get("raters") or {}
+    fitted = {name: f for name, f in d.items() if f["nu"] is not None}
+    if fitted:
+        figures = "; ".join(
+            (
+                f"{name}: no ties (ν = 0)"
+                if f["tie_share"] == 0
+                else f"{name}: ν = {f['nu']:.3f} ({_ci(f['nu_ci'])}; n = {f['n']:,}, {f['n_pairs']:,} pairs)"
+            )
+            + (", ranking changed" if (report["davidson"]["rankings"].get(name) or {}).get("changed") else "")
+            for name, f in fitted.items()
+        )
+        parts.append(
+            f"Systems were also ranked by Bradley–Terry with Davidson's tie parameter ν (maximum likelihood, pair-bootstrap CIs), "
+            f"beside the ranking that counts a tie as half a win: {figures}."
+        )
+    return " ".join(parts)
+
+
+def _soft_sentence(report: dict) -> str:
+    s = report.get("soft_labels") or {}
+    if not s.get("judges"):
+        return ""
+    figures = "; ".join(f"{j['judge']} {_nested(j['tv'])} (verdicts taken whole {_nested(j['tv_whole_verdicts'])})" for j in s["judges"])
+    return (
+        f"Soft labels: per item, the annotators' distribution over the answers; judges with confidences were scored by the mean "
+        f"total-variation distance of their answer distribution ({s['distribution_rule']}) to it: {figures}."
+    )
+
+
 def render_methods(report: dict) -> str:
     paragraph = " ".join(
         s
@@ -191,6 +274,10 @@ def render_methods(report: dict) -> str:
             _alt_sentence(report),
             _selective_sentence(report),
             _blinding_sentence(report),
+            _likeness_sentence(report),
+            _consensus_sentence(report),
+            _ties_sentence(report),
+            _soft_sentence(report),
             _plan_sentence(report.get("plan")),
         )
         if s

@@ -24,6 +24,7 @@ from calibration.report_tables_pointwise import KEYS as POINTWISE_KEYS
 from calibration.report_tables_pointwise import pointwise_tables
 from calibration.report_tables_reference import reference_line, reference_tables
 from calibration.report_tables_selective import selective_tables
+from calibration.report_tables_ties import tie_tables
 from calibration.table_format import (
     DASH,
     SMALL_MARK,
@@ -336,6 +337,7 @@ def tables(report: dict) -> dict[str, Table]:
     out["comparisons"] = _comparisons(report)
     out.update(_ranking_tables(report, note))
     out.update(agreement_tables(report, note))
+    out.update(tie_tables(report, note))
     out.update(powered_tables(report))
     out.update(alttest_tables(report))
     out.update(selective_tables(report))
@@ -378,6 +380,12 @@ ORDER = {
         "judge_pairs",
         "judge_pairs_list",
         "human_likeness",
+        "consensus",
+        "split_share",
+        "tie_accuracy",
+        "davidson",
+        "soft_labels",
+        "soft_label_items",
         "plan",
     ],
 }

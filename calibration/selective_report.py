@@ -39,12 +39,14 @@ from dataclasses import asdict
 import numpy as np
 from django.db.models import Q, Sum
 
-from annotate.models import Campaign
+from annotate.models import Campaign, Pair
 from calibration import report_cache
 from calibration.metrics.confidence import sample_confidence
+from calibration.metrics.labels import LabelTable
 from calibration.metrics.selective import MIN_ACCEPTED, CascadeJudge, cascade_calibrate, cascade_holdout
 from calibration.selectors import calibration_stamp, human_label_rows, judge_verdict_rows
 from judges.models import Judge, JudgeCall, JudgeVerdict
+from protocols.pairwise import system_of
 
 SPLIT_RULE = (
     'pairs split by the first byte of SHA-256("selective:<pair id>"): even calibrates, odd is held out '
@@ -362,3 +364,36 @@ def selective_lines(out: dict) -> list[str]:
             f"beside 1 − α = {hold['target']:g}; {hold['n_to_humans']} go to humans."
         )
     return lines
+
+
+def confidence_table(*, campaign: Campaign) -> tuple[LabelTable, np.ndarray]:
+    """Every judge with confidences: one row per item it judged (its orders merged by the module's
+    rule: `judge_item_confidences`), and the confidence of each row (NaN: unknown). The report's
+    tie-aware accuracy and soft-label distances read it (`calibration.report_ties`)."""
+    names = sorted(
+        set(
+            judge_verdict_rows(campaign=campaign)
+            .filter(Q(confidence__isnull=False) | ~Q(samples=""))
+            .values_list("unit__judge__name", flat=True)
+        )
+    )
+    if not names:
+        return LabelTable.empty(), np.zeros(0)
+    systems = {
+        pk: (a, b)
+        for pk, a, b in Pair.objects.filter(campaign=campaign).values_list("id", "article_a__system__key", "article_b__system__key")
+    }
+    columns: dict[str, list] = defaultdict(list)
+    confidence = []
+    for judge in Judge.objects.filter(name__in=names).order_by("name"):
+        for (pair_id, criterion), (side, sure) in judge_item_confidences(campaign, judge).items():
+            if side not in ("a", "b", "tie"):
+                continue  # no verdict to score (an empty winner)
+            a, b = systems[pair_id]
+            for key, value in (
+                ("pair", str(pair_id)), ("criterion", criterion), ("category", ""), ("rater", judge.name), ("rater_kind", "judge"),
+                ("system_a", a), ("system_b", b), ("winner", system_of(side, a, b)),
+            ):  # fmt: skip
+                columns[key].append(value)
+            confidence.append(sure)
+    return LabelTable.from_columns(**columns), np.asarray(confidence, dtype=np.float64)

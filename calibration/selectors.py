@@ -98,6 +98,9 @@ class CalibrationInputs:
     # Active sampling: each admitted-or-not pair's stored inclusion probability, keyed as the table's
     # pairs (str(pair id)). None: the campaign samples uniformly (every pair is in the human queue).
     inclusion: dict[str, float] | None = None
+    # The judges with confidences: one row per judge and item (orders merged) and each row's confidence
+    # (`selective_report.confidence_table`). None: not read (the tie-aware accuracy and soft-label scores then have no judge).
+    confidences: tuple[LabelTable, np.ndarray] | None = None
 
 
 def _pair_infos(campaign: Campaign, *, gold: bool = False) -> dict[int, PairInfo]:
