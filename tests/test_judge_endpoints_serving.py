@@ -67,7 +67,7 @@ def test_it_says_when_the_retries_returned_the_same_answer(campaign, llm_server,
     assert "2 of the 2 retries after an unreadable answer returned the same answer as the attempt before" in run.message
 
 
-def test_the_cache_answers_only_the_endpoint_its_answers_came_from(campaign, llm_server, monkeypatch):
+def test_it_answers_from_the_cache_only_the_endpoint_its_answers_came_from(campaign, llm_server, monkeypatch):
     first = make_judge(llm_server.base_url, monkeypatch, name="first")
     assert execute(campaign, first, limit=1).calls == 3
     with FakeLLM() as elsewhere:
@@ -88,7 +88,7 @@ def test_the_cache_answers_only_the_endpoint_its_answers_came_from(campaign, llm
     }
 
 
-def test_the_migration_keys_old_cache_rows_on_the_endpoint_of_the_call_that_stored_them(campaign, llm_server, monkeypatch):
+def test_it_keys_old_cache_rows_in_the_migration_on_the_endpoint_of_the_call_that_stored_them(campaign, llm_server, monkeypatch):
     judge = make_judge(llm_server.base_url, monkeypatch)
     execute(campaign, judge, limit=1)
     stored = dict(CachedResponse.objects.values_list("request_hash", "endpoint"))
@@ -121,7 +121,7 @@ def test_it_warns_before_a_run_whose_concurrency_exceeds_the_servers_slots(campa
     assert unknown.code == 0 and "warning" not in unknown.err
 
 
-def test_a_local_endpoint_defaults_to_one_request_at_a_time_and_a_longer_timeout(campaign, llm_server, monkeypatch):
+def test_it_defaults_a_local_endpoint_to_one_request_at_a_time_and_a_longer_timeout(campaign, llm_server, monkeypatch):
     judge = make_judge(llm_server.base_url, monkeypatch)
     assert judge.timeout_seconds == endpoint_defaults(llm_server.base_url).timeout_seconds == 600
     hosted = judge_build(name="hosted", model="gpt-4.1-mini", base_url="https://api.openai.com/v1", api_key_env="OPENAI_API_KEY")
@@ -134,7 +134,7 @@ def test_a_local_endpoint_defaults_to_one_request_at_a_time_and_a_longer_timeout
     assert JudgeRun.objects.get().concurrency == 1 and llm_server.max_in_flight == 1
 
 
-def test_check_reports_the_served_model_and_warns_when_the_judge_names_another(llm_server, monkeypatch):
+def test_it_reports_the_served_model_on_check_and_warns_when_the_judge_names_another(llm_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test-serving")
     llm_server.slots = 1
     named = dict(base_url=llm_server.base_url, api_key_env=KEY_ENV)
@@ -148,7 +148,7 @@ def test_check_reports_the_served_model_and_warns_when_the_judge_names_another(l
     assert "Warning: the endpoint serves 'fake-judge', not 'gpt-4o'" in other.message
 
 
-def test_the_judges_page_warns_when_a_queued_run_exceeds_the_servers_slots(client, campaign, rachel, llm_server, monkeypatch):
+def test_it_warns_on_the_judges_page_when_a_queued_run_exceeds_the_servers_slots(client, campaign, rachel, llm_server, monkeypatch):
     judge = make_judge(llm_server.base_url, monkeypatch)
     llm_server.slots = 1
     client.force_login(rachel)
@@ -162,7 +162,7 @@ def test_the_judges_page_warns_when_a_queued_run_exceeds_the_servers_slots(clien
     assert JudgeRun.objects.count() == 2  # warned, not refused: the run is queued
 
 
-def test_the_judges_page_shows_the_latest_runs_verdicts_with_their_confidence(client, campaign, rachel, llm_server, monkeypatch):
+def test_it_shows_the_latest_runs_verdicts_with_their_confidence_on_the_judges_page(client, campaign, rachel, llm_server, monkeypatch):
     judge = make_judge(llm_server.base_url, monkeypatch, confidence="logprobs")
     llm_server.confidence = lambda key, message: 0.75 if key.endswith("1") else 0.9
     execute(campaign, judge, limit=1)

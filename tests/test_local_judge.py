@@ -230,7 +230,7 @@ def test_it_reports_a_context_overflow_cleanly(local_server, tmp_path, monkeypat
     assert not JudgeVerdict.objects.filter(unit=unit).exists()
 
 
-def test_check_reports_the_model_and_slots_the_server_serves(local_server, monkeypatch):
+def test_it_reports_the_served_model_and_slots_from_check(local_server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, KEY)
     common = ("--base-url", local_server, "--api-key-env", KEY_ENV, "--check")
 
