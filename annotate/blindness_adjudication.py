@@ -32,7 +32,7 @@ class AdjudicatorExposure:
 
     @staticmethod
     def share(part: int, whole: int) -> str:
-        return f"{part / whole:.0%} ({part} of {whole})" if whole else "no item (n = 0)"
+        return f"{part / whole:.0%} ({part} of {whole})" if whole else "no item"
 
     @property
     def scheduled_text(self) -> str:

@@ -2,6 +2,7 @@
 apart from the others (AUC equal to sklearn's, leave-one-out accuracy, n), on the gold page and from
 `make_gold`; a separable kind drives the pause rule only when the campaign accepts it explicitly."""
 
+import json
 import random
 
 import pytest
@@ -14,6 +15,7 @@ from annotate.gold_separability import auc, loo_balanced_accuracy, overlap, sepa
 from annotate.models import Campaign
 from annotate.services.claims import assignment_claim_next
 from calibration.gold import gold_pause_reason
+from tests.helpers import run
 from tests.test_gold_pairs import answer, is_gold, make_gold
 
 
@@ -56,6 +58,16 @@ def test_it_reports_each_kind_on_the_gold_page_and_from_make_gold(campaign, rach
     assert page.status_code == 200
     body = page.content.decode()
     assert "Can the text tell them apart?" in body and "n = 2 gold, 8 other pairs" in body
+
+    # The blindness audit carries the same figure, with its n, in both formats.
+    audit = run("blindness_report", "--campaign", campaign.name)
+    assert audit.code == 0, audit.err
+    assert "## Gold pairs against the other pairs" in audit.out
+    assert audit.out.count("separable (n = 2 gold, 8 other pairs)") == len(kinds)
+    data = json.loads(run("blindness_report", "--campaign", campaign.name, "--format", "json").out)
+    assert [(k["kind"], k["n_gold"], k["n_other"], k["auc"], k["separable"]) for k in data["gold_separability"]] == [
+        (k.kind, 2, 8, 1.0, True) for k in kinds
+    ]
 
 
 @pytest.mark.django_db
