@@ -101,6 +101,53 @@ def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: in
     return {"scoring": scoring, "note": None, **result.as_dict(), "by_criterion": per.as_dict()}
 
 
+def _pooled_alt_test(tables: list, judge: str, *, epsilon: float, unit: str, rounds: int, seed: int) -> dict:
+    """The alt-test of ``judge`` over the criteria of several tables at once (scales and response types
+    pooled: each comparison is within one item, scored the way its table's answers are)."""
+    groups = []
+    for table in tables:
+        humans, own, scoring = alt_test_long_form(table, judge)
+        groups.append((Ratings(**humans), Ratings(**own), scoring))
+    result = alttest.alt_test_pooled(groups, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
+    per = alttest.alt_test_by_criterion_pooled(groups, epsilon=epsilon, rounds=rounds, seed=seed)
+    return {"scoring": result.scoring, "note": None, **result.as_dict(), "by_criterion": per.as_dict()}
+
+
+def _label(response: str, scale) -> str:
+    names = {"binary": "checklist"}
+    return f"{names.get(response, response)}{f' {scale[0]}-{scale[1]}' if scale else ''}"
+
+
+def pooled_section(inputs: PointwiseInputs, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> list[dict]:
+    """The alt-test pooled over tables: over every one-article criterion of the rubric, and over the
+    scales of one response type, wherever that pools more than one table (one table's test is its
+    own). Each entry: its ``scope`` ("all" or the response type), the tables it pools and, per judge
+    of any of them, the test as :func:`_alt_test` gives it."""
+    groups = []
+    if len(inputs.tables) > 1:
+        groups.append(("all", list(inputs.tables)))
+    by_response: dict[str, list] = {}
+    for key in inputs.tables:
+        by_response.setdefault(key[0], []).append(key)
+    groups += [(response, keys) for response, keys in by_response.items() if 1 < len(keys) < len(inputs.tables)]
+    out = []
+    for scope, keys in groups:
+        tables = [inputs.tables[key] for key in keys]
+        judges = sorted({name for t in tables for name in t.judges})
+        entry = {"scope": scope, "pools": [_label(*key) for key in keys], "judges": {}}
+        for name in judges:
+            having = [t for t in tables if name in t.judges]
+            if epsilon is None:
+                entry["judges"][name] = {
+                    "scoring": "+".join(dict.fromkeys(alt_test_long_form(t, name)[2] for t in having)),
+                    "note": NOT_SET,
+                }
+            else:
+                entry["judges"][name] = _pooled_alt_test(having, name, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
+        out.append(entry)
+    return out
+
+
 def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | None:
     criteria = set(table.criteria)
     verdicts = [v for v in inputs.verdicts if v.criterion in criteria]
@@ -188,6 +235,7 @@ def section(
             "seed": seed,
             "epsilon": epsilon,
             "tables": tables,
+            "alt_test_pooled": pooled_section(inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed),
             "judge_answers": inputs.judge_answers,
         }
     )
@@ -209,11 +257,9 @@ def pointwise_add(
 
 def reference_note(section: dict, method: str) -> str:
     """Which one-article answers the aggregated reference was applied to, and which kept the annotators' answers."""
-    names = {"binary": "checklist"}
     applied, kept = [], []
     for t in section["tables"]:
-        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
-        label = f"{names.get(t['response'], t['response'])}{scale}"
+        label = _label(t["response"], t["scale"])
         ref = t["human_reference"]
         if ref["applied"]:
             applied.append(f"{label} ({ref['n_items']:,} items, {ref['unresolved']:,} unresolved)")
@@ -228,9 +274,5 @@ def reference_note(section: dict, method: str) -> str:
 
 def pointwise_note(section: dict) -> str:
     """One line for the report's notes: the pairwise figures above do not cover these answers."""
-    names = {"binary": "checklist"}
-    parts = []
-    for t in section["tables"]:
-        scale = f" {t['scale'][0]}-{t['scale'][1]}" if t["scale"] else ""
-        parts.append(f"{t['n_answers']:,} {names.get(t['response'], t['response'])}{scale} answers")
+    parts = [f"{t['n_answers']:,} {_label(t['response'], t['scale'])} answers" for t in section["tables"]]
     return f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."
