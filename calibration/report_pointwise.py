@@ -275,4 +275,17 @@ def reference_note(section: dict, method: str) -> str:
 def pointwise_note(section: dict) -> str:
     """One line for the report's notes: the pairwise figures above do not cover these answers."""
     parts = [f"{t['n_answers']:,} {_label(t['response'], t['scale'])} answers" for t in section["tables"]]
-    return f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."
+    text = f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."
+    for entry in section.get("alt_test_pooled", []):
+        verdicts = [f"{name} {_verdict(alt)}" for name, alt in entry["judges"].items() if not alt["note"]]
+        if verdicts:
+            text += f" Alt-test pooled over {', '.join(entry['pools'])}: {'; '.join(verdicts)}."
+    return text
+
+
+def _verdict(alt: dict) -> str:
+    if not alt["ran"]:
+        return "cannot run"
+    return (
+        f"{'passes' if alt['passes'] else 'fails'} (ω {alt['omega']:.2f}, {alt['n_rejected']} of {alt['n_annotators']} annotators beaten)"
+    )

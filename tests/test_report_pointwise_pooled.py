@@ -79,7 +79,10 @@ def test_it_pools_the_alt_test_over_two_scales_and_keeps_each_scale_as_a_breakdo
     annotators = list(csv.reader(render_table_csv(report, "pointwise_alt_test_annotators").splitlines()))
     pooled_rows = [r for r in annotators[1:] if r[0].startswith("all one-article criteria")]
     assert [r[2] for r in pooled_rows] == list(HUMANS)
-    assert "the pooled rows come first (the headline)" in render_md(report)
+    markdown = render_md(report)
+    assert "the pooled rows come first (the headline)" in markdown
+    headline = f"Alt-test pooled over rating 0-2, rating 1-6: judge-x {'passes' if expected.passes else 'fails'} (ω {expected.omega:.2f}"
+    assert headline in markdown.split("## ")[0]
 
 
 def test_it_pools_the_scales_of_one_response_type_beside_every_criterion(tmp_path):
