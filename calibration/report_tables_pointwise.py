@@ -276,7 +276,8 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         return {}
     note = (
         f"{section['statement']} n: comparisons (answer pairs, or items for mean-based figures); articles: the bootstrap's "
-        f"units ({section['rounds']:,} rounds)."
+        f"units ({section['rounds']:,} rounds). Against the human majority (agreement_majority, kappa_majority, the checklist "
+        "figures): each item's strict majority, an even split left out (ties dropped, whatever --majority-ties says of pairwise verdicts)."
     )
     judges, criteria = _judges(section, note)
     answers = section.get("judge_answers") or {}
