@@ -92,6 +92,10 @@ def test_it_takes_the_convention_from_the_command_the_api_and_the_dashboard(clie
     header = next(csv.reader(render_table_csv(half, "judges").splitlines()))
     assert "PAR (mean single-label accuracy)" in header and "Majority-vote accuracy (ties counted 1/k)" in header
     assert "Majority-vote accuracy (ties dropped)" in next(csv.reader(render_table_csv(drop, "judges").splitlines()))
+    from calibration.report_formats import render_csv, render_md
+
+    assert {r["majority_ties"] for r in csv.DictReader(render_csv(half).splitlines())} == {"half"}
+    assert "Majority vote (--majority-ties half): " + M.MAJORITY_TIE_RULES["half"] in render_md(half)
 
     from tests.helpers import run
 
