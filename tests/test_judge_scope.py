@@ -87,3 +87,17 @@ def test_it_names_the_campaign_of_a_scoped_judge_on_the_judges_page(tmp_path, cl
     assert page.status_code == 200
     text = page.content.decode()
     assert 'close-judge <small class="muted">of study-a only</small>' in text and "of study-b only" in text
+
+
+def test_it_does_not_reuse_an_earlier_global_import_of_that_name_by_default(tmp_path):
+    """A judge imported globally (or before judges had campaigns) is another study's: a default import makes its own."""
+    assert study(tmp_path, "study-a", "--judge-scope", "global").code == 0
+    shared = Judge.objects.get(name="close-judge", campaign__isnull=True)
+
+    result = study(tmp_path, "study-b", seed=8)
+
+    assert result.code == 0, result.err
+    own = Judge.objects.get(name="close-judge", campaign__name="study-b")
+    assert judge_of("study-b", "close-judge") == {own.pk} and judge_of("study-a", "close-judge") == {shared.pk}
+    again = study(tmp_path, "study-a")  # study-a's global judge already works there: it stays study-a's judge
+    assert again.code == 0 and "judges created: 0" in again.out
