@@ -291,6 +291,8 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         "unparsable_policies": M.UNPARSABLE_POLICIES,
         "human_reference": options.human_reference,
         "human_references": report_reference.REFERENCES,
+        "majority_ties": options.majority_ties,
+        "majority_ties_choices": M.MAJORITY_TIES,
         "sensitivity": options.sensitivity,
     }
 

@@ -112,3 +112,6 @@ def test_it_takes_the_convention_from_the_command_the_api_and_the_dashboard(clie
     assert bad.status_code == 400 and "unknown majority-tie convention 'coin'" in bad.json()["detail"]
     page = client.get(f"/calibration/campaign/{campaign.pk}/?majority_ties=coin")
     assert page.status_code == 400
+    page = client.get(f"/calibration/campaign/{campaign.pk}/?majority_ties=half")
+    assert page.status_code == 200
+    assert '<option value="half" selected>half</option>' in page.content.decode()
