@@ -58,6 +58,11 @@ def _json_array(rows: Iterable[dict]) -> Iterator[str]:
             description="1 to fit Dawid-Skene and MACE for the competence and sensitivity sections under majority too (default 0: not computed)",
         ),
         OpenApiParameter(
+            "majority_ties",
+            str,
+            description="the judges' majority-vote accuracy on tied items: drop (default: left out), half (1/k of k tied labels) or draw (seeded)",
+        ),
+        OpenApiParameter(
             "category_intervals",
             str,
             description="auto (default: the judges' per-category Bradley-Terry intervals for up to 12 judges) or all",
@@ -80,7 +85,8 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
     value answers 400 with `{"detail": message}`. `?human_reference=majority|dawid-skene|mace|exclude-flagged|adjudicated`
     chooses the human labels the judge statistics are computed against (default: majority);
     `?sensitivity=1` fits the annotator models for the competence and sensitivity sections under majority too;
-    `?category_intervals=all` computes the judges' per-category Bradley-Terry intervals whatever their number.
+    `?category_intervals=all` computes the judges' per-category Bradley-Terry intervals whatever their number;
+    `?majority_ties=drop|half|draw` chooses how the majority-vote accuracy counts items whose humans tie (default: drop).
     """
     campaign = get_object_or_404(
         Campaign.objects.select_related("criterion_set", "reference_system"),
@@ -93,9 +99,11 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
         human_reference = check_reference(request.query_params.get("human_reference"))
         sensitivity = check_sensitivity(request.query_params.get("sensitivity"))
         category_intervals = check_category_intervals(request.query_params.get("category_intervals") or "auto")
+        majority_ties = M.check_majority_ties(request.query_params.get("majority_ties") or M.DEFAULT_MAJORITY_TIES)
     except ValueError as exc:
         return Response({"detail": str(exc)}, status=400)
     options = dict(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
+    options.update(majority_ties=majority_ties)
     return Response(report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable, **options))
 
 

@@ -163,6 +163,7 @@ def _parameters(
     swap_policy: str,
     unparsable: str,
     neutral_emphasis: bool,
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
     return {
         "rounds": rounds,
@@ -182,6 +183,8 @@ def _parameters(
         "swap_policy": swap_policy,
         "unparsable": unparsable,
         "convention": M.convention_text(swap_policy, unparsable),
+        "majority_ties": majority_ties,
+        "majority_rule": M.MAJORITY_TIE_RULES[majority_ties],
     }
 
 
@@ -203,6 +206,7 @@ def report_from_inputs(
     vetting: report_reference.Vetting | None = None,
     category_intervals: str = "auto",
     processes: bool | None = None,
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict. The judge statistics are computed
@@ -238,6 +242,7 @@ def report_from_inputs(
             sensitivity=sensitivity,
             vetting=vetting,
             category_intervals=category_intervals,
+            majority_ties=majority_ties,
         )
 
 
@@ -260,8 +265,10 @@ def _report(
     sensitivity: bool,
     vetting: report_reference.Vetting | None,
     category_intervals: str,
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
     M.check_convention(swap_policy, unparsable)
+    M.check_majority_ties(majority_ties)
     check_category_intervals(category_intervals)
     human_reference = report_reference.check_reference(human_reference)
     report_alttest.check_unit(alt_unit)
@@ -361,7 +368,7 @@ def _report(
 
     judges = [
         sections.judge_section(summary, raw_by_judge[summary.name], merged_by_judge[summary.name], votes_by_judge[summary.name],
-                               reference_labels, rounds, seed, inclusion=inclusion)
+                               reference_labels, rounds, seed, inclusion=inclusion, majority_ties=majority_ties)
         for summary in inputs.judges
     ]  # fmt: skip
     by_section = {j["name"]: j for j in judges}
@@ -377,6 +384,7 @@ def _report(
                 seed,
                 members=[by_section[m] for m in members],
                 inclusion=inclusion,
+                majority_ties=majority_ties,
             )
         )
     judges.sort(key=lambda j: (j["par"] is None, -(j["par"] or 0), j["name"]))
@@ -425,7 +433,9 @@ def _report(
         },
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "parameters": {
-            **_parameters(rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis),
+            **_parameters(
+                rounds, seed, reference, anchors, ensembles, inputs, swap_policy, unparsable, campaign.neutral_emphasis, majority_ties
+            ),
             "category_intervals": {
                 "asked": category_intervals,
                 "max_judges": CATEGORY_INTERVALS_MAX_JUDGES,
@@ -507,9 +517,11 @@ def build_report(
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
     category_intervals: str = "auto",
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
     """The calibration report of a campaign (see docs/calibration-report.md)."""
     M.check_convention(swap_policy, unparsable)
+    M.check_majority_ties(majority_ties)
     check_category_intervals(category_intervals)
     human_reference = report_reference.check_reference(human_reference)
     alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
@@ -526,7 +538,7 @@ def build_report(
         vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed, adjudicated)
     report = report_from_inputs(
         campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
-        vetting=vetting, **alt,
+        vetting=vetting, majority_ties=majority_ties, **alt,
     )  # fmt: skip
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
     pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed, human_reference=human_reference)
@@ -567,6 +579,7 @@ def report_cached(
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
     category_intervals: str = "auto",
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
     (or the alt-test's epsilon recorded on it), with the `selective` section (`selective`: the options
@@ -579,6 +592,8 @@ def report_cached(
         params["sensitivity"] = True
     if check_category_intervals(category_intervals) != "auto":
         params["category_intervals"] = category_intervals
+    if M.check_majority_ties(majority_ties) != M.DEFAULT_MAJORITY_TIES:  # likewise
+        params["majority_ties"] = majority_ties
     if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
         M.check_convention(swap_policy, unparsable)
         params.update(swap_policy=swap_policy, unparsable=unparsable)
@@ -608,6 +623,7 @@ def report_and_charts_cached(
     human_reference: str = report_reference.DEFAULT_REFERENCE,
     sensitivity: bool = False,
     category_intervals: str = "auto",
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> tuple[dict, dict[str, str]]:
     """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
@@ -621,8 +637,11 @@ def report_and_charts_cached(
         human_reference=human_reference,
         sensitivity=sensitivity,
         category_intervals=category_intervals,
+        majority_ties=majority_ties,
     )
     params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
+    if majority_ties != M.DEFAULT_MAJORITY_TIES:
+        params["majority_ties"] = majority_ties
     if human_reference != report_reference.DEFAULT_REFERENCE:
         params["human_reference"] = human_reference
     if category_intervals != "auto":

@@ -88,6 +88,7 @@ CSV_COLUMNS = (
     "human_reference",
     "adjudicated_items",
     "adjudicated_pairs",
+    "majority_ties",
 )
 
 
@@ -109,7 +110,8 @@ def render_csv(report: dict) -> str:
         pair = source.get(f"{name}_ci")
         return (None, None) if pair is None else tuple(pair)
 
-    convention = {"swap_policy": report["parameters"].get("swap_policy"), "unparsable": report["parameters"].get("unparsable")}
+    p = report["parameters"]
+    convention = {"swap_policy": p.get("swap_policy"), "unparsable": p.get("unparsable"), "majority_ties": p.get("majority_ties", "drop")}
     # Every row says which humans the judges were measured against, and how many items were adjudicated (on how many pairs).
     reference = report.get("human_reference") or {}
     counts = reference.get("adjudicated") or {}

@@ -72,7 +72,8 @@ def _design_sentence(report: dict) -> str:
 
 def _humans_sentence(humans: dict) -> str:
     return (
-        "Agreement among the annotators: leave-one-out pairwise agreement (each annotator against the majority of the others) "
+        "Agreement among the annotators: leave-one-out pairwise agreement (each annotator against the strict majority of the others, "
+        "ties dropped) "
         f"{_flat(humans, 'par_leave_one_out')}; Fleiss' κ {_nested(humans.get('fleiss_kappa'))}; "
         f"Krippendorff's α {_flat(humans, 'krippendorff_alpha')}. Intervals are pair-bootstrap percentiles."
     )
@@ -83,7 +84,13 @@ def _judges_sentence(report: dict) -> str:
     if not judges:
         return "No judge was evaluated."
     each = [f"{j['name']} {_flat(j, 'par', 'n_labels')}" for j in judges]
-    return f"Pairwise agreement of each judge with the human majority (PAR): {'; '.join(each)}."
+    p = report.get("parameters", {})
+    majority = [f"{j['name']} {_flat(j, 'par_majority')}" for j in judges]
+    rule = p.get("majority_rule") or "the strict majority of each item, items without one left out"
+    return (
+        f"Pairwise agreement of each judge with the humans (PAR, the mean single-label accuracy: every human label counts once): "
+        f"{'; '.join(each)}. Majority-vote accuracy ({rule}): {'; '.join(majority)}."
+    )
 
 
 def _alt_sentence(report: dict) -> str:

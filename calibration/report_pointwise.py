@@ -115,6 +115,52 @@ def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: in
     return {"scoring": scoring, "note": None, **result.as_dict(), "by_criterion": per.as_dict()}
 
 
+def _pooled_alt_test(tables: list, judge: str, *, epsilon: float, unit: str, rounds: int, seed: int) -> dict:
+    """The alt-test of ``judge`` over the criteria of several tables at once (scales and response types
+    pooled: each comparison is within one item, scored the way its table's answers are)."""
+    groups = []
+    for table in tables:
+        humans, own, scoring = alt_test_long_form(table, judge)
+        groups.append((Ratings(**humans), Ratings(**own), scoring))
+    result = alttest.alt_test_pooled(groups, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
+    per = alttest.alt_test_by_criterion_pooled(groups, epsilon=epsilon, rounds=rounds, seed=seed)
+    return {"scoring": result.scoring, "note": None, **result.as_dict(), "by_criterion": per.as_dict()}
+
+
+def _label(response: str, scale) -> str:
+    return response_label({"response": response, "scale": scale})
+
+
+def pooled_section(inputs: PointwiseInputs, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> list[dict]:
+    """The alt-test pooled over tables: over every one-article criterion of the rubric, and over the
+    scales of one response type, wherever that pools more than one table (one table's test is its
+    own). Each entry: its ``scope`` ("all" or the response type), the tables it pools and, per judge
+    of any of them, the test as :func:`_alt_test` gives it."""
+    groups = []
+    if len(inputs.tables) > 1:
+        groups.append(("all", list(inputs.tables)))
+    by_response: dict[str, list] = {}
+    for key in inputs.tables:
+        by_response.setdefault(key[0], []).append(key)
+    groups += [(response, keys) for response, keys in by_response.items() if 1 < len(keys) < len(inputs.tables)]
+    out = []
+    for scope, keys in groups:
+        tables = [inputs.tables[key] for key in keys]
+        judges = sorted({name for t in tables for name in t.judges})
+        entry = {"scope": scope, "pools": [_label(*key) for key in keys], "judges": {}}
+        for name in judges:
+            having = [t for t in tables if name in t.judges]
+            if epsilon is None:
+                entry["judges"][name] = {
+                    "scoring": "+".join(dict.fromkeys(alt_test_long_form(t, name)[2] for t in having)),
+                    "note": NOT_SET,
+                }
+            else:
+                entry["judges"][name] = _pooled_alt_test(having, name, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed)
+        out.append(entry)
+    return out
+
+
 def _cross(table, inputs: PointwiseInputs, rounds: int, seed: int) -> dict | None:
     if table.response == NOMINAL:  # classes have no order: no pointwise difference to predict a winner with
         return None
@@ -204,6 +250,7 @@ def section(
             "seed": seed,
             "epsilon": epsilon,
             "tables": tables,
+            "alt_test_pooled": pooled_section(inputs, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed),
             "judge_answers": inputs.judge_answers,
         }
     )
@@ -242,7 +289,18 @@ def reference_note(section: dict, method: str) -> str:
 
 def pointwise_note(section: dict) -> str:
     """One line for the report's notes: the pairwise figures above do not cover these answers."""
-    parts = []
-    for t in section["tables"]:
-        parts.append(f"{t['n_answers']:,} {response_label(t)} answers")
-    return f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."
+    parts = [f"{t['n_answers']:,} {response_label(t)} answers" for t in section["tables"]]
+    text = f"Answers about one article alone ({', '.join(parts)}) are in the pointwise section, not in the pairwise figures."
+    for entry in section.get("alt_test_pooled", []):
+        verdicts = [f"{name} {_verdict(alt)}" for name, alt in entry["judges"].items() if not alt["note"]]
+        if verdicts:
+            text += f" Alt-test pooled over {', '.join(entry['pools'])}: {'; '.join(verdicts)}."
+    return text
+
+
+def _verdict(alt: dict) -> str:
+    if not alt["ran"]:
+        return "cannot run"
+    return (
+        f"{'passes' if alt['passes'] else 'fails'} (ω {alt['omega']:.2f}, {alt['n_rejected']} of {alt['n_annotators']} annotators beaten)"
+    )

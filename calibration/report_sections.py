@@ -229,6 +229,7 @@ def judge_section(
     seed: int,
     members: list[dict] | None = None,
     inclusion: dict[str, float] | None = None,
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
     """One judge's figures; for an ensemble, `members` are the sections of its judges; `inclusion`
     (active sampling, unequal probabilities): PAR weighted by 1 / pi (`metrics.agreement`).
@@ -244,7 +245,7 @@ def judge_section(
     by_category: dict = {}
     by_criterion: dict = {}
     if len(votes.items) and len(humans):
-        ag = M.agreement(votes.items, humans, rounds, seed, share=votes.share, inclusion=inclusion)
+        ag = M.agreement(votes.items, humans, rounds, seed, share=votes.share, inclusion=inclusion, majority_ties=majority_ties)
         n_items, n_no_majority, share_kept = ag.n_items, ag.n_no_majority, ag.share_kept
         by_category = {k: estimate(v, "par") for k, v in ag.by_category.items()}
         by_criterion = {k: estimate(v, "par") for k, v in ag.by_criterion.items()}

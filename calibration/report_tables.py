@@ -54,8 +54,24 @@ def cost_cell(judge: dict, key: str = "cost_per_pair_usd") -> str:
     return "cost unknown" if judge["cost_usd"] is None else fmt_usd(judge[key])
 
 
+MAJORITY_HEADERS = {"drop": "ties dropped", "half": "ties counted 1/k", "draw": "ties drawn"}
+
+
+def majority_words(report: dict) -> tuple[str, str]:
+    """(the majority-vote accuracy's column words, the sentence stating its convention and PAR's name)."""
+    p = report["parameters"]
+    ties = p.get("majority_ties", "drop")
+    rule = p.get("majority_rule") or "the majority vote is each item's strict majority; items without one are left out"
+    sentence = (
+        f"PAR is the mean single-label accuracy (the judge against every human label, each counting once). "
+        f"Majority-vote accuracy (--majority-ties {ties}): {rule}. Cohen's κ: against the strict majority, items without one left out."
+    )
+    return f"Majority-vote accuracy ({MAJORITY_HEADERS[ties]})", sentence
+
+
 def _judge_tables(report: dict, note: str) -> dict[str, Table]:
     rows, work = [], []
+    majority_header, majority_sentence = majority_words(report)
     for j in report["judges"]:
         flags = []
         if j["name"] in report["pareto_frontier"]:
@@ -115,8 +131,8 @@ def _judge_tables(report: dict, note: str) -> dict[str, Table]:
             "Judges against the humans",
             [
                 "Judge",
-                "PAR",
-                "PAR vs majority",
+                "PAR (mean single-label accuracy)",
+                majority_header,
                 "PAR without ties",
                 "Cohen's κ",
                 "Position consistency",
@@ -129,7 +145,7 @@ def _judge_tables(report: dict, note: str) -> dict[str, Table]:
             ],
             rows,
             [False] + [True] * 10 + [False],
-            note
+            f"{note} {majority_sentence}"
             + (
                 f" Costs are the calls recorded; not in them: {unrecorded} (a run was killed with requests in flight)."
                 if unrecorded
@@ -147,7 +163,7 @@ def _judge_tables(report: dict, note: str) -> dict[str, Table]:
                 "Pairs judged",
                 "Swapped items",
                 "Items compared",
-                "Items without a human majority",
+                "Items without a strict human majority",
                 "Share kept without ties",
                 "Unparsable",
                 "Units (errors)",
@@ -176,7 +192,7 @@ def _humans_table(report: dict, note: str) -> Table:
         [
             ["Labels / annotators / items / pairs", f"{h['n_labels']:,} / {h['n_annotators']:,} / {h['n_items']:,} / {h['n_pairs']:,}"],
             ["Items with ≥ 2 labels", f"{h['n_items_multi']:,}"],
-            ["PAR, leave one out", _with_n(h, "par_leave_one_out")],
+            ["PAR, leave one out (each label against the others' strict majority; ties dropped)", _with_n(h, "par_leave_one_out")],
             ["Labels left out of the leave-one-out PAR (the other annotators split, or there are none)", f"{h['n_loo_excluded']:,}"],
             ["PAR, all pairs of labels", _with_n(h, "par_all_pairs")],
             ["Krippendorff's α (items with ≥ 2 labels)", _with_n(h, "krippendorff_alpha")],
@@ -420,6 +436,7 @@ def heading(report: dict) -> Heading:
     )
     convention = (
         f"Convention ({p.get('swap_policy', 'tie')}, unparsable {p.get('unparsable', 'drop')}): {p.get('convention', '')}. "
+        f"Majority vote (--majority-ties {p.get('majority_ties', 'drop')}): {p.get('majority_rule') or 'ties dropped'}. "
         f"Intervals: {p.get('interval_rule', '')}; {p['confidence_level']:.0%} confidence, bootstrap over whole {p['bootstrap_unit']}s."
     )
     unknown = report.get("cost_unknown", [])

@@ -24,7 +24,15 @@ def agreement_tables(report: dict, note: str) -> dict[str, Table]:
     out["annotators"] = Table(
         "annotators",
         "Each annotator",
-        ["Annotator", "Labels", "Pairs", "Agreement with the others' majority", "Outlier", "Time per pair", "Time per criterion"],
+        [
+            "Annotator",
+            "Labels",
+            "Pairs",
+            "Agreement with the others' majority (ties dropped)",
+            "Outlier",
+            "Time per pair",
+            "Time per criterion",
+        ],
         [
             [
                 a["name"],

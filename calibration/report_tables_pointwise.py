@@ -167,26 +167,46 @@ def _unit_words(section: dict) -> tuple[str, str]:
     return "articles", "unit: the article"
 
 
+def _pooled_label(entry: dict) -> str:
+    if entry["scope"] == "all":
+        return f"all one-article criteria, pooled ({', '.join(entry['pools'])})"
+    kind = {"binary": "checklist"}.get(entry["scope"], entry["scope"])
+    return f"{kind}, every scale pooled ({', '.join(entry['pools'])})"
+
+
+def _alt_tests(section: dict):
+    """(response label, judge, alt-test) for the pooled tests first (the headline), then each table's (the breakdown)."""
+    for entry in section.get("alt_test_pooled", []):
+        for judge, alt in entry["judges"].items():
+            yield _pooled_label(entry), judge, alt
+    for t in section["tables"]:
+        for judge, j in t["judges"].items():
+            yield _label(t), judge, j["alt_test"]
+
+
 def _alt_test(section: dict) -> dict[str, Table]:
     rows, crit_rows, ann_rows = [], [], []
     counted, unit_sentence = _unit_words(section)
-    for t in section["tables"]:
-        label = _label(t)
-        for judge, j in t["judges"].items():
-            alt = j["alt_test"]
-            if alt["note"]:
-                rows.append([label, judge, alt["scoring"], alt["note"], DASH, DASH, DASH])
-                continue
-            per = alt["by_criterion"]
-            rows.append([label, judge, alt["scoring"], verdict(alt), omega(alt), rho(alt), f"passes on {per['n_passed']} of {per['n_criteria']} criteria"])  # fmt: skip
-            for c in per["results"]:
-                crit_rows.append([label, judge, c["criterion"], verdict(c), omega(c), rho(c)])
-            for a in alt.get("annotators", []):
-                ann_rows.append([
-                    label, judge, a["annotator"], f"{a['n']:,}", fmt_value(a["mean_wf"]), fmt_estimate(a["mean_diff"], a["diff_ci"]),
-                    fmt_value(a["p"], 4), fmt_value(a["p_adjusted"], 4), "yes" if a["rejected"] else "no",
-                ])  # fmt: skip
+    for label, judge, alt in _alt_tests(section):
+        if alt["note"]:
+            rows.append([label, judge, alt["scoring"], alt["note"], DASH, DASH, DASH])
+            continue
+        per = alt["by_criterion"]
+        rows.append([label, judge, alt["scoring"], verdict(alt), omega(alt), rho(alt), f"passes on {per['n_passed']} of {per['n_criteria']} criteria"])  # fmt: skip
+        for c in per["results"]:
+            crit_rows.append([label, judge, c["criterion"], verdict(c), omega(c), rho(c)])
+        for a in alt.get("annotators", []):
+            ann_rows.append([
+                label, judge, a["annotator"], f"{a['n']:,}", fmt_value(a["mean_wf"]), fmt_estimate(a["mean_diff"], a["diff_ci"]),
+                fmt_value(a["p"], 4), fmt_value(a["p_adjusted"], 4), "yes" if a["rejected"] else "no",
+            ])  # fmt: skip
     scoring = "Scoring: categorical (accuracy) for checklists and classes, numeric (negative RMSE) for ratings and counts"
+    if section.get("alt_test_pooled"):
+        scoring += (
+            "; the pooled rows come first (the headline): one test over the criteria of several response types or scales, each "
+            "item scored its own way (a comparison is within one item, so no common scale is needed); the rows of one response "
+            "type and scale follow as the breakdown"
+        )
     note = f"{scoring}; {unit_sentence}. ρ's CI: bootstrap over articles."
     return {
         "pointwise_alt_test": Table(
@@ -304,7 +324,8 @@ def pointwise_tables(report: dict) -> dict[str, Table]:
         return {}
     note = (
         f"{section['statement']} n: comparisons (answer pairs, or items for mean-based figures); articles: the bootstrap's "
-        f"units ({section['rounds']:,} rounds)."
+        f"units ({section['rounds']:,} rounds). Against the human majority (agreement_majority, kappa_majority, the checklist "
+        "figures): each item's strict majority, an even split left out (ties dropped, whatever --majority-ties says of pairwise verdicts)."
     )
     judges, criteria = _judges(section, note)
     answers = section.get("judge_answers") or {}

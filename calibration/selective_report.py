@@ -46,6 +46,7 @@ from calibration.metrics.labels import LabelTable
 from calibration.metrics.selective import MIN_ACCEPTED, CascadeJudge, cascade_calibrate, cascade_holdout
 from calibration.selectors import calibration_stamp, human_label_rows, judge_verdict_rows
 from judges.models import Judge, JudgeCall, JudgeVerdict
+from judges.selectors import campaign_judges_named
 from protocols.pairwise import system_of
 
 SPLIT_RULE = (
@@ -171,7 +172,7 @@ def selective_inputs(*, campaign: Campaign, judge_names: list[str]) -> dict:
     without confidences on the campaign's human-labelled items."""
     if not judge_names:
         raise ValueError("give at least one judge (--judges a,b,c)")
-    judges = {j.name: j for j in Judge.objects.filter(name__in=judge_names)}
+    judges = campaign_judges_named(campaign=campaign, names=judge_names)
     missing = [name for name in judge_names if name not in judges]
     if missing:
         raise ValueError(f"no judge named {', '.join(repr(m) for m in missing)}")
@@ -296,7 +297,7 @@ def judges_with_confidences(*, campaign: Campaign) -> list[str]:
     with_confidence = judge_verdict_rows(campaign=campaign).filter(Q(confidence__isnull=False) | ~Q(samples=""))
     names = sorted(set(with_confidence.values_list("unit__judge__name", flat=True)))
     keys = {}
-    for judge in Judge.objects.filter(name__in=names):
+    for judge in campaign_judges_named(campaign=campaign, names=names).values():
         n = JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__campaign=campaign).count()
         cost = _cost_per_item(campaign, judge, n)
         keys[judge.name] = (cost is None, cost or 0.0, judge.name)
@@ -308,7 +309,7 @@ def abstained_pair_ids(*, campaign: Campaign, out: dict) -> list[int]:
     calibrated cascade `out` (`selective_cascade`) accepts, in the campaign's order."""
     criteria = list(campaign.criterion_set.criteria.values_list("key", flat=True))
     pairs = list(campaign.pairs.filter(gold__isnull=True).values_list("pk", flat=True))
-    judges = {j.name: j for j in Judge.objects.filter(name__in=[s["judge"] for s in out["stages"]])}
+    judges = campaign_judges_named(campaign=campaign, names=[s["judge"] for s in out["stages"]])
     accepted: set[tuple[int, str]] = set()
     for stage in out["stages"]:
         if stage["threshold"] is None:

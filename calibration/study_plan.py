@@ -24,6 +24,7 @@ from annotate.services.campaign_locks import answers_freeze_lock, first_answer_e
 from calibration import plan_check
 from calibration.models import StudyPlan
 from judges.models import Judge, JudgeRun, JudgeUnit
+from judges.selectors import campaign_judges_named
 from protocols.base import CriterionSpec
 
 SCHEMA = "pairwise-study-plan"
@@ -140,7 +141,7 @@ def plan_record(
         raise ValueError(f"unknown statistic '{unknown[0]}' (choose from {', '.join(plan_check.STATISTICS)})")
     judges = campaign_judges(campaign)
     if judge_names:
-        found = {j.name: j for j in Judge.objects.filter(name__in=judge_names)}
+        found = campaign_judges_named(campaign=campaign, names=judge_names)
         missing = [n for n in judge_names if n not in found]
         if missing:
             raise ValueError(f"no judge named '{missing[0]}'")

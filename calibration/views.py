@@ -71,6 +71,7 @@ class _Options:
     human_reference: str = report_reference.DEFAULT_REFERENCE
     sensitivity: bool = False
     category_intervals: str = "auto"
+    majority_ties: str = M.DEFAULT_MAJORITY_TIES
 
     @property
     def convention(self) -> dict:
@@ -84,6 +85,7 @@ class _Options:
             "human_reference": self.human_reference,
             "sensitivity": self.sensitivity,
             "category_intervals": self.category_intervals,
+            "majority_ties": self.majority_ties,
         }
 
     @property
@@ -98,6 +100,8 @@ class _Options:
             pairs.append(("sensitivity", "1"))
         if self.category_intervals != "auto":
             pairs.append(("category_intervals", self.category_intervals))
+        if self.majority_ties != M.DEFAULT_MAJORITY_TIES:
+            pairs.append(("majority_ties", self.majority_ties))
         return urlencode(pairs)
 
 
@@ -110,7 +114,10 @@ def _options(request: HttpRequest) -> _Options:
     human_reference = report_reference.check_reference(request.GET.get("human_reference"))
     sensitivity = report_reference.check_sensitivity(request.GET.get("sensitivity"))
     category_intervals = reports.check_category_intervals(request.GET.get("category_intervals") or "auto")
-    return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity, category_intervals)
+    majority_ties = M.check_majority_ties(request.GET.get("majority_ties") or M.DEFAULT_MAJORITY_TIES)
+    return _Options(
+        values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity, category_intervals, majority_ties
+    )
 
 
 def _bad_request(exc: ValueError) -> HttpResponse:
@@ -284,6 +291,8 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         "unparsable_policies": M.UNPARSABLE_POLICIES,
         "human_reference": options.human_reference,
         "human_references": report_reference.REFERENCES,
+        "majority_ties": options.majority_ties,
+        "majority_ties_choices": M.MAJORITY_TIES,
         "sensitivity": options.sensitivity,
     }
 

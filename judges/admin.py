@@ -5,7 +5,8 @@ from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit,
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ["name", "kind", "model", "mode", "input_price", "output_price", "created_at"]
+    list_display = ["name", "campaign", "kind", "model", "mode", "input_price", "output_price", "created_at"]
+    list_select_related = ["campaign"]
     list_filter = ["kind", "mode"]
     search_fields = ["name", "model"]
 

@@ -13,18 +13,22 @@ file of a hundred thousand judge rows is stored in seconds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Q
 from django.utils import timezone
 
 from annotate.bulk import rows_insert
-from annotate.models import Pair
+from annotate.models import Campaign, Pair
 from common.batches import batches
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 
 NEW, UPDATED, UNCHANGED = "new", "updated", "unchanged"
+# Which judge an imported rater name is: the campaign's own (the default), or the global judge of that name.
+SCOPE_CAMPAIGN, SCOPE_GLOBAL = "campaign", "global"
+JUDGE_SCOPES = (SCOPE_CAMPAIGN, SCOPE_GLOBAL)
 # Ids per `IN (...)` list: far below SQLite's limit of 32,766 variables in one statement.
 CHUNK = 5000
 
@@ -34,11 +38,74 @@ def unit_tally() -> dict[str, int]:
     return {NEW: 0, UPDATED: 0, UNCHANGED: 0}
 
 
-def imported_judge_create(*, name: str, model: str, mode: str = Judge.Mode.CATEGORY) -> Judge:
-    """An imported judge. A labels file's judges are made in criterion mode (`mode`): each answer is then
-    a unit of its own, and an error in place of one answer marks that criterion alone, never the others
-    of its category (which a unit in error would leave out of every figure)."""
-    return Judge.objects.create(name=name, kind=Judge.Kind.IMPORTED, model=model, mode=mode)
+def imported_judge_create(*, name: str, model: str, mode: str = Judge.Mode.CATEGORY, campaign: Campaign | None = None) -> Judge:
+    """An imported judge, scoped to `campaign` (None: a global judge). A labels file's judges are made in
+    criterion mode (`mode`): each answer is then a unit of its own, and an error in place of one answer
+    marks that criterion alone, never the others of its category (which a unit in error would leave out
+    of every figure)."""
+    return Judge.objects.create(name=name, kind=Judge.Kind.IMPORTED, model=model, mode=mode, campaign=campaign)
+
+
+class JudgeScopeError(ValueError):
+    """An import's judge names cannot be resolved under the scope asked for; the message says why."""
+
+
+def imported_judges_resolve(
+    *, campaign: Campaign, names: Iterable[str], models: Mapping[str, str], scope: str = SCOPE_CAMPAIGN, mode: str = Judge.Mode.CRITERION
+) -> tuple[dict[str, Judge], int]:
+    """({name: judge}, judges created) for the judges an import into `campaign` names.
+
+    Scope `campaign` (the default): each name is the campaign's own judge: the judge scoped to it, a
+    global judge that already works in it (a round trip of its export), or a judge configured on this
+    server (an LLM or a baseline: one name, one judge, which the importers then check the kind of);
+    otherwise a judge is created for this campaign alone, even when another campaign, or an earlier
+    import of global scope, has an imported judge of that name, so that two studies' "gpt-4o" never
+    share one judge by accident. Scope `global`: each name is the
+    global judge of that name, created when there is none; refused (JudgeScopeError) where the
+    campaign already has a judge of its own by that name, which would make two judges of one name in
+    its report. `models`: the model to record on a judge created for a name."""
+    names = sorted(set(names))
+    found = imported_judges_find(campaign=campaign, names=names, scope=scope)
+    created = 0
+    for name in names:
+        if name not in found:
+            found[name] = imported_judge_create(name=name, model=models.get(name, ""), mode=mode, campaign=scope_owner(campaign, scope))
+            created += 1
+    return found, created
+
+
+def scope_owner(campaign: Campaign, scope: str) -> Campaign | None:
+    """The campaign a judge created under `scope` belongs to (None: global)."""
+    return campaign if scope == SCOPE_CAMPAIGN else None
+
+
+def imported_judges_find(*, campaign: Campaign, names: Iterable[str], scope: str = SCOPE_CAMPAIGN) -> dict[str, Judge]:
+    """The judges that `names` already are under `scope` (:func:`imported_judges_resolve`'s rule), creating
+    none; a name missing from the result gets a new judge. JudgeScopeError as there."""
+    if scope not in JUDGE_SCOPES:
+        raise JudgeScopeError(f"unknown judge scope '{scope}' (choose {', '.join(JUDGE_SCOPES)})")
+    names = sorted(set(names))
+    found = {j.name: j for j in Judge.objects.filter(name__in=names, campaign=campaign)}
+    if scope == SCOPE_GLOBAL and found:
+        raise JudgeScopeError(
+            f"campaign '{campaign.name}' has its own judge named {', '.join(repr(n) for n in sorted(found))}; "
+            "import its rows without --judge-scope global, or under another name"
+        )
+    if scope == SCOPE_GLOBAL:
+        found = {j.name: j for j in Judge.objects.filter(name__in=names, campaign__isnull=True)}
+    else:
+        working = (
+            Judge.objects.filter(name__in=[n for n in names if n not in found], campaign__isnull=True)
+            .filter(
+                ~Q(kind=Judge.Kind.IMPORTED)
+                | Q(units__pair__campaign=campaign)
+                | Q(units__reading__campaign=campaign)
+                | Q(runs__campaign=campaign)
+            )
+            .distinct()
+        )
+        found.update({j.name: j for j in working})
+    return found
 
 
 @dataclass(frozen=True)

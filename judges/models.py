@@ -26,7 +26,11 @@ class Judge(models.Model):
         CATEGORY = "category", "One call per criterion category"
         CRITERION = "criterion", "One call per criterion"
 
-    name = models.CharField(max_length=NAME_MAX_LENGTH, unique=True, validators=[validate_name])
+    name = models.CharField(max_length=NAME_MAX_LENGTH, validators=[validate_name])
+    # An imported judge belongs to the campaign it was imported into (`judges.imports`), so that two
+    # studies' "gpt-4o" are two judges; empty: a global judge, one of its name (configured judges, and
+    # imports that name one on purpose with --judge-scope global).
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="scoped_judges")
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.LLM)
     model = models.CharField(max_length=200, blank=True)
     base_url = models.URLField(max_length=500, blank=True)
@@ -74,6 +78,10 @@ class Judge(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["name"], condition=models.Q(campaign__isnull=True), name="judge_global_name_unique"),
+            models.UniqueConstraint(fields=["campaign", "name"], name="judge_campaign_name_unique"),
+        ]
 
     def __str__(self) -> str:
         return self.name

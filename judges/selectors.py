@@ -17,6 +17,7 @@ the second run only does what the first left undone.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -265,7 +266,8 @@ def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit:
 
 
 def judge_list() -> QuerySet[Judge]:
-    return Judge.objects.annotate(run_count=Count("runs"))
+    """Every judge with its number of runs; an imported judge with the campaign it belongs to (None: global)."""
+    return Judge.objects.select_related("campaign").annotate(run_count=Count("runs"))
 
 
 def with_run_count(campaigns: QuerySet[Campaign]) -> QuerySet[Campaign]:
@@ -376,3 +378,11 @@ def latest_run_verdicts(*, campaign: Campaign) -> tuple[JudgeRun | None, list[Ju
         verdict.shown_first = shown[0].system.key
         verdict.winner_system = {"a": pair.article_a.system.key, "b": pair.article_b.system.key}.get(verdict.winner, "tie")
     return run, verdicts
+
+
+def campaign_judges_named(*, campaign: Campaign, names: Iterable[str]) -> dict[str, Judge]:
+    """{name: judge} of the names a user gives for a campaign: its own judge of that name, else the global one."""
+    names = set(names)
+    out = {j.name: j for j in Judge.objects.filter(name__in=names, campaign__isnull=True)}
+    out.update({j.name: j for j in Judge.objects.filter(name__in=names, campaign=campaign)})
+    return out

@@ -36,8 +36,10 @@ def judge_create(**arguments) -> tuple[Judge, bool]:
     An update sets every field, so a limit or a price not given again is cleared.
     """
     judge = judge_build(**arguments)
-    values = {f.name: getattr(judge, f.name) for f in Judge._meta.concrete_fields if f.name not in ("id", "name", "created_at")}
-    return Judge.objects.update_or_create(name=judge.name, defaults=values)
+    skipped = ("id", "name", "campaign", "created_at")
+    values = {f.name: getattr(judge, f.name) for f in Judge._meta.concrete_fields if f.name not in skipped}
+    # A configured judge is global: a campaign's imported judge of the same name is another judge.
+    return Judge.objects.update_or_create(name=judge.name, campaign=None, defaults=values)
 
 
 def judge_build(
@@ -151,7 +153,7 @@ def judge_build(
         errors.append(str(exc))
     if kind != Judge.Kind.LLM and confidence != "none":
         errors.append("Only an LLM judge can give confidences (imported verdicts bring theirs in a confidence column).")
-    existing = None if problem else Judge.objects.filter(name=name).first()
+    existing = None if problem else Judge.objects.filter(name=name, campaign__isnull=True).first()
     if existing is not None and not update:
         errors.append(f"A judge named '{name}' already exists; pass --update (or tick 'update') to change it.")
     if errors:

@@ -9,7 +9,15 @@ from django.db import transaction
 
 from annotate.models import Article, Campaign, Pair, System, Topic
 from common.names import name_problem
-from judges.imports import imported_judge_create, imported_unit_save, unit_tally
+from judges.imports import (
+    SCOPE_CAMPAIGN,
+    JudgeScopeError,
+    imported_judge_create,
+    imported_judges_find,
+    imported_unit_save,
+    scope_owner,
+    unit_tally,
+)
 from judges.models import Judge
 from protocols.pairwise import FIRST, SECOND, TIE, side_of
 
@@ -46,13 +54,16 @@ def _results_topic(campaign: Campaign, title: str, campaign_topics: set[int]):
     return topics[0], ""
 
 
-def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, files: list[tuple[str, object]]) -> ResultsImport:
+def wlc_results_import(
+    *, campaign: Campaign, judge_name: str, system: str, files: list[tuple[str, object]], judge_scope: str = SCOPE_CAMPAIGN
+) -> ResultsImport:
     """Imports verdict files of the Wiki Live Challenge evaluation script as an imported judge's units.
 
     In that protocol the reference ("gt") is always Article 1, the system ("gen")
     Article 2. Its script writes a tie whose reason starts with "Error:" when the API
     call failed: those become units in ERROR, never ties. Files with problems are
-    reported by name and skipped (unknown criteria only skip their entries).
+    reported by name and skipped (unknown criteria only skip their entries). `judge_scope`: whose judge
+    `judge_name` is (`judges.imports.imported_judges_find`): the campaign's own (the default) or the global one.
     """
     report = ResultsImport()
     errors = []
@@ -60,7 +71,10 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
     if problem := name_problem(judge_name, what="judge name"):
         errors.append(f"The {problem}.")
     else:
-        judge = Judge.objects.filter(name=judge_name).first()
+        try:
+            judge = imported_judges_find(campaign=campaign, names=[judge_name], scope=judge_scope).get(judge_name)
+        except JudgeScopeError as exc:
+            errors.append(f"{exc}.")
     if judge is not None and judge.kind != Judge.Kind.IMPORTED:
         errors.append(f"The judge '{judge_name}' is a {judge.get_kind_display()} judge; import into a new name.")
     reference = campaign.reference_system or System.objects.filter(is_reference=True).first()
@@ -157,7 +171,7 @@ def wlc_results_import(*, campaign: Campaign, judge_name: str, system: str, file
 
     with transaction.atomic():
         if judge is None:
-            judge = imported_judge_create(name=judge_name, model=f"imported:{judge_name}")
+            judge = imported_judge_create(name=judge_name, model=f"imported:{judge_name}", campaign=scope_owner(campaign, judge_scope))
             report.judge_created = True
         report.judge = judge
         if new_pairs:

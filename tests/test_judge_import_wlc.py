@@ -127,3 +127,27 @@ def test_it_refuses_to_import_into_a_judge_that_runs(campaign, tmp_path):
 
     assert result.code == 1 and "import into a new name" in result.err
     assert not JudgeUnit.objects.exists()
+
+
+def test_it_imports_one_judge_name_into_two_campaigns_as_two_judges_unless_global(campaign, catalogue, alice, tmp_path):
+    """Issue 39, item 13: --judge names the campaign's own judge; --judge-scope global names the global one on purpose."""
+    from annotate.services.campaigns import campaign_create
+
+    other = campaign_create(name="Pilot 2", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], overlap=1, annotators=[alice])
+    path = write(tmp_path / "marrow.json", results(campaign, "Marrow River"))
+
+    def load(name, *args):
+        return run("import_wlc_results", "--campaign", name, "--judge", "wlc-gpt", "--system", "atlas_agent", path, *args)
+
+    assert load("Pilot").code == 0 and load("Pilot 2").code == 0
+    assert sorted(Judge.objects.filter(name="wlc-gpt").values_list("campaign__name", flat=True)) == ["Pilot", "Pilot 2"]
+    assert load("Pilot 2").code == 0 and Judge.objects.filter(name="wlc-gpt").count() == 2  # again: its own judge, unchanged
+    assert {u.pair.campaign_id for u in JudgeUnit.objects.filter(judge__campaign=other)} == {other.pk}
+
+    assert load("Pilot 2", "--judge-scope", "global").code == 1  # Pilot 2 has a judge of its own by that name
+    shared = [run("import_wlc_results", "--campaign", c, "--judge", "wlc-shared", "--system", "atlas_agent", path, "--judge-scope", "global")
+              for c in ("Pilot", "Pilot 2")]  # fmt: skip
+    assert [r.code for r in shared] == [0, 0]
+    judge = Judge.objects.get(name="wlc-shared")
+    assert judge.campaign is None
+    assert {u.pair.campaign_id for u in JudgeUnit.objects.filter(judge=judge)} == {campaign.pk, other.pk}

@@ -24,7 +24,7 @@ from calibration.interchange.targets import (
 )
 from judges.imports import (
     ImportedUnit,
-    imported_judge_create,
+    imported_judges_resolve,
     imported_units_save,
     unit_tally,
 )
@@ -145,12 +145,13 @@ def confidence_value(text: str, errors: list[str]) -> float | None:
 def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRowsWritten:
     """Each judge row becomes a verdict (or the error) of an imported unit; missing judges are created as imported."""
     written = JudgeRowsWritten()
-    names = {plan.target.rater for plan in plans.values()}
-    judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
-    for name in sorted(names - set(judges)):
-        model = next((p.model for p in plans.values() if p.target.rater == name and p.model), "")
-        judges[name] = imported_judge_create(name=name, model=model, mode=Judge.Mode.CRITERION)
-        written.judges_created += 1
+    models = {}
+    for plan in plans.values():
+        if plan.model:
+            models.setdefault(plan.target.rater, plan.model)
+    judges, written.judges_created = imported_judges_resolve(
+        campaign=context.campaign, names={plan.target.rater for plan in plans.values()}, models=models, scope=context.judge_scope
+    )
     units: list[ImportedUnit] = []
     for plan in plans.values():
         judge = judges[plan.target.rater]

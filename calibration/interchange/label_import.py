@@ -49,6 +49,7 @@ from calibration.interchange.targets import (
     pairs_ensure,
     verdict_check,
 )
+from judges.imports import SCOPE_CAMPAIGN
 from protocols.pairwise import side_for_system
 
 # Accounts per INSERT.
@@ -126,7 +127,8 @@ class ImportReport:
             lines.append(tally("one-article answers", self.answers))
             lines.append(tally("reading assignments", self.reading_assignments) + f"; readings created: {self.readings_created}")
         if self.reading_judge_units is not None:
-            lines.append(tally("judge units (reading, category or criterion)", self.reading_judge_units))
+            created = "" if self.judge_units is not None else f"; judges created: {self.judges_created}"
+            lines.append(tally("judge units (reading, category or criterion)", self.reading_judge_units) + created)
         for name in sorted(self.judge_answers):
             lines.append(self.judge_answers[name].line(name))
         lines.append(f"pairs created: {self.pairs_created}; rater accounts created: {self.raters_created}")
@@ -163,6 +165,7 @@ def labels_import(
     spans: RowsFile | None = None,
     skip_bad: bool = False,
     order_unknown: bool = False,
+    judge_scope: str = SCOPE_CAMPAIGN,
     now: datetime | None = None,
 ) -> ImportReport:
     """Checks every row of the three files, then writes them in one transaction.
@@ -173,11 +176,13 @@ def labels_import(
     labels-only campaign the topics, systems and (text-less) articles the good
     rows name are created too, and so are the criteria when its rubric was made
     to grow from its labels. `order_unknown` takes human rows with an empty
-    `order_known` as of unknown display order.
+    `order_known` as of unknown display order. `judge_scope`: whose judges the judge rows' names are,
+    the campaign's own (the default: a judge of that name elsewhere is not this one) or the global
+    judges of those names (`judges.imports.imported_judges_resolve`, whose JudgeScopeError it raises).
     """
     now = now or timezone.now()
     report = ImportReport()
-    context = Context(campaign, [f for f in (labels, overall, spans) if f is not None])
+    context = Context(campaign, [f for f in (labels, overall, spans) if f is not None], judge_scope=judge_scope)
     plans, judge_plans, readings = _check_labels(context, labels, report, order_unknown=order_unknown)
     reading_plans, reading_judge_plans = readings
     if judge_plans:

@@ -28,7 +28,7 @@ from calibration.interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLU
 from calibration.interchange.judge_rows import JudgeAnswersTally, answers_tally, confidence_value
 from calibration.interchange.responses import response_mismatch, response_read
 from calibration.interchange.targets import Context
-from judges.imports import imported_judge_create, unit_tally
+from judges.imports import imported_judges_resolve, unit_tally
 from judges.models import Judge
 from judges.reading_imports import ImportedReadingUnit, imported_reading_units_save
 
@@ -191,17 +191,19 @@ def readings_write(*, context: Context, plans: dict, judge_plans: dict, now: dat
     done = reading_answers_import(work=work, now=now)
     written.assignments, written.answers = done.assignments, done.answers
     if judge_plans:
-        _judge_units_write(judge_plans, readings, written, now)
+        _judge_units_write(judge_plans, readings, written, now, context.campaign, context.judge_scope)
     return written
 
 
-def _judge_units_write(judge_plans: dict, readings: dict[int, int], written: ReadingsWritten, now: datetime) -> None:
-    names = {plan.rater for plan in judge_plans.values()}
-    judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
-    for name in sorted(names - set(judges)):
-        model = next((p.model for p in judge_plans.values() if p.rater == name and p.model), "")
-        judges[name] = imported_judge_create(name=name, model=model, mode=Judge.Mode.CRITERION)
-        written.judges_created += 1
+def _judge_units_write(judge_plans: dict, readings: dict[int, int], written: ReadingsWritten, now: datetime, campaign, scope: str) -> None:
+    models = {}
+    for plan in judge_plans.values():
+        if plan.model:
+            models.setdefault(plan.rater, plan.model)
+    judges, created = imported_judges_resolve(
+        campaign=campaign, names={plan.rater for plan in judge_plans.values()}, models=models, scope=scope
+    )
+    written.judges_created += created
     units = []
     for plan in judge_plans.values():
         judge = judges[plan.rater]

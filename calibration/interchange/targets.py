@@ -28,6 +28,7 @@ from annotate.services.placeholders import (
 )
 from calibration.interchange.formats import HUMAN, JUDGE, RowsFile
 from common.names import name_problem
+from judges.imports import SCOPE_CAMPAIGN
 from protocols.pairwise import TIE
 
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
@@ -58,8 +59,9 @@ class Target:
 class Context:
     """Everything the rows refer to, loaded once before validating."""
 
-    def __init__(self, campaign: Campaign, files: list[RowsFile]) -> None:
+    def __init__(self, campaign: Campaign, files: list[RowsFile], judge_scope: str = SCOPE_CAMPAIGN) -> None:
         self.campaign = campaign
+        self.judge_scope = judge_scope  # whose judges the rows' judge names are (`judges.imports.imported_judges_resolve`)
         titles = {title for f in files for title in f.distinct.get("topic", ())}
         raters = {rater for f in files for rater in f.distinct.get("rater", ())}
         self.criteria = {c.key: c for c in campaign.criterion_set.criteria.all()}

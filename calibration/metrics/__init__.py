@@ -60,11 +60,16 @@ from calibration.metrics._common import (
 )
 from calibration.metrics.active import inverse_probability_weights, unequal_inclusion
 from calibration.metrics.agreement import (
+    DEFAULT_MAJORITY_TIES,
+    MAJORITY_TIE_RULES,
+    MAJORITY_TIES,
     Agreement,
     HumanCeiling,
     PairedDifference,
     agreement,
+    check_majority_ties,
     human_ceiling,
+    majority_credit,
     majority_winner,
     majority_winners,
     paired_difference,
@@ -163,6 +168,11 @@ __all__ = [
     "JudgePoint",
     "Recommendation",
     "agreement",
+    "MAJORITY_TIES",
+    "DEFAULT_MAJORITY_TIES",
+    "MAJORITY_TIE_RULES",
+    "check_majority_ties",
+    "majority_credit",
     "majority_winner",
     "majority_winners",
     "paired_difference",

@@ -115,6 +115,54 @@ def strict_majority(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return has, best
 
 
+# How an item whose humans give no single most frequent label counts in the majority-vote accuracy.
+MAJORITY_TIES = ("drop", "half", "draw")
+DEFAULT_MAJORITY_TIES = "drop"
+MAJORITY_TIE_RULES = {
+    "drop": "the majority vote is each item's strict majority (more than half of its human labels); items without one are left out",
+    "half": "the majority vote is each item's most frequent human label; where k labels tie for most frequent, a judge giving one "
+    "of them scores 1/k (a two-way tie: half), as the expected accuracy of a uniform tie-break",
+    "draw": "the majority vote is each item's most frequent human label; where several tie for most frequent, one of them is drawn "
+    "(a seeded uniform draw per item, the report's seed: the floor(u k)-th of its k tied labels in the categories' order)",
+}
+
+
+def check_majority_ties(convention: str) -> str:
+    if convention not in MAJORITY_TIES:
+        raise ValueError(f"unknown majority-tie convention '{convention}' (choose {', '.join(MAJORITY_TIES)})")
+    return convention
+
+
+def majority_credit(counts: np.ndarray, judge_share: np.ndarray, convention: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(credit, weight) per item of a judge against the human majority vote under ``convention``.
+
+    ``counts`` (items x categories): the human labels of each item per category; ``judge_share``
+    (items x at least as many categories): the judge's verdict per item spread over them (one-hot
+    for a whole verdict; a wrong verdict's column beyond them counts for none). The majority-vote
+    accuracy is ``sum(credit) / sum(weight)``: ``drop`` weighs only items with a strict majority,
+    ``half`` and ``draw`` every item with a label (:data:`MAJORITY_TIE_RULES`)."""
+    check_majority_ties(convention)
+    counts = np.asarray(counts)
+    n_cat = counts.shape[1]
+    share = np.asarray(judge_share, dtype=float)[:, :n_cat]
+    total = counts.sum(axis=1)
+    if convention == "drop":
+        has, best = strict_majority(counts)
+        return share[np.arange(len(counts)), best] * has, has.astype(float)
+    top = (counts == counts.max(axis=1, keepdims=True)) & (total[:, None] > 0)
+    k = top.sum(axis=1)
+    weight = (total > 0).astype(float)
+    if convention == "half":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            credit = np.where(k > 0, (share * top).sum(axis=1) / np.maximum(k, 1), 0.0)
+        return credit, weight
+    # draw: the j-th of an item's k tied labels, j drawn uniformly (one draw per item, in item order)
+    pick = np.floor(np.random.default_rng(seed).random(len(counts)) * np.maximum(k, 1)).astype(np.int64)
+    rank = np.cumsum(top, axis=1) - 1  # the position of each tied label among its item's tied labels
+    chosen = top & (rank == pick[:, None])
+    return (share * chosen).sum(axis=1) * weight, weight
+
+
 def majority_winners(groups: Sequence[Sequence[str]]) -> list[str | None]:
     """For each group of verdicts (system names or 'tie'), the one given by more than half, else None.
 
@@ -193,6 +241,7 @@ def agreement(
     seed: int = 0,
     share: np.ndarray | None = None,
     inclusion: dict[str, float] | None = None,
+    majority_ties: str = DEFAULT_MAJORITY_TIES,
 ) -> Agreement:
     """Agreement of one judge (one verdict per item) with the humans.
 
@@ -211,7 +260,13 @@ def agreement(
     label counting 1 / its pair's pi (a Hajek ratio; the pair bootstrap carries the weights), so
     that they estimate the agreement over all pairs, not over the ones the draw favoured. Kappa
     stays unweighted.
+
+    ``majority_ties``: how ``par_majority`` (the majority-vote accuracy) counts an item without a
+    strict majority (:data:`MAJORITY_TIE_RULES`: left out, the default; 1/k for a judge giving one
+    of the k tied labels; one of them drawn with ``seed``). Kappa stays on the items with a strict
+    majority whatever it is.
     """
+    check_majority_ties(majority_ties)
     original = as_table(judge_labels)
     judge, humans = align_tables(original, human_labels)
     share = _share_on(original, judge, share)
@@ -232,7 +287,9 @@ def agreement(
         par_nt = (h.pair, ones * agree * keep, ones * keep, None, 1)
         # the strict majority of the humans per item
         it_judge = j_out[first_row]
-        agree_maj = ((it_judge == maj) & has).astype(float)
+        onehot = np.zeros((len(first_row), WRONG + 1))
+        onehot[np.arange(len(first_row)), it_judge] = 1.0
+        agree_maj, maj_weight = majority_credit(counts, onehot, majority_ties, seed)
         # Cohen's kappa on items with a majority, side categories (see OUTCOME_CATEGORIES)
         kappa = kappa_estimate(it_pair[has], it_judge[has], maj[has], OUTCOME_CATEGORIES, boot)
     else:
@@ -241,7 +298,7 @@ def agreement(
         keep = (1.0 - sh[:, TIED]) * decided  # the part of the comparison in which the judge said no tie
         par_nt = (h.pair, ones * agree * decided, ones * keep, None, 1)
         it_share = sh[first_row]
-        agree_maj = it_share[np.arange(len(first_row)), maj] * has
+        agree_maj, maj_weight = majority_credit(counts, it_share, majority_ties, seed)
         categories = OUTCOME_CATEGORIES + 1 if sh[:, WRONG].any() else OUTCOME_CATEGORIES
         kappa = kappa_estimate(it_pair[has], maj[has], maj[has], categories, boot, share_x=it_share[has])
     share_kept = float(keep.mean()) if len(h) else None
@@ -252,7 +309,7 @@ def agreement(
         [
             par_nt,
             (h.pair, ones * agree, ones, None, 1),
-            (it_pair, it_weight * agree_maj, it_weight * has, None, 1),
+            (it_pair, it_weight * agree_maj, it_weight * maj_weight, None, 1),
             (h.pair, ones * agree, ones, h.category, n_cat),
             (h.pair, ones * agree, ones, h.criterion, n_crit),
         ]

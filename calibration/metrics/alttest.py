@@ -33,6 +33,9 @@ Forms
   within each pair; the t-test and ``mean(W_f)`` are then over *j*'s pairs.
 * :func:`alt_test_by_criterion`: the item form on each criterion alone (one item per pair), with
   Benjamini-Yekutieli across every (criterion, annotator) test at once; "passes on X of K criteria".
+* :func:`alt_test_pooled`, :func:`alt_test_by_criterion_pooled`: the same over several groups of
+  criteria, each scored its own way (ratings of different scales, counts, checklists): a comparison
+  is within one item, so pooling needs no common scale.
 
 What counts, and when the test cannot run
 -----------------------------------------
@@ -70,13 +73,13 @@ rounding in sums never decides a comparison; integer-valued scales compare exact
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from calibration.metrics import distributions as dist
 from calibration.metrics.active import inverse_probability_weights
-from calibration.metrics.alttest_wins import Ratings, Wins, wins_of
+from calibration.metrics.alttest_wins import Ratings, Wins, pooled_wins, wins_of
 from calibration.metrics.bootstrap import Estimate, PairBootstrap, as_float
 
 UNITS = ("item", "pair")
@@ -435,6 +438,11 @@ def alt_test(
     epsilon = _check_arguments(epsilon, q, unit)
     limits = _check_limits(min_annotators, min_items, min_humans_per_item)
     w = wins_of(humans, judge, scoring, min_humans_per_item)
+    return _alt_test_of(w, epsilon=epsilon, unit=unit, scoring=scoring, q=q, limits=limits, rounds=rounds, seed=seed, inclusion=inclusion)
+
+
+def _alt_test_of(w: Wins, *, epsilon, unit, scoring, q, limits, rounds, seed, inclusion) -> AltTestResult:
+    min_annotators, min_items, min_humans_per_item = limits
     prep = _prepare(w, np.ones(len(w.rater), bool), unit, min_items, _pair_weights(w, inclusion))
     common = dict(epsilon=epsilon, q=q, unit=unit, scoring=scoring, limits=limits)
     if len(prep.tested) < min_annotators:
@@ -468,6 +476,11 @@ def alt_test_by_criterion(
     epsilon = _check_arguments(epsilon, q, "item")
     limits = _check_limits(min_annotators, min_items, min_humans_per_item)
     w = wins_of(humans, judge, scoring, min_humans_per_item)
+    return _by_criterion_of(w, epsilon=epsilon, scoring=scoring, q=q, limits=limits, rounds=rounds, seed=seed, inclusion=inclusion)
+
+
+def _by_criterion_of(w: Wins, *, epsilon, scoring, q, limits, rounds, seed, inclusion) -> CriterionAltTest:
+    min_annotators, min_items, min_humans_per_item = limits
     weight = _pair_weights(w, inclusion)
     preps = [_prepare(w, w.criterion == c, "item", min_items, weight) for c in range(len(w.criterion_names))]
     runs = [len(p.tested) >= min_annotators for p in preps]
@@ -493,3 +506,57 @@ def alt_test_by_criterion(
         n_passed=sum(bool(r.passes) for r in results),
         n_tests=int(len(adjusted)),
     )
+
+
+def _scoring_of(groups: Sequence[tuple[Ratings, Ratings, str]]) -> str:
+    kinds = list(dict.fromkeys(scoring for _, _, scoring in groups))
+    return kinds[0] if len(kinds) == 1 else "+".join(kinds)
+
+
+def alt_test_pooled(
+    groups: Sequence[tuple[Ratings, Ratings, str]],
+    *,
+    epsilon: float,
+    unit: str = "pair",
+    q: float = FDR_Q,
+    min_annotators: int = MIN_ANNOTATORS,
+    min_items: int = MIN_ITEMS,
+    min_humans_per_item: int = MIN_HUMANS_PER_ITEM,
+    rounds: int = 1000,
+    seed: int = 0,
+    inclusion: Mapping | None = None,
+) -> AltTestResult:
+    """:func:`alt_test` over several groups of criteria at once, each ``(humans, judge, scoring)``
+    scored its own way (e.g. ratings of scale 0-2 and 1-6, or checklists beside ratings).
+
+    Valid whatever the scales: W_f and W_h compare the judge and one annotator on the same item
+    against that item's other annotators, so no common scale is needed; the per-annotator t-tests,
+    the correction and rho then run over every group's comparisons together. One group is
+    :func:`alt_test` itself. ``scoring`` of the result names the groups' scorings (``"numeric"``,
+    or ``"categorical+numeric"`` for a mix)."""
+    epsilon = _check_arguments(epsilon, q, unit)
+    limits = _check_limits(min_annotators, min_items, min_humans_per_item)
+    w = pooled_wins(groups, min_humans_per_item)
+    common = dict(q=q, limits=limits, rounds=rounds, seed=seed, inclusion=inclusion)
+    return _alt_test_of(w, epsilon=epsilon, unit=unit, scoring=_scoring_of(groups), **common)
+
+
+def alt_test_by_criterion_pooled(
+    groups: Sequence[tuple[Ratings, Ratings, str]],
+    *,
+    epsilon: float,
+    q: float = FDR_Q,
+    min_annotators: int = MIN_ANNOTATORS,
+    min_items: int = MIN_ITEMS,
+    min_humans_per_item: int = MIN_HUMANS_PER_ITEM,
+    rounds: int = 1000,
+    seed: int = 0,
+    inclusion: Mapping | None = None,
+) -> CriterionAltTest:
+    """:func:`alt_test_by_criterion` over several groups of criteria (as :func:`alt_test_pooled`):
+    one Benjamini-Yekutieli correction across every (criterion, annotator) test of all of them."""
+    epsilon = _check_arguments(epsilon, q, "item")
+    limits = _check_limits(min_annotators, min_items, min_humans_per_item)
+    w = pooled_wins(groups, min_humans_per_item)
+    common = dict(q=q, limits=limits, rounds=rounds, seed=seed, inclusion=inclusion)
+    return _by_criterion_of(w, epsilon=epsilon, scoring=_scoring_of(groups), **common)

@@ -5,7 +5,7 @@ reverse (W_h), against the item's other annotators. Rules in ``calibration.metri
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -160,4 +160,35 @@ def wins_of(humans: Ratings, judge: Ratings, scoring: str, min_humans_per_item: 
         crit_names,
         int(per_item.max(initial=0)),
         pair_names,
+    )
+
+
+def _recode(names: list[np.ndarray], codes: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One vocabulary for several groups' (names, codes): the names joined, each group's codes mapped into it."""
+    values, parts = _codes(*names)
+    return values, [part[code] for part, code in zip(parts, codes)]
+
+
+def pooled_wins(groups: Sequence[tuple[Ratings, Ratings, str]], min_humans_per_item: int) -> Wins:
+    """W_f and W_h of several groups of criteria, each ``(humans, judge, scoring)`` scored its own way,
+    as one :class:`Wins`: a comparison is made within one item (the judge and an annotator against the
+    item's other annotators), so criteria of different scales or response types pool without a common
+    scale. Pairs and annotators of the same name are the same across groups; give each group its own
+    criterion names (an item is (pair, criterion))."""
+    if not groups:
+        raise ValueError("pooled_wins needs at least one group of criteria")
+    parts = [wins_of(humans, judge, scoring, min_humans_per_item) for humans, judge, scoring in groups]
+    raters, rater = _recode([w.rater_names for w in parts], [w.rater for w in parts])
+    pairs, pair = _recode([w.pair_names for w in parts], [w.pair for w in parts])
+    criteria, criterion = _recode([w.criterion_names for w in parts], [w.criterion for w in parts])
+    return Wins(
+        np.concatenate(rater),
+        np.concatenate(pair),
+        np.concatenate(criterion),
+        np.concatenate([w.wf for w in parts]),
+        np.concatenate([w.wh for w in parts]),
+        raters,
+        criteria,
+        max(w.humans_per_item_max for w in parts),
+        pairs,
     )

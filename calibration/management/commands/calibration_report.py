@@ -95,6 +95,14 @@ class Command(UncheckedCommand):
             "reference too; off by default, it costs several times the rest of the report (about 14 s of CPU on 100k labels)",
         )
         parser.add_argument(
+            "--majority-ties",
+            choices=M.MAJORITY_TIES,
+            default=M.DEFAULT_MAJORITY_TIES,
+            help="the judges' majority-vote accuracy on items whose humans give no single most frequent label: drop (default: "
+            "items without a strict majority left out), half (a judge giving one of k tied labels scores 1/k) or draw (one "
+            "tied label drawn per item, with --seed)",
+        )
+        parser.add_argument(
             "--category-intervals",
             choices=["auto", "all"],
             default="auto",
@@ -139,6 +147,7 @@ class Command(UncheckedCommand):
                 human_reference=options["human_reference"],
                 sensitivity=options["sensitivity"],
                 category_intervals=options["category_intervals"],
+                majority_ties=options["majority_ties"],
             )
             if options["table"] is not None:
                 text = render_table_csv(report, options["table"])

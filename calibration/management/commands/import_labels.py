@@ -17,6 +17,7 @@ from calibration.interchange import (
 from calibration.tasks import report_warm_task
 from common.lookups import named
 from common.storable import text_problem
+from judges.imports import JUDGE_SCOPES, SCOPE_CAMPAIGN, JudgeScopeError
 
 
 def _has_content(path: Path) -> bool:
@@ -44,6 +45,14 @@ class Command(BaseCommand):
             "leave these labels out (a row's order_known column, when given, wins)",
         )
         parser.add_argument(
+            "--judge-scope",
+            choices=JUDGE_SCOPES,
+            default=SCOPE_CAMPAIGN,
+            help="whose judges the file's judge names are: 'campaign' (default) makes them this campaign's own, so a "
+            "judge of the same name imported into another campaign stays another judge; 'global' names existing "
+            "global judges on purpose (created when missing)",
+        )
+        parser.add_argument(
             "--skip-bad",
             action="store_true",
             help="import the good rows and report the bad ones (default: import nothing)",
@@ -62,14 +71,18 @@ class Command(BaseCommand):
             spans = rows_read(spans_path, columns=SPAN_COLUMNS) if _has_content(spans_path) else None
         except LabelsFileError as exc:
             raise CommandError(str(exc)) from exc
-        report = labels_import(
-            campaign=campaign,
-            labels=labels,
-            overall=overall,
-            spans=spans,
-            skip_bad=options["skip_bad"],
-            order_unknown=options["order_unknown"],
-        )
+        try:
+            report = labels_import(
+                campaign=campaign,
+                labels=labels,
+                overall=overall,
+                spans=spans,
+                skip_bad=options["skip_bad"],
+                order_unknown=options["order_unknown"],
+                judge_scope=options["judge_scope"],
+            )
+        except JudgeScopeError as exc:
+            raise CommandError(f"{exc}; nothing was imported") from exc
         for problem in report.problems:
             self.stderr.write(str(problem))
         if not report.imported:

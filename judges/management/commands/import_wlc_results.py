@@ -8,6 +8,7 @@ from annotate.management.importing import PARTIAL_EXIT
 from annotate.models import Campaign
 from common.lookups import named
 from common.names import NAME_RULE
+from judges.imports import JUDGE_SCOPES, SCOPE_CAMPAIGN
 from judges.wlc_results import wlc_results_import
 
 
@@ -25,6 +26,13 @@ class Command(BaseCommand):
             "--judge", required=True, help=f"judge name, e.g. gpt-4.1 (created as an imported judge if missing): {NAME_RULE}"
         )
         parser.add_argument("--system", required=True, help="the system key whose articles are 'gen'")
+        parser.add_argument(
+            "--judge-scope",
+            choices=JUDGE_SCOPES,
+            default=SCOPE_CAMPAIGN,
+            help="'campaign' (default): --judge is this campaign's own judge, another campaign's judge of that name stays "
+            "another judge; 'global': --judge names the global judge of that name on purpose",
+        )
 
     def handle(self, *args, **options):
         campaign = named(Campaign.objects, options["campaign"], create_with="create_campaign")
@@ -35,7 +43,9 @@ class Command(BaseCommand):
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 unreadable.append((str(path), f"cannot be read as JSON ({exc})"))
         try:
-            report = wlc_results_import(campaign=campaign, judge_name=options["judge"], system=options["system"], files=files)
+            report = wlc_results_import(
+                campaign=campaign, judge_name=options["judge"], system=options["system"], files=files, judge_scope=options["judge_scope"]
+            )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         problems = unreadable + report.problems

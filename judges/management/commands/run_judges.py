@@ -9,7 +9,7 @@ from common.lookups import named
 from judges.batch import open_batches_summary
 from judges.engine import judge_run_execute
 from judges.models import Judge, JudgeBatch, JudgeCall, JudgeRun
-from judges.selectors import run_estimate, unanswered_calls
+from judges.selectors import campaign_judges_named, run_estimate, unanswered_calls
 from judges.services import judge_run_create
 from judges.serving import endpoint_defaults, judge_concurrency_warning
 
@@ -122,7 +122,7 @@ class Command(BaseCommand):
                 "Import the judges' verdicts with import_labels instead."
             )
         names = list(dict.fromkeys(options["judge"]))
-        judges = {j.name: j for j in Judge.objects.filter(name__in=names)}
+        judges = campaign_judges_named(campaign=campaign, names=names)
         missing = [n for n in names if n not in judges]
         if missing:
             raise CommandError(f"No judge named {', '.join(repr(n) for n in missing)}; add it with add_judge.")
