@@ -660,3 +660,18 @@ class Span(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="span_not_empty"),
         ]
+
+
+class CampaignSettingChange(models.Model):
+    """Audit trail of a campaign's settings changed after its creation (the settings page, and the
+    emphasis and ε forms): one row per field changed, with the values before and after as JSON."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="setting_changes")
+    field = models.CharField(max_length=40)
+    old_value = models.JSONField(null=True)
+    new_value = models.JSONField(null=True)
+    changed_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["changed_at", "id"]

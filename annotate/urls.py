@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import adjudication_views, reading_views, upload_views, views
+from annotate import adjudication_views, reading_views, settings_views, upload_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign-list"),
     path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<id:campaign_id>/", views.campaign_detail, name="campaign-detail"),
+    path("campaigns/<id:campaign_id>/settings/", settings_views.campaign_settings_page, name="campaign-settings"),
     path("campaigns/<id:campaign_id>/toggle/", views.campaign_toggle, name="campaign-toggle"),
     path("campaigns/<id:campaign_id>/emphasis/", views.campaign_emphasis, name="campaign-emphasis"),
     path("campaigns/<id:campaign_id>/epsilon/", views.campaign_epsilon, name="campaign-epsilon"),

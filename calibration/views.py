@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,7 +24,7 @@ from calibration.metrics.quality import gold_accuracy
 from calibration.plan_check import canonical_json, parse_statistics
 from calibration.planner import plan_labels_cached, plan_parameters
 from calibration.report_tables_plan import plan_tables
-from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, study_plan_freeze
+from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, planned_pairs_warning, study_plan_freeze
 from common.decorators import staff_required
 
 PAGE = "calibration/dashboard.html"
@@ -489,6 +490,7 @@ def study_plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
     A refusal (labels exist, a plan is frozen already) answers 409 with the reason; a bad value 400.
     """
     campaign = _campaign(campaign_id)
+    errors, status = [], 200
     if request.method == "POST":
         try:
             pairs = request.POST.get("planned_pairs", "")
@@ -503,11 +505,22 @@ def study_plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
             study_plan_freeze(campaign=campaign, user=request.user, record=record)
         except ValueError as exc:
-            return _bad_request(exc)
+            errors, status = [str(exc)], 400
         except PlanRefused as exc:
-            return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
-        return redirect("calibration-study-plan", campaign_id=campaign.pk)
+            errors, status = [str(exc)], 409
+        else:
+            if warning := planned_pairs_warning(campaign=campaign, planned_pairs=record["planned_pairs"]):
+                messages.warning(request, warning)
+            return redirect("calibration-study-plan", campaign_id=campaign.pk)
     plan = frozen_plan(campaign)
     record_json = canonical_json(plan.record) if plan else None
-    context = {"campaign": campaign, "plan": plan, "record_json": record_json, "frozen_by": frozen_by_name(plan) if plan else None}
-    return render(request, STUDY_PLAN_PAGE, context)
+    context = {
+        "campaign": campaign,
+        "plan": plan,
+        "record_json": record_json,
+        "frozen_by": frozen_by_name(plan) if plan else None,
+        # A refusal is the whole page again, with the reason above it (never a bare line of text).
+        "errors": errors,
+        "planned_warning": planned_pairs_warning(campaign=campaign, planned_pairs=plan.record.get("planned_pairs") or 0) if plan else None,
+    }
+    return render(request, STUDY_PLAN_PAGE, context, status=status)

@@ -127,6 +127,8 @@ ROUTES = {
     "/campaigns/": staff_page(None),
     "/campaigns/new/": staff_page(None, wrong="delete"),
     "/campaigns/<id:campaign_id>/": staff_page(),
+    # POST: 400, the access walk sends no values (tests/test_campaign_settings.py sends them).
+    "/campaigns/<id:campaign_id>/settings/": staff_page(wrong="delete"),
     "/campaigns/<id:campaign_id>/toggle/": staff_page(method="post", wrong="get", ok=302),
     "/campaigns/<id:campaign_id>/pairs/<id:pair_id>/void/": staff_page(method="post", wrong="get", ok=302),
     # 409: alice has claimed a pair, so what annotators see can no longer change.
