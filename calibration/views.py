@@ -1,7 +1,6 @@
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,6 +22,7 @@ from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
 from calibration.metrics.quality import gold_accuracy
 from calibration.plan_check import canonical_json, parse_statistics
 from calibration.planner import plan_labels_cached, plan_parameters
+from calibration.report_summary import dashboard_sections, dashboard_summary
 from calibration.report_tables_plan import plan_tables
 from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, planned_pairs_warning, study_plan_freeze
 from common.decorators import staff_required
@@ -256,11 +256,21 @@ def report_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options) -> dict:
     # Only computed when the page's report part is not in the cache already (`report_key`).
     tables = SimpleLazyObject(lambda: report_formats.tables(report))
+    pages = SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()})
     return {
         "report": report,
         "charts": charts,
         "tables": tables,
-        "pages": SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()}),
+        "pages": pages,
+        "summary": SimpleLazyObject(lambda: dashboard_summary(report)),
+        "sections": SimpleLazyObject(
+            lambda: dashboard_sections(
+                pages,
+                charts,
+                pointwise=bool(report.get("pointwise")),
+                category_note=bool((ci := report["parameters"].get("category_intervals")) and not ci.get("judges_computed")),
+            )
+        ),
         "heading": report_formats.heading(report),
         # Outside the cached part of the page: freezing a plan changes it without changing the data.
         "plan_page": plan_tables(report)["plan"].page(1),
@@ -509,8 +519,7 @@ def study_plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
         except PlanRefused as exc:
             errors, status = [str(exc)], 409
         else:
-            if warning := planned_pairs_warning(campaign=campaign, planned_pairs=record["planned_pairs"]):
-                messages.warning(request, warning)
+            # The plan's page warns of a planned n the campaign cannot give.
             return redirect("calibration-study-plan", campaign_id=campaign.pk)
     plan = frozen_plan(campaign)
     record_json = canonical_json(plan.record) if plan else None
