@@ -160,6 +160,9 @@ class Campaign(models.Model):
         ALL = "all", "Every pair of systems"
 
     name = models.CharField(max_length=200, unique=True)
+    display_name = models.CharField(
+        max_length=200, blank=True, help_text="What annotators see as the campaign's name (blank: the name); never names a system."
+    )
     protocol = models.CharField(
         max_length=40,
         default=protocols.DEFAULT,
@@ -274,6 +277,11 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def shown_name(self) -> str:
+        """The campaign's name as annotators see it."""
+        return self.display_name or self.name
 
 
 class Pair(models.Model):

@@ -31,7 +31,7 @@ def _share(request: HttpRequest, field: str, problems: list[str]) -> float | Non
 
 def _values(request: HttpRequest, campaign: Campaign, problems: list[str]) -> dict:
     """The posted form as setting values. Presentation options are in the form only before the first claim."""
-    values = {}
+    values = {"display_name": request.POST.get("display_name", "")}
     for field in ("gold_rate", "repeat_rate"):
         if (value := _share(request, field, problems)) is not None:
             values[field] = value

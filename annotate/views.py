@@ -25,7 +25,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("campaign-list")
     queue = selectors.annotator_queue(user=request.user)
     for row in queue:
-        row["left"] = claims.pairs_left(campaign=row["campaign"], user=request.user, active=row["active"])
+        row["left_pairs"], row["left_articles"] = claims.items_left(campaign=row["campaign"], user=request.user, active=row["active"])
+        row["left"] = row["left_pairs"] + row["left_articles"]
         row["active_url"] = work_url(row["active"]) if row["active"] else ""
     from annotate.adjudication_selectors import adjudicating
 
@@ -94,7 +95,7 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
         # Only members get here: the claim refuses everybody else with 403 first.
         return render(request, "annotate/campaign_closed.html", {"campaign": campaign, "reason": claims.CAMPAIGN_CLOSED}, status=409)
     if assignment is None:
-        messages.info(request, f"Nothing left to annotate in {campaign.name}. Thank you!")
+        messages.info(request, f"Nothing left to annotate in {campaign.shown_name}. Thank you!")
         return redirect("home")
     return redirect(work_url(assignment))
 

@@ -13,6 +13,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name='campaign',
+            name='display_name',
+            field=models.CharField(blank=True, help_text="What annotators see as the campaign's name (blank: the name); never names a system.", max_length=200),
+        ),
         migrations.CreateModel(
             name='CampaignSettingChange',
             fields=[

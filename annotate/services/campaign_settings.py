@@ -23,6 +23,7 @@ from annotate.services.alt_epsilon import epsilon_problem
 
 # The settings that may change after creation, with the words the page and the audit use for them.
 LABELS = {
+    "display_name": "name shown to annotators",
     "gold_rate": "gold rate",
     "repeat_rate": "swapped-repeat rate",
     "neutral_emphasis": "neutral emphasis",
@@ -36,6 +37,7 @@ LABELS = {
 PRESENTATION = ("neutral_emphasis", "neutral_headings")
 STARTED = "Annotators have started: what they saw cannot change now. Create a new campaign to show the articles another way."
 REFERENCE_NAME_MAX = 60
+DISPLAY_NAME_MAX = 200
 
 
 class SettingsConflict(ValidationError):
@@ -74,6 +76,8 @@ def _problems(campaign: Campaign, values: dict) -> list[str]:
             problems.append(problem)
     if campaign.labels_only and any(field in values for field in (*PRESENTATION, "guess_question")):
         problems.append("A labels-only campaign shows no articles: presentation options and the guess question do not apply to it.")
+    if len(values.get("display_name") or "") > DISPLAY_NAME_MAX:
+        problems.append(f"The name shown to annotators is at most {DISPLAY_NAME_MAX} characters long.")
     if "reference_name" in values:
         name = values["reference_name"]
         if not name:
@@ -90,8 +94,9 @@ def _problems(campaign: Campaign, values: dict) -> list[str]:
 
 def _normalised(values: dict) -> dict:
     values = dict(values)
-    if "reference_name" in values:
-        values["reference_name"] = " ".join(str(values["reference_name"] or "").split())
+    for field in ("reference_name", "display_name"):
+        if field in values:
+            values[field] = " ".join(str(values[field] or "").split())
     if "alt_epsilon_reason" in values:
         values["alt_epsilon_reason"] = (values["alt_epsilon_reason"] or "").strip()
     if values.get("alt_epsilon", 0) is None:
