@@ -114,8 +114,11 @@ def _options(request: HttpRequest) -> _Options:
     return _Options(values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity, category_intervals)
 
 
-def _bad_request(exc: ValueError) -> HttpResponse:
-    return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+def _bad_request(request: HttpRequest, exc: ValueError) -> HttpResponse:
+    """400 with the reason: the whole page with the site's navigation, or the sentence alone for htmx."""
+    if request.htmx:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    return render(request, "refused.html", {"message": str(exc)}, status=400)
 
 
 @require_GET
@@ -139,7 +142,7 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         options = _options(request)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     return _cached_page(request, campaign, stamp, options) or _not_ready(request, campaign, stamp, options)
 
 
@@ -216,7 +219,7 @@ def _not_ready(request: HttpRequest, campaign: Campaign, stamp: tuple, options: 
         if status.state == "ready" and (page := _cached_page(request, campaign, stamp, options)):
             return page
     if status.state == "failed" and status.refused:
-        return _bad_request(ValueError(status.error))
+        return _bad_request(request, ValueError(status.error))
     previous = report_jobs.latest(job)
     stale = None if previous is None else {**previous, "current": stamp}
     if stale and (page := _cached_page(request, campaign, previous["stamp"], options, stale=stale, status=status)):
@@ -237,7 +240,7 @@ def report_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         options = _options(request)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     stamp = selectors.calibration_stamp(campaign=campaign)
     job = _job(campaign, stamp, options)
     if request.method == "POST":
@@ -319,7 +322,7 @@ def report_table(request: HttpRequest, campaign_id: int, key: str) -> HttpRespon
         number = _page_number(request.GET.get("page", "1"))
         report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     every = report_formats.tables(report)
     if key not in every:
         raise Http404(f"No report table '{key}'.")
@@ -362,7 +365,7 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
             report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
             body = report_formats.render_table_csv(report, table) if table is not None else report_formats.render(report, fmt)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     content_type = report_formats.FORMATS[fmt][0]
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     name = report_formats.download_name(campaign.name, fmt)
