@@ -4,6 +4,7 @@ from annotate.models import (
     Article,
     Assignment,
     Campaign,
+    CampaignSettingChange,
     Category,
     Criterion,
     CriterionSet,
@@ -124,6 +125,24 @@ class LabelChangeAdmin(admin.ModelAdmin):
     list_display = ["changed_at", "changed_by", "assignment", "criterion", "field", "old_value", "new_value"]
     list_filter = ["field"]
     readonly_fields = ["assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CampaignSettingChange)
+class CampaignSettingChangeAdmin(admin.ModelAdmin):
+    """The settings audit trail (annotate.services.campaign_settings): read only, never edited or deleted here."""
+
+    list_display = ["changed_at", "changed_by", "campaign", "field", "old_value", "new_value"]
+    list_filter = ["field"]
+    readonly_fields = ["campaign", "field", "old_value", "new_value", "changed_by", "changed_at"]
+
+    def has_add_permission(self, request):
+        return False
 
     def has_change_permission(self, request, obj=None):
         return False

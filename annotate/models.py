@@ -160,6 +160,9 @@ class Campaign(models.Model):
         ALL = "all", "Every pair of systems"
 
     name = models.CharField(max_length=200, unique=True)
+    display_name = models.CharField(
+        max_length=200, blank=True, help_text="What annotators see as the campaign's name (blank: the name); never names a system."
+    )
     protocol = models.CharField(
         max_length=40,
         default=protocols.DEFAULT,
@@ -274,6 +277,11 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def shown_name(self) -> str:
+        """The campaign's name as annotators see it."""
+        return self.display_name or self.name
 
 
 class Pair(models.Model):
@@ -661,3 +669,18 @@ class Span(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="span_not_empty"),
         ]
+
+
+class CampaignSettingChange(models.Model):
+    """Audit trail of a campaign's settings changed after its creation (the settings page, and the
+    emphasis and ε forms): one row per field changed, with the values before and after as JSON."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="setting_changes")
+    field = models.CharField(max_length=40)
+    old_value = models.JSONField(null=True)
+    new_value = models.JSONField(null=True)
+    changed_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["changed_at", "id"]

@@ -398,13 +398,17 @@ def _column(position: str, article: Article, *, neutral_emphasis: bool = False, 
 
 
 def annotator_queue(*, user: User) -> list[dict]:
-    """Open campaigns the user may work on, with their own progress (never a labels-only one: it has no texts)."""
+    """Open campaigns the user belongs to, with their own progress (never a labels-only one: it has no texts).
+
+    They belong to a campaign on whose list of annotators they are, or in which they already have work. A
+    campaign without a list is open to every annotator's claims (`can_annotate`) but listed on nobody's
+    home until they have worked in it: staff add its members to offer it (docs/annotators.md)."""
     rows = []
     campaigns = (
         Campaign.objects.filter(is_open=True, labels_only=False)
-        .filter(Q(annotators=user) | Q(annotators__isnull=True))
+        .filter(Q(annotators=user) | Q(pairs__assignments__annotator=user) | Q(readings__assignments__annotator=user))
         .distinct()
-        .order_by("name")
+        .order_by("display_name", "name")
     )
     for campaign in campaigns:
         if not can_annotate(campaign, user):

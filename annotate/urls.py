@@ -1,16 +1,20 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import adjudication_views, reading_views, views
+from annotate import adjudication_views, reading_views, settings_views, upload_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("topics/", views.topic_list, name="topic-list"),
     path("topics/<id:topic_id>/", views.topic_compare, name="topic-compare"),
     path("topics/<id:topic_id>/removed/<str:system_key>/", views.topic_removed, name="topic-removed"),
+    path("uploads/", upload_views.uploads, name="uploads"),
+    path("uploads/benchmark/", upload_views.benchmark_upload, name="upload-benchmark"),
+    path("uploads/rubric/", upload_views.rubric_upload, name="upload-rubric"),
     path("campaigns/", views.campaign_list, name="campaign-list"),
     path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<id:campaign_id>/", views.campaign_detail, name="campaign-detail"),
+    path("campaigns/<id:campaign_id>/settings/", settings_views.campaign_settings_page, name="campaign-settings"),
     path("campaigns/<id:campaign_id>/toggle/", views.campaign_toggle, name="campaign-toggle"),
     path("campaigns/<id:campaign_id>/emphasis/", views.campaign_emphasis, name="campaign-emphasis"),
     path("campaigns/<id:campaign_id>/epsilon/", views.campaign_epsilon, name="campaign-epsilon"),

@@ -12,7 +12,7 @@ from annotate import alignment_selectors, flag_selectors, reading_selectors, sel
 from annotate.models import Campaign, Criterion, Pair, Topic
 from annotate.reading_views import save_refused, work_url
 from annotate.removal import removed_segments
-from annotate.services import alignments, alt_epsilon, answers, campaigns, claims, flags, guesses, labelling
+from annotate.services import alignments, alt_epsilon, answers, campaign_settings, campaigns, claims, flags, guesses, labelling
 from common.decorators import staff_required
 
 PAGE = "annotate/assignment.html"
@@ -25,7 +25,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("campaign-list")
     queue = selectors.annotator_queue(user=request.user)
     for row in queue:
-        row["left"] = claims.pairs_left(campaign=row["campaign"], user=request.user, active=row["active"])
+        row["left_pairs"], row["left_articles"] = claims.items_left(campaign=row["campaign"], user=request.user, active=row["active"])
+        row["left"] = row["left_pairs"] + row["left_articles"]
         row["active_url"] = work_url(row["active"]) if row["active"] else ""
     from annotate.adjudication_selectors import adjudicating
 
@@ -94,7 +95,7 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
         # Only members get here: the claim refuses everybody else with 403 first.
         return render(request, "annotate/campaign_closed.html", {"campaign": campaign, "reason": claims.CAMPAIGN_CLOSED}, status=409)
     if assignment is None:
-        messages.info(request, f"Nothing left to annotate in {campaign.name}. Thank you!")
+        messages.info(request, f"Nothing left to annotate in {campaign.shown_name}. Thank you!")
         return redirect("home")
     return redirect(work_url(assignment))
 
@@ -359,17 +360,13 @@ REFUSED_PAGE = "annotate/campaign_refused.html"
 @require_POST
 @staff_required
 def campaign_emphasis(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Neutral emphasis on or off, before any pair is claimed."""
+    """Neutral emphasis on or off, before any pair is claimed (the settings page's rule, audited there too)."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     value = request.POST.get("neutral_emphasis")
     if value not in ("0", "1"):
         message = "Say neutral_emphasis=1 (bold and italic as plain text) or 0 (as written)."
         return render(request, REFUSED_PAGE, {"campaign": campaign, "message": message}, status=400)
-    try:
-        campaigns.campaign_set_neutral_emphasis(campaign=campaign, neutral_emphasis=value == "1")
-    except ValidationError as exc:
-        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": " ".join(exc.messages)}, status=409)
-    return redirect("campaign-detail", campaign.pk)
+    return _settings_changed(request, campaign, {"neutral_emphasis": value == "1"})
 
 
 @require_POST
@@ -379,11 +376,17 @@ def campaign_epsilon(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     try:
         epsilon = alt_epsilon.parse_epsilon(request.POST.get("epsilon"))
-        alt_epsilon.campaign_set_alt_epsilon(campaign=campaign, epsilon=epsilon, reason=request.POST.get("reason"))
     except ValueError as exc:
         return render(request, REFUSED_PAGE, {"campaign": campaign, "message": f"{exc}."}, status=400)
+    return _settings_changed(request, campaign, {"alt_epsilon": epsilon, "alt_epsilon_reason": request.POST.get("reason") or ""})
+
+
+def _settings_changed(request: HttpRequest, campaign: Campaign, values: dict) -> HttpResponse:
+    try:
+        campaign_settings.campaign_settings_change(campaign=campaign, values=values, by=request.user)
     except ValidationError as exc:
-        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": " ".join(exc.messages)}, status=400)
+        status = 409 if isinstance(exc, campaign_settings.SettingsConflict) else 400
+        return render(request, REFUSED_PAGE, {"campaign": campaign, "message": " ".join(exc.messages)}, status=status)
     return redirect("campaign-detail", campaign.pk)
 
 

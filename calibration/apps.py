@@ -11,6 +11,13 @@ def gold_pause_gate(*, campaign, user) -> str | None:
     return gold_pause_reason(campaign=campaign, user=user)
 
 
+def study_plan_guard(*, campaign, changes) -> str | None:
+    """The frozen plan's refusal of a settings change (`calibration.study_plan.settings_guard`), imported when used."""
+    from calibration.study_plan import settings_guard
+
+    return settings_guard(campaign=campaign, changes=changes)
+
+
 class CalibrationConfig(AppConfig):
     name = "calibration"
     verbose_name = "Calibration"
@@ -26,6 +33,11 @@ class CalibrationConfig(AppConfig):
         # The gold pause rule needs the metrics, which annotate may not import: it is registered here.
         if gold_pause_gate not in claims.CLAIM_GATES:
             claims.CLAIM_GATES.append(gold_pause_gate)
+        # A frozen study plan refuses the settings changes that would alter it.
+        from annotate.services.campaign_settings import SETTINGS_GUARDS
+
+        if study_plan_guard not in SETTINGS_GUARDS:
+            SETTINGS_GUARDS.append(study_plan_guard)
         # Likewise the active sampler, re-run after the burn-in once submissions leave it something to draw.
         assignment_submitted.connect(sample_when_due, dispatch_uid="calibration-sample-when-due")
         # After human submissions, the report is computed ahead, at most once a minute per campaign.

@@ -191,6 +191,51 @@ def frozen_by_name(plan: StudyPlan) -> str:
     return plan.frozen_by.get_username() if plan.frozen_by_id else "the command line"
 
 
+def _recorded(record: dict, field: str) -> tuple[bool, object]:
+    """Whether a frozen record states a campaign setting, and the value it states."""
+    if field == "alt_epsilon":
+        return "epsilon" in record, (record.get("epsilon") or {}).get("value")
+    if field == "alt_epsilon_reason":
+        return "epsilon" in record, (record.get("epsilon") or {}).get("reason") or ""
+    design = record.get("design") or {}
+    return field in design, design.get(field)
+
+
+def plan_name(plan: StudyPlan) -> str:
+    """How a refusal names a plan: its campaign, when and by whom it was frozen, and its hash."""
+    return f"the study plan of '{plan.campaign.name}' frozen {plan.frozen_at:%Y-%m-%d %H:%M} UTC by {frozen_by_name(plan)} (SHA-256 {plan.sha256[:12]}…)"
+
+
+def settings_guard(*, campaign: Campaign, changes: list) -> str | None:
+    """Refuses a settings change (annotate.services.campaign_settings) that would alter a frozen plan:
+    a value the plan records may not move away from it. Plans frozen before a field existed do not state it."""
+    plan = StudyPlan.objects.filter(campaign=campaign).select_related("frozen_by", "campaign").first()
+    if plan is None:
+        return None
+    altered = []
+    for change in changes:
+        stated, value = _recorded(plan.record, change.field)
+        if stated and value != change.new:
+            altered.append(f"{change.label} ({value!r} in the plan)")
+    if not altered:
+        return None
+    return (
+        f"Not changed: {plan_name(plan)} records {', '.join(altered)}, and a frozen plan cannot change. "
+        "Create a new campaign (and freeze its own plan) to run another design."
+    )
+
+
+def planned_pairs_warning(*, campaign: Campaign, planned_pairs: int) -> str | None:
+    """A plan counting on more pairs than the campaign has (known-answer pairs left out) cannot be met."""
+    available = campaign.pairs.filter(gold__isnull=True).count()
+    if planned_pairs <= available:
+        return None
+    return (
+        f"The plan counts on {planned_pairs} pairs, but this campaign has {available} pair{'s' if available != 1 else ''} "
+        f"(known-answer pairs left out): at most {available} can be labelled, so the planned n will not be reached."
+    )
+
+
 def statistics_used(report: dict) -> list[str]:
     """The statistics a report computed: PAR and κ always, the alt-test when it had an ε, selective judging when present."""
     used = ["par", "kappa"]

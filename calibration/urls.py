@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from calibration import views, views_cascade
+from calibration import upload_views, views, views_cascade
 
 urlpatterns = [
     path("campaign/<id:campaign_id>/", views.dashboard, name="calibration-dashboard"),
@@ -17,4 +17,5 @@ urlpatterns = [
     path("campaign/<id:campaign_id>/gold/accept-separable/", views.gold_accept_separable, name="calibration-gold-accept"),
     path("campaign/<id:campaign_id>/attention/", views.attention_page, name="calibration-attention"),
     path("campaign/<id:campaign_id>/labels.<str:fmt>", views.labels_download, name="calibration-labels"),
+    path("campaign/<id:campaign_id>/labels/upload/", upload_views.labels_upload, name="calibration-labels-upload"),
 ]

@@ -22,8 +22,9 @@ from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
 from calibration.metrics.quality import gold_accuracy
 from calibration.plan_check import canonical_json, parse_statistics
 from calibration.planner import plan_labels_cached, plan_parameters
+from calibration.report_summary import dashboard_sections, dashboard_summary
 from calibration.report_tables_plan import plan_tables
-from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, study_plan_freeze
+from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, planned_pairs_warning, study_plan_freeze
 from common.decorators import staff_required
 
 PAGE = "calibration/dashboard.html"
@@ -120,8 +121,11 @@ def _options(request: HttpRequest) -> _Options:
     )
 
 
-def _bad_request(exc: ValueError) -> HttpResponse:
-    return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+def _bad_request(request: HttpRequest, exc: ValueError) -> HttpResponse:
+    """400 with the reason: the whole page with the site's navigation, or the sentence alone for htmx."""
+    if request.htmx:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    return render(request, "refused.html", {"message": str(exc)}, status=400)
 
 
 @require_GET
@@ -145,7 +149,7 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         options = _options(request)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     return _cached_page(request, campaign, stamp, options) or _not_ready(request, campaign, stamp, options)
 
 
@@ -222,7 +226,7 @@ def _not_ready(request: HttpRequest, campaign: Campaign, stamp: tuple, options: 
         if status.state == "ready" and (page := _cached_page(request, campaign, stamp, options)):
             return page
     if status.state == "failed" and status.refused:
-        return _bad_request(ValueError(status.error))
+        return _bad_request(request, ValueError(status.error))
     previous = report_jobs.latest(job)
     stale = None if previous is None else {**previous, "current": stamp}
     if stale and (page := _cached_page(request, campaign, previous["stamp"], options, stale=stale, status=status)):
@@ -243,7 +247,7 @@ def report_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         options = _options(request)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     stamp = selectors.calibration_stamp(campaign=campaign)
     job = _job(campaign, stamp, options)
     if request.method == "POST":
@@ -262,11 +266,21 @@ def report_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options) -> dict:
     # Only computed when the page's report part is not in the cache already (`report_key`).
     tables = SimpleLazyObject(lambda: report_formats.tables(report))
+    pages = SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()})
     return {
         "report": report,
         "charts": charts,
         "tables": tables,
-        "pages": SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()}),
+        "pages": pages,
+        "summary": SimpleLazyObject(lambda: dashboard_summary(report)),
+        "sections": SimpleLazyObject(
+            lambda: dashboard_sections(
+                pages,
+                charts,
+                pointwise=bool(report.get("pointwise")),
+                category_note=bool((ci := report["parameters"].get("category_intervals")) and not ci.get("judges_computed")),
+            )
+        ),
         "heading": report_formats.heading(report),
         # Outside the cached part of the page: freezing a plan changes it without changing the data.
         "plan_page": plan_tables(report)["plan"].page(1),
@@ -317,7 +331,7 @@ def report_table(request: HttpRequest, campaign_id: int, key: str) -> HttpRespon
         number = _page_number(request.GET.get("page", "1"))
         report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     every = report_formats.tables(report)
     if key not in every:
         raise Http404(f"No report table '{key}'.")
@@ -360,7 +374,7 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
             report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
             body = report_formats.render_table_csv(report, table) if table is not None else report_formats.render(report, fmt)
     except ValueError as exc:
-        return _bad_request(exc)
+        return _bad_request(request, exc)
     content_type = report_formats.FORMATS[fmt][0]
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     name = report_formats.download_name(campaign.name, fmt)
@@ -498,6 +512,7 @@ def study_plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
     A refusal (labels exist, a plan is frozen already) answers 409 with the reason; a bad value 400.
     """
     campaign = _campaign(campaign_id)
+    errors, status = [], 200
     if request.method == "POST":
         try:
             pairs = request.POST.get("planned_pairs", "")
@@ -512,11 +527,21 @@ def study_plan(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
             study_plan_freeze(campaign=campaign, user=request.user, record=record)
         except ValueError as exc:
-            return _bad_request(exc)
+            errors, status = [str(exc)], 400
         except PlanRefused as exc:
-            return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
-        return redirect("calibration-study-plan", campaign_id=campaign.pk)
+            errors, status = [str(exc)], 409
+        else:
+            # The plan's page warns of a planned n the campaign cannot give.
+            return redirect("calibration-study-plan", campaign_id=campaign.pk)
     plan = frozen_plan(campaign)
     record_json = canonical_json(plan.record) if plan else None
-    context = {"campaign": campaign, "plan": plan, "record_json": record_json, "frozen_by": frozen_by_name(plan) if plan else None}
-    return render(request, STUDY_PLAN_PAGE, context)
+    context = {
+        "campaign": campaign,
+        "plan": plan,
+        "record_json": record_json,
+        "frozen_by": frozen_by_name(plan) if plan else None,
+        # A refusal is the whole page again, with the reason above it (never a bare line of text).
+        "errors": errors,
+        "planned_warning": planned_pairs_warning(campaign=campaign, planned_pairs=plan.record.get("planned_pairs") or 0) if plan else None,
+    }
+    return render(request, STUDY_PLAN_PAGE, context, status=status)

@@ -285,6 +285,11 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # Articles larger than this are refused at import with a message naming the file.
 MAX_ARTICLE_BYTES = env_int("MAX_ARTICLE_BYTES", 2 * 1024 * 1024, minimum=1)
+# Uploads in the browser (benchmarks, rubrics, labels files): the largest file accepted, and for a
+# benchmark's zip the most it may unpack to and its most members (docs/how-to/upload-in-the-browser.md).
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
+UPLOAD_ZIP_MAX_BYTES = env_int("UPLOAD_ZIP_MAX_BYTES", 1024 * 1024 * 1024, minimum=1)
+UPLOAD_ZIP_MAX_MEMBERS = env_int("UPLOAD_ZIP_MAX_MEMBERS", 20_000, minimum=1)
 
 # Bootstrap rounds behind every confidence interval on the dashboard and in the API.
 CALIBRATION_ROUNDS = env_int("CALIBRATION_ROUNDS", 1000, minimum=0, maximum=100_000)

@@ -65,6 +65,16 @@ SETTINGS = {
     ),
     "AXES_COOLOFF_MINUTES": ("`15`", "how long a lock lasts; `0`: until `manage.py axes_reset_username` (or `axes_reset_ip`)"),
     "MAX_ARTICLE_BYTES": ("`2097152`", "larger articles are refused at import, with a message"),
+    "UPLOAD_MAX_BYTES": (
+        "`209715200` (200 MB)",
+        "the largest file the browser's uploads accept (benchmark, rubric, labels); a larger one is refused with 413 "
+        "([Upload in the browser](../how-to/upload-in-the-browser.md))",
+    ),
+    "UPLOAD_ZIP_MAX_BYTES": (
+        "`1073741824` (1 GB)",
+        "the most a benchmark's uploaded zip may unpack to, checked before and while unpacking",
+    ),
+    "UPLOAD_ZIP_MAX_MEMBERS": ("`20000`", "the most files and folders a benchmark's uploaded zip may hold"),
     "CALIBRATION_ROUNDS": ("`1000`", "bootstrap rounds behind the dashboard's and the API's confidence intervals, 0 to 100000"),
     "REDIS_URL": (
         "empty: the database cache",

@@ -114,14 +114,21 @@ ROUTES = {
     "/calibration/campaign/<id:campaign_id>/gold/lift/": staff_page(method="post", wrong="get", ok=400, data={"annotator": "bob"}),
     "/calibration/campaign/<id:campaign_id>/gold/accept-separable/": staff_page(method="post", wrong="get", ok=302, data={"accept": "on"}),
     "/calibration/campaign/<id:campaign_id>/labels.<str:fmt>": staff_page(arguments={"fmt": "csv"}),
+    "/calibration/campaign/<id:campaign_id>/labels/upload/": staff_page(wrong="delete"),
     # Annotate: the home page for anyone signed in, the catalogue and campaigns for researchers.
     "/": Route("get", (LOGIN, 200, 200, 302), "post"),  # staff go on to the campaigns
     "/topics/": staff_page(None),
     "/topics/<id:topic_id>/": staff_page(),
     "/topics/<id:topic_id>/removed/<str:system_key>/": staff_page(),
+    # Uploads: 400 when the form comes without a file (tests/test_uploads.py sends files).
+    "/uploads/": staff_page(None),
+    "/uploads/benchmark/": staff_page(None, method="post", wrong="get", ok=400),
+    "/uploads/rubric/": staff_page(None, method="post", wrong="get", ok=400),
     "/campaigns/": staff_page(None),
     "/campaigns/new/": staff_page(None, wrong="delete"),
     "/campaigns/<id:campaign_id>/": staff_page(),
+    # POST: 400, the access walk sends no values (tests/test_campaign_settings.py sends them).
+    "/campaigns/<id:campaign_id>/settings/": staff_page(wrong="delete"),
     "/campaigns/<id:campaign_id>/toggle/": staff_page(method="post", wrong="get", ok=302),
     "/campaigns/<id:campaign_id>/pairs/<id:pair_id>/void/": staff_page(method="post", wrong="get", ok=302),
     # 409: alice has claimed a pair, so what annotators see can no longer change.

@@ -13,6 +13,9 @@ def test_it_pages_through_the_paired_comparisons_in_place(page, crowded, rachel,
     settings.CALIBRATION_ROUNDS = 20
     log_in(page, "rachel", "rachel-password")
     page.goto(f"/calibration/campaign/{crowded.pk}/")
+    # Its section starts closed: the table of contents' link opens it.
+    assert not page.locator("#section-agreement").evaluate("details => details.open")
+    page.locator('#toc a[href="#table-comparisons"]').click()
     table = page.locator("#table-comparisons")
     table.get_by_text("Rows 1–50 of 66").wait_for()
     assert table.locator("tbody tr").count() == 50

@@ -1,11 +1,13 @@
-"""In a real browser: a researcher freezes the study plan on the campaign page, changes ε, and the
-calibration dashboard lists that deviation from the plan beside the plan's SHA-256."""
+"""In a real browser: a researcher freezes the study plan on the campaign page (warned that the demo's
+8 pairs cannot give the 12 planned), the ε form then refuses a change naming the plan, and when ε
+changes out of band (the admin, say) the calibration dashboard lists that deviation beside the plan's SHA-256."""
 
 import re
 
 import pytest
 
 from annotate.models import Campaign
+from annotate.services.alt_epsilon import campaign_set_alt_epsilon
 from calibration.models import StudyPlan
 from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page  # noqa: F401 (fixtures)
 
@@ -24,6 +26,7 @@ def test_it_freezes_the_plan_and_shows_a_deviation_on_the_dashboard(page, live_d
     plan = StudyPlan.objects.get(campaign=campaign)
     assert page.locator("#study-plan-sha256").inner_text() == plan.sha256
     assert plan.record["planned_pairs"] == 12 and plan.record["statistics"] == ["par", "kappa", "alt-test"]
+    assert "counts on 12 pairs, but this campaign has 8 pairs" in page.locator("#planned-pairs-warning").inner_text()
 
     page.goto(f"/campaigns/{campaign.pk}/")
     epsilon = page.locator("#alt-epsilon")
@@ -31,6 +34,12 @@ def test_it_freezes_the_plan_and_shows_a_deviation_on_the_dashboard(page, live_d
     epsilon.get_by_label("Why").fill("skilled annotators")
     epsilon.get_by_role("button", name="Save ε").click()
     page.wait_for_load_state()
+    refusal = page.get_by_role("alert")
+    assert f"the study plan of 'Demo campaign' frozen {plan.frozen_at:%Y-%m-%d %H:%M} UTC by researcher" in refusal.inner_text()
+    assert page.locator("header.topbar").get_by_role("link", name="Campaigns").is_visible()  # a whole page, with the navigation
+    campaign.refresh_from_db()
+    assert campaign.alt_epsilon is None
+    campaign_set_alt_epsilon(campaign=campaign, epsilon=0.15, reason="skilled annotators")
 
     page.goto(f"/calibration/campaign/{campaign.pk}/")
     section = page.locator("#study-plan")

@@ -108,3 +108,42 @@ def test_it_shows_the_campaigns_median_time_per_pair_with_its_n_and_interval(cli
     assert "Expected time per pair: about 24 min" in html
     assert "last 6 submitted pairs" in html
     assert f"95% CI {interval.low:.0f}–{interval.high:.0f} min" in html
+
+
+def test_it_counts_pairs_and_single_articles_by_their_names(client, catalogue, alice):
+    from tests.reading_campaigns import mixed_campaign
+
+    mixed_campaign(name="Mixed", annotators=[alice], overlap=1)
+    client.force_login(alice)
+
+    html = client.get(reverse("home")).content.decode()
+
+    # 2 topics: a pair and two readings (one article alone) each.
+    assert '<strong class="pairs-left">2 pairs and 4 single articles left for you.</strong>' in html
+    assert "Start the next pair" in html
+
+
+def test_it_shows_the_display_name_and_never_the_internal_one(client, campaign, alice, rachel):
+    client.force_login(rachel)
+    form = {"display_name": "  Writing   study, spring ", "gold_rate": "0", "repeat_rate": "0", "reference_name": "Wikipedia"}
+    assert client.post(reverse("campaign-settings", args=[campaign.pk]), form).status_code == 302
+    client.force_login(alice)
+
+    html = client.get(reverse("home")).content.decode()
+
+    assert "<h2>Writing study, spring</h2>" in html
+    assert "Pilot" not in html
+
+
+def test_it_lists_only_the_campaigns_an_annotator_belongs_to(client, catalogue, campaign, alice, bob, oscar):
+    unlisted = campaign_create(
+        name="Unlisted", criterion_set=catalogue, systems=["wikipedia", "atlas_agent"], overlap=1, rationale_min_length=5
+    )
+    client.force_login(oscar)
+    assert left(client) == {}  # on no list, with no work anywhere
+    client.force_login(alice)
+    assert list(left(client)) == ["Pilot"]  # her list's campaign, not the one made without a list
+
+    assignment_claim_next(campaign=unlisted, user=oscar)  # open to every annotator's claims all the same
+    client.force_login(oscar)
+    assert list(left(client)) == ["Unlisted"]  # once he has work in it, it is his

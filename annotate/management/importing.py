@@ -39,11 +39,8 @@ class ImportCommand(BaseCommand):
         prepared = self.prepare(batch, show_progress=show_progress)
         summary = articles_import(batch=batch, replace=replace, prepared=prepared)
         elapsed = time.perf_counter() - started
-        for line in summary.lines():
+        for line in summary.report_lines(elapsed):
             self.stdout.write(line)
-        self.stdout.write(f"markdown: {summary.markdown_bytes / 1_048_576:.2f} MB in {elapsed:.2f} s")
-        for note in summary.notes:
-            self.stdout.write(f"note: {note}")
         if summary.problems:
             self.stderr.write(f"{len(summary.problems)} problem(s); everything else was imported:")
             for problem in summary.problems:

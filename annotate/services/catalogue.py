@@ -40,6 +40,15 @@ class ImportSummary:
             lines.append(f"criterion set: {self.criterion_set} ({state})")
         return lines
 
+    def report_lines(self, elapsed: float) -> list[str]:
+        """What import_wlc and import_articles print, and the upload page shows: counts, size and time, notes."""
+        lines = [*self.lines(), f"markdown: {self.markdown_bytes / 1_048_576:.2f} MB in {elapsed:.2f} s"]
+        return lines + [f"note: {note}" for note in self.notes]
+
+
+def batch_found_line(batch: Batch) -> str:
+    return f"benchmark {batch.benchmark}: {len(batch.articles)} articles found, {len(batch.systems)} systems"
+
 
 def topic_slug(title: str) -> str:
     slug = slugify(title, allow_unicode=True)

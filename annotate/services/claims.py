@@ -307,6 +307,15 @@ def _gold_turn(campaign: Campaign, user: User, index: int) -> bool:
     return bool(campaign.gold_rate) and gold_draw(campaign_id=campaign.pk, user_id=user.pk, index=index) < campaign.gold_rate
 
 
+def items_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAssignment | None = None) -> tuple[int, int]:
+    """`pairs_left` split by kind: (pairs, single articles). Known-answer pairs and swapped repeats are pairs."""
+    total = pairs_left(campaign=campaign, user=user, active=active)
+    readings = _reading_candidates(campaign=campaign, user=user)
+    single = len({row.topic for row in readings}) if campaign.forbid_repeats else len(readings)
+    single += isinstance(active, ReadingAssignment)
+    return total - single, single
+
+
 def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAssignment | None = None) -> int:
     """How many more items (pairs and readings) the user can do in the campaign now: their item in
     progress, if any, and the pairs and readings a claim could still give them (`claim_candidates`), at most one per topic where

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotate.management.importing import ImportCommand
+from annotate.services.catalogue import batch_found_line
 from annotate.sources import SourceError, read_wlc
 
 
@@ -19,5 +20,5 @@ class Command(ImportCommand):
             batch = read_wlc(options["path"], benchmark=options["benchmark"], max_bytes=self.max_bytes)
         except SourceError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"benchmark {batch.benchmark}: {len(batch.articles)} articles found, {len(batch.systems)} systems")
+        self.stdout.write(batch_found_line(batch))
         self.run_import(batch, replace=options["replace"], show_progress=not options["quiet_progress"])
