@@ -2,8 +2,10 @@
 
 One rule for the submit check, the amendment check, the progress counter, the
 criterion's border and the keyboard's "next unanswered": a criterion is done when
-it has a winner (a tie only where the campaign allows ties) and, when the campaign
-requires a rationale, one of at least the minimum length once stripped of spaces.
+it has a winner (a tie only where the campaign allows ties), when the campaign
+requires a rationale, one of at least the minimum length once stripped of spaces,
+and, when the campaign asks for evidence (on every criterion, or on every winner
+that is not a tie), at least one passage marked as the criterion's evidence.
 static/annotate.js applies the same rule to what is typed before it is saved.
 
 Pure: no Django, no database.
@@ -20,6 +22,8 @@ CHOOSE_WINNER = "choose a winner"
 CHOOSE_ANSWER = "give an answer"
 NO_TIES = "ties are not allowed in this campaign"
 CHOOSE_OVERALL = "choose which article is better overall"
+MARK_EVIDENCE = "mark a passage as evidence"
+EVIDENCE_NONE, EVIDENCE_EVERY, EVIDENCE_WINNERS = "none", "every", "winners"  # Campaign.Evidence
 SHORT_TEXT = 70  # characters of a criterion's text in a list of what is missing
 
 
@@ -29,20 +33,30 @@ class Rules:
 
     allow_tie: bool
     rationale_min_length: int  # 0 when no rationale is required
+    evidence: str = EVIDENCE_NONE
 
     @classmethod
     def of(cls, campaign) -> Rules:
-        return cls(campaign.allow_tie, campaign.rationale_min_length if campaign.rationale_required else 0)
+        return cls(campaign.allow_tie, campaign.rationale_min_length if campaign.rationale_required else 0, campaign.evidence_required)
+
+    def needs_evidence(self, winner: str) -> bool:
+        """Whether an answer naming `winner` needs a passage marked as its evidence."""
+        return self.evidence == EVIDENCE_EVERY or (self.evidence == EVIDENCE_WINNERS and bool(winner) and winner != TIE)
 
 
-def criterion_problems(rules: Rules, *, winner: str, rationale: str) -> list[str]:
-    """What one answer still lacks, as short phrases ("choose a winner", ...); empty when it is complete."""
+def criterion_problems(rules: Rules, *, winner: str, rationale: str, evidence: int = 0) -> list[str]:
+    """What one answer still lacks, as short phrases ("choose a winner", ...); empty when it is complete.
+
+    `evidence` is the number of passages marked as the criterion's evidence."""
     problems = []
     if not winner:
         problems.append(CHOOSE_WINNER)
     elif winner == TIE and not rules.allow_tie:
         problems.append(NO_TIES)
-    return problems + _rationale_problems(rules, rationale)
+    problems += _rationale_problems(rules, rationale)
+    if not evidence and rules.needs_evidence(winner):
+        problems.append(MARK_EVIDENCE)
+    return problems
 
 
 def reading_problems(rules: Rules, *, value: str, rationale: str) -> list[str]:

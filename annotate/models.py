@@ -171,6 +171,19 @@ class Campaign(models.Model):
     pair_mode = models.CharField(max_length=20, choices=PairMode.choices, default=PairMode.REFERENCE)
     overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators each pair needs.")
     allow_tie = models.BooleanField(default=False)
+
+    class Evidence(models.TextChoices):
+        # Evidence: passages marked while a criterion is active (Span.criterion); see annotate.answers.
+        NONE = "none", "Not required"
+        EVERY = "every", "On every criterion"
+        WINNERS = "winners", "On every criterion whose winner is not a tie"
+
+    evidence_required = models.CharField(
+        max_length=10,
+        choices=Evidence.choices,
+        default=Evidence.NONE,
+        help_text="Which answers need at least one passage marked as their evidence.",
+    )
     rationale_required = models.BooleanField(default=True)
     rationale_min_length = models.PositiveSmallIntegerField(default=10)
     ask_overall = models.BooleanField(default=False, help_text="Also ask which article is better overall.")
@@ -644,9 +657,13 @@ class LabelChange(models.Model):
 
 
 class Span(models.Model):
-    """A passage an annotator marked up or down, by character offsets into the displayed text."""
+    """A passage an annotator marked up or down, by character offsets into the displayed text.
+
+    Marked while a criterion was active, it is that criterion's evidence (`criterion` set); else a
+    free mark about the passage alone."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="spans")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()

@@ -267,11 +267,12 @@ def span_add(request: HttpRequest, assignment_id: int) -> HttpResponse:
             quote=request.POST.get("quote", ""),
             polarity=int(request.POST.get("polarity", "0")),
             comment=request.POST.get("comment", ""),
+            criterion=request.POST.get("criterion", ""),
         )
     except (ValueError, ValidationError) as exc:
         errors = exc.messages if isinstance(exc, ValidationError) else ["Offsets and polarity must be whole numbers."]
         return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "span_errors": errors}, status=422)
-    return render(request, PAGE + "#spans", selectors.annotation_page(assignment=assignment))
+    return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "evidence_oob": True})
 
 
 @require_POST
@@ -286,7 +287,7 @@ def span_delete(request: HttpRequest, assignment_id: int, span_id: int) -> HttpR
         )
     if not request.htmx:
         return redirect(reverse("assignment", args=[assignment.pk]) + "#spans")
-    return render(request, PAGE + "#spans", selectors.annotation_page(assignment=assignment))
+    return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "evidence_oob": True})
 
 
 # --- researchers' campaigns -------------------------------------------------------

@@ -37,7 +37,13 @@
     if (choice.value === "tie" && box && box.dataset.allowTie === "0") return false;
     const rationale = form.querySelector("textarea[name=rationale]");
     const min = box ? Number(box.dataset.minLength || 0) : 0;
-    return !rationale || rationale.value.trim().length >= min;
+    if (rationale && rationale.value.trim().length < min) return false;
+    // Evidence the campaign asks for: a passage marked for this criterion (marks.js lists it in the form).
+    const evidence = box ? box.dataset.evidence : "";
+    if (evidence === "every" || (evidence === "winners" && choice.value !== "tie")) {
+      return Boolean(form.querySelector("ul.evidence li[data-span]"));
+    }
+    return true;
   }
 
   // Scrolls the criteria panel (never the whole page) so that `form` shows, below the sticky heading.
@@ -417,6 +423,14 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form.criterion").forEach(function (form) { acked.set(form, body(form)); });
+  });
+
+  // A passage marked or removed as a criterion's evidence may complete it, or undo that.
+  document.addEventListener("evidence:changed", function () {
+    criteria().forEach(function (form) {
+      if (!form.querySelector("ul.evidence")) return;
+      markState(form, complete(form) ? "complete" : answer(form) ? "partial" : "");
+    });
   });
 
   // --- leaving the page --------------------------------------------------------------

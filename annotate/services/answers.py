@@ -218,7 +218,9 @@ def label_save(
         if assignment.status == Assignment.Status.SUBMITTED:
             # A submitted pair stays complete: an amendment may change an answer, never empty it.
             # The annotator reads this next to the criterion, so it does not name the criterion.
-            problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
+            rules = Rules.of(campaign)
+            evidence = Span.objects.filter(assignment=assignment, criterion=criterion).count() if rules.needs_evidence(label.winner) else 0
+            problems = criterion_problems(rules, winner=label.winner, rationale=label.rationale, evidence=evidence)
             if problems:
                 raise ValidationError(
                     ["This pair is submitted, so each answer must stay complete; the change was not saved."]
@@ -520,13 +522,14 @@ def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, in
 def spans_import(*, spans: list[Span], tally: dict[str, int]) -> None:
     """Adds imported passages (each with its assignment set) not stored yet, counting them in `tally` (new, unchanged).
 
-    A passage equal to a stored one (same article, offsets, polarity, comment and time) counts as unchanged.
+    A passage equal to a stored one (same article, offsets, polarity, comment, time and criterion it is
+    evidence for) counts as unchanged.
     """
     if not spans:
         return
 
     def identity(span: Span) -> tuple:
-        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at)
+        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at, span.criterion_id)
 
     stored = {identity(s) for s in Span.objects.filter(assignment__in={span.assignment_id for span in spans})}
     new = [span for span in spans if identity(span) not in stored]

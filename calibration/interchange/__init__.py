@@ -21,7 +21,8 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
   campaign showed the annotators bold and italic as plain text; it is also the
   last column of the overall and spans files, and the import ignores it too.
 * overall: one row per (pair, rater) that answered the overall question.
-* spans: one row per marked passage.
+* spans: one row per marked passage; `criterion` (last before `neutral_emphasis`) names the
+  criterion a passage is evidence for, empty for a free mark, and may be left out of a file.
 * calls (export only, `<stem>.calls.<ext>`, written when the campaign's judges made
   calls): every call, one row each, with its `status` (valid; invalid: answered
   but unusable, retried; failed: no answer), tokens, `cost_usd`, latency and error.

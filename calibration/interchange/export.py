@@ -179,7 +179,7 @@ def overall_rows(campaign: Campaign) -> list[dict]:
 
 def span_rows(campaign: Campaign) -> list[dict]:
     spans = Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
-        "article__system", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+        "article__system", "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
     )
     rows = []
     for span in sorted(spans, key=lambda s: (_order(s.assignment), s.created_at, s.id)):
@@ -192,6 +192,7 @@ def span_rows(campaign: Campaign) -> list[dict]:
             "polarity": POLARITY_NAMES[span.polarity],
             "comment": span.comment,
             "created_at": iso(span.created_at),
+            "criterion": span.criterion.key if span.criterion_id else "",
         })  # fmt: skip
     return rows
 

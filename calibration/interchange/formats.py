@@ -65,8 +65,10 @@ OVERALL_COLUMNS = (
 )
 SPAN_COLUMNS = (
     "campaign", "topic", "rater", "left_system", "right_system", "system",
-    "start", "end", "quote", "polarity", "comment", "created_at",
+    "start", "end", "quote", "polarity", "comment", "created_at", "criterion",
 )  # fmt: skip
+# `criterion`: the criterion a passage is evidence for (empty: a free mark); files without it are free marks.
+SPAN_OPTIONAL = frozenset({"criterion"})
 # Every call a judge made for the campaign, one row each (export only): their cost_usd sums to
 # what the judges spent, retried invalid answers and failed requests included. A call with status
 # "possibly_billed" was sent and never answered here (the run was killed): cost_usd is 0 and
@@ -254,9 +256,10 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     nul = _check_encoding(path)
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
+    spans = columns == SPAN_COLUMNS
     # A labels file may hold the judge columns and the order column; any other file has none.
     columns = columns + ((ORDER_COLUMN, GUESS_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
-    optional = LABEL_OPTIONAL if labels else frozenset()
+    optional = LABEL_OPTIONAL if labels else SPAN_OPTIONAL if spans else frozenset()
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)
     else:
