@@ -6,6 +6,9 @@ it has a winner (a tie only where the campaign allows ties), when the campaign
 requires a rationale, one of at least the minimum length once stripped of spaces,
 and, when the campaign asks for evidence (on every criterion, or on every winner
 that is not a tie), at least one passage marked as the criterion's evidence.
+"Cannot judge" (`CANNOT_JUDGE`, where the campaign allows it) stands for a winner:
+it needs the rationale, never evidence; it is stored without a winner, so every
+statistic, which reads winners only, leaves it out and never takes it for a tie.
 static/annotate.js applies the same rule to what is typed before it is saved.
 
 Pure: no Django, no database.
@@ -23,6 +26,9 @@ CHOOSE_ANSWER = "give an answer"
 NO_TIES = "ties are not allowed in this campaign"
 CHOOSE_OVERALL = "choose which article is better overall"
 MARK_EVIDENCE = "mark a passage as evidence"
+NO_CANNOT_JUDGE = "this campaign does not allow “cannot judge”"
+# The answer "I cannot judge this criterion here", on the page, in the API and in exports.
+CANNOT_JUDGE = "cannot_judge"
 EVIDENCE_NONE, EVIDENCE_EVERY, EVIDENCE_WINNERS = "none", "every", "winners"  # Campaign.Evidence
 SHORT_TEXT = 70  # characters of a criterion's text in a list of what is missing
 
@@ -34,20 +40,29 @@ class Rules:
     allow_tie: bool
     rationale_min_length: int  # 0 when no rationale is required
     evidence: str = EVIDENCE_NONE
+    allow_cannot_judge: bool = False
 
     @classmethod
     def of(cls, campaign) -> Rules:
-        return cls(campaign.allow_tie, campaign.rationale_min_length if campaign.rationale_required else 0, campaign.evidence_required)
+        return cls(
+            campaign.allow_tie,
+            campaign.rationale_min_length if campaign.rationale_required else 0,
+            campaign.evidence_required,
+            campaign.allow_cannot_judge,
+        )
 
     def needs_evidence(self, winner: str) -> bool:
         """Whether an answer naming `winner` needs a passage marked as its evidence."""
         return self.evidence == EVIDENCE_EVERY or (self.evidence == EVIDENCE_WINNERS and bool(winner) and winner != TIE)
 
 
-def criterion_problems(rules: Rules, *, winner: str, rationale: str, evidence: int = 0) -> list[str]:
+def criterion_problems(rules: Rules, *, winner: str, rationale: str, evidence: int = 0, cannot_judge: bool = False) -> list[str]:
     """What one answer still lacks, as short phrases ("choose a winner", ...); empty when it is complete.
 
-    `evidence` is the number of passages marked as the criterion's evidence."""
+    `evidence` is the number of passages marked as the criterion's evidence; `cannot_judge`, whether
+    the answer is "cannot judge" (then `winner` is "")."""
+    if cannot_judge:
+        return ([] if rules.allow_cannot_judge else [NO_CANNOT_JUDGE]) + _rationale_problems(rules, rationale)
     problems = []
     if not winner:
         problems.append(CHOOSE_WINNER)
@@ -83,7 +98,9 @@ COMPLETE, PARTIAL = "complete", "partial"
 
 
 def answer_state(problems: list[str], *, winner: str) -> str:
-    """How a criterion's border shows it: COMPLETE, PARTIAL (a winner, but something lacks) or "" (no winner)."""
+    """How a criterion's border shows it: COMPLETE, PARTIAL (a winner, but something lacks) or "" (no winner).
+
+    Pass CANNOT_JUDGE as `winner` for that answer: it counts as one given."""
     if not problems:
         return COMPLETE
     return PARTIAL if winner else ""

@@ -23,6 +23,11 @@ class CampaignForm(forms.Form):
     allow_tie = forms.BooleanField(required=False, label="Allow ties")
     rationale_required = forms.BooleanField(required=False, initial=True, label="Require a rationale per criterion")
     rationale_min_length = forms.IntegerField(min_value=0, max_value=2000, initial=10)
+    allow_cannot_judge = forms.BooleanField(
+        required=False,
+        label="Offer “Cannot judge” per criterion",
+        help_text="Counted apart from ties and left out of every statistic.",
+    )
     evidence_required = forms.ChoiceField(
         choices=Campaign.Evidence.choices,
         initial=Campaign.Evidence.NONE,
@@ -122,6 +127,7 @@ class CampaignForm(forms.Form):
             "rationale_required": data["rationale_required"],
             "rationale_min_length": data["rationale_min_length"],
             "evidence_required": data["evidence_required"] or Campaign.Evidence.NONE,
+            "allow_cannot_judge": data["allow_cannot_judge"],
             "ask_overall": data["ask_overall"],
             "instructions": data["instructions"],
             "annotators": list(data["annotators"]),

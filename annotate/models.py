@@ -178,6 +178,10 @@ class Campaign(models.Model):
         EVERY = "every", "On every criterion"
         WINNERS = "winners", "On every criterion whose winner is not a tie"
 
+    allow_cannot_judge = models.BooleanField(
+        default=False,
+        help_text="Let annotators answer a criterion with “Cannot judge”: kept apart from ties, left out of every statistic.",
+    )
     evidence_required = models.CharField(
         max_length=10,
         choices=Evidence.choices,
@@ -514,6 +518,9 @@ class Label(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="labels")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     winner = models.CharField(max_length=3, choices=Winner.choices, blank=True)
+    # "Cannot judge" (where the campaign allows it): an answer without a winner. Every statistic reads
+    # labels with a winner only, so it is never a tie, never a vote; it is counted on its own.
+    cannot_judge = models.BooleanField(default=False, db_default=False)  # db_default: bulk inserts may leave it out
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField()
     # Empty only for an imported label whose file gave no time.
@@ -522,6 +529,7 @@ class Label(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["assignment", "criterion"], name="label_one_per_criterion"),
+            models.CheckConstraint(condition=models.Q(cannot_judge=False) | models.Q(winner=""), name="label_cannot_judge_has_no_winner"),
         ]
 
 

@@ -21,7 +21,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.answers import CHOOSE_OVERALL, EVIDENCE_NONE, Rules, answer_state, criterion_problems, one_article, shorten
+from annotate.answers import CANNOT_JUDGE, CHOOSE_OVERALL, EVIDENCE_NONE, Rules, answer_state, criterion_problems, one_article, shorten
 from annotate.design import Design
 from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import (
@@ -275,13 +275,14 @@ def annotation_page(*, assignment: Assignment) -> dict:
         row = CriterionRow(criterion)
         if label is not None:
             # An unanswered criterion has no winner, and so no position.
-            row.position = position_of(label.winner, assignment.a_first) if label.winner else ""
+            row.position = position_of(label.winner, assignment.a_first) if label.winner else CANNOT_JUDGE if label.cannot_judge else ""
             row.rationale = label.rationale
             row.saved_at = label.saved_at
         winner = label.winner if label else ""
+        cannot = bool(label and label.cannot_judge)
         row.evidence = evidence.get(criterion.pk, [])
-        row.problems = criterion_problems(rules, winner=winner, rationale=row.rationale, evidence=len(row.evidence))
-        row.state = answer_state(row.problems, winner=winner)
+        row.problems = criterion_problems(rules, winner=winner, rationale=row.rationale, evidence=len(row.evidence), cannot_judge=cannot)
+        row.state = answer_state(row.problems, winner=CANNOT_JUDGE if cannot else winner)
         if row.problems:
             gaps.append(Gap(criterion.key, f"c-{criterion.key}", shorten(criterion.text), row.problems))
         block.rows.append(row)
@@ -323,8 +324,8 @@ def label_state(*, campaign: Campaign, label: Label) -> str:
     evidence = 0
     if rules.needs_evidence(label.winner) and label.pk:
         evidence = Span.objects.filter(assignment_id=label.assignment_id, criterion_id=label.criterion_id).count()
-    problems = criterion_problems(rules, winner=label.winner, rationale=label.rationale, evidence=evidence)
-    return answer_state(problems, winner=label.winner)
+    problems = criterion_problems(rules, winner=label.winner, rationale=label.rationale, evidence=evidence, cannot_judge=label.cannot_judge)
+    return answer_state(problems, winner=CANNOT_JUDGE if label.cannot_judge else label.winner)
 
 
 def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
@@ -345,16 +346,21 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     # Evidence is counted only where the campaign asks for it: the save's hot path stays as it was.
     counted = Coalesce(Subquery(marks, output_field=IntegerField()), 0) if rules.evidence != EVIDENCE_NONE else Value(0)
     answers = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id).annotate(
-        winner=Subquery(mine.values("winner")[:1]), rationale=Subquery(mine.values("rationale")[:1]), evidence=counted
+        winner=Subquery(mine.values("winner")[:1]),
+        rationale=Subquery(mine.values("rationale")[:1]),
+        cannot_judge=Subquery(mine.values("cannot_judge")[:1]),
+        evidence=counted,
     )
     rows = [
-        (winner, rationale, evidence)
-        for winner, rationale, evidence, response in answers.values_list("winner", "rationale", "evidence", "response")
+        (winner, rationale, bool(cannot), evidence)
+        for winner, rationale, cannot, evidence, response in answers.values_list(
+            "winner", "rationale", "cannot_judge", "evidence", "response"
+        )
         if not one_article(response)
     ]
     done = sum(
-        not criterion_problems(rules, winner=winner or "", rationale=rationale or "", evidence=evidence)
-        for winner, rationale, evidence in rows
+        not criterion_problems(rules, winner=winner or "", rationale=rationale or "", evidence=evidence, cannot_judge=cannot)
+        for winner, rationale, cannot, evidence in rows
     )
     return done, len(rows)
 

@@ -521,6 +521,8 @@ def build_report(
         max_judges=CATEGORY_INTERVALS_MAX_JUDGES,
     )
     report["plan"] = study_plan.plan_section(campaign, report)
+    # "Cannot judge" answers have no winner: no figure reads them, none takes them for a tie (issue 37).
+    report["humans"]["n_cannot_judge"] = selectors.human_cannot_judge_count(campaign=campaign, include_unsubmitted=include_unsubmitted)
     return report
 
 

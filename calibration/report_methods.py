@@ -53,6 +53,9 @@ def _design_sentence(report: dict) -> str:
         f"; the analysis rests on {report['n_pairs']:,} pairs, with {humans['n_labels']:,} human labels from "
         f"{humans['n_annotators']} annotators on {humans['n_items']:,} items (pair × criterion)."
     )
+    if humans.get("n_cannot_judge"):
+        n = humans["n_cannot_judge"]
+        parts[-1] += f" {n:,} answer{'s were' if n != 1 else ' was'} “cannot judge”: left out of every figure, and never counted as a tie."
     if design:
         parts.append(
             f"Ties were {'allowed' if design.get('allow_tie') else 'not allowed'}; a rationale was "

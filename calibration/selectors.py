@@ -127,6 +127,17 @@ def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False, g
     return labels
 
 
+def human_cannot_judge_count(*, campaign: Campaign, include_unsubmitted: bool = False) -> int:
+    """How many answers were "cannot judge", read as `human_label_rows` reads labels (originals, not
+    gold, submitted unless asked): they have no winner, so every figure leaves them out; this says how many."""
+    labels = Label.objects.filter(
+        assignment__pair__campaign=campaign, assignment__pair__gold__isnull=True, assignment__repeat_of__isnull=True, cannot_judge=True
+    )
+    if not include_unsubmitted:
+        labels = labels.filter(assignment__status=Assignment.Status.SUBMITTED)
+    return labels.count()
+
+
 def judge_verdict_rows(*, campaign: Campaign, gold: bool = False) -> QuerySet:
     return JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__pair__gold__isnull=not gold, unit__status=JudgeUnit.Status.DONE)
 

@@ -38,6 +38,7 @@
     const rationale = form.querySelector("textarea[name=rationale]");
     const min = box ? Number(box.dataset.minLength || 0) : 0;
     if (rationale && rationale.value.trim().length < min) return false;
+    if (choice.value === "cannot_judge") return true; // no winner: no evidence is asked for
     // Evidence the campaign asks for: a passage marked for this criterion (marks.js lists it in the form).
     const evidence = box ? box.dataset.evidence : "";
     if (evidence === "every" || (evidence === "winners" && choice.value !== "tie")) {
@@ -229,7 +230,8 @@
       if (radio) choose(here, radio, event);
       return;
     }
-    const values = { "1": "1", "2": "2", t: "tie", b: "both_bad" }; // b: the overall question's "Both bad"
+    // b: the overall question's "Both bad"; c: "Cannot judge", where the campaign allows it.
+    const values = { "1": "1", "2": "2", t: "tie", b: "both_bad", c: "cannot_judge" };
     if (values[event.key] && here) {
       const radio = here.querySelector('input[type=radio][value="' + values[event.key] + '"]');
       if (radio) choose(here, radio, event);

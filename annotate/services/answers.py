@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotate.answers import Rules, criterion_problems, one_article, sentence
+from annotate.answers import CANNOT_JUDGE, Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
 from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
@@ -38,7 +38,7 @@ BATCH = 2000
 CHUNK = 30_000
 CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
 Source = LabelChange.Source
-LABEL_FIELDS = ("assignment", "criterion", "winner", "rationale", "created_at", "saved_at")
+LABEL_FIELDS = ("assignment", "criterion", "winner", "cannot_judge", "rationale", "created_at", "saved_at")
 
 
 class Buffer:
@@ -81,9 +81,14 @@ class AuditTrail(Buffer):
         self.add((assignment_id, adjudication_id, criterion_id, name, before, after, by, at, self.source))
 
 
-def _label_changes(old: tuple[str, str], new: tuple[str, str]) -> list[tuple[str, str, str]]:
-    """(field, before, after) for each of a label's winner and rationale that changes."""
-    return [(name, before, after) for name, before, after in zip(("winner", "rationale"), old, new) if before != after]
+def _audit_text(value: object) -> str:
+    """A label field as the audit trail keeps it: text, cannot_judge as "true" / "false"."""
+    return ("true" if value else "false") if isinstance(value, bool) else value
+
+
+def _label_changes(old: tuple, new: tuple) -> list[tuple[str, object, object]]:
+    """(field, before, after) for each of a label's winner, rationale and cannot_judge that changes."""
+    return [(name, before, after) for name, before, after in zip(("winner", "rationale", "cannot_judge"), old, new) if before != after]
 
 
 # --- checking ----------------------------------------------------------------------------
@@ -96,7 +101,10 @@ def answer_problems(*, campaign: Campaign, criterion: Criterion, position: str |
         errors.append("This criterion does not belong to the campaign's rubric.")
     elif one_article(criterion.response):
         return ["This criterion is answered on one article alone (a reading), not on a pair."]
-    if position is not None:
+    if position == CANNOT_JUDGE:
+        if not campaign.allow_cannot_judge:
+            errors.append("This campaign does not allow “Cannot judge”: choose an answer.")
+    elif position is not None:
         errors += protocols.get(campaign.protocol).answer_problems(position, allow_tie=campaign.allow_tie)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
@@ -209,8 +217,17 @@ def label_save(
         label = Label.objects.filter(assignment=assignment, criterion=criterion).first()
         if label is None:
             label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
-        winner = label.winner if position is None else protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
-        changes = _label_changes((label.winner, label.rationale), (winner, label.rationale if rationale is None else rationale))
+        # "Cannot judge" is an answer without a winner; any other choice (or clearing) ends it.
+        cannot = label.cannot_judge if position is None else position == CANNOT_JUDGE
+        if position is None:
+            winner = label.winner
+        elif cannot:
+            winner = ""
+        else:
+            winner = protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
+        changes = _label_changes(
+            (label.winner, label.rationale, label.cannot_judge), (winner, label.rationale if rationale is None else rationale, cannot)
+        )
         if not changes:
             return SaveResult(label, False)
         for name, _, after in changes:
@@ -220,7 +237,9 @@ def label_save(
             # The annotator reads this next to the criterion, so it does not name the criterion.
             rules = Rules.of(campaign)
             evidence = Span.objects.filter(assignment=assignment, criterion=criterion).count() if rules.needs_evidence(label.winner) else 0
-            problems = criterion_problems(rules, winner=label.winner, rationale=label.rationale, evidence=evidence)
+            problems = criterion_problems(
+                rules, winner=label.winner, rationale=label.rationale, evidence=evidence, cannot_judge=label.cannot_judge
+            )
             if problems:
                 raise ValidationError(
                     ["This pair is submitted, so each answer must stay complete; the change was not saved."]
@@ -230,6 +249,7 @@ def label_save(
         label.save()
         audit = AuditTrail(source=source)
         for name, before, after in changes:
+            before, after = (_audit_text(v) for v in (before, after))
             audit.record(assignment_id=assignment.pk, criterion_id=criterion.pk, name=name, before=before, after=after, by=user.pk, at=now)
         audit.flush()
     return SaveResult(label, True)
@@ -455,39 +475,42 @@ def submitted_work_update(assignment, *, started_at, last_saved, tally: dict[str
 
 def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:
     ids = sorted(a.id for a in imported.assignments.values() if a.id is not None)
-    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at).
+    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at, cannot_judge).
     stored = {
-        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at)
+        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at, cannot)
         for start in range(0, len(ids), CHUNK)
-        for label_id, assignment_id, criterion_id, winner, rationale, saved_at in Label.objects.filter(
+        for label_id, assignment_id, criterion_id, winner, rationale, saved_at, cannot in Label.objects.filter(
             assignment_id__in=ids[start : start + CHUNK]
-        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at")
+        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at", "cannot_judge")
     }
     new = Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
-    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "rationale", "saved_at"]))
+    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "cannot_judge", "rationale", "saved_at"]))
     tally = imported.label_tally
     for item in work:
         assignment = imported.assignments[item.key]
-        for criterion_id, winner, rationale, saved_at in item.labels:
+        for criterion_id, given, rationale, saved_at in item.labels:
+            # CANNOT_JUDGE comes where a side would: stored as no winner and the flag.
+            cannot = given == CANNOT_JUDGE
+            winner = "" if cannot else given
             old = stored.get((assignment.id, criterion_id))
             if old is None:
-                old_answer = ("", "")
+                old_answer = ("", "", False)
                 # Created when it was saved, or now if the file does not say when.
-                new.add((assignment.id, criterion_id, winner, rationale, saved_at or now, saved_at))
+                new.add((assignment.id, criterion_id, winner, cannot, rationale, saved_at or now, saved_at))
             else:
-                label_id, old_winner, old_rationale, old_saved = old
-                if (old_winner, old_rationale, old_saved) == (winner, rationale, saved_at):
+                label_id, old_winner, old_rationale, old_saved, old_cannot = old
+                if (old_winner, old_rationale, old_saved, old_cannot) == (winner, rationale, saved_at, cannot):
                     tally["unchanged"] += 1
                     continue
-                old_answer = (old_winner, old_rationale)
-                changed.add(Label(id=label_id, winner=winner, rationale=rationale, saved_at=saved_at))
-            for name, before, after in _label_changes(old_answer, (winner, rationale)):
+                old_answer = (old_winner, old_rationale, old_cannot)
+                changed.add(Label(id=label_id, winner=winner, cannot_judge=cannot, rationale=rationale, saved_at=saved_at))
+            for name, before, after in _label_changes(old_answer, (winner, rationale, cannot)):
                 audit.record(
                     assignment_id=assignment.id,
                     criterion_id=criterion_id,
                     name=name,
-                    before=before,
-                    after=after,
+                    before=_audit_text(before),
+                    after=_audit_text(after),
                     by=item.annotator_id,
                     at=now,
                 )

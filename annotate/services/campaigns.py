@@ -84,6 +84,7 @@ def campaign_create(
     rationale_required: bool = True,
     rationale_min_length: int = RATIONALE_MIN_LENGTH,
     evidence_required: str = Campaign.Evidence.NONE,
+    allow_cannot_judge: bool = False,
     ask_overall: bool = False,
     instructions: str = "",
     annotators: list[User] | None = None,
@@ -149,6 +150,8 @@ def campaign_create(
 
     `evidence_required` (`Campaign.Evidence`: none, every, winners) asks for at least one passage
     marked as each criterion's evidence: on every criterion, or on every one whose winner is not a tie.
+    `allow_cannot_judge` offers "Cannot judge" as an answer per criterion (no winner: left out of
+    every statistic, counted on its own).
     """
     if problem := protocols.problem(protocol):
         raise ValidationError([f"The {problem}."])
@@ -191,6 +194,7 @@ def campaign_create(
                 ("active sampling", sampling != "uniform"),
                 ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
                 ("evidence", evidence_required != Campaign.Evidence.NONE),
+                ("cannot judge", allow_cannot_judge),
             )
             if given
         ]
@@ -299,6 +303,7 @@ def campaign_create(
             rationale_required=rationale_required,
             rationale_min_length=rationale_min_length,
             evidence_required=evidence_required,
+            allow_cannot_judge=allow_cannot_judge,
             ask_overall=ask_overall,
             instructions=instructions,
             # Instructions are often written wrapped: their lines join as CommonMark says.
@@ -427,7 +432,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
         raise ValidationError(errors)
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
-        "rationale_min_length", "evidence_required", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
+        "rationale_min_length", "evidence_required", "allow_cannot_judge", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
         "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "guess_question", "reference_name",
         "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip

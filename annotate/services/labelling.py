@@ -45,7 +45,11 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
             continue  # answered on a reading, not on the pair
         label = labels.get(criterion.pk)
         problems = criterion_problems(
-            rules, winner=label.winner if label else "", rationale=label.rationale if label else "", evidence=evidence[criterion.pk]
+            rules,
+            winner=label.winner if label else "",
+            rationale=label.rationale if label else "",
+            evidence=evidence[criterion.pk],
+            cannot_judge=bool(label and label.cannot_judge),
         )
         missing += [f"{criterion.key}: {problem}" for problem in problems]
     if campaign.ask_overall and not assignment.overall:

@@ -5,6 +5,7 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 
 from __future__ import annotations
 
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
 from annotate.services.guesses import guess_position
 from calibration.interchange.formats import (
@@ -60,13 +61,13 @@ def _head(assignment: Assignment) -> dict:
 
 
 def label_rows(campaign: Campaign) -> list[dict]:
-    """Every human label that names a winner, the human answers about one article, then the judges'
+    """Every human label that names a winner (or is "cannot judge"), the human answers about one article, then the judges'
     rows (`judge_label_rows`, `readings_export.judge_reading_rows`). Swapped repeats are left out of
     every export (labels, overall answers, spans): each row is one annotator's answer, as the import
     reads it back; the repeats serve only the report's position figures."""
     labels = (
         Label.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
-        .exclude(winner="")
+        .exclude(winner="", cannot_judge=False)
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
@@ -83,7 +84,8 @@ def label_rows(campaign: Campaign) -> list[dict]:
             "rater": head["rater"],
             "left_system": head["left_system"],
             "right_system": head["right_system"],
-            "winner_system": system_of(label.winner, *_systems(assignment)),
+            # "Cannot judge" has no winner: its own word, never a tie.
+            "winner_system": CANNOT_JUDGE if label.cannot_judge else system_of(label.winner, *_systems(assignment)),
             "rationale": label.rationale,
             # Empty for imported work whose file gave no start: never made up from another time.
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at),

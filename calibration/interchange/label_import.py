@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Campaign, Criterion
 from annotate.services.answers import ImportedWork, answers_import
 from annotate.services.campaign_locks import answers_share_lock
@@ -337,7 +338,7 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
                 target=target, line=line, started_at=started_at, order_known=order_known, guess=guess
             )
         article_a, article_b = canonical(context, target)
-        side = side_for_system(winner, article_a.system.key, article_b.system.key)
+        side = CANNOT_JUDGE if winner == CANNOT_JUDGE else side_for_system(winner, article_a.system.key, article_b.system.key)
         plan.labels.append((criterion, side, values["rationale"], saved_at))
     _record(report, rows_file, bad)
     refused = {line for line, _ in bad}

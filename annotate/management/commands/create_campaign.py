@@ -52,6 +52,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-rationale", action="store_true", help="do not require a rationale per criterion")
         parser.add_argument("--rationale-min-length", type=int, default=10)
         parser.add_argument(
+            "--allow-cannot-judge",
+            action="store_true",
+            help="offer “Cannot judge” as an answer per criterion (counted apart from ties, left out of every statistic)",
+        )
+        parser.add_argument(
             "--evidence",
             choices=["none", "every", "winners"],
             default="none",
@@ -213,6 +218,7 @@ class Command(BaseCommand):
                 rationale_required=not options["no_rationale"],
                 rationale_min_length=options["rationale_min_length"],
                 evidence_required=options["evidence"],
+                allow_cannot_judge=options["allow_cannot_judge"],
                 ask_overall=options["overall"],
                 instructions=instructions,
                 annotators=users,
