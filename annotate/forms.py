@@ -28,6 +28,11 @@ class CampaignForm(forms.Form):
         label="Offer “Cannot judge” per criterion",
         help_text="Counted apart from ties and left out of every statistic.",
     )
+    accept_sets = forms.BooleanField(
+        required=False,
+        label="Ask for every acceptable verdict",
+        help_text="Annotators may also mark other verdicts they would accept; the report reads single choices and sets.",
+    )
     evidence_required = forms.ChoiceField(
         choices=Campaign.Evidence.choices,
         initial=Campaign.Evidence.NONE,
@@ -128,6 +133,7 @@ class CampaignForm(forms.Form):
             "rationale_min_length": data["rationale_min_length"],
             "evidence_required": data["evidence_required"] or Campaign.Evidence.NONE,
             "allow_cannot_judge": data["allow_cannot_judge"],
+            "accept_sets": data["accept_sets"],
             "ask_overall": data["ask_overall"],
             "instructions": data["instructions"],
             "annotators": list(data["annotators"]),

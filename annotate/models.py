@@ -182,6 +182,10 @@ class Campaign(models.Model):
         default=False,
         help_text="Let annotators answer a criterion with “Cannot judge”: kept apart from ties, left out of every statistic.",
     )
+    accept_sets = models.BooleanField(
+        default=False,
+        help_text="Let annotators also mark every other verdict they find acceptable on a pairwise criterion (issue 40).",
+    )
     evidence_required = models.CharField(
         max_length=10,
         choices=Evidence.choices,
@@ -521,6 +525,9 @@ class Label(models.Model):
     # "Cannot judge" (where the campaign allows it): an answer without a winner. Every statistic reads
     # labels with a winner only, so it is never a tie, never a vote; it is counted on its own.
     cannot_judge = models.BooleanField(default=False, db_default=False)  # db_default: bulk inserts may leave it out
+    # Where the campaign asks for sets (`accept_sets`): every verdict, by side, the annotator finds
+    # acceptable besides `winner` (which always belongs to the set); empty: the winner alone.
+    acceptable = models.JSONField(default=list, blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField()
     # Empty only for an imported label whose file gave no time.

@@ -214,6 +214,7 @@ class CriterionRow:
     problems: list[str] = field(default_factory=list)  # what the answer lacks (annotate.answers); empty: complete
     state: str = ""  # its border: annotate.answers.answer_state
     evidence: list[dict] = field(default_factory=list)  # passages marked as its evidence
+    also: list[str] = field(default_factory=list)  # positions also acceptable (campaigns that ask for sets)
 
 
 @dataclass
@@ -278,6 +279,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
             row.position = position_of(label.winner, assignment.a_first) if label.winner else CANNOT_JUDGE if label.cannot_judge else ""
             row.rationale = label.rationale
             row.saved_at = label.saved_at
+            row.also = [position_of(side, assignment.a_first) for side in label.acceptable]
         winner = label.winner if label else ""
         cannot = bool(label and label.cannot_judge)
         row.evidence = evidence.get(criterion.pk, [])

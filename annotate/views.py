@@ -139,6 +139,8 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
             user=request.user,
             position=request.POST.get("position"),
             rationale=request.POST.get("rationale"),
+            # Where the form holds the boxes of also-acceptable verdicts (none ticked sends none).
+            acceptable=request.POST.getlist("acceptable") if "acceptable_given" in request.POST else None,
         )
     except ValidationError as exc:
         return save_refused(request, exc, flush=flush, page=PAGE, page_view=_page, assignment=assignment)

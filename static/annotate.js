@@ -124,7 +124,20 @@
 
   // --- keyboard ---------------------------------------------------------------
   function typing(target) {
-    return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.type !== "radio");
+    return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.type !== "radio" && target.type !== "checkbox");
+  }
+
+  // Shift+1 / Shift+2 / Shift+T: mark or unmark a verdict also acceptable (campaigns that ask for
+  // sets). Read by the key's place (event.code): Shift+1 types "!" on most layouts.
+  function toggleAlso(form, event) {
+    const value = { Digit1: "1", Digit2: "2", KeyT: "tie" }[event.code];
+    const box = value && form.querySelector('input[type=checkbox][name=acceptable][value="' + value + '"]');
+    if (!box) return false;
+    byKey = form;
+    box.checked = !box.checked;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+    event.preventDefault();
+    return true;
   }
 
   function toRationale(form) {
@@ -230,6 +243,7 @@
       if (radio) choose(here, radio, event);
       return;
     }
+    if (event.shiftKey && here && toggleAlso(here, event)) return;
     // b: the overall question's "Both bad"; c: "Cannot judge", where the campaign allows it.
     const values = { "1": "1", "2": "2", t: "tie", b: "both_bad", c: "cannot_judge" };
     if (values[event.key] && here) {

@@ -29,6 +29,7 @@ from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 from annotate.services.campaign_locks import answers_share_lock
+from protocols.pairwise import POSITIONS, SET_ORDER, TIE, side_of
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -38,7 +39,7 @@ BATCH = 2000
 CHUNK = 30_000
 CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
 Source = LabelChange.Source
-LABEL_FIELDS = ("assignment", "criterion", "winner", "cannot_judge", "rationale", "created_at", "saved_at")
+LABEL_FIELDS = ("assignment", "criterion", "winner", "cannot_judge", "acceptable", "rationale", "created_at", "saved_at")
 
 
 class Buffer:
@@ -82,21 +83,33 @@ class AuditTrail(Buffer):
 
 
 def _audit_text(value: object) -> str:
-    """A label field as the audit trail keeps it: text, cannot_judge as "true" / "false"."""
+    """A label field as the audit trail keeps it: text, cannot_judge as "true" / "false", a set joined by "|"."""
+    if isinstance(value, list):
+        return "|".join(value)  # the sides also acceptable
     return ("true" if value else "false") if isinstance(value, bool) else value
 
 
 def _label_changes(old: tuple, new: tuple) -> list[tuple[str, object, object]]:
     """(field, before, after) for each of a label's winner, rationale and cannot_judge that changes."""
-    return [(name, before, after) for name, before, after in zip(("winner", "rationale", "cannot_judge"), old, new) if before != after]
+    names = ("winner", "rationale", "cannot_judge", "acceptable")
+    return [(name, before, after) for name, before, after in zip(names, old, new) if before != after]
 
 
 # --- checking ----------------------------------------------------------------------------
 
 
-def answer_problems(*, campaign: Campaign, criterion: Criterion, position: str | None, rationale: str | None) -> list[str]:
-    """What is wrong with an answer typed on the page or sent to the API (None: not given), as sentences."""
+def answer_problems(
+    *, campaign: Campaign, criterion: Criterion, position: str | None, rationale: str | None, acceptable: list[str] | None = None
+) -> list[str]:
+    """What is wrong with an answer typed on the page or sent to the API (None: not given), as sentences.
+
+    `acceptable`: the positions also acceptable ("1", "2", "tie"), where the campaign asks for sets."""
     errors = []
+    if acceptable is not None:
+        if not campaign.accept_sets:
+            errors.append("This campaign does not ask for every acceptable verdict.")
+        elif any(p not in (*POSITIONS, TIE) for p in acceptable) or (TIE in acceptable and not campaign.allow_tie):
+            errors.append("Mark as also acceptable only Article 1, Article 2" + (" or Tie." if campaign.allow_tie else "."))
     if criterion.criterion_set_id != campaign.criterion_set_id:
         errors.append("This criterion does not belong to the campaign's rubric.")
     elif one_article(criterion.response):
@@ -198,15 +211,17 @@ def label_save(
     user: User,
     position: str | None = None,
     rationale: str | None = None,
+    acceptable: list[str] | None = None,
     now: datetime | None = None,
     source: str = Source.PAGE,
 ) -> SaveResult:
-    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale.
+    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale, and
+    (`acceptable`, positions) the verdicts also acceptable where the campaign asks for sets.
 
     `source` says where it was typed (the page or the API), for the audit trail."""
     campaign = assignment.pair.campaign
     assignment_check_editable(assignment)
-    errors = answer_problems(campaign=campaign, criterion=criterion, position=position, rationale=rationale)
+    errors = answer_problems(campaign=campaign, criterion=criterion, position=position, rationale=rationale, acceptable=acceptable)
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
@@ -225,8 +240,12 @@ def label_save(
             winner = ""
         else:
             winner = protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
+        # Stored by side in a fixed order, as the winner is; no winner, no set.
+        also = label.acceptable if acceptable is None else [side_of(p, assignment.a_first) for p in acceptable]
+        also = [side for side in SET_ORDER if side in also and side != winner] if winner else []
         changes = _label_changes(
-            (label.winner, label.rationale, label.cannot_judge), (winner, label.rationale if rationale is None else rationale, cannot)
+            (label.winner, label.rationale, label.cannot_judge, label.acceptable),
+            (winner, label.rationale if rationale is None else rationale, cannot, also),
         )
         if not changes:
             return SaveResult(label, False)
@@ -372,6 +391,7 @@ class ImportedWork:
     stored: Assignment | None  # the assignment already stored for this pair and rater, if any
     # (criterion id, winner by side or tie, rationale, saved_at or None)
     labels: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
+    acceptable: dict[int, list[str]] = field(default_factory=dict)  # criterion id -> sides also acceptable (sets)
     guess: str = ""  # the guess question's answer by side ("a", "b", "unknown"); "" leaves a stored one as it is
 
 
@@ -477,14 +497,14 @@ def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTra
     ids = sorted(a.id for a in imported.assignments.values() if a.id is not None)
     # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at, cannot_judge).
     stored = {
-        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at, cannot)
+        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at, cannot, also)
         for start in range(0, len(ids), CHUNK)
-        for label_id, assignment_id, criterion_id, winner, rationale, saved_at, cannot in Label.objects.filter(
+        for label_id, assignment_id, criterion_id, winner, rationale, saved_at, cannot, also in Label.objects.filter(
             assignment_id__in=ids[start : start + CHUNK]
-        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at", "cannot_judge")
+        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at", "cannot_judge", "acceptable")
     }
     new = Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
-    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "cannot_judge", "rationale", "saved_at"]))
+    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "cannot_judge", "acceptable", "rationale", "saved_at"]))
     tally = imported.label_tally
     for item in work:
         assignment = imported.assignments[item.key]
@@ -492,19 +512,20 @@ def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTra
             # CANNOT_JUDGE comes where a side would: stored as no winner and the flag.
             cannot = given == CANNOT_JUDGE
             winner = "" if cannot else given
+            also = [side for side in SET_ORDER if side in item.acceptable.get(criterion_id, ()) and side != winner] if winner else []
             old = stored.get((assignment.id, criterion_id))
             if old is None:
-                old_answer = ("", "", False)
+                old_answer = ("", "", False, [])
                 # Created when it was saved, or now if the file does not say when.
-                new.add((assignment.id, criterion_id, winner, cannot, rationale, saved_at or now, saved_at))
+                new.add((assignment.id, criterion_id, winner, cannot, also, rationale, saved_at or now, saved_at))
             else:
-                label_id, old_winner, old_rationale, old_saved, old_cannot = old
-                if (old_winner, old_rationale, old_saved, old_cannot) == (winner, rationale, saved_at, cannot):
+                label_id, old_winner, old_rationale, old_saved, old_cannot, old_also = old
+                if (old_winner, old_rationale, old_saved, old_cannot, old_also) == (winner, rationale, saved_at, cannot, also):
                     tally["unchanged"] += 1
                     continue
-                old_answer = (old_winner, old_rationale, old_cannot)
-                changed.add(Label(id=label_id, winner=winner, cannot_judge=cannot, rationale=rationale, saved_at=saved_at))
-            for name, before, after in _label_changes(old_answer, (winner, rationale, cannot)):
+                old_answer = (old_winner, old_rationale, old_cannot, old_also)
+                changed.add(Label(id=label_id, winner=winner, cannot_judge=cannot, acceptable=also, rationale=rationale, saved_at=saved_at))
+            for name, before, after in _label_changes(old_answer, (winner, rationale, cannot, also)):
                 audit.record(
                     assignment_id=assignment.id,
                     criterion_id=criterion_id,

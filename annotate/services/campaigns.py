@@ -85,6 +85,7 @@ def campaign_create(
     rationale_min_length: int = RATIONALE_MIN_LENGTH,
     evidence_required: str = Campaign.Evidence.NONE,
     allow_cannot_judge: bool = False,
+    accept_sets: bool = False,
     ask_overall: bool = False,
     instructions: str = "",
     annotators: list[User] | None = None,
@@ -151,7 +152,8 @@ def campaign_create(
     `evidence_required` (`Campaign.Evidence`: none, every, winners) asks for at least one passage
     marked as each criterion's evidence: on every criterion, or on every one whose winner is not a tie.
     `allow_cannot_judge` offers "Cannot judge" as an answer per criterion (no winner: left out of
-    every statistic, counted on its own).
+    every statistic, counted on its own). `accept_sets` lets annotators also mark every other verdict
+    they find acceptable (a judge then agrees when its verdict is in the set; the report reads both ways).
     """
     if problem := protocols.problem(protocol):
         raise ValidationError([f"The {problem}."])
@@ -304,6 +306,7 @@ def campaign_create(
             rationale_min_length=rationale_min_length,
             evidence_required=evidence_required,
             allow_cannot_judge=allow_cannot_judge,
+            accept_sets=accept_sets,
             ask_overall=ask_overall,
             instructions=instructions,
             # Instructions are often written wrapped: their lines join as CommonMark says.
@@ -432,7 +435,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
         raise ValidationError(errors)
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
-        "rationale_min_length", "evidence_required", "allow_cannot_judge", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
+        "rationale_min_length", "evidence_required", "allow_cannot_judge", "accept_sets", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
         "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "guess_question", "reference_name",
         "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip

@@ -9,6 +9,7 @@ from annotate.answers import CANNOT_JUDGE
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
 from annotate.services.guesses import guess_position
 from calibration.interchange.formats import (
+    ACCEPTABLE_COLUMN,
     EMPHASIS_COLUMN,
     GUESS_COLUMN,
     HUMAN,
@@ -16,12 +17,13 @@ from calibration.interchange.formats import (
     ORDER_COLUMN,
     POLARITY_NAMES,
     REMOVED_COLUMN,
+    SET_SEPARATOR,
     iso,
 )
 from calibration.interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, unit_results, usd
 from judges.models import JudgeCall, JudgeUnit
 from judges.selectors import one_article
-from protocols.pairwise import SIDES, TIE, position_of, system_of
+from protocols.pairwise import SIDES, TIE, acceptable_set, position_of, system_of
 
 _ASSIGNMENT_JOINS = (
     "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",
@@ -72,6 +74,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
     asks = campaign.guess_question
+    sets = campaign.accept_sets
     rows = []
     for label in sorted(labels, key=lambda label: (_order(label.assignment), label.criterion.order, label.criterion.key)):
         assignment = label.assignment
@@ -96,6 +99,9 @@ def label_rows(campaign: Campaign) -> list[dict]:
             # The guess question's answer: on every human row of a campaign that asks it (null: not answered), else
             # only where imported.
             **({GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first) or None} if asks or assignment.guess else {}),
+            # Every verdict the rater accepts, the winner among them (campaigns that ask for sets).
+            **({ACCEPTABLE_COLUMN: SET_SEPARATOR.join(system_of(side, *_systems(assignment)) for side in acceptable_set(label.winner, label.acceptable))}
+               if sets and label.winner else {}),
         })  # fmt: skip
     # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
     if not campaign.readings.exists():

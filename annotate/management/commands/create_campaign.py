@@ -57,6 +57,11 @@ class Command(BaseCommand):
             help="offer “Cannot judge” as an answer per criterion (counted apart from ties, left out of every statistic)",
         )
         parser.add_argument(
+            "--accept-sets",
+            action="store_true",
+            help="let annotators also mark every other verdict they find acceptable (the report reads single choices and sets)",
+        )
+        parser.add_argument(
             "--evidence",
             choices=["none", "every", "winners"],
             default="none",
@@ -219,6 +224,7 @@ class Command(BaseCommand):
                 rationale_min_length=options["rationale_min_length"],
                 evidence_required=options["evidence"],
                 allow_cannot_judge=options["allow_cannot_judge"],
+                accept_sets=options["accept_sets"],
                 ask_overall=options["overall"],
                 instructions=instructions,
                 annotators=users,

@@ -12,6 +12,16 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name='campaign',
+            name='accept_sets',
+            field=models.BooleanField(default=False, help_text='Let annotators also mark every other verdict they find acceptable on a pairwise criterion (issue 40).'),
+        ),
+        migrations.AddField(
+            model_name='label',
+            name='acceptable',
+            field=models.JSONField(blank=True, default=list),
+        ),
+        migrations.AddField(
+            model_name='campaign',
             name='allow_cannot_judge',
             field=models.BooleanField(default=False, help_text='Let annotators answer a criterion with “Cannot judge”: kept apart from ties, left out of every statistic.'),
         ),
