@@ -11,7 +11,7 @@ from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit
 from calibration.interchange import label_rows
 from calibration.report import build_report
-from calibration.report_formats import render_md
+from calibration.report_formats import render_html, render_md
 from tests.calibration_builders import ATLAS, QUILL, hand_campaign, judge_rows, pair_of
 from tests.test_import_labels import import_labels, label_row, write_csv
 
@@ -72,6 +72,7 @@ def test_it_reads_judges_under_both_readings_and_flags_a_changed_best_judge(alic
     md = render_md(report)
     assert "Judge selection: single choice and every acceptable verdict" in md
     assert "⚠ The best judge changes with the reading: exact on single choices, hedger on every acceptable verdict." in md
+    assert "Judge selection: single choice and every acceptable verdict" in render_html(report, svgs={})
 
 
 def test_it_leaves_the_section_out_where_sets_are_not_asked(alice, bob):
