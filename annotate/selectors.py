@@ -350,7 +350,8 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     answers = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id).annotate(
         winner=Subquery(mine.values("winner")[:1]),
         rationale=Subquery(mine.values("rationale")[:1]),
-        cannot_judge=Subquery(mine.values("cannot_judge")[:1]),
+        # Read only where the campaign allows it, as evidence is counted only where it is asked for.
+        cannot_judge=Subquery(mine.values("cannot_judge")[:1]) if rules.allow_cannot_judge else Value(False),
         evidence=counted,
     )
     rows = [
