@@ -2,6 +2,9 @@
 agrees when its verdict is in the set, the report reads both ways side by side and flags a changed
 best judge; the sets are exported and imported back."""
 
+import csv
+import io
+
 import pytest
 from django.core.exceptions import ValidationError
 
@@ -13,6 +16,7 @@ from calibration.interchange import label_rows
 from calibration.report import build_report
 from calibration.report_formats import render_html, render_md
 from tests.calibration_builders import ATLAS, QUILL, hand_campaign, judge_rows, pair_of
+from tests.helpers import run
 from tests.test_import_labels import import_labels, label_row, write_csv
 
 pytestmark = pytest.mark.django_db
@@ -75,9 +79,17 @@ def test_it_reads_judges_under_both_readings_and_flags_a_changed_best_judge(alic
     assert "Judge selection: single choice and every acceptable verdict" in render_html(report, svgs={})
 
 
-def test_it_leaves_the_section_out_where_sets_are_not_asked(alice, bob):
-    campaign = hand_campaign([alice, bob])
-    assert "acceptable_sets" not in build_report(campaign, rounds=20, seed=0)
+def test_it_writes_the_table_as_csv_and_says_why_it_is_absent(alice, bob):
+    campaign = sets_campaign(alice, bob)
+    result = run("calibration_report", "--campaign", campaign.name, "--rounds", "20", "--format", "csv", "--table", "acceptable_sets")
+    assert result.code == 0, result.err
+    rows = list(csv.reader(io.StringIO(result.out)))
+    assert rows[0] == ["Judge", "PAR, single choice", "PAR, acceptable set"]
+    assert [row[0] for row in rows[1:]] == ["exact ← best, single", "hedger ← best, set"]
+    other = hand_campaign([alice, bob], name="No sets")
+    assert "acceptable_sets" not in build_report(other, rounds=20, seed=0)
+    result = run("calibration_report", "--campaign", other.name, "--rounds", "20", "--format", "csv", "--table", "acceptable_sets")
+    assert result.code != 0 and "the campaign does not ask for sets" in result.err
 
 
 def test_it_exports_every_human_row_with_its_set(alice, bob):
