@@ -184,6 +184,25 @@ def _blinding_sentence(report: dict) -> str:
     )
 
 
+def _sets_sentence(report: dict) -> str:
+    """Judge selection under single choices and under every acceptable verdict (issue 40), when asked."""
+    found = report.get("acceptable_sets")
+    if not found or found["best_single"] is None:
+        return ""
+    figures = "; ".join(
+        f"{j['judge']} {_nested(j['par_single'])} on single choices, {_nested(j['par_set'])} on sets" for j in found["judges"]
+    )
+    verdict = (
+        f"the best judge changes with the reading, from {found['best_single']} to {found['best_set']}"
+        if found["best_changes"]
+        else f"the best judge, {found['best_single']}, is the same under both readings"
+    )
+    return (
+        "Annotators also marked every verdict they found acceptable; a judge's verdict counted as agreeing with the set when it "
+        f"was any of them: {figures}; {verdict}."
+    )
+
+
 def render_methods(report: dict) -> str:
     paragraph = " ".join(
         s
@@ -194,6 +213,7 @@ def render_methods(report: dict) -> str:
             _alt_sentence(report),
             _selective_sentence(report),
             _blinding_sentence(report),
+            _sets_sentence(report),
             _plan_sentence(report.get("plan")),
         )
         if s

@@ -15,6 +15,7 @@ from annotate.services.labelling import assignment_submit
 from calibration.interchange import label_rows
 from calibration.report import build_report
 from calibration.report_formats import render_html, render_md
+from calibration.report_methods import render_methods
 from tests.calibration_builders import ATLAS, QUILL, hand_campaign, judge_rows, pair_of
 from tests.helpers import run
 from tests.test_import_labels import import_labels, label_row, write_csv
@@ -77,6 +78,7 @@ def test_it_reads_judges_under_both_readings_and_flags_a_changed_best_judge(alic
     assert "Judge selection: single choice and every acceptable verdict" in md
     assert "⚠ The best judge changes with the reading: exact on single choices, hedger on every acceptable verdict." in md
     assert "Judge selection: single choice and every acceptable verdict" in render_html(report, svgs={})
+    assert "the best judge changes with the reading, from exact to hedger." in render_methods(report)
 
 
 def test_it_writes_the_table_as_csv_and_says_why_it_is_absent(alice, bob):
