@@ -7,6 +7,7 @@ import io
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
 from annotate.services.answers import label_save
@@ -114,3 +115,14 @@ def test_it_imports_a_set_and_checks_it(demo_campaign, tmp_path):
     result = import_labels(bad)
     assert result.code == 1
     assert f"acceptable_systems must hold winner_system '{row['winner_system']}'" in result.err
+
+
+def test_it_shows_the_table_on_the_dashboard(client, alice, bob, django_user_model):
+    campaign = sets_campaign(alice, bob)
+    staff = django_user_model.objects.create_user("staffer", password="x", is_staff=True)
+    client.force_login(staff)
+    page = client.get(reverse("calibration-dashboard", args=[campaign.pk]))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Judge selection: single choice and every acceptable verdict" in text
+    assert "The best judge changes with the reading" in text
