@@ -2,8 +2,13 @@
 
 One rule for the submit check, the amendment check, the progress counter, the
 criterion's border and the keyboard's "next unanswered": a criterion is done when
-it has a winner (a tie only where the campaign allows ties) and, when the campaign
-requires a rationale, one of at least the minimum length once stripped of spaces.
+it has a winner (a tie only where the campaign allows ties), when the campaign
+requires a rationale, one of at least the minimum length once stripped of spaces,
+and, when the campaign asks for evidence (on every criterion, or on every winner
+that is not a tie), at least one passage marked as the criterion's evidence.
+"Cannot judge" (`CANNOT_JUDGE`, where the campaign allows it) stands for a winner:
+it needs the rationale, never evidence; it is stored without a winner, so every
+statistic, which reads winners only, leaves it out and never takes it for a tie.
 static/annotate.js applies the same rule to what is typed before it is saved.
 
 Pure: no Django, no database.
@@ -20,6 +25,11 @@ CHOOSE_WINNER = "choose a winner"
 CHOOSE_ANSWER = "give an answer"
 NO_TIES = "ties are not allowed in this campaign"
 CHOOSE_OVERALL = "choose which article is better overall"
+MARK_EVIDENCE = "mark a passage as evidence"
+NO_CANNOT_JUDGE = "this campaign does not allow “cannot judge”"
+# The answer "I cannot judge this criterion here", on the page, in the API and in exports.
+CANNOT_JUDGE = "cannot_judge"
+EVIDENCE_NONE, EVIDENCE_EVERY, EVIDENCE_WINNERS = "none", "every", "winners"  # Campaign.Evidence
 SHORT_TEXT = 70  # characters of a criterion's text in a list of what is missing
 
 
@@ -29,20 +39,39 @@ class Rules:
 
     allow_tie: bool
     rationale_min_length: int  # 0 when no rationale is required
+    evidence: str = EVIDENCE_NONE
+    allow_cannot_judge: bool = False
 
     @classmethod
     def of(cls, campaign) -> Rules:
-        return cls(campaign.allow_tie, campaign.rationale_min_length if campaign.rationale_required else 0)
+        return cls(
+            campaign.allow_tie,
+            campaign.rationale_min_length if campaign.rationale_required else 0,
+            campaign.evidence_required,
+            campaign.allow_cannot_judge,
+        )
+
+    def needs_evidence(self, winner: str) -> bool:
+        """Whether an answer naming `winner` needs a passage marked as its evidence."""
+        return self.evidence == EVIDENCE_EVERY or (self.evidence == EVIDENCE_WINNERS and bool(winner) and winner != TIE)
 
 
-def criterion_problems(rules: Rules, *, winner: str, rationale: str) -> list[str]:
-    """What one answer still lacks, as short phrases ("choose a winner", ...); empty when it is complete."""
+def criterion_problems(rules: Rules, *, winner: str, rationale: str, evidence: int = 0, cannot_judge: bool = False) -> list[str]:
+    """What one answer still lacks, as short phrases ("choose a winner", ...); empty when it is complete.
+
+    `evidence` is the number of passages marked as the criterion's evidence; `cannot_judge`, whether
+    the answer is "cannot judge" (then `winner` is "")."""
+    if cannot_judge:
+        return ([] if rules.allow_cannot_judge else [NO_CANNOT_JUDGE]) + _rationale_problems(rules, rationale)
     problems = []
     if not winner:
         problems.append(CHOOSE_WINNER)
     elif winner == TIE and not rules.allow_tie:
         problems.append(NO_TIES)
-    return problems + _rationale_problems(rules, rationale)
+    problems += _rationale_problems(rules, rationale)
+    if not evidence and rules.needs_evidence(winner):
+        problems.append(MARK_EVIDENCE)
+    return problems
 
 
 def reading_problems(rules: Rules, *, value: str, rationale: str) -> list[str]:
@@ -69,7 +98,9 @@ COMPLETE, PARTIAL = "complete", "partial"
 
 
 def answer_state(problems: list[str], *, winner: str) -> str:
-    """How a criterion's border shows it: COMPLETE, PARTIAL (a winner, but something lacks) or "" (no winner)."""
+    """How a criterion's border shows it: COMPLETE, PARTIAL (a winner, but something lacks) or "" (no winner).
+
+    Pass CANNOT_JUDGE as `winner` for that answer: it counts as one given."""
     if not problems:
         return COMPLETE
     return PARTIAL if winner else ""

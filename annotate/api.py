@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate import selectors
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Assignment, Campaign, Criterion
 from annotate.reading_api import claimed
 from annotate.serializers import (
@@ -203,7 +204,7 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     row = criterion_row(
         criterion=criterion,
         category_key=criterion.category.key,
-        position=answers.position_from_winner(assignment, label.winner),
+        position=CANNOT_JUDGE if label.cannot_judge else answers.position_from_winner(assignment, label.winner),
         rationale=label.rationale,
         saved_at=label.saved_at if label.pk else None,
     )

@@ -33,6 +33,10 @@ def rows_insert(model, fields: Sequence[str], rows: Sequence[tuple]) -> None:
             return adapted[v]
 
         rows = [tuple(value(i, v) for i, v in enumerate(row)) for row in rows]
+    # A JSON value (a label's set of acceptable verdicts) goes as the database's JSON type wants it.
+    jsons = [i for i, field in enumerate(columns) if field.get_internal_type() == "JSONField"]
+    if jsons:
+        rows = [tuple(columns[i].get_db_prep_save(v, connection) if i in jsons else v for i, v in enumerate(row)) for row in rows]
     quote = connection.ops.quote_name
     sql = f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
     with connection.cursor() as cursor:

@@ -23,6 +23,23 @@ class CampaignForm(forms.Form):
     allow_tie = forms.BooleanField(required=False, label="Allow ties")
     rationale_required = forms.BooleanField(required=False, initial=True, label="Require a rationale per criterion")
     rationale_min_length = forms.IntegerField(min_value=0, max_value=2000, initial=10)
+    allow_cannot_judge = forms.BooleanField(
+        required=False,
+        label="Offer “Cannot judge” per criterion",
+        help_text="Counted apart from ties and left out of every statistic.",
+    )
+    accept_sets = forms.BooleanField(
+        required=False,
+        label="Ask for every acceptable verdict",
+        help_text="Annotators may also mark other verdicts they would accept; the report reads single choices and sets.",
+    )
+    evidence_required = forms.ChoiceField(
+        choices=Campaign.Evidence.choices,
+        initial=Campaign.Evidence.NONE,
+        required=False,
+        label="Evidence",
+        help_text="A passage marked while a criterion is active is its evidence; ask for one on these answers.",
+    )
     ask_overall = forms.BooleanField(required=False, label="Also ask which article is better overall")
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False, help_text="Markdown, shown to annotators.")
     annotators = forms.ModelMultipleChoiceField(
@@ -114,6 +131,9 @@ class CampaignForm(forms.Form):
             "allow_tie": data["allow_tie"],
             "rationale_required": data["rationale_required"],
             "rationale_min_length": data["rationale_min_length"],
+            "evidence_required": data["evidence_required"] or Campaign.Evidence.NONE,
+            "allow_cannot_judge": data["allow_cannot_judge"],
+            "accept_sets": data["accept_sets"],
             "ask_overall": data["ask_overall"],
             "instructions": data["instructions"],
             "annotators": list(data["annotators"]),

@@ -174,6 +174,27 @@ class Campaign(models.Model):
     pair_mode = models.CharField(max_length=20, choices=PairMode.choices, default=PairMode.REFERENCE)
     overlap = models.PositiveSmallIntegerField(default=1, help_text="Distinct annotators each pair needs.")
     allow_tie = models.BooleanField(default=False)
+
+    class Evidence(models.TextChoices):
+        # Evidence: passages marked while a criterion is active (Span.criterion); see annotate.answers.
+        NONE = "none", "Not required"
+        EVERY = "every", "On every criterion"
+        WINNERS = "winners", "On every criterion whose winner is not a tie"
+
+    allow_cannot_judge = models.BooleanField(
+        default=False,
+        help_text="Let annotators answer a criterion with “Cannot judge”: kept apart from ties, left out of every statistic.",
+    )
+    accept_sets = models.BooleanField(
+        default=False,
+        help_text="Let annotators also mark every other verdict they find acceptable on a pairwise criterion (issue 40).",
+    )
+    evidence_required = models.CharField(
+        max_length=10,
+        choices=Evidence.choices,
+        default=Evidence.NONE,
+        help_text="Which answers need at least one passage marked as their evidence.",
+    )
     rationale_required = models.BooleanField(default=True)
     rationale_min_length = models.PositiveSmallIntegerField(default=10)
     ask_overall = models.BooleanField(default=False, help_text="Also ask which article is better overall.")
@@ -509,6 +530,12 @@ class Label(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="labels")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     winner = models.CharField(max_length=3, choices=Winner.choices, blank=True)
+    # "Cannot judge" (where the campaign allows it): an answer without a winner. Every statistic reads
+    # labels with a winner only, so it is never a tie, never a vote; it is counted on its own.
+    cannot_judge = models.BooleanField(default=False, db_default=False)  # db_default: bulk inserts may leave it out
+    # Where the campaign asks for sets (`accept_sets`): every verdict, by side, the annotator finds
+    # acceptable besides `winner` (which always belongs to the set); empty: the winner alone.
+    acceptable = models.JSONField(default=list, blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField()
     # Empty only for an imported label whose file gave no time.
@@ -517,6 +544,7 @@ class Label(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["assignment", "criterion"], name="label_one_per_criterion"),
+            models.CheckConstraint(condition=models.Q(cannot_judge=False) | models.Q(winner=""), name="label_cannot_judge_has_no_winner"),
         ]
 
 
@@ -653,9 +681,13 @@ class LabelChange(models.Model):
 
 
 class Span(models.Model):
-    """A passage an annotator marked up or down, by character offsets into the displayed text."""
+    """A passage an annotator marked up or down, by character offsets into the displayed text.
+
+    Marked while a criterion was active, it is that criterion's evidence (`criterion` set); else a
+    free mark about the passage alone."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="spans")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()

@@ -16,11 +16,12 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Value,
 )
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.answers import CHOOSE_OVERALL, Rules, answer_state, criterion_problems, one_article, shorten
+from annotate.answers import CANNOT_JUDGE, CHOOSE_OVERALL, EVIDENCE_NONE, Rules, answer_state, criterion_problems, one_article, shorten
 from annotate.design import Design
 from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import (
@@ -36,6 +37,7 @@ from annotate.models import (
     Pair,
     PairFlag,
     ReadingAssignment,
+    Span,
     Topic,
 )
 from annotate.pace_selectors import pair_time_estimate
@@ -211,6 +213,8 @@ class CriterionRow:
     saved_at: object = None
     problems: list[str] = field(default_factory=list)  # what the answer lacks (annotate.answers); empty: complete
     state: str = ""  # its border: annotate.answers.answer_state
+    evidence: list[dict] = field(default_factory=list)  # passages marked as its evidence
+    also: list[str] = field(default_factory=list)  # positions also acceptable (campaigns that ask for sets)
 
 
 @dataclass
@@ -244,6 +248,21 @@ def annotation_page(*, assignment: Assignment) -> dict:
     rules = Rules.of(campaign)
     shown = shown_articles(pair, assignment.a_first)
     labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
+    marked = list(assignment.spans.all())
+    evidence: dict[int, list[dict]] = {}
+    spans = []
+    for s in marked:
+        item = {
+            "id": s.pk,
+            "position": FIRST if s.article_id == shown[FIRST].pk else SECOND,
+            "start": s.start,
+            "end": s.end,
+            "quote": s.quote,
+            "polarity": s.polarity,
+            "comment": s.comment,
+        }
+        # A criterion's evidence shows beside its rationale; free marks in the list of marked passages.
+        (evidence.setdefault(s.criterion_id, []) if s.criterion_id else spans).append(item)
     blocks: dict[int, CategoryBlock] = {}
     gaps: list[Gap] = []
     done = total = 0
@@ -257,12 +276,15 @@ def annotation_page(*, assignment: Assignment) -> dict:
         row = CriterionRow(criterion)
         if label is not None:
             # An unanswered criterion has no winner, and so no position.
-            row.position = position_of(label.winner, assignment.a_first) if label.winner else ""
+            row.position = position_of(label.winner, assignment.a_first) if label.winner else CANNOT_JUDGE if label.cannot_judge else ""
             row.rationale = label.rationale
             row.saved_at = label.saved_at
+            row.also = [position_of(side, assignment.a_first) for side in label.acceptable]
         winner = label.winner if label else ""
-        row.problems = criterion_problems(rules, winner=winner, rationale=row.rationale)
-        row.state = answer_state(row.problems, winner=winner)
+        cannot = bool(label and label.cannot_judge)
+        row.evidence = evidence.get(criterion.pk, [])
+        row.problems = criterion_problems(rules, winner=winner, rationale=row.rationale, evidence=len(row.evidence), cannot_judge=cannot)
+        row.state = answer_state(row.problems, winner=CANNOT_JUDGE if cannot else winner)
         if row.problems:
             gaps.append(Gap(criterion.key, f"c-{criterion.key}", shorten(criterion.text), row.problems))
         block.rows.append(row)
@@ -270,18 +292,6 @@ def annotation_page(*, assignment: Assignment) -> dict:
         done += not row.problems
     if campaign.ask_overall and not assignment.overall:
         gaps.append(Gap("overall", "overall", "Overall, which article is better?", [CHOOSE_OVERALL]))
-    spans = [
-        {
-            "id": s.pk,
-            "position": FIRST if s.article_id == shown[FIRST].pk else SECOND,
-            "start": s.start,
-            "end": s.end,
-            "quote": s.quote,
-            "polarity": s.polarity,
-            "comment": s.comment,
-        }
-        for s in assignment.spans.all()
-    ]
     return {
         "assignment": assignment,
         "campaign": campaign,
@@ -309,9 +319,15 @@ def _flag_of(assignment: Assignment) -> PairFlag | None:
 
 
 def label_state(*, campaign: Campaign, label: Label) -> str:
-    """The border of a criterion holding `label` (annotate.answers.answer_state)."""
-    problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
-    return answer_state(problems, winner=label.winner)
+    """The border of a criterion holding `label` (annotate.answers.answer_state).
+
+    Its evidence is counted (one query) only where the campaign asks for it on this answer."""
+    rules = Rules.of(campaign)
+    evidence = 0
+    if rules.needs_evidence(label.winner) and label.pk:
+        evidence = Span.objects.filter(assignment_id=label.assignment_id, criterion_id=label.criterion_id).count()
+    problems = criterion_problems(rules, winner=label.winner, rationale=label.rationale, evidence=evidence, cannot_judge=label.cannot_judge)
+    return answer_state(problems, winner=CANNOT_JUDGE if label.cannot_judge else label.winner)
 
 
 def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
@@ -321,16 +337,34 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     spaces only, where the rule strips every kind of white space.
     """
     mine = Label.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
-    answers = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id).annotate(
-        winner=Subquery(mine.values("winner")[:1]), rationale=Subquery(mine.values("rationale")[:1])
+    marks = (
+        Span.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
+        .order_by()
+        .values("criterion_id")
+        .annotate(n=Count("pk"))
+        .values("n")
     )
     rules = Rules.of(assignment.pair.campaign)
+    # Evidence is counted only where the campaign asks for it: the save's hot path stays as it was.
+    counted = Coalesce(Subquery(marks, output_field=IntegerField()), 0) if rules.evidence != EVIDENCE_NONE else Value(0)
+    answers = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id).annotate(
+        winner=Subquery(mine.values("winner")[:1]),
+        rationale=Subquery(mine.values("rationale")[:1]),
+        # Read only where the campaign allows it, as evidence is counted only where it is asked for.
+        cannot_judge=Subquery(mine.values("cannot_judge")[:1]) if rules.allow_cannot_judge else Value(False),
+        evidence=counted,
+    )
     rows = [
-        (winner, rationale)
-        for winner, rationale, response in answers.values_list("winner", "rationale", "response")
+        (winner, rationale, bool(cannot), evidence)
+        for winner, rationale, cannot, evidence, response in answers.values_list(
+            "winner", "rationale", "cannot_judge", "evidence", "response"
+        )
         if not one_article(response)
     ]
-    done = sum(not criterion_problems(rules, winner=winner or "", rationale=rationale or "") for winner, rationale in rows)
+    done = sum(
+        not criterion_problems(rules, winner=winner or "", rationale=rationale or "", evidence=evidence, cannot_judge=cannot)
+        for winner, rationale, cannot, evidence in rows
+    )
     return done, len(rows)
 
 

@@ -16,8 +16,16 @@ from rest_framework import serializers
 class LabelInputSerializer(serializers.Serializer):
     """A label change; either field may be omitted. The service checks the values."""
 
-    position = serializers.CharField(required=False, allow_blank=True)
+    position = serializers.CharField(
+        required=False, allow_blank=True, help_text='"1", "2", "tie", "cannot_judge" (where allowed), or "" to clear.'
+    )
     rationale = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    acceptable = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        max_length=3,
+        help_text='Campaigns that ask for sets: the positions also acceptable ("1", "2", "tie").',
+    )
 
 
 class OverallInputSerializer(serializers.Serializer):

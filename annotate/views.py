@@ -140,6 +140,8 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
             user=request.user,
             position=request.POST.get("position"),
             rationale=request.POST.get("rationale"),
+            # Where the form holds the boxes of also-acceptable verdicts (none ticked sends none).
+            acceptable=request.POST.getlist("acceptable") if "acceptable_given" in request.POST else None,
         )
     except ValidationError as exc:
         return save_refused(request, exc, flush=flush, page=PAGE, page_view=_page, assignment=assignment)
@@ -268,11 +270,12 @@ def span_add(request: HttpRequest, assignment_id: int) -> HttpResponse:
             quote=request.POST.get("quote", ""),
             polarity=int(request.POST.get("polarity", "0")),
             comment=request.POST.get("comment", ""),
+            criterion=request.POST.get("criterion", ""),
         )
     except (ValueError, ValidationError) as exc:
         errors = exc.messages if isinstance(exc, ValidationError) else ["Offsets and polarity must be whole numbers."]
         return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "span_errors": errors}, status=422)
-    return render(request, PAGE + "#spans", selectors.annotation_page(assignment=assignment))
+    return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "evidence_oob": True})
 
 
 @require_POST
@@ -287,7 +290,7 @@ def span_delete(request: HttpRequest, assignment_id: int, span_id: int) -> HttpR
         )
     if not request.htmx:
         return redirect(reverse("assignment", args=[assignment.pk]) + "#spans")
-    return render(request, PAGE + "#spans", selectors.annotation_page(assignment=assignment))
+    return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "evidence_oob": True})
 
 
 # --- researchers' campaigns -------------------------------------------------------

@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 from annotate.models import Campaign
 from calibration import (
     charts,
+    report_acceptable,
     report_alttest,
     report_blinding,
     report_cache,
@@ -552,6 +553,10 @@ def build_report(
         max_judges=CATEGORY_INTERVALS_MAX_JUDGES,
     )
     report["plan"] = study_plan.plan_section(campaign, report)
+    if campaign.accept_sets:  # judge selection under single choices and under sets (issue 40)
+        report["acceptable_sets"] = report_acceptable.section(campaign, include_unsubmitted=include_unsubmitted, rounds=rounds, seed=seed)
+    # "Cannot judge" answers have no winner: no figure reads them, none takes them for a tie (issue 37).
+    report["humans"]["n_cannot_judge"] = selectors.human_cannot_judge_count(campaign=campaign, include_unsubmitted=include_unsubmitted)
     return report
 
 

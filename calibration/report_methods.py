@@ -53,6 +53,9 @@ def _design_sentence(report: dict) -> str:
         f"; the analysis rests on {report['n_pairs']:,} pairs, with {humans['n_labels']:,} human labels from "
         f"{humans['n_annotators']} annotators on {humans['n_items']:,} items (pair × criterion)."
     )
+    if humans.get("n_cannot_judge"):
+        n = humans["n_cannot_judge"]
+        parts[-1] += f" {n:,} answer{'s were' if n != 1 else ' was'} “cannot judge”: left out of every figure, and never counted as a tie."
     if design:
         parts.append(
             f"Ties were {'allowed' if design.get('allow_tie') else 'not allowed'}; a rationale was "
@@ -271,6 +274,25 @@ def _soft_sentence(report: dict) -> str:
     )
 
 
+def _sets_sentence(report: dict) -> str:
+    """Judge selection under single choices and under every acceptable verdict (issue 40), when asked."""
+    found = report.get("acceptable_sets")
+    if not found or found["best_single"] is None:
+        return ""
+    figures = "; ".join(
+        f"{j['judge']} {_nested(j['par_single'])} on single choices, {_nested(j['par_set'])} on sets" for j in found["judges"]
+    )
+    verdict = (
+        f"the best judge changes with the reading, from {found['best_single']} to {found['best_set']}"
+        if found["best_changes"]
+        else f"the best judge, {found['best_single']}, is the same under both readings"
+    )
+    return (
+        "Annotators also marked every verdict they found acceptable; a judge's verdict counted as agreeing with the set when it "
+        f"was any of them: {figures}; {verdict}."
+    )
+
+
 def render_methods(report: dict) -> str:
     paragraph = " ".join(
         s
@@ -285,6 +307,7 @@ def render_methods(report: dict) -> str:
             _consensus_sentence(report),
             _ties_sentence(report),
             _soft_sentence(report),
+            _sets_sentence(report),
             _plan_sentence(report.get("plan")),
         )
         if s

@@ -97,7 +97,7 @@ CHARTS = {
     "bradley_terry": ("Bradley–Terry leaderboard", "whiskers: 95% CI."),
 }
 SECTIONS = (
-    ("judges", "Judges against the humans", True, ("design", "judges", "chart:par_cost", "judge_work")),
+    ("judges", "Judges against the humans", True, ("design", "judges", "acceptable_sets", "chart:par_cost", "judge_work")),
     ("humans", "The humans and the alt-test", True, ("humans", "alt_test", "alt_test_criteria", "alt_test_annotators")),
     (
         "raters",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calibration.report import HUMANS
+from calibration.report_acceptable import acceptable_tables
 from calibration.report_blinding import blinding_tables
 from calibration.report_position import position_table
 from calibration.report_tables_alttest import alttest_tables
@@ -360,6 +361,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(reference_tables(report))
     out.update(plan_tables(report))
     out.update(design_tables(report))  # actively sampled campaigns only
+    out.update(acceptable_tables(report))  # campaigns that ask for every acceptable verdict only
     out.update(pointwise_tables(report))  # only when the report has answers about one article
     return out
 
@@ -409,8 +411,8 @@ ORDER = {
 
 # Every table a report can hold: the design table (actively sampled campaigns only, first when there) and the
 # one-article tables (campaigns with answers about one article only) are there only when their section is.
-TABLE_KEYS = (*ORDER["md"], "design", *POINTWISE_KEYS)
-ABSENT_BECAUSE = {"design": "the campaign is not actively sampled"} | {
+TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", *POINTWISE_KEYS)
+ABSENT_BECAUSE = {"design": "the campaign is not actively sampled", "acceptable_sets": "the campaign does not ask for sets"} | {
     key: "the campaign has no answers about one article" for key in POINTWISE_KEYS
 }
 

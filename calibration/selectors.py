@@ -25,7 +25,7 @@ from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 from annotate.models import Adjudication, Answer, Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
 from calibration.metrics import HI_WINS, LO_WINS, SYS_HI, SYS_LO, TIED, UNKNOWN, LabelTable, Vocab, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
-from protocols.pairwise import SIDE_A, TIE, system_of
+from protocols.pairwise import SIDE_A, TIE, acceptable_set, system_of
 
 # Judge names never hold a colon (`common.names.NAME_RULE`), so this prefix keeps annotators and judges apart in one table.
 HUMAN_PREFIX = "human:"
@@ -128,6 +128,37 @@ def human_label_rows(*, campaign: Campaign, include_unsubmitted: bool = False, g
     if not include_unsubmitted:
         labels = labels.filter(assignment__status=Assignment.Status.SUBMITTED)
     return labels
+
+
+def human_cannot_judge_count(*, campaign: Campaign, include_unsubmitted: bool = False) -> int:
+    """How many answers were "cannot judge", read as `human_label_rows` reads labels (originals, not
+    gold, submitted unless asked): they have no winner, so every figure leaves them out; this says how many."""
+    labels = Label.objects.filter(
+        assignment__pair__campaign=campaign, assignment__pair__gold__isnull=True, assignment__repeat_of__isnull=True, cannot_judge=True
+    )
+    if not include_unsubmitted:
+        labels = labels.filter(assignment__status=Assignment.Status.SUBMITTED)
+    return labels.count()
+
+
+def acceptable_set_comparisons(*, campaign: Campaign, include_unsubmitted: bool = False) -> list:
+    """Every judge verdict (each order it was asked in) against every human label of its item, with the
+    human's set of acceptable verdicts (`metrics.acceptable.SetComparison`), in two queries."""
+    from calibration.metrics.acceptable import SetComparison
+
+    humans: dict[tuple[int, int], list[tuple[str, tuple[str, ...]]]] = {}
+    for pair_id, criterion_id, winner, also in human_label_rows(campaign=campaign, include_unsubmitted=include_unsubmitted).values_list(
+        "assignment__pair_id", "criterion_id", "winner", "acceptable"
+    ):
+        humans.setdefault((pair_id, criterion_id), []).append((winner, acceptable_set(winner, also or ())))
+    verdicts = (
+        judge_verdict_rows(campaign=campaign).exclude(winner="").values_list("unit__pair_id", "criterion_id", "unit__judge__name", "winner")
+    )
+    return [
+        SetComparison(pair_id, judge, verdict, winner, accepted)
+        for pair_id, criterion_id, judge, verdict in verdicts
+        for winner, accepted in humans.get((pair_id, criterion_id), ())
+    ]
 
 
 def judge_verdict_rows(*, campaign: Campaign, gold: bool = False) -> QuerySet:

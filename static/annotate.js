@@ -37,7 +37,14 @@
     if (choice.value === "tie" && box && box.dataset.allowTie === "0") return false;
     const rationale = form.querySelector("textarea[name=rationale]");
     const min = box ? Number(box.dataset.minLength || 0) : 0;
-    return !rationale || rationale.value.trim().length >= min;
+    if (rationale && rationale.value.trim().length < min) return false;
+    if (choice.value === "cannot_judge") return true; // no winner: no evidence is asked for
+    // Evidence the campaign asks for: a passage marked for this criterion (marks.js lists it in the form).
+    const evidence = box ? box.dataset.evidence : "";
+    if (evidence === "every" || (evidence === "winners" && choice.value !== "tie")) {
+      return Boolean(form.querySelector("ul.evidence li[data-span]"));
+    }
+    return true;
   }
 
   // Scrolls the criteria panel (never the whole page) so that `form` shows, below the sticky heading.
@@ -117,7 +124,20 @@
 
   // --- keyboard ---------------------------------------------------------------
   function typing(target) {
-    return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.type !== "radio");
+    return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.type !== "radio" && target.type !== "checkbox");
+  }
+
+  // Shift+1 / Shift+2 / Shift+T: mark or unmark a verdict also acceptable (campaigns that ask for
+  // sets). Read by the key's place (event.code): Shift+1 types "!" on most layouts.
+  function toggleAlso(form, event) {
+    const value = { Digit1: "1", Digit2: "2", KeyT: "tie" }[event.code];
+    const box = value && form.querySelector('input[type=checkbox][name=acceptable][value="' + value + '"]');
+    if (!box) return false;
+    byKey = form;
+    box.checked = !box.checked;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+    event.preventDefault();
+    return true;
   }
 
   function toRationale(form) {
@@ -225,7 +245,9 @@
       if (radio) choose(here, radio, event);
       return;
     }
-    const values = { "1": "1", "2": "2", t: "tie", b: "both_bad" }; // b: the overall question's "Both bad"
+    if (event.shiftKey && here && toggleAlso(here, event)) return;
+    // b: the overall question's "Both bad"; c: "Cannot judge", where the campaign allows it.
+    const values = { "1": "1", "2": "2", t: "tie", b: "both_bad", c: "cannot_judge" };
     if (values[event.key] && here) {
       const radio = here.querySelector('input[type=radio][value="' + values[event.key] + '"]');
       if (radio) choose(here, radio, event);
@@ -419,6 +441,14 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form.criterion").forEach(function (form) { acked.set(form, body(form)); });
+  });
+
+  // A passage marked or removed as a criterion's evidence may complete it, or undo that.
+  document.addEventListener("evidence:changed", function () {
+    criteria().forEach(function (form) {
+      if (!form.querySelector("ul.evidence")) return;
+      markState(form, complete(form) ? "complete" : answer(form) ? "partial" : "");
+    });
   });
 
   // --- leaving the page --------------------------------------------------------------

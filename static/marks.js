@@ -1,6 +1,11 @@
 // Marked passages on the annotation page: select text to mark it, see every mark highlighted in
 // its article, and remove one from there (or from the list under the criteria).
 //
+// A passage marked while a criterion is active (the criterion last focused) is that criterion's
+// evidence: it is listed beside its rationale and highlighted only while the criterion is active.
+// By keyboard: `v` selects the first words on screen in the column being read, Shift+arrows grow
+// or shrink the selection by a word (→/←) or a sentence (↓/↑), `+` / `-` mark it good / bad.
+//
 // A mark is stored as character offsets into its article's text (the `textContent` of
 // `article.prose`, which annotate.rendering.plain_text computes on the server). Highlighting wraps
 // text in <mark> elements and adds no text, so offsets stay the same with or without highlights.
@@ -62,17 +67,37 @@
     return pieces.length;
   }
 
+  // --- the active criterion: the one a passage marked now is evidence for -----------------------
+  let active = null; // the form.criterion last focused (the overall question has no evidence)
+
+  function activeKey() {
+    return active && active.isConnected ? active.id.slice(2) : "";
+  }
+
+  function activate(form) {
+    const next = form && form.id.indexOf("c-") === 0 ? form : null;
+    if (next === active) return;
+    if (active) active.classList.remove("active-criterion");
+    active = next;
+    if (active) active.classList.add("active-criterion");
+    highlight();
+  }
+
   function highlight() {
     unhighlight();
-    document.querySelectorAll("#spans li[data-span]").forEach(function (item) {
+    const key = activeKey();
+    document.querySelectorAll("#spans li[data-span], ul.evidence li[data-span]").forEach(function (item) {
       const article = articleAt(item.dataset.position);
       if (!article) return;
+      // A criterion's evidence is highlighted while its criterion is active, and only then.
+      const evidence = item.dataset.criterion || "";
+      if (evidence && evidence !== key) return;
       const good = item.classList.contains("span-up");
       const comment = item.querySelector(".span-comment");
-      const label = (good ? "Marked good" : "Marked bad") + (comment ? ": " + comment.textContent : "");
+      const label = (evidence ? "Evidence, marked " : "Marked ") + (good ? "good" : "bad") + (comment ? ": " + comment.textContent : "");
       wrap(article, Number(item.dataset.start), Number(item.dataset.end), function () {
         const mark = document.createElement("mark");
-        mark.className = "span-mark " + (good ? "span-up" : "span-down");
+        mark.className = "span-mark " + (good ? "span-up" : "span-down") + (evidence ? " evidence" : "");
         mark.dataset.span = item.dataset.span;
         mark.title = label + " (click to remove)";
         mark.tabIndex = 0;
@@ -92,7 +117,7 @@
     let chosen = null; // the list item of the mark the popover is about
 
     function openPopover(mark) {
-      const item = document.querySelector('#spans li[data-span="' + mark.dataset.span + '"]');
+      const item = document.querySelector('li[data-span="' + mark.dataset.span + '"]');
       if (!item || !popover) return;
       chosen = item;
       popover.querySelector(".mark-popover-text").textContent = mark.title.replace(/ \(click to remove\)$/, "");
@@ -106,32 +131,111 @@
       chosen = null;
     }
 
-    document.addEventListener("mouseup", function (event) {
-      if (toolbar.contains(event.target) || (popover && popover.contains(event.target))) return;
+    // The selection, if it lies in one article: remembered, with the toolbar beside it.
+    function capture() {
       const sel = window.getSelection();
-      if (!sel || sel.isCollapsed || !sel.rangeCount) { toolbar.hidden = true; return; }
+      if (!sel || sel.isCollapsed || !sel.rangeCount) { toolbar.hidden = true; selection = null; return false; }
       const range = sel.getRangeAt(0);
       const container = range.commonAncestorContainer;
       const article = (container.nodeType === 1 ? container : container.parentElement).closest("article.prose");
-      if (!article || !range.toString().trim()) { toolbar.hidden = true; return; }
+      if (!article || !range.toString().trim()) { toolbar.hidden = true; selection = null; return false; }
       closePopover();
       selection = Object.assign({ position: article.dataset.position }, offsetsIn(article, range));
+      const caption = toolbar.querySelector(".evidence-for");
+      if (caption) {
+        caption.hidden = !active;
+        if (active) {
+          const title = active.querySelector(".criterion-title") || active.querySelector(".criterion-text");
+          caption.querySelector("strong").textContent = title ? title.textContent.trim().slice(0, 60) : activeKey();
+        }
+      }
       toolbar.hidden = false;
       place(toolbar, range.getBoundingClientRect());
-    });
+      return true;
+    }
 
-    toolbar.addEventListener("click", function (event) {
-      const button = event.target.closest("button[data-polarity]");
-      if (!button || !selection) return;
+    function mark(polarity) {
+      if (!selection) return;
       const comment = toolbar.querySelector("input[name=comment]");
       htmx.ajax("POST", urls.dataset.spanAdd, {
         target: "#spans",
         swap: "outerHTML",
-        values: Object.assign({ polarity: button.dataset.polarity, comment: comment.value }, selection),
+        values: Object.assign({ polarity: polarity, comment: comment.value, criterion: activeKey() }, selection),
       });
       comment.value = "";
       toolbar.hidden = true;
+      selection = null;
       window.getSelection().removeAllRanges();
+    }
+
+    document.addEventListener("mouseup", function (event) {
+      if (toolbar.contains(event.target) || (popover && popover.contains(event.target))) return;
+      capture();
+    });
+
+    toolbar.addEventListener("click", function (event) {
+      const button = event.target.closest("button[data-polarity]");
+      if (button) mark(button.dataset.polarity);
+    });
+
+    // --- selecting by keyboard ----------------------------------------------------------
+    let reading = "1"; // the column the keys select in: the last focused or pointed at
+
+    // `v`: the first word of the first text on screen in the column being read.
+    function selectOnScreen() {
+      const col = document.getElementById("col-" + reading);
+      const article = articleAt(reading);
+      if (!col || !article) return false;
+      const label = col.querySelector(".column-label");
+      const top = col.getBoundingClientRect().top + (label ? label.offsetHeight : 0);
+      const bottom = col.getBoundingClientRect().bottom;
+      const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const word = /\S+/.exec(node.data);
+        if (!word) continue;
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const rect = range.getBoundingClientRect();
+        if (rect.height && rect.top >= top && rect.bottom <= bottom) {
+          const sel = window.getSelection();
+          sel.removeAllRanges();
+          sel.addRange(range);
+          return capture();
+        }
+      }
+      return false;
+    }
+
+    const steps = { ArrowRight: ["forward", "word"], ArrowLeft: ["backward", "word"], ArrowDown: ["forward", "sentence"], ArrowUp: ["backward", "sentence"] };
+
+    function typing(target) {
+      return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+    }
+
+    document.addEventListener("keydown", function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+      const overlay = document.getElementById("keys-overlay");
+      if (overlay && !overlay.hidden) return;
+      if (event.key === "v" && !event.shiftKey) {
+        if (selectOnScreen()) event.preventDefault();
+      } else if (event.shiftKey && steps[event.key] && selection) {
+        window.getSelection().modify("extend", steps[event.key][0], steps[event.key][1]);
+        capture();
+        event.preventDefault();
+      } else if ((event.key === "+" || event.key === "=" || event.key === "-") && selection) {
+        mark(event.key === "-" ? "-1" : "1");
+        event.preventDefault();
+      }
+    });
+
+    document.addEventListener("focusin", function (event) {
+      if (!event.target.closest) return;
+      const col = event.target.closest(".articles .column");
+      if (col) reading = col.id.slice(4);
+    });
+    document.querySelectorAll(".articles .column").forEach(function (col) {
+      col.addEventListener("pointerenter", function () { reading = col.id.slice(4); });
     });
 
     document.addEventListener("click", function (event) {
@@ -162,12 +266,25 @@
     }
   }
 
+  // Registered at once: annotate.js puts the cursor in a criterion as the page loads.
+  document.addEventListener("focusin", function (event) {
+    const form = event.target.closest && event.target.closest("form.criterion");
+    if (form) activate(form);
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
-    highlight();
+    const form = document.activeElement && document.activeElement.closest && document.activeElement.closest("form.criterion");
+    if (form) activate(form);
+    else highlight();
     setUp();
   });
   // The list is swapped in after every mark added or removed: highlight what it holds now.
+  // Evidence lists come back out of band with it; a criterion's evidence may complete it.
   document.addEventListener("htmx:load", function (event) {
-    if (event.detail.elt && event.detail.elt.id === "spans") highlight();
+    const elt = event.detail.elt;
+    if (elt && (elt.id === "spans" || (elt.matches && elt.matches("ul.evidence")))) {
+      highlight();
+      document.dispatchEvent(new CustomEvent("evidence:changed"));
+    }
   });
 })();

@@ -51,3 +51,29 @@ def test_it_shortens_a_criterion_at_a_word_boundary():
     assert shorten("Line one\n  and   two") == "Line one and two"
     assert shorten("x" * 100) == "x" * 69 + "…"  # one long word is cut where it must be
     assert shorten("word " * 30, limit=12) == "word word…"
+
+
+EVERY = Rules(allow_tie=True, rationale_min_length=0, evidence="every")
+WINNERS = Rules(allow_tie=True, rationale_min_length=0, evidence="winners")
+
+
+def test_it_asks_for_evidence_on_every_criterion_or_on_every_winner_that_is_not_a_tie():
+    assert criterion_problems(EVERY, winner="a", rationale="") == ["mark a passage as evidence"]
+    assert criterion_problems(EVERY, winner="tie", rationale="") == ["mark a passage as evidence"]
+    assert criterion_problems(EVERY, winner="a", rationale="", evidence=1) == []
+    assert criterion_problems(WINNERS, winner="b", rationale="") == ["mark a passage as evidence"]
+    assert criterion_problems(WINNERS, winner="tie", rationale="") == []
+    assert criterion_problems(WINNERS, winner="", rationale="") == ["choose a winner"]
+    assert criterion_problems(LENIENT, winner="a", rationale="") == []  # not asked: none needed
+
+
+def test_it_takes_cannot_judge_for_an_answer_only_where_the_campaign_allows_it():
+    allowing = Rules(allow_tie=False, rationale_min_length=10, evidence="every", allow_cannot_judge=True)
+    assert criterion_problems(allowing, winner="", rationale="Both are off topic here.", cannot_judge=True) == []  # no evidence asked
+    assert criterion_problems(allowing, winner="", rationale="", cannot_judge=True) == [
+        "write a rationale of at least 10 characters (0 so far)"
+    ]
+    assert criterion_problems(STRICT, winner="", rationale="Both are off topic here.", cannot_judge=True) == [
+        "this campaign does not allow “cannot judge”"
+    ]
+    assert answer_state([], winner="cannot_judge") == COMPLETE

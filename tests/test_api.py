@@ -12,6 +12,7 @@ from annotate.services import criterion_set_import
 from annotate.services.campaigns import campaign_create, campaign_set_open
 from annotate.services.labelling import assignment_missing
 from annotate.sources import CategoryRecord, CriterionRecord, RubricRecord
+from protocols.pairwise import side_of
 from tests.helpers import HUMAN_LABEL_HEADER
 
 pytestmark = pytest.mark.django_db
@@ -271,6 +272,24 @@ def test_it_explains_refused_labels(api_campaign, alice):
     assert response.json()["errors"][0].startswith("position: ")
     assert client.put(label_url(assignment_id, "no_such_criterion"), {"position": "1"}, format="json").status_code == 404
     assert not Label.objects.exists()
+
+
+def test_it_takes_cannot_judge_and_a_set_where_the_campaign_allows_them(api_campaign, alice):
+    client = client_for(alice)
+    assignment_id = claim(client, api_campaign)["id"]
+    url = label_url(assignment_id, "ww_cc_1")
+    refused = client.put(url, {"position": "1", "acceptable": ["2"]}, format="json")
+    assert refused.status_code == 400
+    assert refused.json() == {"errors": ["This campaign does not ask for every acceptable verdict."]}
+    Campaign.objects.filter(pk=api_campaign.pk).update(accept_sets=True, allow_cannot_judge=True)
+    response = client.put(url, {"position": "1", "rationale": "Clearer lead.", "acceptable": ["2"]}, format="json")
+    assert response.status_code == 200, response.json()
+    assert Label.objects.get().acceptable == [side_of("2", Assignment.objects.get(pk=assignment_id).a_first)]
+    response = client.put(url, {"position": "cannot_judge"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["position"] == "cannot_judge"
+    label = Label.objects.get()
+    assert (label.winner, label.cannot_judge, label.acceptable) == ("", True, [])
 
 
 def test_it_refuses_changes_once_the_campaign_is_closed(api_campaign, alice):

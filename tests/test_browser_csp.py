@@ -135,7 +135,7 @@ def test_it_breaks_no_rule_of_the_policy_on_any_kind_of_page(watcher, labelled_d
     )
     page.locator("#col-1 article.prose p").first.click(click_count=3)
     page.get_by_role("button", name="▲ Good").click()
-    page.locator("#spans li.span-up").wait_for()
+    page.locator("ul.evidence li.span-up").wait_for()  # a criterion is active: the mark is its evidence
     watcher.settle()
     watcher.visit(page.url)  # reloaded with a passage and a label
     watcher.visit("/campaigns/", status=403)

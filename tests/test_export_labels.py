@@ -185,7 +185,7 @@ def test_it_writes_header_only_files_for_a_campaign_without_labels(demo_campaign
     assert out.read_text(encoding="utf-8").startswith("campaign,topic,criterion,rater_kind,rater,")
     assert read_csv(out) == read_csv(tmp_path / "empty.overall.csv") == read_csv(tmp_path / "empty.spans.csv") == []
     assert (tmp_path / "empty.spans.csv").read_text(encoding="utf-8").strip() == (
-        "campaign,topic,rater,left_system,right_system,system,start,end,quote,polarity,comment,created_at,neutral_emphasis"
+        "campaign,topic,rater,left_system,right_system,system,start,end,quote,polarity,comment,created_at,criterion,neutral_emphasis"
     )
     assert "0 label rows written" in result.out
 

@@ -77,7 +77,8 @@ def test_it_colours_a_bad_mark_bad_and_a_good_mark_good_in_the_browser(page, liv
     for position, button, kind in (("1", "▼ Bad", "span-down"), ("2", "▲ Good", "span-up")):
         page.evaluate(SELECT_IN_ARTICLE, [position, 8])
         page.get_by_role("button", name=button).click()
-        page.locator(f"#spans li.{kind}").wait_for()
+        # A criterion is active as the page opens: the marks are its evidence, listed beside its rationale.
+        page.locator(f"ul.evidence li.{kind}").wait_for()
 
-    colours = page.eval_on_selector_all("#spans li .polarity", "els => els.map(e => [e.textContent, getComputedStyle(e).color])")
+    colours = page.eval_on_selector_all("ul.evidence li .polarity", "els => els.map(e => [e.textContent, getComputedStyle(e).color])")
     assert colours == [["▼", BAD], ["▲", GOOD]]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0025_pair_flags_and_void'),
+        ('annotate', '0027_cannot_judge_and_acceptable_sets'),
     ]
 
     operations = [

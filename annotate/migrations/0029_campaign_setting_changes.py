@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0025_pair_flags_and_void'),
+        ('annotate', '0028_answer_value_text'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -23,12 +23,13 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotate.answers import Rules, criterion_problems, one_article, sentence
+from annotate.answers import CANNOT_JUDGE, Rules, criterion_problems, one_article, sentence
 from annotate.bulk import rows_insert
 from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 from annotate.services.campaign_locks import answers_share_lock
+from protocols.pairwise import POSITIONS, SET_ORDER, TIE, side_of
 
 MAX_RATIONALE = 5000
 MAX_COMMENT = 2000
@@ -38,7 +39,7 @@ BATCH = 2000
 CHUNK = 30_000
 CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
 Source = LabelChange.Source
-LABEL_FIELDS = ("assignment", "criterion", "winner", "rationale", "created_at", "saved_at")
+LABEL_FIELDS = ("assignment", "criterion", "winner", "cannot_judge", "acceptable", "rationale", "created_at", "saved_at")
 
 
 class Buffer:
@@ -81,22 +82,42 @@ class AuditTrail(Buffer):
         self.add((assignment_id, adjudication_id, criterion_id, name, before, after, by, at, self.source))
 
 
-def _label_changes(old: tuple[str, str], new: tuple[str, str]) -> list[tuple[str, str, str]]:
-    """(field, before, after) for each of a label's winner and rationale that changes."""
-    return [(name, before, after) for name, before, after in zip(("winner", "rationale"), old, new) if before != after]
+def _audit_text(value: object) -> str:
+    """A label field as the audit trail keeps it: text, cannot_judge as "true" / "false", a set joined by "|"."""
+    if isinstance(value, list):
+        return "|".join(value)  # the sides also acceptable
+    return ("true" if value else "false") if isinstance(value, bool) else value
+
+
+def _label_changes(old: tuple, new: tuple) -> list[tuple[str, object, object]]:
+    """(field, before, after) for each of a label's winner, rationale and cannot_judge that changes."""
+    names = ("winner", "rationale", "cannot_judge", "acceptable")
+    return [(name, before, after) for name, before, after in zip(names, old, new) if before != after]
 
 
 # --- checking ----------------------------------------------------------------------------
 
 
-def answer_problems(*, campaign: Campaign, criterion: Criterion, position: str | None, rationale: str | None) -> list[str]:
-    """What is wrong with an answer typed on the page or sent to the API (None: not given), as sentences."""
+def answer_problems(
+    *, campaign: Campaign, criterion: Criterion, position: str | None, rationale: str | None, acceptable: list[str] | None = None
+) -> list[str]:
+    """What is wrong with an answer typed on the page or sent to the API (None: not given), as sentences.
+
+    `acceptable`: the positions also acceptable ("1", "2", "tie"), where the campaign asks for sets."""
     errors = []
+    if acceptable is not None:
+        if not campaign.accept_sets:
+            errors.append("This campaign does not ask for every acceptable verdict.")
+        elif any(p not in (*POSITIONS, TIE) for p in acceptable) or (TIE in acceptable and not campaign.allow_tie):
+            errors.append("Mark as also acceptable only Article 1, Article 2" + (" or Tie." if campaign.allow_tie else "."))
     if criterion.criterion_set_id != campaign.criterion_set_id:
         errors.append("This criterion does not belong to the campaign's rubric.")
     elif one_article(criterion.response):
         return ["This criterion is answered on one article alone (a reading), not on a pair."]
-    if position is not None:
+    if position == CANNOT_JUDGE:
+        if not campaign.allow_cannot_judge:
+            errors.append("This campaign does not allow “Cannot judge”: choose an answer.")
+    elif position is not None:
         errors += protocols.get(campaign.protocol).answer_problems(position, allow_tie=campaign.allow_tie)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
@@ -190,15 +211,17 @@ def label_save(
     user: User,
     position: str | None = None,
     rationale: str | None = None,
+    acceptable: list[str] | None = None,
     now: datetime | None = None,
     source: str = Source.PAGE,
 ) -> SaveResult:
-    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale.
+    """Saves one criterion: the choice (`1`, `2`, `tie`, or `` to clear) and/or the rationale, and
+    (`acceptable`, positions) the verdicts also acceptable where the campaign asks for sets.
 
     `source` says where it was typed (the page or the API), for the audit trail."""
     campaign = assignment.pair.campaign
     assignment_check_editable(assignment)
-    errors = answer_problems(campaign=campaign, criterion=criterion, position=position, rationale=rationale)
+    errors = answer_problems(campaign=campaign, criterion=criterion, position=position, rationale=rationale, acceptable=acceptable)
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
@@ -209,8 +232,21 @@ def label_save(
         label = Label.objects.filter(assignment=assignment, criterion=criterion).first()
         if label is None:
             label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
-        winner = label.winner if position is None else protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
-        changes = _label_changes((label.winner, label.rationale), (winner, label.rationale if rationale is None else rationale))
+        # "Cannot judge" is an answer without a winner; any other choice (or clearing) ends it.
+        cannot = label.cannot_judge if position is None else position == CANNOT_JUDGE
+        if position is None:
+            winner = label.winner
+        elif cannot:
+            winner = ""
+        else:
+            winner = protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
+        # Stored by side in a fixed order, as the winner is; no winner, no set.
+        also = label.acceptable if acceptable is None else [side_of(p, assignment.a_first) for p in acceptable]
+        also = [side for side in SET_ORDER if side in also and side != winner] if winner else []
+        changes = _label_changes(
+            (label.winner, label.rationale, label.cannot_judge, label.acceptable),
+            (winner, label.rationale if rationale is None else rationale, cannot, also),
+        )
         if not changes:
             return SaveResult(label, False)
         for name, _, after in changes:
@@ -218,7 +254,11 @@ def label_save(
         if assignment.status == Assignment.Status.SUBMITTED:
             # A submitted pair stays complete: an amendment may change an answer, never empty it.
             # The annotator reads this next to the criterion, so it does not name the criterion.
-            problems = criterion_problems(Rules.of(campaign), winner=label.winner, rationale=label.rationale)
+            rules = Rules.of(campaign)
+            evidence = Span.objects.filter(assignment=assignment, criterion=criterion).count() if rules.needs_evidence(label.winner) else 0
+            problems = criterion_problems(
+                rules, winner=label.winner, rationale=label.rationale, evidence=evidence, cannot_judge=label.cannot_judge
+            )
             if problems:
                 raise ValidationError(
                     ["This pair is submitted, so each answer must stay complete; the change was not saved."]
@@ -228,6 +268,7 @@ def label_save(
         label.save()
         audit = AuditTrail(source=source)
         for name, before, after in changes:
+            before, after = (_audit_text(v) for v in (before, after))
             audit.record(assignment_id=assignment.pk, criterion_id=criterion.pk, name=name, before=before, after=after, by=user.pk, at=now)
         audit.flush()
     return SaveResult(label, True)
@@ -350,6 +391,7 @@ class ImportedWork:
     stored: Assignment | None  # the assignment already stored for this pair and rater, if any
     # (criterion id, winner by side or tie, rationale, saved_at or None)
     labels: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
+    acceptable: dict[int, list[str]] = field(default_factory=dict)  # criterion id -> sides also acceptable (sets)
     guess: str = ""  # the guess question's answer by side ("a", "b", "unknown"); "" leaves a stored one as it is
 
 
@@ -453,39 +495,43 @@ def submitted_work_update(assignment, *, started_at, last_saved, tally: dict[str
 
 def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:
     ids = sorted(a.id for a in imported.assignments.values() if a.id is not None)
-    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at).
+    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at, cannot_judge).
     stored = {
-        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at)
+        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at, cannot, also)
         for start in range(0, len(ids), CHUNK)
-        for label_id, assignment_id, criterion_id, winner, rationale, saved_at in Label.objects.filter(
+        for label_id, assignment_id, criterion_id, winner, rationale, saved_at, cannot, also in Label.objects.filter(
             assignment_id__in=ids[start : start + CHUNK]
-        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at")
+        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at", "cannot_judge", "acceptable")
     }
     new = Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
-    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "rationale", "saved_at"]))
+    changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "cannot_judge", "acceptable", "rationale", "saved_at"]))
     tally = imported.label_tally
     for item in work:
         assignment = imported.assignments[item.key]
-        for criterion_id, winner, rationale, saved_at in item.labels:
+        for criterion_id, given, rationale, saved_at in item.labels:
+            # CANNOT_JUDGE comes where a side would: stored as no winner and the flag.
+            cannot = given == CANNOT_JUDGE
+            winner = "" if cannot else given
+            also = [side for side in SET_ORDER if side in item.acceptable.get(criterion_id, ()) and side != winner] if winner else []
             old = stored.get((assignment.id, criterion_id))
             if old is None:
-                old_answer = ("", "")
+                old_answer = ("", "", False, [])
                 # Created when it was saved, or now if the file does not say when.
-                new.add((assignment.id, criterion_id, winner, rationale, saved_at or now, saved_at))
+                new.add((assignment.id, criterion_id, winner, cannot, also, rationale, saved_at or now, saved_at))
             else:
-                label_id, old_winner, old_rationale, old_saved = old
-                if (old_winner, old_rationale, old_saved) == (winner, rationale, saved_at):
+                label_id, old_winner, old_rationale, old_saved, old_cannot, old_also = old
+                if (old_winner, old_rationale, old_saved, old_cannot, old_also) == (winner, rationale, saved_at, cannot, also):
                     tally["unchanged"] += 1
                     continue
-                old_answer = (old_winner, old_rationale)
-                changed.add(Label(id=label_id, winner=winner, rationale=rationale, saved_at=saved_at))
-            for name, before, after in _label_changes(old_answer, (winner, rationale)):
+                old_answer = (old_winner, old_rationale, old_cannot, old_also)
+                changed.add(Label(id=label_id, winner=winner, cannot_judge=cannot, acceptable=also, rationale=rationale, saved_at=saved_at))
+            for name, before, after in _label_changes(old_answer, (winner, rationale, cannot, also)):
                 audit.record(
                     assignment_id=assignment.id,
                     criterion_id=criterion_id,
                     name=name,
-                    before=before,
-                    after=after,
+                    before=_audit_text(before),
+                    after=_audit_text(after),
                     by=item.annotator_id,
                     at=now,
                 )
@@ -520,13 +566,14 @@ def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, in
 def spans_import(*, spans: list[Span], tally: dict[str, int]) -> None:
     """Adds imported passages (each with its assignment set) not stored yet, counting them in `tally` (new, unchanged).
 
-    A passage equal to a stored one (same article, offsets, polarity, comment and time) counts as unchanged.
+    A passage equal to a stored one (same article, offsets, polarity, comment, time and criterion it is
+    evidence for) counts as unchanged.
     """
     if not spans:
         return
 
     def identity(span: Span) -> tuple:
-        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at)
+        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at, span.criterion_id)
 
     stored = {identity(s) for s in Span.objects.filter(assignment__in={span.assignment_id for span in spans})}
     new = [span for span in spans if identity(span) not in stored]

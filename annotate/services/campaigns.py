@@ -83,6 +83,9 @@ def campaign_create(
     allow_tie: bool = False,
     rationale_required: bool = True,
     rationale_min_length: int = RATIONALE_MIN_LENGTH,
+    evidence_required: str = Campaign.Evidence.NONE,
+    allow_cannot_judge: bool = False,
+    accept_sets: bool = False,
     ask_overall: bool = False,
     instructions: str = "",
     annotators: list[User] | None = None,
@@ -145,9 +148,17 @@ def campaign_create(
     `sampling_burn_in` at the uniform rate budget / pairs, the others with a probability from the
     judges' predicted error, `sampling_uniform_share` of the `sampling_budget` (expected pairs to
     label) spread evenly; `human_cost_per_pair` is recorded for the planner.
+
+    `evidence_required` (`Campaign.Evidence`: none, every, winners) asks for at least one passage
+    marked as each criterion's evidence: on every criterion, or on every one whose winner is not a tie.
+    `allow_cannot_judge` offers "Cannot judge" as an answer per criterion (no winner: left out of
+    every statistic, counted on its own). `accept_sets` lets annotators also mark every other verdict
+    they find acceptable (a judge then agrees when its verdict is in the set; the report reads both ways).
     """
     if problem := protocols.problem(protocol):
         raise ValidationError([f"The {problem}."])
+    if evidence_required not in Campaign.Evidence.values:
+        raise ValidationError([f"Evidence must be one of {', '.join(Campaign.Evidence.values)}, not '{evidence_required}'."])
     gold_errors = [p for p in [gold_rate_problem(gold_rate)] if p] + gold_pause_problems(gold_pause_below, gold_pause_after)
     if gold_errors:
         raise ValidationError(gold_errors)
@@ -184,6 +195,8 @@ def campaign_create(
                 ("swapped repeats", bool(repeat_rate)),
                 ("active sampling", sampling != "uniform"),
                 ("rationale rules", not rationale_required or rationale_min_length != RATIONALE_MIN_LENGTH),
+                ("evidence", evidence_required != Campaign.Evidence.NONE),
+                ("cannot judge", allow_cannot_judge),
             )
             if given
         ]
@@ -291,6 +304,9 @@ def campaign_create(
             allow_tie=allow_tie,
             rationale_required=rationale_required,
             rationale_min_length=rationale_min_length,
+            evidence_required=evidence_required,
+            allow_cannot_judge=allow_cannot_judge,
+            accept_sets=accept_sets,
             ask_overall=ask_overall,
             instructions=instructions,
             # Instructions are often written wrapped: their lines join as CommonMark says.
@@ -419,7 +435,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
         raise ValidationError(errors)
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
-        "rationale_min_length", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
+        "rationale_min_length", "evidence_required", "allow_cannot_judge", "accept_sets", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
         "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "guess_question", "reference_name",
         "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip

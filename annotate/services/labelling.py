@@ -8,6 +8,7 @@ are stored on the article, found with the assignment's `a_first` (A shown first)
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 from django.contrib.auth.models import User
@@ -16,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article
-from annotate.models import Assignment, Span
+from annotate.models import Assignment, Criterion, Label, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
 from annotate.signals import assignment_submitted
@@ -37,12 +38,19 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
     campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
     labels = {label.criterion_id: label for label in assignment.labels.all()}
+    evidence = Counter(assignment.spans.exclude(criterion=None).values_list("criterion_id", flat=True))
     missing = []
     for criterion in campaign.criterion_set.criteria.order_by("order"):
         if one_article(criterion.response):
             continue  # answered on a reading, not on the pair
         label = labels.get(criterion.pk)
-        problems = criterion_problems(rules, winner=label.winner if label else "", rationale=label.rationale if label else "")
+        problems = criterion_problems(
+            rules,
+            winner=label.winner if label else "",
+            rationale=label.rationale if label else "",
+            evidence=evidence[criterion.pk],
+            cannot_judge=bool(label and label.cannot_judge),
+        )
         missing += [f"{criterion.key}: {problem}" for problem in problems]
     if campaign.ask_overall and not assignment.overall:
         missing.append(f"overall: {CHOOSE_OVERALL}")
@@ -83,13 +91,22 @@ def span_add(
     quote: str,
     polarity: int,
     comment: str = "",
+    criterion: str = "",
     now: datetime | None = None,
 ) -> Span:
-    """Stores feedback on a passage; offsets count characters of the article's displayed text."""
+    """Stores feedback on a passage; offsets count characters of the article's displayed text.
+
+    `criterion` (a key of the campaign's rubric, asked on the pair) makes the passage that
+    criterion's evidence; empty, it is a free mark."""
     from annotate.rendering import plain_text
 
     now = now or timezone.now()
     assignment_check_editable(assignment)
+    supports = None
+    if criterion:
+        supports = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion).first()
+        if supports is None or one_article(supports.response):
+            raise ValidationError([f"No criterion '{criterion}' is asked on this pair: the passage was not marked."])
     if position not in POSITIONS:
         raise ValidationError(["Say which article the passage is in (1 or 2)."])
     if polarity not in (1, -1):
@@ -107,7 +124,15 @@ def span_add(
         answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now)
         return Span.objects.create(
-            assignment=assignment, article=article, start=start, end=end, quote=quote, polarity=polarity, comment=comment, created_at=now
+            assignment=assignment,
+            article=article,
+            criterion=supports,
+            start=start,
+            end=end,
+            quote=quote,
+            polarity=polarity,
+            comment=comment,
+            created_at=now,
         )
 
 
@@ -115,6 +140,16 @@ def span_delete(*, assignment: Assignment, span_id: int, now: datetime | None = 
     assignment_check_editable(assignment)
     with transaction.atomic():
         assignment_lock_for_change(assignment, now or timezone.now())
-        deleted, _ = Span.objects.filter(assignment=assignment, pk=span_id).delete()
-        if not deleted:
+        span = Span.objects.filter(assignment=assignment, pk=span_id).first()
+        if span is None:
             raise ValidationError(["No such passage."])
+        if span.criterion_id and assignment.status == Assignment.Status.SUBMITTED:
+            # A submitted pair stays complete: its last required evidence may be replaced, not removed.
+            label = Label.objects.filter(assignment=assignment, criterion_id=span.criterion_id).first()
+            left = Span.objects.filter(assignment=assignment, criterion_id=span.criterion_id).exclude(pk=span.pk).count()
+            rules = Rules.of(assignment.pair.campaign)
+            if label is not None and not left and rules.needs_evidence(label.winner):
+                raise ValidationError(
+                    ["This pair is submitted and its campaign asks for evidence: mark another passage for this criterion first."]
+                )
+        span.delete()

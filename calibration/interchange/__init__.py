@@ -3,7 +3,7 @@
 Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
 `<stem>.spans.<ext>`, as CSV or JSON Lines:
 
-* labels: one row per (pair, criterion, rater). Only labels that name a winner
+* labels: one row per (pair, criterion, rater). Only labels that name a winner (or are "cannot judge")
   are exported, whatever the assignment's status (in progress, submitted or
   expired): a criterion the rater has not decided has no row. Judges' rows
   (`rater_kind` judge, `rater` the judge's name) follow the humans': one per
@@ -21,7 +21,8 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
   campaign showed the annotators bold and italic as plain text; it is also the
   last column of the overall and spans files, and the import ignores it too.
 * overall: one row per (pair, rater) that answered the overall question.
-* spans: one row per marked passage.
+* spans: one row per marked passage; `criterion` (last before `neutral_emphasis`) names the
+  criterion a passage is evidence for, empty for a free mark, and may be left out of a file.
 * calls (export only, `<stem>.calls.<ext>`, written when the campaign's judges made
   calls): every call, one row each, with its `status` (valid; invalid: answered
   but unusable, retried; failed: no answer), tokens, `cost_usd`, latency and error.
@@ -29,8 +30,8 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
   over distinct `call_id`s counts only the calls that produced a verdict.
 
 `left_system` / `right_system` are the systems that rater saw as Article 1 /
-Article 2, and every verdict names a system (or `tie` / `both_bad`), never a
-position. Times are ISO 8601 in UTC with a trailing `Z`, microseconds kept, so a
+Article 2, and every verdict names a system (or `tie` / `both_bad`, or
+`cannot_judge` for a human answer without a winner), never a position. Times are ISO 8601 in UTC with a trailing `Z`, microseconds kept, so a
 round trip gives back the same text. `started_at` is when the rater first opened
 the pair (when they claimed it if they never opened it); imported work whose file
 gave no start, or no save time, gives them back empty, never made up.

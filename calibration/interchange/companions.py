@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from annotate.answers import one_article
 from annotate.models import Assignment, Span
 from annotate.services.answers import (
     imported_comment_problems,
@@ -104,6 +105,13 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
         if polarity is None:
             errors.append(f"polarity must be up or down, not '{values['polarity']}'")
         errors += imported_comment_problems(comment=values["comment"])
+        # Evidence names a criterion of the campaign's rubric asked on the pair; empty is a free mark.
+        criterion = None
+        if values["criterion"]:
+            criterion = context.criteria.get(values["criterion"])
+            if criterion is None or one_article(criterion.response):
+                errors.append(f"criterion '{values['criterion']}' is not a criterion of {context.campaign.criterion_set} asked on a pair")
+                criterion = None
         created_at = time_field(values, "created_at", errors, required=True)
         identity = None
         if not errors:
@@ -115,6 +123,7 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
                 polarity,
                 values["comment"],
                 created_at,
+                criterion.pk if criterion else None,
             )
             if identity in seen:
                 errors.append(f"repeats line {seen[identity]}")
@@ -130,6 +139,7 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
             polarity=polarity,
             comment=values["comment"],
             created_at=created_at,
+            criterion=criterion,
         )
         wanted.append((target, span))
     return wanted, bad

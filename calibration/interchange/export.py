@@ -5,9 +5,11 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 
 from __future__ import annotations
 
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
 from annotate.services.guesses import guess_position
 from calibration.interchange.formats import (
+    ACCEPTABLE_COLUMN,
     EMPHASIS_COLUMN,
     GUESS_COLUMN,
     HUMAN,
@@ -15,12 +17,13 @@ from calibration.interchange.formats import (
     ORDER_COLUMN,
     POLARITY_NAMES,
     REMOVED_COLUMN,
+    SET_SEPARATOR,
     iso,
 )
 from calibration.interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, unit_results, usd
 from judges.models import JudgeCall, JudgeUnit
 from judges.selectors import one_article
-from protocols.pairwise import SIDES, TIE, position_of, system_of
+from protocols.pairwise import SIDES, TIE, acceptable_set, position_of, system_of
 
 _ASSIGNMENT_JOINS = (
     "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",
@@ -60,17 +63,18 @@ def _head(assignment: Assignment) -> dict:
 
 
 def label_rows(campaign: Campaign) -> list[dict]:
-    """Every human label that names a winner, the human answers about one article, then the judges'
+    """Every human label that names a winner (or is "cannot judge"), the human answers about one article, then the judges'
     rows (`judge_label_rows`, `readings_export.judge_reading_rows`). Swapped repeats are left out of
     every export (labels, overall answers, spans): each row is one annotator's answer, as the import
     reads it back; the repeats serve only the report's position figures."""
     labels = (
         Label.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
-        .exclude(winner="")
+        .exclude(winner="", cannot_judge=False)
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
     asks = campaign.guess_question
+    sets = campaign.accept_sets
     rows = []
     for label in sorted(labels, key=lambda label: (_order(label.assignment), label.criterion.order, label.criterion.key)):
         assignment = label.assignment
@@ -83,7 +87,8 @@ def label_rows(campaign: Campaign) -> list[dict]:
             "rater": head["rater"],
             "left_system": head["left_system"],
             "right_system": head["right_system"],
-            "winner_system": system_of(label.winner, *_systems(assignment)),
+            # "Cannot judge" has no winner: its own word, never a tie.
+            "winner_system": CANNOT_JUDGE if label.cannot_judge else system_of(label.winner, *_systems(assignment)),
             "rationale": label.rationale,
             # Empty for imported work whose file gave no start: never made up from another time.
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at),
@@ -94,6 +99,9 @@ def label_rows(campaign: Campaign) -> list[dict]:
             # The guess question's answer: on every human row of a campaign that asks it (null: not answered), else
             # only where imported.
             **({GUESS_COLUMN: guess_position(assignment.guess, assignment.a_first) or None} if asks or assignment.guess else {}),
+            # Every verdict the rater accepts, the winner among them (campaigns that ask for sets).
+            **({ACCEPTABLE_COLUMN: SET_SEPARATOR.join(system_of(side, *_systems(assignment)) for side in acceptable_set(label.winner, label.acceptable))}
+               if sets and label.winner else {}),
         })  # fmt: skip
     # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
     if not campaign.readings.exists():
@@ -179,7 +187,7 @@ def overall_rows(campaign: Campaign) -> list[dict]:
 
 def span_rows(campaign: Campaign) -> list[dict]:
     spans = Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
-        "article__system", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+        "article__system", "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
     )
     rows = []
     for span in sorted(spans, key=lambda s: (_order(s.assignment), s.created_at, s.id)):
@@ -192,6 +200,7 @@ def span_rows(campaign: Campaign) -> list[dict]:
             "polarity": POLARITY_NAMES[span.polarity],
             "comment": span.comment,
             "created_at": iso(span.created_at),
+            "criterion": span.criterion.key if span.criterion_id else "",
         })  # fmt: skip
     return rows
 

@@ -34,6 +34,10 @@ ORDER_COLUMN = "order_known"
 # "second" (the article shown there, as left_system/right_system give the order), "unknown" (Don't
 # know) or empty (not asked or not answered). Written only when some row has one.
 GUESS_COLUMN = "guess"
+# Every verdict the rater found acceptable (campaigns that ask for sets, issue 40): system keys or
+# tie, the winner among them, joined by "|". Written on every human row of such a campaign only.
+ACCEPTABLE_COLUMN = "acceptable_systems"
+SET_SEPARATOR = "|"
 GUESSES = ("first", "second", "unknown")
 # Added after LABEL_COLUMNS when an export holds judge rows; read as empty when a file has none.
 JUDGE_COLUMNS = (
@@ -65,8 +69,10 @@ OVERALL_COLUMNS = (
 )
 SPAN_COLUMNS = (
     "campaign", "topic", "rater", "left_system", "right_system", "system",
-    "start", "end", "quote", "polarity", "comment", "created_at",
+    "start", "end", "quote", "polarity", "comment", "created_at", "criterion",
 )  # fmt: skip
+# `criterion`: the criterion a passage is evidence for (empty: a free mark); files without it are free marks.
+SPAN_OPTIONAL = frozenset({"criterion"})
 # Every call a judge made for the campaign, one row each (export only): their cost_usd sums to
 # what the judges spent, retried invalid answers and failed requests included. A call with status
 # "possibly_billed" was sent and never answered here (the run was killed): cost_usd is 0 and
@@ -152,7 +158,7 @@ def _csv_cell(value: object) -> object:
 def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> Iterator[str]:
     """The file's text in chunks: a header and one record per row (CSV), or one object per line.
 
-    Labels get `annotator_removed`, `order_known` when a row's display order is unknown, `guess` when a row has one, `neutral_emphasis`,
+    Labels get `annotator_removed`, `order_known` when a row's display order is unknown, `guess` when a row has one, `acceptable_systems` when a row has a set, `neutral_emphasis`,
     the judge columns when any row is a judge's, and `response`, `answer` when any row is an answer about one article; overall answers and spans get `neutral_emphasis`.
     """
     if columns == LABEL_COLUMNS:
@@ -160,12 +166,14 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
         judges = any(row.get("rater_kind") == JUDGE for row in rows)
         unordered = any(row.get(ORDER_COLUMN) is False for row in rows)
         guessed = any(row.get(GUESS_COLUMN) for row in rows)
+        sets = any(row.get(ACCEPTABLE_COLUMN) for row in rows)
         one_article = ONE_ARTICLE_COLUMNS if any(row.get("response") for row in rows) else ()
         columns = (
             columns
             + (REMOVED_COLUMN,)
             + ((ORDER_COLUMN,) if unordered else ())
             + ((GUESS_COLUMN,) if guessed else ())
+            + ((ACCEPTABLE_COLUMN,) if sets else ())
             + (EMPHASIS_COLUMN,)
             + one_article
             + ((*JUDGE_COLUMNS, CONFIDENCE_COLUMN) if judges else ())
@@ -202,6 +210,7 @@ LABEL_OPTIONAL = frozenset(
         "saved_at",
         ORDER_COLUMN,
         GUESS_COLUMN,
+        ACCEPTABLE_COLUMN,
         CONFIDENCE_COLUMN,
         *JUDGE_COLUMNS,
         *ONE_ARTICLE_COLUMNS,
@@ -254,9 +263,12 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     nul = _check_encoding(path)
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
+    spans = columns == SPAN_COLUMNS
     # A labels file may hold the judge columns and the order column; any other file has none.
-    columns = columns + ((ORDER_COLUMN, GUESS_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
-    optional = LABEL_OPTIONAL if labels else frozenset()
+    columns = columns + (
+        (ORDER_COLUMN, GUESS_COLUMN, ACCEPTABLE_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ()
+    )
+    optional = LABEL_OPTIONAL if labels else SPAN_OPTIONAL if spans else frozenset()
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)
     else:

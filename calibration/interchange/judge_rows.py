@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Criterion
 from calibration.interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLUMN, time_field
 from calibration.interchange.responses import pairwise_criterion_check
@@ -106,7 +107,9 @@ def judge_row_check(
             errors.append("winner_system is empty and error is empty (a judge row has one or the other)")
     elif error:
         errors.append("a judge row has either a winner_system or an error, not both")
-    verdict_check(context.campaign, values, errors, check_winner=not error)
+    if winner == CANNOT_JUDGE:
+        errors.append(f"a judge row cannot be {CANNOT_JUDGE} (a judge names a winner, a tie, or an error)")
+    verdict_check(context.campaign, values, errors, check_winner=not error and winner != CANNOT_JUDGE)
     time_field(values, "saved_at", errors, required=False)
     confidence = confidence_value(values.get(CONFIDENCE_COLUMN, ""), errors)
     identity = None

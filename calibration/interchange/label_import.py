@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Campaign, Criterion
 from annotate.services.answers import ImportedWork, answers_import
 from annotate.services.campaign_locks import answers_share_lock
@@ -26,7 +27,16 @@ from calibration.interchange.companions import (
     spans_check,
     spans_write,
 )
-from calibration.interchange.formats import GUESS_COLUMN, GUESSES, JUDGE, ORDER_COLUMN, RowsFile, time_field
+from calibration.interchange.formats import (
+    ACCEPTABLE_COLUMN,
+    GUESS_COLUMN,
+    GUESSES,
+    JUDGE,
+    ORDER_COLUMN,
+    SET_SEPARATOR,
+    RowsFile,
+    time_field,
+)
 from calibration.interchange.judge_rows import (
     JudgeAnswersTally,
     JudgePlan,
@@ -50,7 +60,7 @@ from calibration.interchange.targets import (
     verdict_check,
 )
 from judges.imports import SCOPE_CAMPAIGN
-from protocols.pairwise import side_for_system
+from protocols.pairwise import TIE, side_for_system
 
 # Accounts per INSERT.
 BATCH = 2000
@@ -144,6 +154,24 @@ class ImportReport:
         return lines
 
 
+def acceptable_check(campaign: Campaign, values: dict[str, str], errors: list[str]) -> list[str]:
+    """The verdicts a human row found acceptable (`acceptable_systems`), as given; [] when empty."""
+    given = values.get(ACCEPTABLE_COLUMN, "").strip()
+    if not given:
+        return []
+    also = [v.strip() for v in given.split(SET_SEPARATOR)]
+    shown = (values["left_system"], values["right_system"], TIE)
+    if not campaign.accept_sets:
+        errors.append(f"{ACCEPTABLE_COLUMN} is given, but this campaign does not ask for every acceptable verdict")
+    elif any(v not in shown for v in also):
+        errors.append(f"{ACCEPTABLE_COLUMN} may hold only left_system, right_system and tie, joined by '{SET_SEPARATOR}'")
+    elif values["winner_system"] not in also:
+        errors.append(f"{ACCEPTABLE_COLUMN} must hold winner_system '{values['winner_system']}'")
+    elif TIE in also and not campaign.allow_tie:
+        errors.append(f"{ACCEPTABLE_COLUMN} holds a tie, which this campaign does not allow")
+    return also
+
+
 @dataclass
 class _AssignmentRows:
     """An assignment to create or update from the labels file."""
@@ -155,6 +183,7 @@ class _AssignmentRows:
     guess: str = ""  # "first", "second", "unknown", or "" (none given)
     # (criterion, side, rationale, saved_at or None)
     labels: list[tuple[Criterion, str, str, datetime | None]] = field(default_factory=list)
+    acceptable: dict[int, list[str]] = field(default_factory=dict)  # criterion id -> sides also acceptable
 
 
 def labels_import(
@@ -315,6 +344,7 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
         if winner == "":
             errors.append("winner_system is empty (leave out criteria without a verdict)")
         verdict_check(context.campaign, values, errors)
+        also = acceptable_check(context.campaign, values, errors)
         saved_at = time_field(values, "saved_at", errors, required=False)
         started_at = time_field(values, "started_at", errors, required=False)
         order_known = order_known_value(values, errors) and not (order_unknown and not values.get(ORDER_COLUMN))
@@ -342,8 +372,10 @@ def _check_labels(context: Context, rows_file: RowsFile, report: ImportReport, *
                 target=target, line=line, started_at=started_at, order_known=order_known, guess=guess
             )
         article_a, article_b = canonical(context, target)
-        side = side_for_system(winner, article_a.system.key, article_b.system.key)
+        side = CANNOT_JUDGE if winner == CANNOT_JUDGE else side_for_system(winner, article_a.system.key, article_b.system.key)
         plan.labels.append((criterion, side, values["rationale"], saved_at))
+        if also:
+            plan.acceptable[criterion.id] = [side_for_system(v, article_a.system.key, article_b.system.key) for v in also if v != winner]
     _record(report, rows_file, bad)
     refused = {line for line, _ in bad}
     for line, values in rows_file.rows:
@@ -384,6 +416,7 @@ def _write_answers(context: Context, plans: dict, report: ImportReport, now: dat
                 started_at=plan.started_at,
                 stored=context.assignments.get((pair.id, user.id)),
                 labels=[(criterion.id, side, rationale, saved_at) for criterion, side, rationale, saved_at in plan.labels],
+                acceptable=plan.acceptable,
             )
         )
     imported = answers_import(work=work, now=now)

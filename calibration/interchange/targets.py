@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db.models import Max
 
+from annotate.answers import CANNOT_JUDGE
 from annotate.models import Article, Assignment, Campaign, Criterion, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.answers import imported_answer_problems
@@ -344,7 +345,11 @@ def verdict_check(campaign: Campaign, values: dict[str, str], errors: list[str],
     """Problems of a row's winner (when it has one) and rationale, human or judge row alike:
     the winner is a system shown or a tie the campaign allows, and the rationale fits."""
     winner = values["winner_system"] if check_winner else ""
-    if winner and winner != TIE and winner not in (values["left_system"], values["right_system"]):
-        errors.append(f"winner_system '{winner}' is neither left_system, right_system nor tie")
+    if winner == CANNOT_JUDGE:
+        if not campaign.allow_cannot_judge:
+            errors.append(f"winner_system is {CANNOT_JUDGE}, which this campaign does not allow")
+        winner = ""  # no winner: the outcome checks below do not apply
+    elif winner and winner != TIE and winner not in (values["left_system"], values["right_system"]):
+        errors.append(f"winner_system '{winner}' is neither left_system, right_system, tie nor {CANNOT_JUDGE}")
     # The campaign's rules (ties, what a rationale may hold) are the answer service's.
     errors += imported_answer_problems(campaign=campaign, outcome=winner, rationale=values["rationale"])

@@ -50,3 +50,15 @@ def side_for_system(system: str, system_a: str, system_b: str) -> str:
     if system == system_b:
         return SIDE_B
     raise ValueError(f"{system!r} is neither {system_a!r} nor {system_b!r}")
+
+
+SET_ORDER = (SIDE_A, SIDE_B, TIE)
+
+
+def acceptable_set(winner: str, also) -> tuple[str, ...]:
+    """Every verdict (by side, or TIE) a rater accepts: `winner` and those marked also acceptable, in
+    the order a, b, tie; empty when there is no winner."""
+    if not winner:
+        return ()
+    chosen = {winner, *also}
+    return tuple(side for side in SET_ORDER if side in chosen)

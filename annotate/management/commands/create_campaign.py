@@ -51,6 +51,22 @@ class Command(BaseCommand):
         parser.add_argument("--allow-tie", action="store_true")
         parser.add_argument("--no-rationale", action="store_true", help="do not require a rationale per criterion")
         parser.add_argument("--rationale-min-length", type=int, default=10)
+        parser.add_argument(
+            "--allow-cannot-judge",
+            action="store_true",
+            help="offer “Cannot judge” as an answer per criterion (counted apart from ties, left out of every statistic)",
+        )
+        parser.add_argument(
+            "--accept-sets",
+            action="store_true",
+            help="let annotators also mark every other verdict they find acceptable (the report reads single choices and sets)",
+        )
+        parser.add_argument(
+            "--evidence",
+            choices=["none", "every", "winners"],
+            default="none",
+            help="ask for a passage marked as evidence on every criterion, on every winner that is not a tie, or not at all",
+        )
         parser.add_argument("--overall", action="store_true", help="also ask which article is better overall")
         parser.add_argument("--instructions", type=Path, help="a markdown file shown to annotators")
         parser.add_argument("--annotators", default="", help="comma-separated usernames (default: every non-staff user)")
@@ -206,6 +222,9 @@ class Command(BaseCommand):
                 allow_tie=options["allow_tie"],
                 rationale_required=not options["no_rationale"],
                 rationale_min_length=options["rationale_min_length"],
+                evidence_required=options["evidence"],
+                allow_cannot_judge=options["allow_cannot_judge"],
+                accept_sets=options["accept_sets"],
                 ask_overall=options["overall"],
                 instructions=instructions,
                 annotators=users,

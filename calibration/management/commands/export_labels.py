@@ -26,7 +26,7 @@ from common.lookups import named
 class Command(UncheckedCommand):
     help = (
         "Export a campaign's labels in long format, one row per pair, criterion and rater "
-        "(labels without a winner are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file, "
+        "(undecided labels are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file, "
         "and <stem>.calls.<ext> (every judge call and its cost) when judges have run."
     )
 
