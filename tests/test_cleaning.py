@@ -514,3 +514,15 @@ def test_it_cleans_a_5_mb_article_without_blowing_up():
 )
 def test_it_survives_a_pathological_line(line):
     assert _timed(clean_article, f"Intro.\n\n{line}\n\nOutro.", "T") < BLOW_UP_SECONDS
+
+
+def test_it_finds_a_mark_in_a_rare_place_as_the_eight_searches_did():
+    # inline._rare_mark gates the rarer tidying of a line with marks; it must answer
+    # as the searches it replaced ("\x01*", ", \x01", "(\x01", ...).
+    from annotate.cleaning.inline import _rare_mark
+
+    rng = random.Random(11)
+    needles = ("\x01*", "\x01_", ",\x01", ", \x01", ";\x01", "; \x01", "(\x01", "[\x01")
+    for _ in range(20000):
+        line = "".join(rng.choice("\x01\x01*_,; ([a") for _ in range(rng.randint(0, 9)))
+        assert _rare_mark(line) == any(n in line for n in needles), repr(line)
