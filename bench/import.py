@@ -7,7 +7,9 @@ DATABASE_URL to measure another server), in turn, twice over (this tree, the
 others, then back), so that a change of load on the machine falls on all of them;
 each process imports the benchmark once to warm up, then ``--rounds`` times, and
 reports reading, cleaning + rendering, and database writes separately. The figure
-compared is the median round. ``--against`` names git revisions to measure beside
+compared is the median round, in wall time and in the process's CPU time (user +
+system: on a shared machine the wall time of each version also measures its
+neighbours, its CPU time much less so); the load average is printed beside them. ``--against`` names git revisions to measure beside
 this tree (each is unpacked with ``git archive`` into a temporary folder; no
 worktree is made). The default is the commit before "a new line of prose starts a
 new paragraph" (acb0463, the parent of 8db74e3, which brought annotate/rendering's
@@ -50,14 +52,14 @@ from annotate.sources import read_wlc
 def one():
     for model in (Article, Topic, System, Criterion, CriterionSet):
         model.objects.all().delete()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     batch = read_wlc(path, max_bytes=settings.MAX_ARTICLE_BYTES)
     t1 = time.perf_counter()
     prepared = articles_prepare(batch.articles)
     t2 = time.perf_counter()
     summary = articles_import(batch=batch, prepared=prepared)
-    t3 = time.perf_counter()
-    return [t1 - t0, t2 - t1, t3 - t2, t3 - t0, summary.markdown_bytes / 1e6, summary.articles_created]
+    t3, c3 = time.perf_counter(), time.process_time()
+    return [t1 - t0, t2 - t1, t3 - t2, t3 - t0, summary.markdown_bytes / 1e6, summary.articles_created, c3 - c0]
 
 one()
 rows = [one() for _ in range(rounds)]
@@ -98,6 +100,11 @@ def _measure(tree: Path, path: Path, rounds: int, profile: bool = False) -> list
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages: on a shared machine, the figures' context."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path)
@@ -109,6 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     against = args.against or [BEFORE_PARAGRAPHS, BRANCH_START]
 
+    load_before = _load()
     with tempfile.TemporaryDirectory(prefix="bench-import-trees-") as tmp:
         trees = {"this tree": ROOT} | {rev: _unpack(rev, Path(tmp)) for rev in against}
         rows: dict[str, list[list[float]]] = {name: [] for name in trees}
@@ -118,14 +126,20 @@ def main() -> None:
 
     mb = rows["this tree"][0][4]
     print(f"{rows['this tree'][0][5]} articles, {mb:.2f} MB of markdown; median of {2 * args.rounds} rounds per version, DEBUG off")
-    print(f"{'version':<12} {'read s':>8} {'clean+render s':>15} {'db s':>8} {'total s':>8} {'MB/s':>6}")
-    medians = {}
+    print(f"load average before: {load_before}, after: {_load()} (on {os.cpu_count()} CPUs)")
+    print(f"{'version':<12} {'read s':>8} {'clean+render s':>15} {'db s':>8} {'total s':>8} {'MB/s':>6} {'CPU s':>7} {'MB/CPU s':>9}")
+    medians, cpu = {}, {}
     for name, data in rows.items():
         med = [statistics.median(r[i] for r in data) for i in range(4)]
         medians[name] = med[3]
-        print(f"{name:<12} {med[0]:8.3f} {med[1]:15.3f} {med[2]:8.3f} {med[3]:8.3f} {mb / med[3]:6.2f}")
+        cpu[name] = statistics.median(r[6] for r in data)
+        print(
+            f"{name:<12} {med[0]:8.3f} {med[1]:15.3f} {med[2]:8.3f} {med[3]:8.3f} {mb / med[3]:6.2f} {cpu[name]:7.3f} {mb / cpu[name]:9.2f}"
+        )
     for rev in against:
-        print(f"this tree against {rev}: {medians[rev] / medians['this tree']:.2f}x as fast")
+        print(
+            f"this tree against {rev}: {medians[rev] / medians['this tree']:.2f}x as fast (wall), {cpu[rev] / cpu['this tree']:.2f}x (CPU)"
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,22 @@ def describe(char: str, *, decoded: bool = False) -> str:
     return f"a lone surrogate (U+{code:04X}), which is not valid Unicode text"
 
 
+def _no_surrogate(text: str) -> bool:
+    """True when ``text`` holds no code point of U+D800..U+DFFF: strict UTF-8
+    encoding fails on exactly those (and ASCII text has none)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def first_unstorable(text: str) -> int | None:
     """Index of the first character a database cannot store, or None."""
+    if "\x00" not in text and _no_surrogate(text):
+        return None  # the common case, at C speed: a search for NUL and an encode
     match = _UNSTORABLE.search(text)
     return match.start() if match else None
 

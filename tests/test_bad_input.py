@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from annotate.models import Campaign, Criterion, Label, LabelChange, Span, System
 from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
-from common.storable import MAX_JSON_DEPTH, form_problem, json_problem, text_problem
+from common.storable import MAX_JSON_DEPTH, first_unstorable, form_problem, json_problem, text_problem
 
 KEY = "ww_cc_1"
 GOOD = "The first article is clearer."
@@ -64,6 +64,19 @@ def test_it_names_what_a_database_cannot_store():
     assert form_problem(b"position=1&rationale=a%00b")[0] == "rationale"
     assert "not valid UTF-8" in form_problem(b"rationale=a%FFb")[1]
     assert "not valid UTF-8" in form_problem(b"rationale=a%ED%A0%80b")[1]  # a surrogate spelled in UTF-8 bytes
+
+
+def test_it_finds_the_first_unstorable_character_in_any_text():
+    for text, index in [
+        ("plain ascii", None),
+        ("café 日本 \U0001f600", None),
+        ("ab\x00", 2),
+        ("é\udcff x", 1),  # a lone surrogate in non-ASCII text
+        ("\udfff", 0),
+        ("日本\ud800\x00", 2),  # the first of both kinds
+        ("日\x00本\ud800", 1),
+    ]:
+        assert first_unstorable(text) == index, text
 
 
 def test_it_bounds_json_nesting_without_recursing():

@@ -1,5 +1,6 @@
 """annotate.cleaning: citation stripping and article normalization (no Django)."""
 
+import random
 import time
 
 import pytest
@@ -434,6 +435,29 @@ def test_it_counts_words_of_prose():
     assert count_words("`code` and *emphasis* _here_") == 4
 
 
+def _words_token_by_token(text: str) -> int:
+    # The rule as count_words states it, one token at a time.
+    return sum(1 for token in text.split() if any(c.isalnum() for c in token))
+
+
+def test_it_counts_words_by_the_token_rule_in_any_script_and_white_space():
+    cases = [
+        "élan — naïve “quoted” café",  # non-ASCII letters in and beside ASCII ones; a lone dash
+        "Москва 東京 ١٢٣ x²",  # Cyrillic, CJK, Arabic-Indic digits, a superscript digit
+        "a\u00a0b c\u2009d\u3000e \u00a0 \u2014\u00a0\u2014",  # non-ASCII spaces split tokens
+        "a\x1cb\x1fc\x85d\x0be\x0cf",  # str.split's other white space
+        "_ __ *_* a_b \U0001f600 \U0001f600x",  # underscores and emoji are not letters
+        "\ud800 x\udcff y",  # lone surrogates (text decoded with surrogateescape)
+    ]
+    for text in cases:
+        assert count_words(text) == _words_token_by_token(text), text
+    alphabet = list("ab9_ -|*#.,\t\n\x1c\x85\xa0\u2009\u3000é—“”²١東\U0001f600") + ["\udcff"]
+    rng = random.Random(7)
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert count_words(text) == _words_token_by_token(text), repr(text)
+
+
 def test_it_counts_the_same_words_before_and_after_cleaning_a_clean_article():
     text = "# T\n\nPlain prose, with [sic] and 1939.\n\n## Part\n\n- one\n- two"
     assert count_words(clean_article(text, "T")) == count_words(text)
@@ -490,3 +514,15 @@ def test_it_cleans_a_5_mb_article_without_blowing_up():
 )
 def test_it_survives_a_pathological_line(line):
     assert _timed(clean_article, f"Intro.\n\n{line}\n\nOutro.", "T") < BLOW_UP_SECONDS
+
+
+def test_it_finds_a_mark_in_a_rare_place_as_the_eight_searches_did():
+    # inline._rare_mark gates the rarer tidying of a line with marks; it must answer
+    # as the searches it replaced ("\x01*", ", \x01", "(\x01", ...).
+    from annotate.cleaning.inline import _rare_mark
+
+    rng = random.Random(11)
+    needles = ("\x01*", "\x01_", ",\x01", ", \x01", ";\x01", "; \x01", "(\x01", "[\x01")
+    for _ in range(20000):
+        line = "".join(rng.choice("\x01\x01*_,; ([a") for _ in range(rng.randint(0, 9)))
+        assert _rare_mark(line) == any(n in line for n in needles), repr(line)

@@ -8,6 +8,8 @@ of historiography prose, a "Notes" section of explanatory footnotes). Every entr
 note must go, every content block must stay, and every decision must be explained.
 """
 
+import random
+
 import pytest
 
 from annotate.cleaning import clean_article, cleaning_decisions
@@ -239,3 +241,36 @@ def test_it_explains_every_decision_under_a_source_heading():
     assert table.reason == "a table of data" and not table.removed
     by_url = next(d for d in decisions if d.excerpt.startswith("harbourwatch.no"))
     assert by_url.reason == "URL or domain" and by_url.removed
+
+
+def test_it_reads_a_heading_for_source_words_the_same_whatever_its_case_and_script():
+    # The fast test for ASCII headings (lower-cased, case-sensitive) answers as the
+    # case-insensitive pattern does, on headings of every case and a few scripts.
+    from annotate.cleaning import sections
+
+    rng = random.Random(5)
+    pieces = [
+        "refer",
+        "SOURC",
+        "Biblio",
+        "cit",
+        "NoTe",
+        "how this",
+        "FACT",
+        "verif",
+        "Quell",
+        "källor",
+        "ИСТОЧ",
+        "参考",
+        "ſourc",
+        "K",
+        "ı",
+        "x",
+        " ",
+        "7",
+    ]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        text = "".join(c.upper() if rng.random() < 0.3 else c for c in text)
+        assert sections._ref_hint(text) == bool(sections._REF_HINT_RE.search(text)), text
+        assert sections._meta_hint(text) == bool(sections._META_HINT_RE.search(text)), text

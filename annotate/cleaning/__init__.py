@@ -149,17 +149,16 @@ Where the rules live
 and source-commentary sections, metadata and entry lines), ``inline`` (markers,
 URLs, links, images and the tidying where they were), ``residue`` (caption
 residue), ``tables`` (source columns, doubled flag names), ``strip`` (the order
-of the passes), ``normalize`` (``normalize_article``). Markdown line syntax shared
+of the passes), ``normalize`` (``normalize_article``), ``words`` (``count_words``). Markdown line syntax shared
 with the removal audit is in ``annotate.markdown_lines``.
 """
 
 from __future__ import annotations
 
-import re
-
 from annotate.cleaning.blocks import Decision
 from annotate.cleaning.normalize import normalize_article
 from annotate.cleaning.strip import strip_citations
+from annotate.cleaning.words import count_words
 
 __all__ = ["Decision", "clean_article", "cleaning_decisions", "count_words", "normalize_article", "strip_citations"]
 
@@ -176,14 +175,3 @@ def cleaning_decisions(markdown: str, *, is_reference: bool = False) -> list[Dec
     log: list[Decision] = []
     strip_citations(markdown, is_reference=is_reference, log=log)
     return log
-
-
-_ALNUM_RE = re.compile(r"[^\W_]")
-
-
-def count_words(text: str) -> int:
-    """Words of prose: whitespace-separated tokens holding at least one letter or
-    digit. Markdown syntax and punctuation (``# * | - > ` _`` …) never make a word
-    on their own, so ``**bold**``, ``well-known`` and ``3.5%`` count once while
-    ``|``, ``---``, ``>``, ``-`` and ``—`` count zero."""
-    return sum(1 for token in text.split() if token.isalnum() or _ALNUM_RE.search(token))

@@ -12,6 +12,7 @@ Works on the right-stripped lines of ``protect.split_lines``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from annotate.cleaning.blocks import CONTENT, ENTRY, NOTE, Block, Decision, classify_blocks, decision, split_blocks
 from annotate.markdown_lines import FETCH_METADATA_LABELS, SETEXT_RE, atx
@@ -52,6 +53,30 @@ _REF_HINT_RE = re.compile(
     r"(?i)refer|sourc|biblio|cit|note|link|read|fuent|font|notas|quell|nachweis|anmerk|literat|källor|kilder|lähteet|viitte|bron"
     r"|источ|литер|примеч|ссылк|参考|引用|出典|脚注|注|链接|リンク|참고|출처"
 )
+
+
+def _hint_search(pattern: re.Pattern) -> Callable[[str], bool]:
+    """``pattern.search`` as a test, faster for ASCII text. ``pattern`` is a
+    case-insensitive alternation of plain words; Unicode case-insensitive matching
+    is slow in ``re`` (no fast scan to the first letter), so ASCII text is searched
+    lower-cased with the case-sensitive pattern instead. That is the same test:
+    for ASCII letters, case-insensitive means equal once lower-cased, and none of
+    the pattern's other letters matches an ASCII one whatever its case (asserted)."""
+    words = pattern.pattern.removeprefix("(?i)")
+    assert pattern.flags & re.IGNORECASE and words == words.lower() and not re.search(r"[\\.^$*+?{}()\[\]]", words), words
+    assert not any(re.fullmatch(f"(?i){re.escape(ch)}", chr(a)) for ch in set(words) if not ch.isascii() for a in range(128)), (
+        "a letter of the pattern matches an ASCII one"
+    )
+    lowered = re.compile(words).search
+    full = pattern.search
+
+    def search(text: str) -> bool:
+        return bool(lowered(text.lower()) if text.isascii() else full(text))
+
+    return search
+
+
+_ref_hint = _hint_search(_REF_HINT_RE)
 KEY_NUMBERING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\.)\s+")
 _KEY_PAREN_TAIL_RE = re.compile(r"\s*\([^()]*\)$")
 
@@ -68,7 +93,7 @@ def _heading_key(text: str) -> str:
 def ref_kind(text: str) -> int:
     """0: not a reference heading, 1: reference heading, 2: ambiguous (bibliography),
     3: begins with a reference name but says more (``External links and metadata``)."""
-    if not _REF_HINT_RE.search(text):
+    if not _ref_hint(text):
         return 0
     key = _heading_key(text)
     if not key:
@@ -197,6 +222,7 @@ def _is_long_prose(line: str) -> bool:
 
 # Source commentary: a heading about how the article was sourced or researched ...
 _META_HINT_RE = re.compile(r"(?i)sourc|verif|method|cit|research|how this|fact")
+_meta_hint = _hint_search(_META_HINT_RE)
 _META_HEAD_RE = re.compile(
     r"\b(?:sources?|sourcing|verification|verifiability|methodology|citations?|citing)\b"
     r"|\bresearch[ \t]+(?:notes?|coverage|methods?|methodology|workflow|process|strategy|limitations?|gaps?|log)\b"
@@ -244,10 +270,7 @@ def drop_sections(lines: list[str], headings: list[Heading], is_reference: bool 
     meta = (
         []
         if is_reference
-        else [
-            level <= 6 and bool(_META_HINT_RE.search(text)) and bool(_META_HEAD_RE.search(_heading_key(text)))
-            for _, _, level, text in headings
-        ]
+        else [level <= 6 and _meta_hint(text) and bool(_META_HEAD_RE.search(_heading_key(text))) for _, _, level, text in headings]
     )
     if not any(kinds) and not any(meta):
         return lines
