@@ -73,6 +73,8 @@ def test_it_writes_to_standard_output_with_the_options(calibration_campaign):
         "convention": "an item judged in both orders counts once: the verdict both orders agree on, else a tie; "
         "verdicts the judge failed to give (units left in error) are left out",
         "category_intervals": {"asked": "auto", "max_judges": 12, "judges_computed": True},
+        "majority_ties": "drop",
+        "majority_rule": "the majority vote is each item's strict majority (more than half of its human labels); items without one are left out",
     }
 
 
