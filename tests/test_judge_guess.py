@@ -110,7 +110,8 @@ def test_it_spends_within_a_budget_that_holds_one_guess(campaign, llm_judge, llm
     worst = {CallSettings.of(llm_judge, "").worst_case(plan.request(u)) for u in plan.pending()}
     assert len(plan.pending()) == 2 and len(worst) == 1  # the two orders of one pair: the same worst case
     # Room for one guess's worst case: once it is spent, the second one's no longer fits.
-    run = execute(campaign, llm_judge, limit=1, swap=True, guess=True, concurrency=1, budget_usd=worst.pop())
+    budget = (worst.pop() + Decimal("0.000001")).quantize(Decimal("0.000001"))  # at or above it, as the budget is stored
+    run = execute(campaign, llm_judge, limit=1, swap=True, guess=True, concurrency=1, budget_usd=budget)
 
     assert run.status == JudgeRun.Status.BUDGET, run.message
     assert llm_server.guess_requests == 1 and 0 < run.cost_usd <= run.budget_usd
@@ -168,3 +169,69 @@ def test_it_refuses_the_guess_for_a_baseline_and_without_a_reference(campaign, l
     with pytest.raises(ValidationError, match="no reference system"):
         judge_run_create(campaign=campaign, judge=llm_judge, guess=True)
     assert not JudgeRun.objects.exists()
+
+
+def test_it_asks_the_guess_through_the_batch_api_too(campaign, llm_judge, llm_server, settings):
+    settings.JUDGE_BATCH_POLL_SECONDS = 0.01
+    llm_server.guess_policy = lambda message: "unknown"
+
+    run = execute(campaign, llm_judge, limit=2, swap=True, guess=True, batch=True)
+
+    assert run.status == JudgeRun.Status.FINISHED, run.message
+    assert llm_server.requests == [] and len(llm_server.batch_submissions) == 1
+    assert llm_server.guess_requests == 4 and len(llm_server.batch_submissions[0]["custom_ids"]) == 16
+    guesses = JudgeUnit.objects.filter(run=run, question=JudgeUnit.Question.GUESS)
+    assert [u.guess for u in guesses] == ["unknown"] * 4
+    assert all(c.batch_id and c.cost_usd > 0 for c in JudgeCall.objects.filter(unit__in=guesses))
+
+
+def test_it_runs_the_guess_from_the_command_line(campaign, llm_judge, llm_server):
+    from tests.helpers import run
+
+    dry = run("run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--limit", "2", "--swap", "--guess", "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "fake-gpt: 16 of 16 units to judge, 16 requests" in dry.out and llm_server.requests == []
+
+    result = run("run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--limit", "2", "--swap", "--guess")
+
+    assert result.code == 0, result.err
+    assert "16/16 units done" in result.out and llm_server.guess_requests == 4
+    assert JudgeRun.objects.get().guess
+
+
+def test_it_leaves_the_guess_out_for_a_baseline_named_with_an_llm_judge(campaign, llm_judge, llm_server):
+    from tests.helpers import run
+
+    judge_create(name="longer", kind="length")
+
+    result = run("run_judges", "--campaign", "Pilot", "--judge", "fake-gpt", "--judge", "longer", "--limit", "1", "--guess")
+
+    assert result.code == 0, result.err
+    assert dict(JudgeRun.objects.values_list("judge__name", "guess")) == {"fake-gpt": True, "longer": False}
+    assert not JudgeUnit.objects.filter(judge__name="longer", question=JudgeUnit.Question.GUESS).exists()
+
+
+def test_it_starts_a_guessing_run_from_the_web_form(client, campaign, rachel, llm_judge, llm_server):
+    from django.urls import reverse
+
+    client.force_login(rachel)
+    page = client.get(reverse("judge-campaign", args=[campaign.pk]))
+    assert page.status_code == 200 and 'name="guess"' in page.content.decode()
+
+    response = client.post(reverse("judge-run-start", args=[campaign.pk]), {"judge": llm_judge.pk, "concurrency": "2", "guess": "on"})
+
+    assert response.status_code == 302
+    assert JudgeRun.objects.get().guess
+    assert "guess question" in client.get(reverse("judge-campaign", args=[campaign.pk])).content.decode()
+
+
+def test_it_exports_the_guess_calls_in_the_calls_file(campaign, llm_judge, llm_server):
+    from calibration.interchange.export import call_rows
+
+    execute(campaign, llm_judge, limit=1, swap=True, guess=True)
+
+    rows = call_rows(campaign)
+    guesses = [r for r in rows if r["question"] == "guess"]
+    assert len(guesses) == 2 and all(r["category"] == "" and r["criterion"] == "" for r in guesses)
+    assert {r["question"] for r in rows} == {"verdicts", "guess"}
+    assert sum(Decimal(r["cost_usd"]) for r in rows) == JudgeRun.objects.get().cost_usd
