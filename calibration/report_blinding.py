@@ -210,7 +210,7 @@ def _judge_verdicts(table: M.LabelTable, name: str, guesses: list[B.Guess], refe
                     G.GuessedLabel(pair, criterion, category, guess, int(humans.outcome[i]), _reference_side(lo, hi, reference), order)
                 )
     win = G.reference_win_rate_by_guess(rows, rounds=rounds, seed=seed)
-    agreement = G.agreement_by_guess(labels, verdicts, rounds=rounds, seed=seed)
+    agreement = G.agreement_by_guess(labels, verdicts, rounds=rounds, seed=seed) if labels else {}  # no human label to agree with
     return {
         "reference_win_rate": {c: _split_dict(split) for c, split in win.items()},
         "agreement": {c: {"par": _split_dict(split.par), "kappa": _split_dict(split.kappa)} for c, split in agreement.items()},
@@ -370,7 +370,7 @@ def blinding_tables(report: dict) -> dict[str, Table]:
         "Missing",
     ]
     numeric = [False, True, True, True, True, True, True]
-    title = "Blinding: what the annotators could tell (the guess question)"
+    title = "Blinding: what the annotators and judges could tell (the guess question)"
     out = {}
     humans = section is not None and bool(section.get("overall"))
     judges = [] if section is None else _judge_groups(section)

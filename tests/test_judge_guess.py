@@ -235,3 +235,15 @@ def test_it_exports_the_guess_calls_in_the_calls_file(campaign, llm_judge, llm_s
     assert len(guesses) == 2 and all(r["category"] == "" and r["criterion"] == "" for r in guesses)
     assert {r["question"] for r in rows} == {"verdicts", "guess"}
     assert sum(Decimal(r["cost_usd"]) for r in rows) == JudgeRun.objects.get().cost_usd
+
+
+def test_it_keeps_asking_the_guess_when_an_interrupted_run_is_resumed(campaign, llm_judge, llm_server):
+    from judges.recovery import judge_run_resume
+
+    run = judge_run_create(campaign=campaign, judge=llm_judge, limit=1, guess=True)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.INTERRUPTED)
+    run.refresh_from_db()
+
+    resumed = judge_run_resume(run=run)
+
+    assert resumed.pk != run.pk and resumed.guess

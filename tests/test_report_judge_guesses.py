@@ -95,6 +95,8 @@ def test_it_splits_the_judges_verdicts_by_their_own_guess(guessed):
     for group, (won, n) in wins.items():
         assert split["by_guess"][group]["n"] == n
         assert split["by_guess"][group]["value"] == pytest.approx(won / n, abs=1e-6)
+    # No human label yet: nothing to agree with, and no empty rows.
+    assert report["blinding"]["judges"]["fake-gpt"]["verdicts_by_guess"]["agreement"] == {}
     assert split["right_minus_dont_know"]["value"] == pytest.approx(
         wins["right"][0] / wins["right"][1] - wins["dont_know"][0] / wins["dont_know"][1], abs=1e-6
     )
