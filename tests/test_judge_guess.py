@@ -1,6 +1,7 @@
 """The guess question put to LLM judges (`run_judges --guess`): one call of its own per pair and order,
 billed, written ahead, budgeted and cached like the others, against the real loopback HTTP server."""
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -247,3 +248,19 @@ def test_it_keeps_asking_the_guess_when_an_interrupted_run_is_resumed(campaign, 
     resumed = judge_run_resume(run=run)
 
     assert resumed.pk != run.pk and resumed.guess
+
+
+def test_it_sends_the_same_verdict_requests_with_and_without_the_guess(campaign, llm_judge, llm_server):
+    from judges.models import CachedResponse
+
+    execute(campaign, llm_judge, limit=2, swap=True)
+    without = sorted(json.dumps(r, sort_keys=True) for r in llm_server.requests)
+    JudgeUnit.objects.all().delete()
+    CachedResponse.objects.all().delete()
+    llm_server.reset()
+
+    execute(campaign, llm_judge, limit=2, swap=True, guess=True)
+
+    asked = guess_requests(llm_server)
+    verdicts = sorted(json.dumps(r, sort_keys=True) for r in llm_server.requests if r not in asked)
+    assert len(asked) == 4 and verdicts == without
