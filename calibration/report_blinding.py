@@ -218,8 +218,12 @@ def _judge_verdicts(table: M.LabelTable, name: str, guesses: list[B.Guess], refe
     }
 
 
-def _judges(campaign, table: M.LabelTable, reference: str, rounds: int, seed: int) -> dict:
-    """The judges' part of the section: per judge that answered the guess question, its indices and its verdicts by its guess."""
+def section_judges(campaign, table: M.LabelTable, *, rounds: int, seed: int) -> dict:
+    """The judges' part of the section (`judges`): per judge that answered the guess question, its indices and
+    its verdicts by its own guess; {} without a reference system."""
+    reference = _reference(campaign)
+    if reference is None:
+        return {}
     out = {}
     for name, guesses in _judge_guesses(campaign, reference).items():
         originals = [g for g in guesses if g.kind == "original"]
@@ -315,7 +319,7 @@ def section(campaign, table: M.LabelTable, *, rounds: int, seed: int, style_judg
         "james_rule": JAMES_RULE,
         "ci_rule": CI_RULE,
         "judges_rule": JUDGES_RULE,
-        "judges": _judges(campaign, table, reference, rounds, seed) if reference else {},
+        "judges": section_judges(campaign, table, rounds=rounds, seed=seed),
     }
     guesses = _guesses(campaign, reference) if reference else []
     answered = any(g.answer != B.MISSING for g in guesses)
