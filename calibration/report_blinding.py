@@ -8,7 +8,12 @@ Three parts (issue 34), each read from the campaign's submitted, ordered assignm
 * the verdicts split by guess (`metrics.guess_split`): the reference's human win rate and each
   judge's PAR and kappa per guess group, and "right minus don't know";
 * the style-controlled Bradley-Terry fit (`metrics.style_control`) of the humans and of each judge,
-  per criterion category and overall, with the blindness audit's style covariates.
+  per criterion category and overall, with the blindness audit's style covariates;
+* the judges' own answers to the guess question (`run_judges --guess`: one call of its own per pair
+  and order, `judges.selectors`), through the same functions: each judge's Bang's index per arm and
+  James' index (original pairs; known-answer pairs apart; per generated system), and its verdicts by
+  its own guess: the reference's win rate in its verdicts, and its PAR and kappa against the human
+  labels, the verdict of each order grouped by the guess of that order.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from calibration.metrics.style_control import StyleVerdict, normalised_differenc
 from calibration.report_sections import estimate, rounded
 from calibration.selectors import HUMAN_PREFIX
 from calibration.table_format import DASH, Table, nested
+from judges.models import JudgeUnit
 
 HUMANS = "humans"
 # The guess groups as the report's JSON names them.
@@ -129,6 +135,108 @@ def _verdicts(table: M.LabelTable, guesses: list[B.Guess], reference: str, round
     return out
 
 
+JUDGES_RULE = (
+    "judges' rows: each judge's own answers to the same question, asked in a call of its own (no verdict in it, none after "
+    "it) about each pair holding the reference, in each order it was shown (run_judges --guess); a pair judged in both "
+    "orders has a guess in each arm"
+)
+
+
+def _judge_guesses(campaign, reference: str) -> dict[str, list[B.Guess]]:
+    """Each judge's answers to the guess question (its units of question "guess" that are done), by judge name."""
+    rows = (
+        JudgeUnit.objects.filter(pair__campaign=campaign, question=JudgeUnit.Question.GUESS, status=JudgeUnit.Status.DONE)
+        .values_list(
+            "pair_id", "judge__name", "a_first", "guess", "pair__gold__pair_id", "pair__article_a__system__key",
+            "pair__article_b__system__key",
+        )
+        .order_by("judge__name", "pk")
+    )  # fmt: skip
+    out: dict[str, list[B.Guess]] = {}
+    for pair_id, judge, a_first, guess, gold, system_a, system_b in rows:
+        if reference not in (system_a, system_b):
+            continue
+        reference_is_a = system_a == reference
+        out.setdefault(judge, []).append(
+            B.Guess(
+                pair=pair_id,
+                reference_first=reference_is_a == a_first,
+                answer=guess_position(guess, a_first),
+                system=system_b if reference_is_a else system_a,
+                rater=judge,
+                kind="gold" if gold is not None else "original",
+            )
+        )
+    return out
+
+
+def _reference_side(lo: str, hi: str, reference: str) -> int | None:
+    return G.LO if lo == reference else G.HI if hi == reference else None
+
+
+def _judge_verdicts(table: M.LabelTable, name: str, guesses: list[B.Guess], reference: str, rounds: int, seed: int) -> dict:
+    """A judge's verdicts by its own guess: the reference's win rate in its verdicts, and its PAR and
+    kappa against the human labels, each verdict (of one order) in the group of that order's guess."""
+    outcome_of = {(g.pair, g.reference_first): g.outcome for g in guesses if g.kind == "original"}
+    vocab = table.vocab
+    own = table.for_rater(name)
+    rows: list[G.GuessedLabel] = []
+    verdicts: dict[tuple, int] = {}
+    orders: dict[int, set[bool]] = {}
+    for i in range(len(own)):
+        code = int(own.first[i])
+        if code < 0:
+            continue  # the order shown is unknown (imported without it): no guess to group it by
+        lo, hi = vocab.systems[own.sys_lo[i]], vocab.systems[own.sys_hi[i]]
+        pair, criterion = int(vocab.pairs[own.pair[i]]), vocab.criteria[own.criterion[i]]
+        order = (lo if code == 0 else hi) == reference
+        outcome = int(own.outcome[i])
+        guess = outcome_of.get((pair, order), B.MISSING)
+        rows.append(
+            G.GuessedLabel(pair, criterion, vocab.categories[own.category[i]], guess, outcome, _reference_side(lo, hi, reference), order)
+        )
+        verdicts[pair, criterion, order] = outcome
+        orders.setdefault(pair, set()).add(order)
+    humans = table.humans()
+    labels: list[G.GuessedLabel] = []
+    for i in range(len(humans)):
+        pair, criterion = int(vocab.pairs[humans.pair[i]]), vocab.criteria[humans.criterion[i]]
+        lo, hi = vocab.systems[humans.sys_lo[i]], vocab.systems[humans.sys_hi[i]]
+        for order in sorted(orders.get(pair, ())):
+            if (pair, criterion, order) in verdicts:
+                guess = outcome_of.get((pair, order), B.MISSING)
+                category = vocab.categories[humans.category[i]]
+                labels.append(
+                    G.GuessedLabel(pair, criterion, category, guess, int(humans.outcome[i]), _reference_side(lo, hi, reference), order)
+                )
+    win = G.reference_win_rate_by_guess(rows, rounds=rounds, seed=seed)
+    agreement = G.agreement_by_guess(labels, verdicts, rounds=rounds, seed=seed) if labels else {}  # no human label to agree with
+    return {
+        "reference_win_rate": {c: _split_dict(split) for c, split in win.items()},
+        "agreement": {c: {"par": _split_dict(split.par), "kappa": _split_dict(split.kappa)} for c, split in agreement.items()},
+        "n_verdicts_without_answer": sum(1 for r in rows if r.guess == B.MISSING),
+    }
+
+
+def section_judges(campaign, table: M.LabelTable, *, rounds: int, seed: int) -> dict:
+    """The judges' part of the section (`judges`): per judge that answered the guess question, its indices and
+    its verdicts by its own guess; {} without a reference system."""
+    reference = _reference(campaign)
+    if reference is None:
+        return {}
+    out = {}
+    for name, guesses in _judge_guesses(campaign, reference).items():
+        originals = [g for g in guesses if g.kind == "original"]
+        gold = [g for g in guesses if g.kind == "gold"]
+        out[name] = {
+            "overall": _blinding_dict(B.blinding(originals, rounds=rounds, seed=seed)) if originals else None,
+            "by_kind": {"gold": _blinding_dict(B.blinding(gold, rounds=rounds, seed=seed))} if gold else {},
+            "by_system": {k: _blinding_dict(v) for k, v in B.blinding_by(originals, lambda g: g.system, rounds=rounds, seed=seed).items()},
+            "verdicts_by_guess": _judge_verdicts(table, name, guesses, reference, rounds, seed) if len(table) else None,
+        }
+    return out
+
+
 STYLE_JUDGES_WITHHELD = (
     "the judges' style-controlled fits were not computed: the report has more than {n} judges "
     "(ask for them with --category-intervals all, as for the judges' per-category intervals)"
@@ -210,6 +318,8 @@ def section(campaign, table: M.LabelTable, *, rounds: int, seed: int, style_judg
         "bang_rule": BANG_RULE,
         "james_rule": JAMES_RULE,
         "ci_rule": CI_RULE,
+        "judges_rule": JUDGES_RULE,
+        "judges": section_judges(campaign, table, rounds=rounds, seed=seed),
     }
     guesses = _guesses(campaign, reference) if reference else []
     answered = any(g.answer != B.MISSING for g in guesses)
@@ -242,6 +352,16 @@ def _bang_cell(entry: dict) -> str:
     return f"{nested(entry)}; {entry['dont_know']} don't know"
 
 
+def _judge_groups(section: dict) -> list[tuple[str, dict]]:
+    groups = []
+    for name, judge in section.get("judges", {}).items():
+        if judge["overall"]:
+            groups.append((f"judge {name}", judge["overall"]))
+        groups += [(f"judge {name}, {kind} pairs", entry) for kind, entry in judge["by_kind"].items()]
+        groups += [(f"judge {name}, system {system}", entry) for system, entry in judge["by_system"].items()]
+    return groups
+
+
 def blinding_tables(report: dict) -> dict[str, Table]:
     section = report.get("blinding")
     headers = [
@@ -254,9 +374,11 @@ def blinding_tables(report: dict) -> dict[str, Table]:
         "Missing",
     ]
     numeric = [False, True, True, True, True, True, True]
-    title = "Blinding: what the annotators could tell (the guess question)"
+    title = "Blinding: what the annotators and judges could tell (the guess question)"
     out = {}
-    if section is None or not section.get("overall"):
+    humans = section is not None and bool(section.get("overall"))
+    judges = [] if section is None else _judge_groups(section)
+    if not humans and not judges:
         why = (
             "not in this report"
             if section is None
@@ -267,16 +389,23 @@ def blinding_tables(report: dict) -> dict[str, Table]:
             "verdicts_by_guess", "Verdicts by guess", ["Rater", "Figure", "Category"], [], [False] * 3, "", why
         )
     else:
-        groups = [("All (original assignments)", section["overall"])]
-        groups += [(f"{kind} assignments", entry) for kind, entry in section["by_kind"].items() if kind != "original"]
-        groups += [(f"system {name}", entry) for name, entry in section["by_system"].items()]
-        groups += [(f"annotator {name}", entry) for name, entry in section["by_annotator"].items()]
+        groups = []
+        if humans:
+            groups += [("All (original assignments)", section["overall"])]
+            groups += [(f"{kind} assignments", entry) for kind, entry in section["by_kind"].items() if kind != "original"]
+            groups += [(f"system {name}", entry) for name, entry in section["by_system"].items()]
+            groups += [(f"annotator {name}", entry) for name, entry in section["by_annotator"].items()]
+        groups += judges
         rows = [
             [name, _bang_cell(e["bang"]["first"]), _bang_cell(e["bang"]["second"]), nested(e["james"]), str(e["james"]["guesses"]),
              str(e["james"]["dont_know"]), str(e["james"]["missing"])]
             for name, e in groups
         ]  # fmt: skip
         note = f"{section['bang_rule']}. {section['james_rule']}. {section['ci_rule']}."
+        if judges:
+            note += f" {section['judges_rule'].capitalize()}."
+        if not humans:
+            note += " No annotator answered the guess question" + ("." if section["asked"] else " (the campaign does not ask it).")
         out["blinding"] = Table("blinding", title, headers, rows, numeric, note)
         out["verdicts_by_guess"] = _verdicts_table(section)
     out["style_control"] = _style_table(section)
@@ -296,20 +425,36 @@ def _verdicts_table(section: dict) -> Table:
     ]
     rows = []
     verdicts = section["verdicts_by_guess"]
-    for category, split in verdicts[HUMANS].items():
-        rows.append(["humans", "reference win rate", category, *_split_cells(split)])
-    for judge, categories in verdicts["judges"].items():
-        for category, figures in categories.items():
-            rows.append([judge, "PAR", category, *_split_cells(figures["par"])])
-            rows.append([judge, "kappa", category, *_split_cells(figures["kappa"])])
-    note = (
-        "Human labels grouped by their assignment's answer to the guess question (right, wrong, don't know; "
-        f"{verdicts['n_labels_without_answer']:,} labels without an answer left out). The reference's win rate counts a tie as "
-        "one half; a judge's PAR and Cohen's kappa are against those labels, the judge's two orders merged (inconsistent: tie). "
-        f'Note: "{G.DIFFERS}" when the 95% CI of right minus don\'t know excludes 0.'
-    )
+    notes = []
+    if verdicts is not None:
+        for category, split in verdicts[HUMANS].items():
+            rows.append(["humans", "reference win rate", category, *_split_cells(split)])
+        for judge, categories in verdicts["judges"].items():
+            for category, figures in categories.items():
+                rows.append([judge, "PAR", category, *_split_cells(figures["par"])])
+                rows.append([judge, "kappa", category, *_split_cells(figures["kappa"])])
+        notes.append(
+            "Human labels grouped by their assignment's answer to the guess question (right, wrong, don't know; "
+            f"{verdicts['n_labels_without_answer']:,} labels without an answer left out). The reference's win rate counts a tie as "
+            "one half; a judge's PAR and Cohen's kappa are against those labels, the judge's two orders merged (inconsistent: tie)."
+        )
+    own = {name: judge["verdicts_by_guess"] for name, judge in section.get("judges", {}).items() if judge["verdicts_by_guess"]}
+    for judge, figures in own.items():
+        for category, split in figures["reference_win_rate"].items():
+            rows.append([judge, "reference win rate, by its own guess", category, *_split_cells(split)])
+        for category, split in figures["agreement"].items():
+            rows.append([judge, "PAR, by its own guess", category, *_split_cells(split["par"])])
+            rows.append([judge, "kappa, by its own guess", category, *_split_cells(split["kappa"])])
+    if own:
+        without = sum(figures["n_verdicts_without_answer"] for figures in own.values())
+        notes.append(
+            '"By its own guess": the judge\'s verdicts grouped by its answer to the guess question in the same order '
+            f"({without:,} verdicts without an answer left out): the reference's win rate in its verdicts, and its PAR and kappa "
+            "against the human labels, each order's verdict compared on its own."
+        )
+    notes.append(f'Note: "{G.DIFFERS}" when the 95% CI of right minus don\'t know excludes 0.')
     return Table("verdicts_by_guess", "Verdicts by guess: do verdicts differ when annotators recognise the reference?", headers, rows,
-                 [False, False, False, True, True, True, True, False], note)  # fmt: skip
+                 [False, False, False, True, True, True, True, False], " ".join(notes))  # fmt: skip
 
 
 def _split_cells(split: dict) -> list[str]:

@@ -169,26 +169,38 @@ def _plan_sentence(plan: dict | None) -> str:
 
 
 def _blinding_sentence(report: dict) -> str:
-    """Bang's index per arm and James' index (`blinding`), when annotators answered the guess question."""
+    """Bang's index per arm and James' index (`blinding`), when annotators (or judges) answered the guess question."""
     section = report.get("blinding")
-    if not section or not section.get("overall"):
+    if not section:
         return ""
-    overall = section["overall"]
 
     def figure(entry: dict) -> str:
         if entry["value"] is None:
             return DASH
         return f"{entry['value']:.3f} ({_ci(entry['ci'])})"
 
-    arms = "; ".join(
-        f"reference shown {arm}, {figure(overall['bang'][arm])} ({overall['bang'][arm]['guesses']} guesses, "
-        f"{overall['bang'][arm]['dont_know']} don't know)"
-        for arm in ("first", "second")
-    )
-    return (
-        f"Blinding: Bang's index per arm (the two randomised display orders): {arms}; James' index over both arms "
-        f"{figure(overall['james'])}; {overall['james']['missing']} question(s) left unanswered, counted as missing."
-    )
+    def arms(overall: dict) -> str:
+        return "; ".join(
+            f"reference shown {arm}, {figure(overall['bang'][arm])} ({overall['bang'][arm]['guesses']} guesses, "
+            f"{overall['bang'][arm]['dont_know']} don't know)"
+            for arm in ("first", "second")
+        )
+
+    sentences = []
+    overall = section.get("overall")
+    if overall:
+        sentences.append(
+            f"Blinding: Bang's index per arm (the two randomised display orders): {arms(overall)}; James' index over both arms "
+            f"{figure(overall['james'])}; {overall['james']['missing']} question(s) left unanswered, counted as missing."
+        )
+    judges = {name: judge["overall"] for name, judge in (section.get("judges") or {}).items() if judge["overall"]}
+    if judges:
+        each = "; ".join(f"{name}: {arms(o)}, James' index {figure(o['james'])}" for name, o in judges.items())
+        sentences.append(
+            "The judges were asked the same question in a call of its own about each pair and order shown, "
+            f"apart from their verdicts. Bang's index per arm and James' index: {each}."
+        )
+    return " ".join(sentences)
 
 
 def _likeness_sentence(report: dict) -> str:

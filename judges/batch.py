@@ -63,7 +63,7 @@ from django.db.models import Q
 import protocols
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices
-from judges.selectors import RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, judged, one_article
+from judges.selectors import GUESS, RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, judged, one_article
 from judges.transport import (
     FATAL_STATUSES,
     HTTP_RETRIES,
@@ -528,7 +528,7 @@ class _BatchRun:
         attempt.raw_response = self.prices.scrub((text if completion.problem else completion.content)[:MAX_STORED_RESPONSE])
         criteria = tuple(c.key for c in job.plan.criteria)
         try:
-            outcome.verdicts = protocols.get(job.plan.protocol).parse_verdicts(
+            outcome.verdicts = protocols.reader(job.plan.protocol).parse_verdicts(
                 completion.content,
                 criteria=criteria,
                 allow_tie=self.plan.campaign.allow_tie,
@@ -575,6 +575,10 @@ class _BatchRun:
         job = self.jobs.get(unit_id)
         if job is None:
             unit = JudgeUnit.objects.select_related("pair", "reading", "category", "criterion").get(pk=unit_id)
+            if unit.question == JudgeUnit.Question.GUESS:
+                job = self.jobs[unit_id] = Job(plan=UnitPlan(unit.pair, None, (), None, unit.a_first, protocol=GUESS), unit_id=unit_id)
+                self.outside.add(unit_id)
+                return job
             if self._criteria is None:
                 self._criteria = {category.pk: criteria for category, criteria in campaign_categories(campaign=self.plan.campaign)}
             reading = unit.reading_id is not None

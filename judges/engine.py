@@ -36,6 +36,7 @@ from django.db.models import F
 from django.utils import timezone
 
 import protocols
+from annotate.services.guesses import guess_side
 from judges import baselines
 from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
@@ -62,6 +63,7 @@ from judges.verdict_rows import verdict_rows, verdicts_insert
 from judges.wire import cache_endpoint
 from judges.workers import this_worker
 from protocols.base import InvalidResponse
+from protocols.pairwise import guess as guess_question
 
 logger = logging.getLogger(__name__)
 STATUS_POLL_SECONDS = 0.5
@@ -187,7 +189,14 @@ class Engine:
                 if any(statuses.get(pk) == JudgeUnit.Status.ERROR for pk in ids):
                     # An imported unit in error may hold the verdicts it had.
                     JudgeVerdict.objects.filter(unit_id__in=ids).delete()
-                verdicts_insert(verdict_rows(done, valid_calls))
+                # The guess question's answers go on their units (by side); every other unit's, into verdicts.
+                by_answer: dict[str, list[int]] = {}
+                for job, outcome in done:
+                    if job.plan.asks_guess:
+                        by_answer.setdefault(guess_side(outcome.verdicts[guess_question.KEY][0], job.plan.a_first), []).append(job.unit_id)
+                for answer, units in by_answer.items():  # at most three statements
+                    JudgeUnit.objects.filter(pk__in=units).update(guess=answer)
+                verdicts_insert(verdict_rows([item for item in done if not item[0].plan.asks_guess], valid_calls))
             for job, outcome in failed:
                 JudgeUnit.objects.filter(pk=job.unit_id).update(status=JudgeUnit.Status.ERROR, error=outcome.error, run=run, updated_at=now)
             self.done_now += len(done)
@@ -229,7 +238,7 @@ class Engine:
     def prepare(self) -> tuple[RunPlan, list[Job]]:
         """The plan and a job per unit not done yet; their rows come later, from `units_ensure`."""
         run = self.run
-        plan = run_plan(campaign=run.campaign, judge=self.judge, swap=run.swap, limit=run.limit, seed=run.seed)
+        plan = run_plan(campaign=run.campaign, judge=self.judge, swap=run.swap, limit=run.limit, seed=run.seed, guess=run.guess)
         jobs = [Job(plan=u, unit_id=0) for u in plan.pending()]
         run.units_total = len(plan.units)
         run.units_done = len(plan.units) - len(jobs)
@@ -247,7 +256,7 @@ class Engine:
                 [
                     JudgeUnit(
                         judge=self.judge, pair=u.pair, reading=u.reading, category=u.category, criterion=u.criterion, a_first=u.a_first,
-                        run=self.run,
+                        run=self.run, question=JudgeUnit.Question.GUESS if u.asks_guess else JudgeUnit.Question.VERDICTS,
                     )
                     for u in missing
                 ],

@@ -112,6 +112,13 @@ class RunForm(forms.Form):
         help_text="Submit the units as batch files (OpenAI, Azure and compatible endpoints): billed at the judge's batch prices, answered within 24 h.",
     )
 
+    guess = forms.BooleanField(
+        required=False,
+        label="Ask the guess question too",
+        help_text="One more call per pair and order shown, billed and budgeted like the others: which article does the judge "
+        "think is the reference? In a conversation of its own, so the verdicts never see it.",
+    )
+
     def service_arguments(self) -> dict:
         data = dict(self.cleaned_data)
         data["seed"] = data["seed"] or 0

@@ -115,6 +115,11 @@ class JudgeRun(models.Model):
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many pairs.")
     seed = models.BigIntegerField(default=0)
     batch = models.BooleanField(default=False, help_text="Send the units through the provider's Batch API (billed at the batch prices).")
+    guess = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Also ask the judge, in a call of its own per pair and order shown, which article is the reference (the guess question).",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     message = models.TextField(blank=True)
     task_id = models.CharField(max_length=100, blank=True)
@@ -159,7 +164,9 @@ class JudgeRun(models.Model):
 
 class JudgeUnit(models.Model):
     """One piece of judging work: a pair, in one order, on one category (or criterion); or, for the
-    one-article criteria (checklist, rating, count), one reading (an article alone; `a_first` True).
+    one-article criteria (checklist, rating, count), one reading (an article alone; `a_first` True);
+    or, on a run with `guess`, the guess question about a pair in one order (`question` GUESS, no
+    category, its answer in `guess`, no verdicts: `protocols.pairwise.guess`).
 
     The unique key makes runs resumable: a unit that is done is never redone.
     """
@@ -169,10 +176,20 @@ class JudgeUnit(models.Model):
         DONE = "done", "Done"
         ERROR = "error", "Error"
 
+    class Question(models.TextChoices):
+        VERDICTS = "verdicts", "The rubric's criteria"
+        GUESS = "guess", "Which article is the reference (the guess question)"
+
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
     reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
-    category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="+")
+    category = models.ForeignKey(
+        Category, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Empty on a guess question's unit."
+    )
+    question = models.CharField(max_length=10, choices=Question.choices, default=Question.VERDICTS, db_default=Question.VERDICTS)
+    # The guess question's answer by side, as `annotate.Assignment.guess` stores a human's ("a", "b",
+    # "unknown"); empty: not asked, or not answered yet.
+    guess = models.CharField(max_length=10, blank=True, default="", db_default="")
     criterion = models.ForeignKey(
         Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Set in per-criterion mode."
     )
@@ -208,6 +225,15 @@ class JudgeUnit(models.Model):
             models.CheckConstraint(
                 condition=models.Q(pair__isnull=False, reading__isnull=True) | models.Q(pair__isnull=True, reading__isnull=False),
                 name="judgeunit_of_pair_or_reading",
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "pair", "a_first"], condition=models.Q(question="guess"), name="judgeunit_unique_guess"
+            ),
+            # A guess unit is a pair's, with no category or criterion; every other unit has a category.
+            models.CheckConstraint(
+                condition=models.Q(question="guess", pair__isnull=False, category__isnull=True, criterion__isnull=True)
+                | models.Q(question="verdicts", category__isnull=False, guess=""),
+                name="judgeunit_guess_or_category",
             ),
         ]
 

@@ -9,6 +9,10 @@ criterion per unit (a reading has one category-wide unit per category).
 Swap does not apply to readings (one article, one order: `a_first` is True).
 Offline baselines compare two articles: they judge pairs only.
 
+A run with `guess` (LLM judges only) adds one unit per pair and order its units show, for the
+pairs holding the campaign's reference: the guess question (`protocols.pairwise.guess`), asked in
+a request of its own, planned, cached, billed and budgeted as any other unit.
+
 The plan of a run is a pure function of the campaign, the judge's mode, `swap`,
 `limit` and `seed`, so running the same command twice plans the same units and
 the second run only does what the first left undone.
@@ -30,6 +34,9 @@ from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun
 from judges.pricing import batch_prices, token_cost
 from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
 from protocols.base import CriterionSpec, JudgeRequest
+from protocols.pairwise import guess as guess_question
+
+GUESS = guess_question.NAME  # a guess question's unit is asked with this (`UnitPlan.protocol`)
 
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
 
@@ -37,7 +44,7 @@ ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPP
 @dataclass(frozen=True)
 class UnitPlan:
     pair: Pair | None
-    category: Category
+    category: Category | None  # None: a guess question's unit
     criteria: tuple[Criterion, ...]
     criterion: Criterion | None
     a_first: bool
@@ -45,17 +52,21 @@ class UnitPlan:
     protocol: str = protocols.DEFAULT  # what the unit is asked with: the campaign's, or its criteria's
 
     @property
-    def key(self) -> tuple[int | None, int | None, int, int | None, bool]:
+    def key(self) -> tuple[int | None, int | None, int | None, int | None, bool]:
         return (
             self.pair.pk if self.pair else None,
             self.reading.pk if self.reading else None,
-            self.category.pk,
+            self.category.pk if self.category else None,
             self.criterion.pk if self.criterion else None,
             self.a_first,
         )
 
+    @property
+    def asks_guess(self) -> bool:
+        return self.protocol == GUESS
 
-def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int, int | None, bool]:
+
+def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int | None, int | None, bool]:
     """A stored unit's `UnitPlan.key`."""
     return (unit.pair_id, unit.reading_id, unit.category_id, unit.criterion_id, unit.a_first)
 
@@ -92,6 +103,17 @@ class RunPlan:
         return [u for u in self.units if (s := self.stored.get(u.key)) is None or s.status != JudgeUnit.Status.DONE]
 
     def request(self, unit: UnitPlan) -> JudgeRequest:
+        if unit.asks_guess:
+            first, second = (
+                (unit.pair.article_a_id, unit.pair.article_b_id) if unit.a_first else (unit.pair.article_b_id, unit.pair.article_a_id)
+            )
+            return guess_question.build_request(
+                topic=unit.pair.topic.title,
+                article_1=self.texts[first],
+                article_2=self.texts[second],
+                reference_name=self.campaign.reference_name,
+                structured=self.judge.structured_output,
+            )
         specs = [CriterionSpec(key=c.key, text=c.text, response=c.response) for c in unit.criteria]
         if unit.reading is not None:
             # The article as the pair page shows it (its cleaned display text), alone.
@@ -126,6 +148,20 @@ class RunPlan:
 def a_first_drawn(*, seed: int, pair_id: int, category_key: str) -> bool:
     """The order shown to the judge, drawn from (seed, pair, category) so reruns draw the same."""
     return random.Random(f"{seed}:{pair_id}:{category_key}").random() < 0.5
+
+
+def _guess_units(campaign: Campaign, pairs: list[Pair], units: list[UnitPlan]) -> list[UnitPlan]:
+    """The guess question's units: one per pair holding the reference and per order its units show it in."""
+    reference = campaign.reference_system_id
+    shown: dict[int, set[bool]] = {}
+    for unit in units:
+        shown.setdefault(unit.pair.pk, set()).add(unit.a_first)
+    return [
+        UnitPlan(pair, None, (), None, a_first, protocol=GUESS)
+        for pair in pairs
+        if reference in (pair.article_a.system_id, pair.article_b.system_id)
+        for a_first in sorted(shown.get(pair.pk, ()), reverse=True)
+    ]
 
 
 def campaign_categories(*, campaign: Campaign) -> list[tuple[Category, tuple[Criterion, ...]]]:
@@ -184,7 +220,18 @@ def stored_units(*, judge: Judge, pairs: list[Pair], readings: list[Reading]) ->
     return {stored_key(u): u for u in units}
 
 
-def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> RunPlan:
+def guess_problem(*, campaign: Campaign, judge: Judge) -> str | None:
+    """Why a run of `judge` on `campaign` cannot ask the guess question, or None."""
+    if judge.kind != Judge.Kind.LLM:
+        return f"'{judge.name}' is an offline baseline ({judge.get_kind_display()}): only an LLM judge can be asked the guess question."
+    if campaign.reference_system_id is None:
+        return f"'{campaign.name}' has no reference system: there is no reference for a judge to guess."
+    return None
+
+
+def run_plan(
+    *, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0, guess: bool = False
+) -> RunPlan:
     """Every unit of a run (module docstring), with the units already stored for this judge."""
     pairs = campaign_pairs(campaign=campaign, limit=limit)
     categories = campaign_categories(campaign=campaign)
@@ -199,6 +246,8 @@ def run_plan(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int
                     units += [UnitPlan(pair, category, (c,), c, a_first, protocol=campaign.protocol) for c in criteria]
                 else:
                     units.append(UnitPlan(pair, category, criteria, None, a_first, protocol=campaign.protocol))
+    if guess and guess_problem(campaign=campaign, judge=judge) is None:
+        units += _guess_units(campaign, pairs, units)
     readings = []
     if judge.kind == Judge.Kind.LLM and any(one_article(c) and judged(c) for _, criteria in categories for c in criteria):
         readings = campaign_readings(campaign=campaign, pairs=pairs)
@@ -225,14 +274,16 @@ class CostEstimate:
     batch_cost_usd: Decimal | None = Decimal(0)  # the same requests through the Batch API (`run_judges --batch`)
 
 
-def run_estimate(*, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0) -> CostEstimate:
+def run_estimate(
+    *, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0, guess: bool = False
+) -> CostEstimate:
     """What a run would ask and spend: every pending request built, nothing sent or written.
 
     Requests the cache would answer cost nothing and are counted apart. The cost is
     given twice: at the synchronous prices and at the batch prices (`batch_prices`);
     None, unknown, for a judge without prices.
     """
-    plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed)
+    plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed, guess=guess)
     pending = plan.pending()
     estimate = CostEstimate(judge=judge, units_total=len(plan.units), units_pending=len(pending))
     if judge.kind != Judge.Kind.LLM:

@@ -16,6 +16,7 @@ from types import ModuleType
 
 from protocols import checklist, count, nominal, pairwise, rating, text
 from protocols.base import REQUIRED, JudgeRequest
+from protocols.pairwise import guess
 
 DEFAULT = pairwise.NAME
 REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count, nominal, text)}
@@ -23,6 +24,10 @@ REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, 
 # one-article protocols are named per criterion (`Criterion.response`), not per campaign: a
 # campaign whose rubric has such criteria asks them on readings, one article at a time.
 NAMES = (pairwise.NAME,)
+# Questions judges are asked beside a protocol's criteria, by the `protocol` name their requests carry:
+# not annotation protocols (no answers of raters to validate, store or show), so not in REGISTRY, and
+# `get` never hands one out. The guess question (`protocols.pairwise.guess`) is the one.
+QUESTIONS: dict[str, ModuleType] = {guess.NAME: guess}
 
 
 def problem(name: object) -> str | None:
@@ -74,8 +79,14 @@ def criterion_response(response: object) -> tuple[dict, list[str]]:
 
 
 def parse_reply(request: JudgeRequest, content: str) -> dict[str, tuple[str, str]]:
-    """The verdicts in a judge's reply to `request`, read by the request's protocol
-    (raises `protocols.base.InvalidResponse`)."""
-    return get(request.protocol).parse_verdicts(
+    """The verdicts in a judge's reply to `request`, read by the request's protocol, or by its question
+    (`QUESTIONS`) (raises `protocols.base.InvalidResponse`)."""
+    return reader(request.protocol).parse_verdicts(
         content, criteria=request.criteria, allow_tie=request.allow_tie, responses=request.responses
     )
+
+
+def reader(name: str) -> ModuleType:
+    """What reads a judge's reply to a request that names `name`: a question of `QUESTIONS`, else the
+    registered protocol (`get`, which fails closed)."""
+    return QUESTIONS.get(name) or get(name)

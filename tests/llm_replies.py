@@ -22,6 +22,24 @@ def default_confidence(criterion_key: str, user_message: str) -> float:
     return 0.5 + digest[1] / 512
 
 
+# The guess question (protocols/pairwise/guess.py): its schema's name, and its words in a request without one.
+GUESS_SCHEMA = "guess"
+GUESS_WORDS = "Which article do you think is the "
+_ARTICLE_RE = re.compile(r"^===== Article ([12]) =====\n(.*?)\n===== End of Article \1 =====$", re.MULTILINE | re.DOTALL)
+
+
+def is_guess(schema_name: str, user_message: str) -> bool:
+    return schema_name == GUESS_SCHEMA or GUESS_WORDS in user_message
+
+
+def default_guess(user_message: str) -> str:
+    """The fake model's guess: the longer article is the reference ("first" or "second"), as a
+    reader guesses from the leading tell; "unknown" when they are as long, or not found."""
+    lengths = {number: len(text) for number, text in _ARTICLE_RE.findall(user_message)}
+    first, second = lengths.get("1", 0), lengths.get("2", 0)
+    return "first" if first > second else "second" if second > first else "unknown"
+
+
 _WINNER_VALUE_RE = re.compile(r'"winner": "([^"]*)"')
 
 

@@ -23,6 +23,12 @@ Token probabilities: a request with ``logprobs: true`` gets the choice's ``logpr
 user_message)`` (``default_confidence``, 0.5 to 1, unless a test sets another) and the other
 position the rest.
 
+The guess question (``protocols.pairwise.guess``): a request whose JSON schema is named ``guess``, or
+whose user message asks "Which article do you think is the …", is answered ``{"guess": guess_policy(
+user_message)}``, by default ``default_guess`` (the longer article is the reference: "first" or
+"second"; "unknown" when they are as long); a test sets ``guess_policy`` to answer what it needs.
+``guess_requests`` counts the guess requests answered.
+
 One-article protocols (checklist, rating, count, nominal): a request whose JSON schema is named after one
 of them is answered ``{"answers": [{"criterion", "reason", "answer"}]}``, each answer a value the
 schema allows, or ``one_article_policy(key, user_message)`` when that is set (None leaves the
@@ -104,9 +110,18 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.llm_batches import BatchAPI
-from tests.llm_replies import content_text, criterion_keys, default_confidence, default_policy, token_logprobs
+from tests.llm_replies import content_text, criterion_keys, default_confidence, default_guess, default_policy, is_guess, token_logprobs
 
-__all__ = ["FakeLLM", "FAULTS", "criterion_keys", "default_confidence", "default_policy", "shared_server", "token_logprobs"]
+__all__ = [
+    "FakeLLM",
+    "FAULTS",
+    "criterion_keys",
+    "default_confidence",
+    "default_guess",
+    "default_policy",
+    "shared_server",
+    "token_logprobs",
+]
 
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
@@ -129,6 +144,8 @@ class FakeLLM(BatchAPI):
         self.policy = policy or default_policy
         self.confidence = default_confidence
         self.one_article_policy: Callable[[str, str], object] | None = None
+        self.guess_policy: Callable[[str], str] = default_guess
+        self.guess_requests = 0
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys: set[str] | None = None
@@ -240,6 +257,8 @@ class FakeLLM(BatchAPI):
         self.policy = policy or default_policy
         self.confidence = default_confidence
         self.one_article_policy = None
+        self.guess_policy = default_guess
+        self.guess_requests = 0
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys = None
@@ -297,8 +316,13 @@ class FakeLLM(BatchAPI):
         # A retry's conversation ends with what was wrong, after the request's own user message.
         user_message = next((text for text in reversed(users) if criterion_keys(text)), users[-1] if users else "")
         schema = (body.get("response_format") or {}).get("json_schema") or {}
+        verdicts = []
         if schema.get("name") in ONE_ARTICLE_SCHEMAS:
             content = json.dumps({"answers": self._one_article_answers(schema["schema"], user_message)})
+        elif is_guess(schema.get("name", ""), users[0] if users else ""):
+            with self._lock:
+                self.guess_requests += 1
+            content = json.dumps({"guess": self.guess_policy(users[0])})
         else:
             verdicts = [
                 {"criterion": key, "winner": self.policy(key, user_message), "reason": f"Fake reason for {key}."}

@@ -259,7 +259,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
                 "system_a": system_a,
                 "system_b": system_b,
                 "a_first": unit.a_first,
-                "category": unit.category.key,
+                "category": unit.category.key if unit.category_id else "",
                 "criterion": unit.criterion.key if unit.criterion else "",
                 "attempt": call.attempt,
                 "status": _call_status(call),
@@ -277,6 +277,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
                 "provider_request_id": call.provider_request_id,
                 "response_id": call.response_id,
                 "provider_batch_id": call.batch.provider_batch_id if call.batch else "",
+                "question": unit.question,
             }
         )
     return rows

@@ -77,11 +77,12 @@ SPAN_OPTIONAL = frozenset({"criterion"})
 # what the judges spent, retried invalid answers and failed requests included. A call with status
 # "possibly_billed" was sent and never answered here (the run was killed): cost_usd is 0 and
 # reserved_usd its worst case. The ids let the rows be matched with the provider's usage logs.
+# `question`: "verdicts" (the rubric's criteria), or "guess" (the guess question: no category or criterion).
 CALL_COLUMNS = (
     "campaign", "judge", "model", "call_id", "run_id", "unit_id", "topic", "system_a", "system_b", "a_first",
     "category", "criterion", "attempt", "status", "from_cache", "http_status", "prompt_tokens", "cached_tokens",
     "completion_tokens", "cost_usd", "reserved_usd", "latency_ms", "created_at", "error",
-    "client_request_id", "provider_request_id", "response_id", "provider_batch_id",
+    "client_request_id", "provider_request_id", "response_id", "provider_batch_id", "question",
 )  # fmt: skip
 FORMATS = ("csv", "jsonl")
 # `rater_kind`: who gave a row's verdict.

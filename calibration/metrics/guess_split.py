@@ -38,7 +38,11 @@ LO, HI, TIE = 0, 1, 2
 
 @dataclass(frozen=True)
 class GuessedLabel:
-    """One human label with its assignment's guess outcome (RIGHT, WRONG, DONT_KNOW)."""
+    """One label (or verdict) with the guess outcome it is grouped by (RIGHT, WRONG, DONT_KNOW).
+
+    `order` says which of a judge's verdicts on the pair and criterion the label is compared with,
+    when the judge was shown the pair in both orders and guessed in each (None: the judge's one
+    verdict); the bootstrap still resamples pairs."""
 
     pair: object
     criterion: str
@@ -46,6 +50,12 @@ class GuessedLabel:
     guess: str
     outcome: int  # LO, HI, TIE
     reference: int | None  # LO or HI: which of the pair's systems is the reference (None: neither)
+    order: object = None
+
+    @property
+    def verdict_key(self) -> tuple:
+        """The key of the judge's verdict this label is compared with (`agreement_by_guess`)."""
+        return (self.pair, self.criterion) if self.order is None else (self.pair, self.criterion, self.order)
 
 
 @dataclass(frozen=True)
@@ -161,16 +171,16 @@ def agreement_by_guess(
     rows: Iterable[GuessedLabel], verdicts: dict[tuple[object, str], int], *, rounds: int = 1000, seed: int = 0
 ) -> dict[str, JudgeSplit]:
     """One judge's PAR and Cohen's kappa against the human labels of each guess group, per category and
-    overall. `verdicts` maps (pair, criterion) to the judge's outcome (LO, HI, TIE); labels the judge
-    has no verdict for are left out."""
+    overall. `verdicts` maps each label's `verdict_key` ((pair, criterion), or (pair, criterion,
+    order)) to the judge's outcome (LO, HI, TIE); labels the judge has no verdict for are left out."""
     out = {}
-    kept = [row for row in rows if (row.pair, row.criterion) in verdicts]
+    kept = [row for row in rows if row.verdict_key in verdicts]
     for category, members in _by_category(kept).items():
         codes, n_pairs = _pair_codes(members)
         per_pair = np.zeros((n_pairs, 27))  # 3 guess groups x (3 x 3) confusion cells
         for code, row in zip(codes, members, strict=True):
             g = GROUPS.index(row.guess)
-            per_pair[code, g * 9 + row.outcome * 3 + verdicts[row.pair, row.criterion]] += 1
+            per_pair[code, g * 9 + row.outcome * 3 + verdicts[row.verdict_key]] += 1
         counts = per_pair.reshape(n_pairs, 3, 9).sum(axis=2)
 
         def par(totals):

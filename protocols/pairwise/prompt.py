@@ -52,7 +52,7 @@ import re
 from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys
 from protocols.pairwise.words import FIRST, SECOND, TIE
 
-__all__ = ["SYSTEM_PROMPT", "build_request", "parse_verdicts", "response_schema"]
+__all__ = ["SYSTEM_PROMPT", "article_lines", "build_request", "parse_verdicts", "read_json", "response_schema"]
 
 
 # ------------------------------------------------------------------ the prompt
@@ -102,6 +102,30 @@ def response_schema(criteria: tuple[str, ...], allow_tie: bool) -> dict:
     }
 
 
+def article_lines(topic: str, article_1: str, article_2: str) -> list[str]:
+    """The opening of every user message about a pair: the topic and the two articles, in the order shown.
+    Shared by the verdicts' requests and the guess question's (`protocols.pairwise.guess`), so that an
+    endpoint with prompt caching bills the long common prefix once."""
+    return [
+        f"Topic: {_one_line(topic)}",
+        "",
+        "===== Article 1 =====",
+        article_1.strip(),
+        "===== End of Article 1 =====",
+        "",
+        "===== Article 2 =====",
+        article_2.strip(),
+        "===== End of Article 2 =====",
+        "",
+    ]
+
+
+def read_json(content: str, keys: tuple[str, ...]):
+    """The JSON value in a reply, read as tolerantly as verdicts are (fences, prose, think blocks);
+    raises :class:`InvalidResponse`. An object naming one of `keys` is preferred among several."""
+    return _decode(content, tuple(keys))
+
+
 def build_request(
     *,
     topic: str,
@@ -121,16 +145,7 @@ def build_request(
     description = _one_line(category_description)
     user = "\n".join(
         [
-            f"Topic: {_one_line(topic)}",
-            "",
-            "===== Article 1 =====",
-            article_1.strip(),
-            "===== End of Article 1 =====",
-            "",
-            "===== Article 2 =====",
-            article_2.strip(),
-            "===== End of Article 2 =====",
-            "",
+            *article_lines(topic, article_1, article_2),
             f"Category: {_one_line(category)}" + (f" ({description})" if description else ""),
             "",
             "Criteria, one per line as key: what to look for:",

@@ -110,6 +110,12 @@ class Command(BaseCommand):
             "answered within 24 h; a killed or stopped run resumes by polling its batches, never submitting them again",
         )
         parser.add_argument(
+            "--guess",
+            action="store_true",
+            help="also ask each LLM judge the guess question (which article is the reference?) about each pair holding the reference, "
+            "in each order shown: one more short call per pair and order, in a conversation of its own, billed and budgeted like the others",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="estimate tokens and cost (synchronous and batch); send and write nothing"
         )
 
@@ -127,6 +133,8 @@ class Command(BaseCommand):
         if missing:
             raise CommandError(f"No judge named {', '.join(repr(n) for n in missing)}; add it with add_judge.")
         plan = {"swap": options["swap"], "limit": options["limit"], "seed": options["seed"]}
+        if options["guess"]:
+            plan["guess"] = True
         if options["dry_run"]:
             self.dry_run(campaign, [judges[n] for n in names], plan)
             return
@@ -147,7 +155,9 @@ class Command(BaseCommand):
                 )
                 if judge.kind == Judge.Kind.LLM and not batch:
                     self.warn_if_over_slots(judge, concurrency)
-                run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency, budget_usd=left, batch=batch, **plan)
+                # Likewise --guess: baselines cannot answer a question.
+                asked = {**plan, "guess": plan.get("guess", False) and judge.kind == Judge.Kind.LLM}
+                run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency, budget_usd=left, batch=batch, **asked)
             except ValidationError as exc:
                 raise CommandError(" ".join(exc.messages)) from exc
             progress = Progress(self.stderr, name)
