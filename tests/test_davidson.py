@@ -96,3 +96,30 @@ def test_it_flags_a_ranking_that_changes_with_ties_modelled():
     out = ranking_change(fits, today)
     assert out["humans"]["changed"] and out["humans"]["half_wins"] == {"b": 1, "a": 2}
     assert not out["j"]["changed"]
+
+
+def tiny(outcomes) -> LabelTable:
+    cols = {k: [] for k in ("pair", "criterion", "category", "rater", "rater_kind", "system_a", "system_b", "winner")}
+    for p, (first, second, winner) in enumerate(outcomes):
+        for key, value in zip(cols, (f"p{p}", "c", "cat", "judge:x", "judge", first, second, winner)):
+            cols[key].append(value)
+    return LabelTable.from_columns(**cols)
+
+
+def test_it_reports_no_fit_where_the_likelihood_has_no_finite_maximum():
+    # b and c tie once and c beats b once; c and d tie: linked both ways, yet the likelihood rises for ever
+    # as nu and c's lead over b grow together. (It raised "Singular matrix" from the report before.)
+    fit = davidson(tiny([("c", "d", "tie"), ("a", "d", "a"), ("b", "c", "c"), ("b", "c", "tie")]), rounds=100, seed=0)
+
+    assert fit.nu is None and fit.note.startswith("no finite fit")
+    assert all(score.score is None and score.rank is None for score in fit.scores.values())
+
+
+def test_it_leaves_out_and_counts_the_bootstrap_rounds_without_a_finite_fit():
+    rng = np.random.default_rng(3)
+    rows = [(str(x), str(y), str(rng.choice([x, y, "tie"]))) for x, y in (("a", "b"), ("b", "c"), ("a", "c")) for _ in range(2)]
+    fit = davidson(tiny(rows), rounds=200, seed=0)  # six pairs: many resampled rounds have no finite maximum
+
+    assert fit.rounds == 200 and 0 < fit.rounds_dropped < 200
+    finite = [s for s in fit.scores.values() if s.score is not None]
+    assert finite and all(math.isfinite(s.ci_low) and math.isfinite(s.ci_high) for s in finite)

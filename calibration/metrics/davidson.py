@@ -38,6 +38,9 @@ from calibration.metrics.ranking import tie_levels
 
 MAX_ITER = 200
 TOL = 1e-11
+# A strength or log-nu this far from 0 (natural log: a ratio of e^30, about 1e13) is a fit running off to
+# infinity, not an estimate: that round has no finite maximum-likelihood solution.
+DIVERGED = 30.0
 _CHUNK = 64
 
 
@@ -106,9 +109,25 @@ def _grad_hess(theta: np.ndarray, lam: np.ndarray, a, b, w_a, w_b, t, with_ties:
     return ll, grad, hess
 
 
-def fit_rounds(s: int, a, b, w_a: np.ndarray, w_b: np.ndarray, t: np.ndarray, fixed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(theta (R, s) with theta[fixed] = 0, lambda (R,)) maximising each round's likelihood; lambda is
-    -inf in a round without a tie. Rows of w_a, w_b, t: rounds; columns: the system pairs (a, b)."""
+def _newton_steps(h: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Each round's Newton step h^-1 g; a round whose matrix is singular takes the least-squares step.
+
+    A resampled round of a few pairs can be strongly connected and still drive a system's
+    probabilities to 0 or 1 within a few steps, where its row of the information matrix vanishes in
+    floating point; the least-squares step leaves that direction alone and the line search goes on."""
+    try:
+        return np.linalg.solve(h, g[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        return np.stack([np.linalg.lstsq(hi, gi, rcond=None)[0] for hi, gi in zip(h, g)])
+
+
+def fit_rounds(s: int, a, b, w_a: np.ndarray, w_b: np.ndarray, t: np.ndarray, fixed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(theta (R, s) with theta[fixed] = 0, lambda (R,), finite (R,)) maximising each round's likelihood;
+    lambda is -inf in a round without a tie. Rows of w_a, w_b, t: rounds; columns: the system pairs (a, b).
+
+    `finite` is False for a round whose Newton steps did not settle or ran past `DIVERGED`: with ties
+    a strongly connected group can still have no finite maximum (one pair tied, another won and tied:
+    the likelihood keeps rising as nu and a gap between two strengths grow together)."""
     r_n = w_a.shape[0]
     with_ties = t.sum(axis=1) > 0
     n_all = (w_a + w_b + t).sum(axis=1)
@@ -132,7 +151,7 @@ def fit_rounds(s: int, a, b, w_a: np.ndarray, w_b: np.ndarray, t: np.ndarray, fi
             h[no_tie, :, -1] = 0.0
             h[no_tie, -1, -1] = 1.0
             g[no_tie, -1] = 0.0
-        step = np.linalg.solve(h, g[..., None])[..., 0]
+        step = _newton_steps(h, g)
         full = np.zeros((len(idx), s + 1))
         full[:, free] = step
         scale = np.ones(len(idx))
@@ -146,7 +165,8 @@ def fit_rounds(s: int, a, b, w_a: np.ndarray, w_b: np.ndarray, t: np.ndarray, fi
             scale = np.where(worse, scale / 2, scale)
         theta[idx], lam[idx], ll[idx], grad[idx], hess[idx] = th_new, lam_new, ll_new, g_new, h_new
         active[idx] = np.abs(scale[:, None] * full).max(axis=1) > TOL
-    return theta, lam
+    finite = ~active & (np.abs(theta).max(axis=1) < DIVERGED) & (~with_ties | (np.abs(lam) < DIVERGED))
+    return theta, lam, finite
 
 
 def _pair_counts(lo: np.ndarray, hi: np.ndarray, outcome: np.ndarray, s: int):
@@ -212,7 +232,13 @@ def davidson(
         base_theta = theta[:, fixed : fixed + 1] if anchored_on_ref else theta.mean(axis=1, keepdims=True)
         return anchor + scale * (theta - base_theta) / math.log(base)
 
-    theta, lam = fit_rounds(len(idx), ga, gb, w_a[None, in_pair], w_b[None, in_pair], t[None, in_pair], fixed)
+    theta, lam, finite = fit_rounds(len(idx), ga, gb, w_a[None, in_pair], w_b[None, in_pair], t[None, in_pair], fixed)
+    if not finite[0]:
+        return DavidsonFit(
+            reference, None, (None, None), tie_share, len(table), boot.n_units,
+            {name: DavidsonScore(name, None, None, None, int(n_per_system[i]), None) for i, name in enumerate(names)}, 0, 0,
+            "no finite fit: with these ties and wins the likelihood keeps rising as nu and a gap between strengths grow",
+        )  # fmt: skip
     point = placed(theta)[0]
     nu = float(np.exp(lam[0]))
     ci = np.full((2, len(idx)), np.nan)
@@ -227,9 +253,11 @@ def davidson(
         scores, lams = [], []
         for start in range(0, len(kept), _CHUNK):
             c = kept[start : start + _CHUNK]
-            th, lm = fit_rounds(len(idx), ga, gb, c[..., 0], c[..., 1], c[..., 2], fixed)
-            scores.append(placed(th))
-            lams.append(lm)
+            th, lm, ok = fit_rounds(len(idx), ga, gb, c[..., 0], c[..., 1], c[..., 2], fixed)
+            dropped += int((~ok).sum())  # a round without a finite fit is left out and counted, like one that falls apart
+            if ok.any():
+                scores.append(placed(th[ok]))
+                lams.append(lm[ok])
         if scores:
             lo_ci, hi_ci = percentile_ci(np.concatenate(scores))
             ci = np.stack([lo_ci, hi_ci])
