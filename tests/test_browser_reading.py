@@ -109,7 +109,7 @@ def test_it_answers_a_nominal_criterion_by_its_number_key(page, live_demo):  # n
     annotator = User.objects.get(username="annotator1")
     campaign = mixed_campaign(name="Classes", criterion_set=rubric("classes", NOMINAL), topics=1, annotators=[annotator])
     log_in(page, "annotator1", "demo-annotator1")
-    page.locator("section.card", has_text="Classes").get_by_role("button", name="Start the next pair").click()
+    page.locator("section.card", has_text="Classes").get_by_role("button", name="Start the next article").click()
     page.wait_for_url(re.compile(r"/reading/\d+/$"))
     opened(page, "c-nm_stance")
     page.keyboard.press("9")  # no ninth class: nothing chosen, the cursor stays
@@ -130,7 +130,7 @@ def test_it_types_a_free_text_answer_without_its_keys_being_taken(page, live_dem
     annotator = User.objects.get(username="annotator1")
     campaign = mixed_campaign(name="Notes", criterion_set=rubric("notes", TEXT), topics=1, annotators=[annotator])
     log_in(page, "annotator1", "demo-annotator1")
-    page.locator("section.card", has_text="Notes").get_by_role("button", name="Start the next pair").click()
+    page.locator("section.card", has_text="Notes").get_by_role("button", name="Start the next article").click()
     page.wait_for_url(re.compile(r"/reading/\d+/$"))
     opened(page, "c-tx_note")
     page.keyboard.press("4")  # a digit on the criterion is no answer of a text box
