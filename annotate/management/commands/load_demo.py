@@ -1,11 +1,17 @@
+import csv
+import io
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import transaction
 
+from annotate import demo_labels
 from annotate.models import Campaign
+from annotate.services.campaign_settings import campaign_settings_change
 from annotate.services.campaigns import campaign_create
 from annotate.services.catalogue import articles_import, criterion_set_import
 from annotate.sources import read_jsonl, read_rubric
@@ -25,6 +31,13 @@ ACCOUNTS = [
 
 
 DEMO_CAMPAIGN = "Demo campaign"
+# A labels-only campaign of simulated raters (annotate/demo_labels.py), imported through
+# `import_labels`: enough annotators, pairs and confidences for every headline figure of the report.
+DEMO_STUDY = "Demo study"
+DEMO_STUDY_EPSILON = 0.15
+DEMO_STUDY_EPSILON_REASON = (
+    "simulated skilled annotators (the authors suggest 0.15 for skilled annotators); the demo's labels are made from a seed"
+)
 # Both demo annotators label these first pairs before any other, so the human ceiling shows early.
 DEMO_CALIBRATION_PAIRS = 2
 INSTRUCTIONS = """Read both articles, then decide for every criterion which article does better.
@@ -42,6 +55,11 @@ class Command(UncheckedCommand):
     def add_arguments(self, parser):
         parser.add_argument("--logins", action="store_true", help="only print the demo's logins (what `make demo` ends with)")
         parser.add_argument("--no-logins", action="store_true", help="load without printing the logins (`make demo` prints them last)")
+        parser.add_argument(
+            "--no-study",
+            action="store_true",
+            help=f"leave out '{DEMO_STUDY}', the simulated raters' labels-only campaign (the tests' demo fixture does)",
+        )
 
     def handle(self, *args, **options):
         if options["logins"]:
@@ -80,12 +98,38 @@ class Command(UncheckedCommand):
                     guess_question=True,
                 )
         self.stdout.write(f"criterion set {criterion_set}; " + "; ".join(summary.lines()))
+        if not options["no_study"] and not Campaign.objects.filter(name=DEMO_STUDY).exists():
+            self._study_load(criterion_set)
         self.stdout.write(
             f"Campaign '{DEMO_CAMPAIGN}' is ready for annotator1 and annotator2; both label its "
             f"{DEMO_CALIBRATION_PAIRS} calibration pairs first."
         )
         if not options["no_logins"]:
             self._write_logins()
+
+    def _study_load(self, criterion_set):
+        """The simulated study: a labels-only campaign, its ε, and its labels imported from a file
+        written here from the seed (the file is what `export_labels` would give back)."""
+        with transaction.atomic():
+            study = campaign_create(
+                name=DEMO_STUDY, criterion_set=criterion_set, labels_only=True, reference=REFERENCE_SYSTEM, allow_tie=True
+            )
+            campaign_settings_change(
+                campaign=study, values={"alt_epsilon": DEMO_STUDY_EPSILON, "alt_epsilon_reason": DEMO_STUDY_EPSILON_REASON}
+            )
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "demo-study.csv"
+                with path.open("w", newline="", encoding="utf-8") as out:
+                    writer = csv.writer(out)
+                    writer.writerow(demo_labels.HEADER)
+                    writer.writerows(row.cells() for row in demo_labels.study_rows())
+                call_command("import_labels", str(path), campaign=DEMO_STUDY, stdout=io.StringIO())
+        raters = len(demo_labels.ANNOTATORS)
+        pairs = len(demo_labels.topics()) * len(demo_labels.SYSTEMS)
+        self.stdout.write(
+            f"Campaign '{DEMO_STUDY}' holds simulated labels: {raters} annotators on {pairs} pairs and "
+            f"{len(demo_labels.JUDGES)} judges with confidences (seed {demo_labels.SEED}), for the report's every figure."
+        )
 
     def _write_logins(self):
         self.stdout.write("Demo logins (username / password):")

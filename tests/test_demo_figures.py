@@ -1,0 +1,65 @@
+"""The demo shows every headline figure (issue 41, build item 3): `load_demo` on a fresh database,
+then the calibration report's JSON of its simulated study gives an alt-test verdict, a selective
+threshold and a human ceiling with its CI."""
+
+import json
+
+import pytest
+
+from annotate import demo_labels
+from annotate.models import Campaign
+from tests.helpers import run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study_report():
+    loaded = run("load_demo", "--no-logins")
+    assert loaded.code == 0, loaded.err
+    result = run("calibration_report", "--campaign", "Demo study", "--format", "json", "--alpha", "0.15", "--delta", "0.1")
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def test_it_makes_the_same_rows_from_the_same_seed():
+    rows = demo_labels.study_rows()
+    assert rows == demo_labels.study_rows()
+    assert rows != demo_labels.study_rows(seed=demo_labels.SEED + 1)
+    humans = {row.rater for row in rows if row.rater_kind == "human"}
+    pairs = {(row.topic, frozenset((row.left_system, row.right_system))) for row in rows}
+    assert len(humans) >= 3 and len(pairs) >= 30
+    assert all(0 <= float(row.confidence) <= 1 for row in rows if row.rater_kind == "judge")
+
+
+def test_it_gives_the_demo_an_alt_test_verdict(study_report):
+    alt = study_report["alt_test"]
+    assert alt["epsilon"] == 0.15 and alt["epsilon_source"] == "campaign" and alt["note"] is None
+    careful = alt["judges"]["sim-judge-careful"]["pooled"]
+    hasty = alt["judges"]["sim-judge-hasty"]["pooled"]
+    assert careful["ran"] and careful["passes"] is True and careful["n_annotators"] == 4
+    assert hasty["ran"] and hasty["passes"] is False
+    assert careful["rho"]["ci"][0] < careful["rho"]["value"] < careful["rho"]["ci"][1]
+
+
+def test_it_gives_the_demo_a_selective_threshold(study_report):
+    selective = study_report["selective"]
+    assert selective["requested"] and selective["min_accepted"] == 30
+    stages = {stage["judge"]: stage for stage in selective["stages"]}
+    careful = stages["sim-judge-careful"]
+    assert 0.5 < careful["threshold"] < 1
+    assert careful["n_accepted"] >= 30 and 0 < careful["coverage"]["value"] < 1
+    assert careful["agreement"]["value"] >= 0.85 and careful["holdout"]["meets"] is True
+
+
+def test_it_gives_the_demo_a_human_ceiling_with_its_interval(study_report):
+    humans = study_report["humans"]
+    assert humans["n_annotators"] == 4 and humans["n_pairs"] == 40
+    low, high = humans["par_leave_one_out_ci"]
+    assert low < humans["par_leave_one_out"] < high and humans["par_leave_one_out_n"] > 1000
+
+
+def test_it_leaves_the_study_out_on_request():
+    assert run("load_demo", "--no-study", "--no-logins").code == 0
+    assert not Campaign.objects.filter(name="Demo study").exists()
+    assert Campaign.objects.filter(name="Demo campaign").exists()
