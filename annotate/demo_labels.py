@@ -98,3 +98,18 @@ def study_rows(seed: int = SEED) -> list[Row]:
                     winner = truth if right_answer else _other_answer(rng, truth, answers)
                     rows.append(Row(topic, criterion, "judge", judge, left, right, winner, f"{confidence:.3f}"))
     return rows
+
+
+def gold_rows(items: list[tuple[str, str, list[str]]], seed: int = SEED) -> list[Row]:
+    """The simulated annotators' answers on known-answer pairs: `items` are (topic, the degraded
+    copy's system, the criteria its damage targets), the original being the reference's article. An
+    annotator names the original with its accuracy, else the copy (no tie: the demo campaign allows none)."""
+    rng = random.Random(f"{seed}:gold")
+    rows = []
+    for topic, copy_system, criteria in items:
+        for rater, accuracy in ANNOTATORS:
+            left, right = (REFERENCE, copy_system) if rng.random() < 0.5 else (copy_system, REFERENCE)
+            for criterion in criteria:
+                winner = REFERENCE if rng.random() < accuracy else copy_system
+                rows.append(Row(topic, criterion, "human", rater, left, right, winner))
+    return rows

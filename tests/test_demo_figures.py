@@ -1,6 +1,6 @@
 """The demo shows every headline figure (issue 41, build item 3): `load_demo` on a fresh database,
 then the calibration report's JSON of its simulated study gives an alt-test verdict, a selective
-threshold and a human ceiling with its CI."""
+threshold and a human ceiling with its CI, and the demo campaign's gives gold accuracy."""
 
 import json
 
@@ -57,6 +57,28 @@ def test_it_gives_the_demo_a_human_ceiling_with_its_interval(study_report):
     assert humans["n_annotators"] == 4 and humans["n_pairs"] == 40
     low, high = humans["par_leave_one_out_ci"]
     assert low < humans["par_leave_one_out"] < high and humans["par_leave_one_out_n"] > 1000
+
+
+def test_it_gives_the_demo_gold_accuracy():
+    assert run("load_demo", "--no-logins").code == 0
+    result = run("calibration_report", "--campaign", "Demo campaign", "--format", "json", "--rounds", "0")
+    assert result.code == 0, result.err
+    gold = json.loads(result.out)["gold"]
+    assert gold["n_gold_pairs"] == 5
+    raters = {entry["rater"]: entry for entry in gold["raters"]}
+    assert sorted(raters) == [f"human:sim_rater{i}" for i in range(1, 5)]
+    for entry in raters.values():
+        accuracy = entry["accuracy"]
+        assert accuracy["n_pairs"] == 5 and accuracy["n"] > 5
+        low, high = accuracy["ci"]
+        assert low < accuracy["value"] <= high
+        assert set(entry["by_kind"]) == {"lead_removed", "opinion_inserted", "paragraphs_shuffled", "prose_damaged", "section_removed"}
+
+
+def test_it_leaves_the_report_without_gold_where_there_is_none():
+    assert run("load_demo", "--no-study", "--no-logins").code == 0
+    result = run("calibration_report", "--campaign", "Demo campaign", "--format", "json", "--rounds", "0")
+    assert "gold" not in json.loads(result.out)
 
 
 def test_it_leaves_the_study_out_on_request():
