@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def study_report():
     loaded = run("load_demo", "--no-logins")
     assert loaded.code == 0, loaded.err
-    result = run("calibration_report", "--campaign", "Demo study", "--format", "json", "--alpha", "0.15", "--delta", "0.1")
+    result = run("calibration_report", "--campaign", "Demo study", "--format", "json")  # α and δ from its frozen plan
     assert result.code == 0, result.err
     return json.loads(result.out)
 
@@ -44,12 +44,19 @@ def test_it_gives_the_demo_an_alt_test_verdict(study_report):
 
 def test_it_gives_the_demo_a_selective_threshold(study_report):
     selective = study_report["selective"]
-    assert selective["requested"] and selective["min_accepted"] == 30
+    assert selective["requested"] and selective["source"] == "plan" and selective["min_accepted"] == 30
+    assert (selective["alpha"], selective["delta"]) == (0.15, 0.1)
     stages = {stage["judge"]: stage for stage in selective["stages"]}
     careful = stages["sim-judge-careful"]
     assert 0.5 < careful["threshold"] < 1
     assert careful["n_accepted"] >= 30 and 0 < careful["coverage"]["value"] < 1
     assert careful["agreement"]["value"] >= 0.85 and careful["holdout"]["meets"] is True
+
+
+def test_it_freezes_the_study_plan_before_the_labels(study_report):
+    plan = study_report["plan"]
+    assert plan["frozen"] and plan["deviations"] == [] and plan["planned_pairs"] == 40
+    assert plan["statistics"] == ["par", "kappa", "alt-test", "selective"]
 
 
 def test_it_gives_the_demo_a_human_ceiling_with_its_interval(study_report):

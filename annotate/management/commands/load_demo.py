@@ -37,6 +37,7 @@ DEMO_CAMPAIGN = "Demo campaign"
 DEMO_STUDY = "Demo study"
 DEMO_GOLD_PER_DEGRADATION = 1
 DEMO_STUDY_EPSILON = 0.15
+DEMO_STUDY_ALPHA, DEMO_STUDY_DELTA = 0.15, 0.1
 DEMO_STUDY_EPSILON_REASON = (
     "simulated skilled annotators (the authors suggest 0.15 for skilled annotators); the demo's labels are made from a seed"
 )
@@ -149,12 +150,26 @@ class Command(UncheckedCommand):
             campaign_settings_change(
                 campaign=study, values={"alt_epsilon": DEMO_STUDY_EPSILON, "alt_epsilon_reason": DEMO_STUDY_EPSILON_REASON}
             )
-            self._import(demo_labels.study_rows(), DEMO_STUDY)
+            rows = demo_labels.study_rows()
+            # The judges' verdicts first, then the plan frozen before the first human label, as a study
+            # pre-registers its analysis (α and δ for selective judging, ε recorded above), then the labels.
+            self._import([row for row in rows if row.rater_kind == "judge"], DEMO_STUDY)
+            call_command(
+                "freeze_plan",
+                campaign=DEMO_STUDY,
+                planned_pairs=len(demo_labels.topics()) * len(demo_labels.SYSTEMS),
+                statistics="par,kappa,alt-test,selective",
+                alpha=str(DEMO_STUDY_ALPHA),
+                delta=str(DEMO_STUDY_DELTA),
+                by="researcher",
+                stdout=io.StringIO(),
+            )
+            self._import([row for row in rows if row.rater_kind == "human"], DEMO_STUDY)
         raters = len(demo_labels.ANNOTATORS)
         pairs = len(demo_labels.topics()) * len(demo_labels.SYSTEMS)
         self.stdout.write(
             f"Campaign '{DEMO_STUDY}' holds simulated labels: {raters} annotators on {pairs} pairs and "
-            f"{len(demo_labels.JUDGES)} judges with confidences (seed {demo_labels.SEED}), for the report's every figure."
+            f"{len(demo_labels.JUDGES)} judges with confidences (seed {demo_labels.SEED}), its study plan frozen before the labels."
         )
 
     def _write_logins(self):
