@@ -82,6 +82,15 @@ def test_it_gives_the_demo_gold_accuracy():
         assert set(entry["by_kind"]) == {"lead_removed", "opinion_inserted", "paragraphs_shuffled", "prose_damaged", "section_removed"}
 
 
+def test_it_prints_the_gold_table_in_markdown_and_refuses_it_where_there_is_no_gold():
+    assert run("load_demo", "--no-logins").code == 0
+    md = run("calibration_report", "--campaign", "Demo campaign", "--format", "md", "--rounds", "0").out
+    table = md.split("## Gold accuracy (known-answer pairs)", 1)[1].split("\n## ", 1)[0]
+    assert "| human:sim_rater1 |" in table and "(n = 14, 5 pairs)" in table and "5 known-answer pairs." in table
+    refused = run("calibration_report", "--campaign", "Demo study", "--format", "csv", "--table", "gold", "--rounds", "0")
+    assert refused.code != 0 and "the campaign has no known-answer pairs" in refused.err
+
+
 def test_it_leaves_the_report_without_gold_where_there_is_none():
     assert run("load_demo", "--no-study", "--no-logins").code == 0
     result = run("calibration_report", "--campaign", "Demo campaign", "--format", "json", "--rounds", "0")
