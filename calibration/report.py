@@ -26,6 +26,7 @@ from calibration import (
     report_blinding,
     report_cache,
     report_consensus,
+    report_gold,
     report_ppi,
     report_reference,
     report_selective,
@@ -555,6 +556,8 @@ def build_report(
     report["plan"] = study_plan.plan_section(campaign, report)
     if campaign.accept_sets:  # judge selection under single choices and under sets (issue 40)
         report["acceptable_sets"] = report_acceptable.section(campaign, include_unsubmitted=include_unsubmitted, rounds=rounds, seed=seed)
+    if report_gold.wanted(campaign):  # every rater's accuracy on the known-answer pairs (issue 41)
+        report["gold"] = report_gold.section(campaign)
     # "Cannot judge" answers have no winner: no figure reads them, none takes them for a tie (issue 37).
     report["humans"]["n_cannot_judge"] = selectors.human_cannot_judge_count(campaign=campaign, include_unsubmitted=include_unsubmitted)
     return report

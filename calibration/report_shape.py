@@ -20,7 +20,8 @@ def md_order(report: dict, every: dict[str, Table], pairwise_order: list[str]) -
     pointwise = [key for key in POINTWISE_KEYS if key in every]
     if not one_article_only(report):
         sets = ["acceptable_sets"] if "acceptable_sets" in every else []
-        return (["design"] if "design" in every else []) + sets + pairwise_order + pointwise, None
+        gold = ["gold"] if "gold" in every else []
+        return (["design"] if "design" in every else []) + sets + pairwise_order + gold + pointwise, None
     shown = [key for key in pointwise if every[key].rows] + [key for key in pairwise_order if every[key].rows]
     empty = [every[key].title for key in pointwise + pairwise_order if not every[key].rows]
     line = f"No data in this campaign for: {'; '.join(empty)}." if empty else None

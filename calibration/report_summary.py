@@ -103,7 +103,7 @@ SECTIONS = (
         "raters",
         "Annotators' competence and position",
         False,
-        ("sensitivity", "competence", "human_position", "annotator_pairs", "annotators"),
+        ("sensitivity", "competence", "human_position", "annotator_pairs", "annotators", "gold"),
     ),
     ("blinding", "Blinding", False, ("blinding", "verdicts_by_guess", "style_control")),
     ("agreement", "Judges compared with each other", False, ("comparisons", "judge_pairs", "judge_pairs_list", "human_likeness")),

@@ -19,6 +19,7 @@ from calibration.report_blinding import blinding_tables
 from calibration.report_position import position_table
 from calibration.report_tables_alttest import alttest_tables
 from calibration.report_tables_design import design_tables
+from calibration.report_tables_gold import gold_tables
 from calibration.report_tables_more import agreement_tables, powered_tables
 from calibration.report_tables_plan import plan_tables
 from calibration.report_tables_pointwise import KEYS as POINTWISE_KEYS
@@ -362,6 +363,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(plan_tables(report))
     out.update(design_tables(report))  # actively sampled campaigns only
     out.update(acceptable_tables(report))  # campaigns that ask for every acceptable verdict only
+    out.update(gold_tables(report))  # campaigns with known-answer pairs only
     out.update(pointwise_tables(report))  # only when the report has answers about one article
     return out
 
@@ -411,10 +413,12 @@ ORDER = {
 
 # Every table a report can hold: the design table (actively sampled campaigns only, first when there) and the
 # one-article tables (campaigns with answers about one article only) are there only when their section is.
-TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", *POINTWISE_KEYS)
-ABSENT_BECAUSE = {"design": "the campaign is not actively sampled", "acceptable_sets": "the campaign does not ask for sets"} | {
-    key: "the campaign has no answers about one article" for key in POINTWISE_KEYS
-}
+TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", *POINTWISE_KEYS)
+ABSENT_BECAUSE = {
+    "design": "the campaign is not actively sampled",
+    "acceptable_sets": "the campaign does not ask for sets",
+    "gold": "the campaign has no known-answer pairs",
+} | {key: "the campaign has no answers about one article" for key in POINTWISE_KEYS}
 
 
 @dataclass(frozen=True)

@@ -143,12 +143,13 @@ def campaign(catalogue, alice, bob):
 
 @pytest.fixture
 def demo_campaign(db):
-    """``load_demo``'s users (annotator1, annotator2, …), rubric, articles and its "Demo campaign"."""
+    """``load_demo``'s users (annotator1, annotator2, …), rubric, articles and its "Demo campaign"
+    (without the simulated "Demo study": tests/test_demo_figures.py loads the demo whole)."""
     from django.core.management import call_command
 
     from annotate.models import Campaign
 
-    call_command("load_demo", stdout=io.StringIO())
+    call_command("load_demo", "--no-study", stdout=io.StringIO())
     return Campaign.objects.get(name="Demo campaign")
 
 

@@ -358,8 +358,13 @@ def test_it_leaves_gold_pairs_out_of_the_calibration_report(campaign, alice, bob
     )
     after = build_report(campaign, rounds=50)
     # "plan" describes the campaign as it is now (its pairs and design, gold pairs included), like "campaign".
-    strip = {"generated_at", "campaign", "plan"}
+    # "gold" is the one section about them: present once the campaign has gold pairs (issue 41).
+    strip = {"generated_at", "campaign", "plan", "gold"}
     assert {k: v for k, v in after.items() if k not in strip} == {k: v for k, v in before.items() if k not in strip}
+    assert "gold" not in before and after["gold"]["n_gold_pairs"] == 5
+    reported = {entry["rater"]: entry for entry in after["gold"]["raters"]}
+    assert list(reported) == ["human:alice", "human:bob", "judge-x"]
+    assert reported["judge-x"]["accuracy"]["value"] == 1.0 and reported["human:alice"]["accuracy"]["value"] == 0.0
     scores = {s.rater: s for s in gold_scores(campaign=campaign)}
     assert scores["judge-x"].rater_kind == "judge" and scores["judge-x"].accuracy.value == 1.0
     assert scores["judge-x"].accuracy.n_pairs == 5 and scores["human:alice"].accuracy.value == 0.0

@@ -92,8 +92,10 @@ def test_it_stores_each_criterion_s_response_type(tmp_path):
     assert result.code == 0, result.err
     responses = dict(Criterion.objects.values_list("key", "response"))
     assert len(responses) == 10
-    assert responses["pr_citations_1"] == {"type": "checklist", "allow_na": False}
-    assert responses["pr_formatting_1"] == {"type": "checklist", "allow_na": True}
+    assert responses["pr_lead_1"] == {"type": "checklist", "allow_na": False}
+    assert responses["pr_sections_2"] == {"type": "checklist", "allow_na": True}
+    # The articles are shown without their citations (issue 41): the shipped checklist asks nothing of them.
+    assert not [key for key in responses if "citation" in key]
     result = run("import_criteria", str(FIXTURES / "rating_writing_1to5.json"))
     assert result.code == 0, result.err
     rated = Criterion.objects.filter(criterion_set__key="rating_writing_1to5")
