@@ -58,13 +58,16 @@ start_worker() {
 start_worker
 set -m
 # No control socket: its default path, ~/.gunicorn/gunicorn.ctl, would be shared by every gunicorn of the user.
+# --preload: the application (config/wsgi.py imports every view through the URLconf) is loaded once,
+# before the workers fork, so that they share its pages instead of each importing its own copy
+# (bench/serve_memory.py measures the proportional set size; config/wsgi.py opens no connection).
 "$python" -m gunicorn config.wsgi \
   --bind "$host:$port" \
   --workers "${WEB_WORKERS:-$(( $(nproc) * 2 + 1 ))}" --threads "${WEB_THREADS:-2}" \
   --timeout 60 --graceful-timeout 25 --keep-alive 5 \
   --access-logfile - --log-level "$gunicorn_log_level" \
   --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1,::1}" \
-  --no-control-socket &
+  --preload --no-control-socket &
 web_pid=$!
 set +m
 # The address is printed once the server answers, so that it is the last thing on the screen.

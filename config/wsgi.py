@@ -6,6 +6,7 @@ import django
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIHandler
+from django.urls import get_resolver
 
 from config.env import serving_key_refusal
 
@@ -22,6 +23,9 @@ class Handler(WSGIHandler):
 
 
 application = Handler()
+# Every view and what it imports, now rather than on each worker's first request: with gunicorn's
+# --preload (config/serve.sh) the workers fork after this and share these pages. No query runs here.
+get_resolver().url_patterns  # noqa: B018 (imports the URLconf)
 
 # Served pages are signed with SECRET_KEY: refuse to start without it rather than fail each request.
 if refusal := serving_key_refusal(settings.SECRET_KEY_SOURCE):
