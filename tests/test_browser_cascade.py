@@ -30,7 +30,8 @@ def judged(live_demo, llm_server, monkeypatch):
     assert judge_run_execute(run=judge_run_create(campaign=campaign, judge=judge, concurrency=2)).status == "finished"
     flip = {"a": "b", "b": "a", "tie": "a"}
     winners: dict = {}
-    for v in JudgeVerdict.objects.filter(unit__judge=judge).select_related("unit__pair", "criterion"):
+    # The demo's gold pairs are judged too, but never handed to its annotators (its gold rate is 0).
+    for v in JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__gold__isnull=True).select_related("unit__pair", "criterion"):
         winners.setdefault(v.unit.pair, {})[v.criterion.key] = flip[v.winner] if v.criterion.key.endswith("3") else v.winner
     annotator = User.objects.get(username="annotator1")
     for _ in winners:  # label_pairs, with the overall answer the demo asks for before each submission
