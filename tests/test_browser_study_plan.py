@@ -2,19 +2,28 @@
 8 pairs cannot give the 12 planned), the ε form then refuses a change naming the plan, and when ε
 changes out of band (the admin, say) the calibration dashboard lists that deviation beside the plan's SHA-256."""
 
+import io
 import re
 
 import pytest
+from django.core.management import call_command
 
 from annotate.models import Campaign
 from annotate.services.alt_epsilon import campaign_set_alt_epsilon
 from calibration.models import StudyPlan
-from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page  # noqa: F401 (fixtures)
+from tests.test_browser import CHROMIUM, browser, log_in, page  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
 
 
-def test_it_freezes_the_plan_and_shows_a_deviation_on_the_dashboard(page, live_demo):  # noqa: F811
+@pytest.fixture
+def demo_without_answers(live_server):
+    """The demo before anyone answers: without its study (`--no-study`), whose gold answers on the demo
+    campaign would make its plan too late to freeze."""
+    call_command("load_demo", "--no-study", stdout=io.StringIO())
+
+
+def test_it_freezes_the_plan_and_shows_a_deviation_on_the_dashboard(page, demo_without_answers):  # noqa: F811
     campaign = Campaign.objects.get(name="Demo campaign")
     log_in(page, "researcher", "demo-researcher")
     page.goto(f"/campaigns/{campaign.pk}/")
