@@ -50,6 +50,16 @@ def status_url(campaign, query: str = "", shown: tuple | None = None) -> str:
     )
 
 
+def settled(job, *, leaving: tuple[str, ...] = ("computing",), seconds: float = 120):
+    """The job's status once it is no longer in `leaving`; fails (naming the state and any error) after
+    `seconds` instead of waiting for ever, so that a job that failed cannot hang the suite."""
+    deadline = time.monotonic() + seconds
+    while (status := report_jobs.status(job)).state in leaving:
+        assert time.monotonic() < deadline, f"still {status.state} after {seconds} s: {status}"
+        time.sleep(0.05)
+    return status
+
+
 def poll_until_refresh(client, url: str, seconds: float = 120) -> list[str]:
     """Polls the status fragment as htmx does until it answers with HX-Refresh; the fragments seen before."""
     seen, deadline = [], time.monotonic() + seconds
@@ -169,8 +179,7 @@ def test_it_shows_an_error_and_computes_again_when_asked(background, labelled): 
     assert len(calls) == 1
     report_jobs.forget_error(job)  # the page's "Try again"
     report_jobs.ensure(job, body)
-    while (status := report_jobs.status(job)).state == "computing":
-        time.sleep(0.05)
+    status = settled(job)
     assert status.state == "ready" and len(calls) == 2
 
 
@@ -208,9 +217,7 @@ def test_it_keeps_the_lock_of_a_long_job_and_takes_over_that_of_a_dead_process(b
     report_jobs.ensure(job, body)
     time.sleep(2.8)
     assert report_jobs.ensure(job, body).state == "computing"  # still held: renewed
-    while report_jobs.status(job).state == "computing":
-        time.sleep(0.05)
-    assert len(calls) == 1 and report_jobs.status(job).state == "ready"
+    assert settled(job).state == "ready" and len(calls) == 1
 
     # A process that died while computing leaves a lock nobody renews: the next request takes over.
     dead = job_of(labelled)
@@ -219,9 +226,7 @@ def test_it_keeps_the_lock_of_a_long_job_and_takes_over_that_of_a_dead_process(b
     assert report_jobs.ensure(dead, body).state == "computing"
     time.sleep(2.2)
     assert report_jobs.ensure(dead, body).state == "computing"  # started again, by us
-    while report_jobs.status(dead).state == "computing":
-        time.sleep(0.05)
-    assert len(calls) == 2 and report_jobs.status(dead).state == "ready"
+    assert settled(dead).state == "ready" and len(calls) == 2
 
 
 def test_it_runs_one_job_at_a_time_while_the_labels_keep_changing(background, labelled):  # noqa: F811
@@ -241,13 +246,11 @@ def test_it_runs_one_job_at_a_time_while_the_labels_keep_changing(background, la
     assert len(calls) == 1
     assert not report_jobs.newer_than(later, "")  # nothing finished yet
     go.set()
-    while report_jobs.status(first).state != "ready":
-        time.sleep(0.05)
+    assert settled(first).state == "ready"
     assert report_jobs.newer_than(later, "") and not report_jobs.newer_than(later, report_jobs.stamp_digest(first.stamp))
     assert report_jobs.latest(later)["stamp"] == first.stamp
     assert report_jobs.ensure(later, body).state == "computing"  # now its turn
-    while report_jobs.status(later).state != "ready":
-        time.sleep(0.05)
+    assert settled(later).state == "ready"
     assert len(calls) == 2 and report_jobs.latest(later) is None
 
 
