@@ -12,6 +12,7 @@ Pure: no Django. Below every app, above `common` only.
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
 
 from protocols import checklist, count, nominal, pairwise, rating, text
@@ -49,7 +50,12 @@ def registered_problem(name: object) -> str | None:
     an arity no item has."""
     if not (isinstance(name, str) and name in REGISTRY):
         return f"protocol '{name}' is not one of: {', '.join(REGISTRY)}"
-    module = REGISTRY[name]
+    return _contract_problem(name, REGISTRY[name])
+
+
+@functools.cache
+def _contract_problem(name: str, module: ModuleType) -> str | None:
+    """What keeps `module` from serving as protocol `name`; once per module (`get` is on hot paths)."""
     if missing := [attribute for attribute in REQUIRED if not hasattr(module, attribute)]:
         return f"protocol '{name}' is incomplete: it does not define {', '.join(missing)}"
     if module.ARTICLES not in ITEM_ARTICLES:
