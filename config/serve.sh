@@ -26,8 +26,21 @@ gunicorn_log_level=$(echo "$LOG_LEVEL" | tr '[:upper:]' '[:lower:]')
 host=${HOST:-127.0.0.1}
 port=${PORT:-8000}
 
-if [ "$demo" = 1 ]; then "$python" manage.py migrate --noinput --verbosity 0; else "$python" manage.py migrate --noinput; fi
-"$python" manage.py collectstatic --noinput --verbosity 0
+# Collecting the static files (hashing and compressing them, about 3 s) touches no database, so it
+# runs beside the migration. `make demo` has migrated already (its demo-data step), so the demo only
+# collects.
+"$python" manage.py collectstatic --noinput --verbosity 0 &
+static_pid=$!
+if [ "$demo" != 1 ]; then
+  if ! "$python" manage.py migrate --noinput; then
+    wait "$static_pid" || true
+    exit 1
+  fi
+fi
+if ! wait "$static_pid"; then
+  echo "collectstatic failed: see the lines above" >&2
+  exit 1
+fi
 
 web_pid=""
 worker_pid=""
