@@ -293,7 +293,7 @@ def features_of(markdown: str, *, neutral_emphasis: bool = False, neutral_headin
     }
 
 
-# The style covariates of the report's style-controlled Bradley-Terry fit (`calibration.report_blinding`),
+# The style covariates of the report's style-controlled Bradley-Terry fit (`calibration.report.blinding`),
 # with the audit's definitions: words, section headings (level 2 and below), the share of body lines
 # that are list items, and bold runs as the page shows them. Measured on the stored markdown and HTML,
 # so nothing is rendered again.

@@ -86,8 +86,9 @@ def main(argv: list[str] | None = None) -> None:
 
         django.setup()
         from annotate.models import Campaign
-        from calibration import report_blinding, selectors
-        from calibration.report import build_report
+        from calibration import selectors
+        from calibration.report import blinding as report_blinding
+        from calibration.report.build import build_report
 
         answered = answer_everything(args.seed)
         guesses = judges_guess(args.judge_guesses, args.seed)

@@ -46,7 +46,7 @@ def main() -> None:
 
     from annotate.models import Assignment, CriterionSet, Label, System
     from annotate.services.campaigns import campaign_create
-    from calibration.report import build_report
+    from calibration.report.build import build_report
     from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 
     _, rubric_key = load_sample_or_demo(args.path)

@@ -247,7 +247,7 @@ def dashboard_in_process(folder: Path, rounds: int | None, profile: bool) -> dic
     url = reverse("calibration-dashboard", args=[campaign.pk])
     cache.clear()
     if profile:
-        from calibration.report import report_and_charts_cached
+        from calibration.report.build import report_and_charts_cached
 
         profiler = cProfile.Profile()
         profiler.runcall(report_and_charts_cached, campaign)
@@ -298,7 +298,7 @@ def warm(folder: Path, campaign_id: int) -> None:
 
     django.setup()
     from annotate.models import Campaign
-    from calibration.report import report_and_charts_cached
+    from calibration.report.build import report_and_charts_cached
 
     report_and_charts_cached(Campaign.objects.get(pk=campaign_id))
 

@@ -65,7 +65,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from annotate.models import Answer, Campaign
-    from calibration.report import build_report
+    from calibration.report.build import build_report
 
     folder = Path(tempfile.mkdtemp(prefix="bench-rating-"))
     rows = labels_write(folder / "answers.csv", args.topics, args.criteria, args.seed)

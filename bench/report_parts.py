@@ -37,13 +37,13 @@ FITS = "Bradley-Terry fits (ranking.py)"
 # (label, module, attribute): what is wrapped; a class attribute is "Class.name".
 PARTS = (
     ("calibration_inputs (reading)", "calibration.selectors", "calibration_inputs"),
-    ("humans_section", "calibration.report_sections", "humans_section"),
-    ("rater_pairs (annotators, judges)", "calibration.report_sections", "rater_pairs"),
-    ("position_section", "calibration.report", "position_section"),
+    ("humans_section", "calibration.report.sections", "humans_section"),
+    ("rater_pairs (annotators, judges)", "calibration.report.sections", "rater_pairs"),
+    ("position_section", "calibration.report.build", "position_section"),
     ("LabelTable.for_rater", "calibration.metrics", "LabelTable.for_rater"),
     ("judge_votes", "calibration.metrics", "judge_votes"),
     ("merge_swapped", "calibration.metrics", "merge_swapped"),
-    ("judge_section", "calibration.report_sections", "judge_section"),
+    ("judge_section", "calibration.report.sections", "judge_section"),
     ("LabelTable.concat", "calibration.metrics", "LabelTable.concat"),
     (FITS, "calibration.metrics", "bradley_terry"),
     (FITS, "calibration.metrics", "bradley_terry_by_category"),
@@ -53,14 +53,14 @@ PARTS = (
     ("win rates", "calibration.metrics", "win_rate_vs_reference"),
     ("win rates", "calibration.metrics.rater_fits", "win_rate_vs_field"),
     ("win rates", "calibration.metrics.rater_fits", "win_rate_vs_reference"),
-    ("rater_fits (rest)", "calibration.report", "rater_fits"),
-    ("prediction_powered", "calibration.report_ppi", "section"),
+    ("rater_fits (rest)", "calibration.report.build", "rater_fits"),
+    ("prediction_powered", "calibration.report.ppi", "section"),
     ("paired_differences", "calibration.metrics", "paired_differences"),
-    ("kendall", "calibration.report", "kendall"),
-    ("alt_test", "calibration.report_alttest", "section"),
-    ("with_design", "calibration.report", "with_design"),
-    ("pointwise_add", "calibration.report", "pointwise_add"),
-    ("plan_section", "calibration.study_plan", "plan_section"),
+    ("kendall", "calibration.report.build", "kendall"),
+    ("alt_test", "calibration.report.alttest", "section"),
+    ("with_design", "calibration.report.build", "with_design"),
+    ("pointwise_add", "calibration.report.build", "pointwise_add"),
+    ("plan_section", "calibration.plan.study", "plan_section"),
 )
 OTHER, TOTAL = "other", "total"
 
@@ -120,7 +120,7 @@ def measure(rounds: int, threads: int | None, profile: bool) -> dict[str, float]
 
     django.setup()
     from annotate.models import Campaign
-    from calibration import report
+    from calibration.report import build as report
 
     clock = Clock()
     install(clock)

@@ -94,8 +94,8 @@ def main() -> None:
 
     django.setup()
     from annotate.models import Campaign, CriterionSet
-    from calibration import report_formats
-    from calibration.report import report_from_inputs
+    from calibration.report import formats as report_formats
+    from calibration.report.build import report_from_inputs
 
     inputs, n_labels = synthetic_inputs(args.judges, args.pairs, args.criteria, args.systems, args.seed)
     campaign = Campaign(name="Big labels-only", criterion_set=CriterionSet(key="arena", version=1), pair_mode=Campaign.PairMode.ALL)
@@ -113,7 +113,7 @@ def main() -> None:
     print(f"HTML report (tables, charts left out): {kb(html):,.0f} KB")
     table_format = getattr(report_formats, "ROWS_SHOWN", None)
     if table_format is not None:
-        from calibration import table_format as tf
+        from calibration.report import table_format as tf
 
         shown, tf.ROWS_SHOWN = tf.ROWS_SHOWN, 10**9
         whole = report_formats.render(report, "md")

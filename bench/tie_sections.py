@@ -70,9 +70,10 @@ def main() -> None:
     django.setup()
     from threadpoolctl import threadpool_limits
 
-    from calibration import report_consensus, report_ties
-    from calibration.report import CATEGORY_INTERVALS_MAX_JUDGES
-    from calibration.report_tables_ties import tie_tables
+    from calibration.report import consensus as report_consensus
+    from calibration.report import ties as report_ties
+    from calibration.report.build import CATEGORY_INTERVALS_MAX_JUDGES
+    from calibration.report.tables.ties import tie_tables
 
     table, judges = synthetic(args.labels, args.judges, args.seed)
     humans = table.humans()

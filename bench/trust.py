@@ -29,7 +29,7 @@ Printed, in order:
    and three judges' verdicts with confidences on its 33,345 items: the pooled, item and
    per-criterion alt-tests of one judge plus the three judges' selective calibration and cascade
    (alpha 0.1, delta 0.1; 1,000 bootstrap rounds each), best of 3 runs, against the 2 s target.
-   Then what the report adds: its `alt_test` section (``calibration.report_alttest.section``: the
+   Then what the report adds: its `alt_test` section (``calibration.report.alttest.section``: the
    pooled and per-criterion alt-tests of each of the three judges, 1,000 rounds) on the same campaign
    as a LabelTable, best of 3, against the same 2 s.
 
@@ -223,8 +223,8 @@ def report_timing() -> None:
     import django
 
     django.setup()
-    from calibration import report_alttest
     from calibration.metrics import LabelTable, Vocab
+    from calibration.report import alttest as report_alttest
 
     humans, pair, crit, judges = synthetic()
     n_pairs, n_crit = int(pair.max()) + 1, int(crit.max()) + 1

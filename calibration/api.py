@@ -15,10 +15,10 @@ from rest_framework.response import Response
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration.interchange import label_rows
-from calibration.planner import plan_labels_cached, plan_parameters
-from calibration.report import check_category_intervals, report_cached
-from calibration.report_reference import check_reference, check_sensitivity
+from calibration.planner.labels import plan_labels_cached, plan_parameters
+from calibration.report.build import check_category_intervals, report_cached
+from calibration.report.reference import check_reference, check_sensitivity
+from interchange import label_rows
 
 
 @extend_schema(
@@ -29,7 +29,7 @@ from calibration.report_reference import check_reference, check_sensitivity
 @api_view(["GET"])
 @permission_classes([IsAdminUser])
 def campaign_labels(request: Request, campaign_id: int) -> StreamingHttpResponse:
-    """Every decided label in the long format (`calibration.interchange`, as the file export), streamed as one JSON array."""
+    """Every decided label in the long format (`interchange`, as the file export), streamed as one JSON array."""
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return StreamingHttpResponse(_json_array(label_rows(campaign)), content_type="application/json")
 

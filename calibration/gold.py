@@ -69,8 +69,8 @@ def gold_scores(*, campaign: Campaign) -> list[GoldAccuracy]:
 def gold_pause_reason(*, campaign: Campaign, user: User) -> str | None:
     """The campaign's pause rule for one annotator (`quality.gold_pause_due`), or None: off unless
     `gold_pause_below` is set; it needs `gold_pause_after` submitted gold pairs (after the last lift
-    by staff, `annotate.services.gold.gold_pause_lift`). Registered as a
-    claim gate (`annotate.services.claims.CLAIM_GATES`) when the app starts."""
+    by staff, `annotate.services.gold.gold_pause_lift`). Applied at
+    every claim through hook ``claim_gates`` (`calibration.hooks.gold_pause_gate`, settings.HOOKS)."""
     if campaign.gold_pause_below is None:
         return None
     inputs = gold_inputs(campaign=campaign, user=user)

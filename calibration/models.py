@@ -7,7 +7,7 @@ from annotate.models import Campaign
 class StudyPlan(models.Model):
     """A campaign's analysis, frozen before its first label (pre-registration).
 
-    `record` is the plan as canonical JSON would write it (`calibration.plan_check`), and
+    `record` is the plan as canonical JSON would write it (`calibration.plan.check`), and
     `sha256` the SHA-256 of that JSON. A frozen plan is never changed: later reports compare
     the campaign with it and list every deviation.
     """

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 import protocols
 from annotate.models import Answer, Assignment, Campaign, Label, Pair
-from calibration.interchange.responses import response_cell, response_type
 from calibration.metrics.crossprotocol import A_PREFERRED, B_PREFERRED, TIE_PREFERRED, PairVerdict
 from calibration.metrics.pointwise import Answer as Row
 from calibration.metrics.pointwise import PointwiseAnswers, pointwise_tables
 from common.batches import batches
+from interchange.responses import response_cell, response_type
 from judges.models import JudgeUnit, JudgeVerdict
 
 CHUNK = 5000

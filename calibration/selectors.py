@@ -80,7 +80,7 @@ class AnnotatorTime:
 
 @dataclass(frozen=True)
 class CalibrationInputs:
-    """Everything `calibration.report` needs from the database."""
+    """Everything `calibration.report.build` needs from the database."""
 
     table: LabelTable  # human labels and raw judge verdicts (both orders), one vocabulary
     judges: list[JudgeSummary]
@@ -99,7 +99,7 @@ class CalibrationInputs:
     # pairs (str(pair id)). None: the campaign samples uniformly (every pair is in the human queue).
     inclusion: dict[str, float] | None = None
     # The judges with confidences: one row per judge and item (orders merged) and each row's confidence
-    # (`selective_report.confidence_table`). None: not read (the tie-aware accuracy and soft-label scores then have no judge).
+    # (`calibration.cascade.confidence_table`). None: not read (the tie-aware accuracy and soft-label scores then have no judge).
     confidences: tuple[LabelTable, np.ndarray] | None = None
 
 

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from annotate.models import Campaign
 from annotate.services.campaigns import NAME_TAKEN, NAME_TAKEN_CODE, campaign_create_from_pairs
-from calibration.selective_report import abstained_pair_ids, selective_cascade
+from calibration.cascade import abstained_pair_ids, selective_cascade
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ def abstained_pairs_send(
     *, campaign: Campaign, name: str, judge_names: list[str], alpha, delta, human_cost=None, out: dict | None = None
 ) -> SentToHumans:
     """Calibrate the cascade (or take `out`, one `selective_cascade` already computed) and create
-    campaign `name` of the pairs it leaves to humans (`selective_report.abstained_pair_ids`).
+    campaign `name` of the pairs it leaves to humans (`calibration.cascade.abstained_pair_ids`).
     ValidationError with the reason: a taken name, bad α/δ, a judge without confidences, no pair."""
     if Campaign.objects.filter(name=name.strip()).exists():
         raise ValidationError(NAME_TAKEN.format(name=name.strip()), code=NAME_TAKEN_CODE)

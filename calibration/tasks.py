@@ -1,6 +1,6 @@
 """Background work of calibration, run by `manage.py db_worker` (make serve runs one).
 
-Imported by `CalibrationConfig.ready`, so by every `manage.py` command: what the tasks need (the
+Imported at the first call of a hook that names it (settings.HOOKS) and by the task worker: what the tasks need (the
 report, its views, the sampler) is imported when a task or receiver runs, not here.
 """
 
@@ -54,8 +54,8 @@ def active_sample_task(campaign_id: int) -> str:
     return f"{run.active} active admissions written, {run.admitted} admitted; {run.waiting} pairs wait"
 
 
-def sample_when_due(sender, *, pair_id: int, **kwargs) -> None:
-    """Receiver of `annotate.signals.assignment_submitted`: queues the sampler for the task worker when
+def sample_when_due(*, pair_id: int, **kwargs) -> None:
+    """Hook ``after_submit`` (settings.HOOKS): queues the sampler for the task worker when
     the submission leaves it something to draw (one query for a campaign that samples uniformly)."""
     from calibration.sampling import sampler_due
 
@@ -64,8 +64,8 @@ def sample_when_due(sender, *, pair_id: int, **kwargs) -> None:
         active_sample_task.enqueue(campaign.pk)
 
 
-def report_warm_after_submission(sender, *, pair_id: int, **kwargs) -> None:
-    """Receiver of `annotate.signals.assignment_submitted`: queues `report_warm_task` to run
+def report_warm_after_submission(*, pair_id: int, **kwargs) -> None:
+    """Hook ``after_submit`` (settings.HOOKS): queues `report_warm_task` to run
     `WARM_DEBOUNCE` seconds later, unless one is queued for the campaign already (a cache entry
     added atomically marks it): the dashboard after new labels opens up to date, not on an earlier report."""
     campaign_id = Campaign.objects.filter(pairs=pair_id).values_list("pk", flat=True).first()
@@ -78,8 +78,7 @@ def report_warm_after_submission(sender, *, pair_id: int, **kwargs) -> None:
         report_warm_task.using(run_after=timezone.now() + timedelta(seconds=WARM_DEBOUNCE)).enqueue(campaign_id)
 
 
-def report_warm_after_run(sender, run, verdicts: int, **kwargs) -> None:
-    """Queues `report_warm_task` for a judge run that stored verdicts (`judges.signals.run_finished`,
-    connected in `CalibrationConfig.ready`): the dashboard after a run opens at once, as after an import."""
+def report_warm_after_run(*, run, verdicts: int, **kwargs) -> None:
+    """Hook ``after_run`` (settings.HOOKS): queues `report_warm_task` for a judge run that stored verdicts: the dashboard after a run opens at once, as after an import."""
     if verdicts:
         report_warm_task.enqueue(run.campaign_id)

@@ -9,10 +9,10 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_http_methods
 
 from annotate.models import Campaign
-from calibration.interchange import LABEL_COLUMNS, LabelsFileError, labels_import, rows_read
 from calibration.tasks import report_warm_task
 from common.decorators import staff_required
 from common.uploads import UploadError, upload_saved
+from interchange import LABEL_COLUMNS, LabelsFileError, labels_import, rows_read
 
 PAGE = "calibration/labels_upload.html"
 

@@ -14,18 +14,22 @@ from annotate.gold_selectors import gold_separability
 from annotate.gold_separability import SEPARABLE_AUC
 from annotate.models import Campaign
 from annotate.services.gold import gold_accept_separable_set, gold_pause_lift
-from calibration import attention, gold, report_cache, report_formats, report_jobs, report_reference, selectors
+from calibration import attention, gold, selectors
+from calibration import cache as report_cache
 from calibration import metrics as M
-from calibration import report as reports
-from calibration.interchange import FORMATS as LABEL_FORMATS
-from calibration.interchange import LABEL_COLUMNS, label_rows, rows_format
 from calibration.metrics.quality import gold_accuracy
-from calibration.plan_check import canonical_json, parse_statistics
-from calibration.planner import plan_labels_cached, plan_parameters
-from calibration.report_summary import dashboard_sections, dashboard_summary
-from calibration.report_tables_plan import plan_tables
-from calibration.study_plan import PlanRefused, frozen_by_name, frozen_plan, plan_record, planned_pairs_warning, study_plan_freeze
+from calibration.plan.check import canonical_json, parse_statistics
+from calibration.plan.study import PlanRefused, frozen_by_name, frozen_plan, plan_record, planned_pairs_warning, study_plan_freeze
+from calibration.planner.labels import plan_labels_cached, plan_parameters
+from calibration.report import build as reports
+from calibration.report import formats as report_formats
+from calibration.report import jobs as report_jobs
+from calibration.report import reference as report_reference
+from calibration.report.summary import dashboard_sections, dashboard_summary
+from calibration.report.tables.plan import plan_tables
 from common.decorators import staff_required
+from interchange import FORMATS as LABEL_FORMATS
+from interchange import LABEL_COLUMNS, label_rows, rows_format
 
 PAGE = "calibration/dashboard.html"
 COMPUTING_PAGE = "calibration/computing.html"
@@ -138,7 +142,7 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     than a page show their first page, with links to the next (`report_table`).
 
     The report is never computed here (a big campaign's takes longer than a page may): what the
-    shared cache lacks is computed by a background job (`calibration.report_jobs`) while the page
+    shared cache lacks is computed by a background job (`calibration.report.jobs`) while the page
     shows the last report of the same options, marked as such, or how far the job is.
     """
     campaign = _campaign(campaign_id)

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Campaign
 from annotate.services.campaigns import NAME_TAKEN_CODE
-from calibration.selective_report import estimate_text, judges_with_confidences, selective_cascade_cached, usd_text
+from calibration.cascade import estimate_text, judges_with_confidences, selective_cascade_cached, usd_text
 from calibration.services import abstained_pairs_send
 from common.decorators import staff_required
 

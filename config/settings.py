@@ -246,6 +246,20 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "common.api_errors.exception_handler",
 }
 
+# --- Hooks (common/hooks.py, docs/architecture.md "Hooks") ----------------------------------------
+# What annotate's and judges' services run of the apps above them, which they may not import, in
+# call order. A name or path that does not resolve fails `manage.py check` and the first call.
+HOOKS = {
+    # Before a new claim: the gold-accuracy pause.
+    "claim_gates": ["calibration.hooks.gold_pause_gate"],
+    # Before a campaign's settings change: the frozen study plan's refusals.
+    "settings_guards": ["calibration.hooks.study_plan_guard"],
+    # After a submission is committed: the active sampler when due, then the report computed ahead.
+    "after_submit": ["calibration.tasks.sample_when_due", "calibration.tasks.report_warm_after_submission"],
+    # After a judge run has ended: the report computed ahead.
+    "after_run": ["calibration.tasks.report_warm_after_run"],
+}
+
 # --- API schema ---------------------------------------------------------------------------------
 # /api/schema/ (OpenAPI 3, YAML or ?format=json) and /api/schema/docs/ (Swagger UI, served from
 # the drf-spectacular-sidecar package through the static files: no CDN).
@@ -264,7 +278,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Cache -------------------------------------------------------------------------------------
 # One cache for every process (gunicorn's workers, the task worker, the commands), so that a
-# calibration report computed by one serves all (calibration/report_cache.py): Django's database
+# calibration report computed by one serves all (calibration/cache.py): Django's database
 # cache by default (its table is made by calibration's migration 0001), Redis when REDIS_URL is set.
 CACHE_TABLE = "pairwise_cache"
 REDIS_URL = env_redis_url("REDIS_URL")
@@ -294,7 +308,7 @@ UPLOAD_ZIP_MAX_MEMBERS = env_int("UPLOAD_ZIP_MAX_MEMBERS", 20_000, minimum=1)
 # Bootstrap rounds behind every confidence interval on the dashboard and in the API.
 CALIBRATION_ROUNDS = env_int("CALIBRATION_ROUNDS", 1000, minimum=0, maximum=100_000)
 # The dashboard's report is computed in a background thread of the web process, never in the request
-# (calibration/report_jobs.py). The test suite turns it off (tests/conftest.py): a thread cannot see
+# (calibration/report/jobs.py). The test suite turns it off (tests/conftest.py): a thread cannot see
 # a test's open transaction; the tests of the background itself turn it on again.
 CALIBRATION_BACKGROUND = True
 

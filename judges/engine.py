@@ -37,6 +37,7 @@ from django.utils import timezone
 
 import protocols
 from annotate.services.guesses import guess_side
+from common.hooks import hooks_run_logged
 from judges import baselines
 from judges.batch import run_batch
 from judges.endpoints import api_key_env_refusal, base_url_refusal
@@ -44,7 +45,6 @@ from judges.heartbeat import Heartbeat
 from judges.models import CachedResponse, Judge, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.queued_rows import QueuedRows, take
 from judges.selectors import RunPlan, UnitPlan, run_plan, stored_units
-from judges.signals import run_finished
 from judges.transport import (
     BATCH_SECONDS,
     Ahead,
@@ -581,5 +581,6 @@ def _execute(run: JudgeRun, now, progress: Callable[[JudgeRun], None] | None) ->
         _run_close(run, status=JudgeRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
         raise
     engine.finish(note)
-    run_finished.send(sender=JudgeRun, run=run, verdicts=engine.done_now)
+    # settings.HOOKS "after_run" (calibration: the report computed ahead); a failure is logged, the run stays as stored.
+    hooks_run_logged("after_run", run=run, verdicts=engine.done_now)
     return run

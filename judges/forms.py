@@ -92,7 +92,7 @@ class JudgeForm(forms.Form):
         return name
 
     def clean_confidence(self) -> str:
-        # Empty is the default; judge_build checks the rest (`judges.sampling.confidence_mode`), as for add_judge.
+        # Empty is the default; judge_build checks the rest (`judges.confidence.confidence_mode`), as for add_judge.
         return self.cleaned_data["confidence"].strip() or "none"
 
     def service_arguments(self) -> dict:

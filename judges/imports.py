@@ -1,6 +1,6 @@
 """Writes for imported judges: verdicts computed elsewhere, stored as the units of a judge of kind IMPORTED.
 
-Two importers feed it: judge rows of a labels file (`calibration.interchange`)
+Two importers feed it: judge rows of a labels file (`interchange`)
 and the results files of the Wiki Live Challenge script (`judges.wlc_results`).
 Each works out, per unit (judge, pair, order, category or criterion), the
 verdicts and the errors its source gives; storing them is done here, once.

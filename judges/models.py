@@ -72,7 +72,9 @@ class Judge(models.Model):
         help_text="USD per million completion tokens through the Batch API; empty: half the output price.",
     )
     confidence = models.CharField(
-        max_length=20, default="none", help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/sampling.py)."
+        max_length=20,
+        default="none",
+        help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/confidence.py).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

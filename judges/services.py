@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from annotate.models import Campaign
 from common.names import name_problem
+from judges.confidence import confidence_mode
 from judges.endpoints import api_key_env_refusal, base_url_refusal, configured_endpoint, endpoint_names, endpoint_refusal
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun
-from judges.sampling import confidence_mode
 from judges.selectors import guess_problem
 from judges.serving import endpoint_defaults
 from judges.tasks import judge_run_task
@@ -79,7 +79,7 @@ def judge_build(
     (`judges.endpoints`). Prices left None are unknown, and so are the judge's costs; give both
     or neither. `rpm`/`tpm` are the provider's limits its runs pace themselves under (None: no
     limit); the batch prices left None are half the synchronous ones. `confidence` is none,
-    logprobs or samples:N (`judges.sampling`). `update` lets an existing judge of that name change.
+    logprobs or samples:N (`judges.confidence`). `update` lets an existing judge of that name change.
     """
     errors: list[str] = []
     name = name.strip()

@@ -67,10 +67,10 @@ import httpx2
 import openai
 
 import protocols
+from judges.confidence import LOGPROBS, TOP_LOGPROBS, confidence_mode, logprob_map, sampled_call
 from judges.outbound import POLICY_PREFIX, Network, guarded_http_client
 from judges.pacing import Pacer, pacer_for
 from judges.pricing import token_cost
-from judges.sampling import LOGPROBS, TOP_LOGPROBS, confidence_mode, logprob_map, sampled_call
 from judges.wire import estimate_prompt_tokens, read_completion, unreadable_reason
 from protocols.base import InvalidResponse, JudgeRequest, retry_messages
 
@@ -123,8 +123,8 @@ class CallSettings:
     output_price: Decimal | None
     secret: str
     pacer: Pacer | None = None  # shared by the run's workers; None: no rpm/tpm limit
-    logprobs: bool = False  # ask for token probabilities (judges.sampling)
-    samples: int = 1  # calls per unit (judges.sampling)
+    logprobs: bool = False  # ask for token probabilities (judges.confidence)
+    samples: int = 1  # calls per unit (judges.confidence)
 
     @classmethod
     def of(cls, judge: JudgeConfig, secret: str) -> CallSettings:
@@ -216,7 +216,7 @@ class Outcome:
 
     attempts: list[Attempt] = field(default_factory=list)
     verdicts: dict[str, tuple[str, str]] | None = None
-    confidences: dict[str, float] | None = None  # criterion key -> confidence (judges.sampling)
+    confidences: dict[str, float] | None = None  # criterion key -> confidence (judges.confidence)
     samples: dict[str, str] | None = None  # criterion key -> the samples' answers (samples:N)
     error: str = ""
     budget: bool = False
@@ -396,7 +396,7 @@ def _unit_call(
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
     }
-    # Confidences are pairwise only (judges.sampling): a one-article request is asked without logprobs.
+    # Confidences are pairwise only (judges.confidence): a one-article request is asked without logprobs.
     logprobs = settings.logprobs and request.protocol == protocols.DEFAULT
     if logprobs:
         arguments.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
@@ -554,7 +554,7 @@ def work_loop(
                 halt.set()
                 return
             call = lambda outcome, job=job: _unit_call(job, client, settings, ledger, plain, rows, halt, reach, outcome)  # noqa: E731
-            samples = settings.samples if job.request.protocol == protocols.DEFAULT else 1  # pairwise only (judges.sampling)
+            samples = settings.samples if job.request.protocol == protocols.DEFAULT else 1  # pairwise only (judges.confidence)
             answers.put((job, sampled_call(call, n=samples, ledger=ledger, reserved=job.reserved)))
     except BaseException:
         halt.set()

@@ -3,7 +3,7 @@
 A pair's unit gives each criterion's winner by side (a/b/tie, the position the judge named undone
 with the order it was shown); a reading's unit (one article) gives each criterion's answer in its
 protocol's stored form (`JudgeVerdict.answer`), with no winner. Confidences and samples are
-pairwise only (`judges.sampling`): a reading's verdicts carry none.
+pairwise only (`judges.confidence`): a reading's verdicts carry none.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class ResultsImport:
 
 
 def _results_topic(campaign: Campaign, title: str, campaign_topics: set[int]):
-    """The topic a results file names, by the lookup rules of the labels import (`calibration.interchange`)."""
+    """The topic a results file names, by the lookup rules of the labels import (`interchange`)."""
     topics = list(Topic.objects.filter(title=title).order_by("id"))
     inside = [t for t in topics if t.id in campaign_topics]
     topics = inside or topics

@@ -50,7 +50,7 @@ def static_files_in_place(settings):
 
 @pytest.fixture(autouse=True)
 def dashboard_job_inline(settings):
-    # The dashboard's report job runs in the request (calibration/report_jobs.py): a background
+    # The dashboard's report job runs in the request (calibration/report/jobs.py): a background
     # thread has a database connection of its own, which cannot see a test's open transaction.
     # tests/test_report_jobs.py runs it in the background, on committed data (transactional_db).
     settings.CALIBRATION_BACKGROUND = False

@@ -29,7 +29,7 @@ def run(name: str, *args: str) -> CommandResult:
     return CommandResult(0, out.getvalue(), err.getvalue())
 
 
-# The label export's header as its contract fixes it (`calibration/interchange/formats.py`), written
+# The label export's header as its contract fixes it (`interchange/formats.py`), written
 # out here so that a change to the code's columns fails the tests that compare against it: the long
 # format's columns and annotator_removed, then neutral_emphasis in an export of human labels only.
 LABEL_HEADER = (

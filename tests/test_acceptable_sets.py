@@ -13,10 +13,10 @@ from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
 from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit
-from calibration.interchange import label_rows
-from calibration.report import build_report
-from calibration.report_formats import render_html, render_md
-from calibration.report_methods import render_methods
+from calibration.report.build import build_report
+from calibration.report.formats import render_html, render_md
+from calibration.report.methods import render_methods
+from interchange import label_rows
 from tests.calibration_builders import ATLAS, QUILL, hand_campaign, judge_rows, pair_of
 from tests.helpers import run
 from tests.test_import_labels import import_labels, label_row, write_csv

@@ -10,7 +10,7 @@ from annotate.forms import CampaignForm
 from annotate.models import Campaign, Pair, PairAdmission
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next
-from calibration.report import build_report
+from calibration.report.build import build_report
 from calibration.sampling import MIN_FIT, sample_pairs
 from tests.calibration_builders import by_criterion, hand_campaign, label_pairs, order_flipping_judge
 

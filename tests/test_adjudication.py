@@ -185,7 +185,7 @@ def test_it_lets_only_adjudicators_open_an_item(disputed, campaign, rachel, dana
 
 
 def test_it_records_the_source_of_each_path(campaign, alice, rachel, tmp_path):
-    from calibration.interchange.export import label_rows  # noqa: F401 (the import path exists)
+    from interchange.export import label_rows  # noqa: F401 (the import path exists)
 
     page_work = assignment_claim_next(campaign=campaign, user=alice)
     criterion = Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order").first()

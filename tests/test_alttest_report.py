@@ -10,11 +10,11 @@ import pytest
 from django.urls import reverse
 
 from annotate.models import Campaign
-from calibration import report_formats
 from calibration.metrics.alttest import Ratings, alt_test, alt_test_by_criterion
 from calibration.metrics.alttest_plan import alt_test_items_needed
-from calibration.planner import plan_labels
-from calibration.report import build_report
+from calibration.planner.labels import plan_labels
+from calibration.report import formats as report_formats
+from calibration.report.build import build_report
 from tests.calibration_builders import assert_contract
 from tests.helpers import RUBRIC, run
 from tests.test_labels_only import write_csv

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 from calibration import metrics as M
-from calibration import report_alttest
 from calibration.metrics.alttest import Ratings, alt_test, alt_test_by_criterion
+from calibration.report import alttest as report_alttest
 
 sm = pytest.importorskip("statsmodels.api")  # a dev dependency (pyproject [dev])
 

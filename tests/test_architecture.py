@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("config", "calibration", "judges", "annotate", "protocols", "common")
+PACKAGES = ("config", "calibration", "interchange", "judges", "annotate", "protocols", "common")
 IMPORT_LINTER = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
 CONTRACTS = IMPORT_LINTER["contracts"]
 
@@ -52,7 +52,7 @@ def test_the_architecture_page_lists_every_url_and_command_as_the_code_has_them(
 
 def test_every_path_the_architecture_page_names_exists():
     doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    named = set(re.findall(r"`((?:annotate|judges|calibration|config|common|protocols|tests|docs)/[\w/.]*)`", doc))
+    named = set(re.findall(r"`((?:annotate|judges|calibration|interchange|config|common|protocols|tests|docs)/[\w/.]*)`", doc))
     assert len(named) > 20
     assert sorted(path for path in named if not (ROOT / path).exists()) == []
 

@@ -14,7 +14,7 @@ import pytest
 
 from annotate.models import Article, CriterionSet, Label, Span, System, Topic
 from annotate.sources import Problem
-from calibration.interchange import SPAN_COLUMNS
+from interchange import SPAN_COLUMNS
 from tests.helpers import RUBRIC, article, run, write_wlc
 from tests.test_import_labels import import_labels, label_row, span_row, write_csv, write_jsonl
 

@@ -19,7 +19,7 @@ from playwright.sync_api import sync_playwright  # a dev dependency: missing, th
 
 from annotate.models import Assignment, Criterion, Label
 from annotate.services.answers import overall_shown
-from calibration.interchange import label_rows
+from interchange import label_rows
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls made here are still synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

@@ -204,7 +204,7 @@ def test_it_shows_the_downloaded_report_under_its_own_policy_without_a_violation
 
 def test_it_draws_the_charts_with_attributes_exactly_as_matplotlib_drew_them_with_css(browser, labelled_demo, monkeypatch):  # noqa: F811
     """Each chart as matplotlib wrote it (CSS) and as the site serves it (attributes), side by side in Chromium: the same pixels."""
-    from calibration.report import build_report
+    from calibration.report.build import build_report
 
     report = build_report(labelled_demo, rounds=20)
     served = charts.report_charts(report)

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from annotate.models import Campaign, CampaignSettingChange, CriterionSet, Label, Topic
-from calibration.interchange import LABEL_COLUMNS
+from interchange import LABEL_COLUMNS
 from tests.helpers import RUBRIC, csv_file, write_wlc
 from tests.test_browser import CHROMIUM, browser, live_demo, log_in, page  # noqa: F401 (fixtures)
 from tests.test_import_labels import label_row

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from calibration.interchange import JUDGE_COLUMNS, LABEL_COLUMNS
+from interchange import JUDGE_COLUMNS, LABEL_COLUMNS
 from tests.calibration_builders import ATLAS, CRITERIA, QUILL, WIKI, assert_contract, hand_campaign
 from tests.helpers import run
 

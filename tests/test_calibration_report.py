@@ -21,9 +21,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from calibration import report as reports
-from calibration.report import build_report
-from calibration.report_formats import render
+from calibration.report import build as reports
+from calibration.report.build import build_report
+from calibration.report.formats import render
 from judges.models import Judge
 from tests.calibration_builders import ATLAS, QUILL, WIKI, assert_contract, by_criterion, hand_campaign, hand_dataset, judge_rows, pair_of
 

@@ -15,7 +15,7 @@ from annotate.models import Assignment, Campaign, Pair, System
 from annotate.selectors import calibration_pair_ids, campaign_design
 from annotate.services.campaigns import campaign_annotator_remove, campaign_create
 from annotate.services.claims import assignment_claim_next, pairs_left
-from calibration.report import build_report
+from calibration.report.build import build_report
 from tests.helpers import run
 from tests.schedule_builders import AGENTS, label_and_submit, wide_tiny_catalogue, work_in_parallel
 

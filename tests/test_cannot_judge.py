@@ -10,8 +10,8 @@ from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_missing, assignment_submit
 from calibration import selectors as calibration_selectors
-from calibration.interchange import label_rows
-from calibration.report_methods import _design_sentence
+from calibration.report.methods import _design_sentence
+from interchange import label_rows
 from tests.test_import_labels import import_labels, label_row, write_csv
 
 pytestmark = pytest.mark.django_db

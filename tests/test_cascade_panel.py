@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotate.models import Campaign
-from calibration.selective_report import heldout_pair, selective_cascade
+from calibration.cascade import heldout_pair, selective_cascade
 from judges.models import JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.calibration_builders import label_pairs

@@ -13,10 +13,10 @@ import pytest
 from django.core.cache import cache
 
 from annotate.models import Label, Span
-from calibration.interchange import LABEL_COLUMNS, rows_read
-from calibration.report import build_report
-from calibration.report_formats import render
+from calibration.report.build import build_report
+from calibration.report.formats import render
 from common.spreadsheet import cell_restore, cell_safe
+from interchange import LABEL_COLUMNS, rows_read
 from judges.models import Judge
 from tests.calibration_builders import hand_dataset
 from tests.helpers import run

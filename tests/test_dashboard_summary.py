@@ -7,9 +7,9 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from calibration import report as reports
-from calibration.report import build_report
-from calibration.report_summary import BASELINE_KINDS, SECTIONS, dashboard_summary
+from calibration.report import build as reports
+from calibration.report.build import build_report
+from calibration.report.summary import BASELINE_KINDS, SECTIONS, dashboard_summary
 
 pytestmark = pytest.mark.django_db
 

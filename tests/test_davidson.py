@@ -89,7 +89,7 @@ def test_it_leaves_a_system_without_a_chain_out():
 
 
 def test_it_flags_a_ranking_that_changes_with_ties_modelled():
-    from calibration.report_ties import ranking_change
+    from calibration.report.ties import ranking_change
 
     fits = {"humans": {"scores": [{"system": "a", "rank": 1}, {"system": "b", "rank": 2}]}, "j": {"scores": [{"system": "a", "rank": 1}]}}
     today = {"humans": [{"system": "b", "rank": 1}, {"system": "a", "rank": 2}], "j": [{"system": "a", "rank": 1}]}

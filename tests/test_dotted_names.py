@@ -16,8 +16,8 @@ from django.utils.html import escape
 
 from annotate.models import Article, Campaign, System, Topic, validate_name
 from annotate.services.claims import assignment_claim_next
-from calibration.interchange import LABEL_COLUMNS
 from common.names import NAME_RULE, name_problem
+from interchange import LABEL_COLUMNS
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 from tests.helpers import RUBRIC, article, run, write_wlc
 

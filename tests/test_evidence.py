@@ -10,7 +10,7 @@ from annotate.rendering import plain_text
 from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_missing, assignment_submit, span_add, span_delete
-from calibration.interchange import SPAN_COLUMNS, span_rows
+from interchange import SPAN_COLUMNS, span_rows
 from tests.test_import_labels import import_labels, label_row, span_row, write_csv
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from annotate.rendering import plain_text
 from annotate.services.answers import label_save, overall_save
 from annotate.services.claims import assignment_claim_next, assignment_open
 from annotate.services.labelling import assignment_submit, span_add
-from calibration.interchange import label_rows
+from interchange import label_rows
 from tests.helpers import HUMAN_LABEL_HEADER, run
 
 pytestmark = pytest.mark.django_db

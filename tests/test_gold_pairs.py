@@ -23,7 +23,7 @@ from annotate.services.labelling import assignment_submit
 from calibration.gold import gold_pause_reason, gold_scores
 from calibration.metrics import LabelTable
 from calibration.metrics.quality import gold_accuracy
-from calibration.report import build_report
+from calibration.report.build import build_report
 from tests.calibration_builders import judge_rows
 from tests.helpers import run
 

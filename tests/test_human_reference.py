@@ -12,11 +12,13 @@ from django.urls import reverse
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration import report_alttest, report_ppi, report_reference
-from calibration import report_sections as sections
 from calibration.metrics.competence import dawid_skene, mace
 from calibration.metrics.labels import LabelRow
-from calibration.report import report_cached, report_from_inputs
+from calibration.report import alttest as report_alttest
+from calibration.report import ppi as report_ppi
+from calibration.report import reference as report_reference
+from calibration.report import sections
+from calibration.report.build import report_cached, report_from_inputs
 from tests.calibration_builders import TOP_KEYS, assert_contract, offline_campaign, offline_inputs, summary
 from tests.helpers import RUBRIC, run
 from tests.test_alttest_report import COLUMNS
@@ -244,7 +246,8 @@ def test_it_answers_400_to_an_unknown_reference(study, client, rachel, where):
 def test_it_keeps_one_cached_report_per_reference(study):
     from django.core.cache import cache
 
-    from calibration import report_cache, selectors
+    from calibration import cache as report_cache
+    from calibration import selectors
 
     humans = selectors.calibration_inputs(campaign=study, include_unsubmitted=False).table.humans()
     fit_key = report_cache.cache_key((study.pk, "human-reference", 20, 0, report_reference.humans_digest(humans)))

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 
 from annotate.models import Assignment, Campaign, Criterion, Label, LabelChange
 from annotate.services.placeholders import CRITERIA_FROM_LABELS
-from calibration.report import build_report
+from calibration.report.build import build_report
 from tests.helpers import run
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calibration.interchange import LABEL_COLUMNS
-from calibration.interchange.formats import MAX_HEADER, MAX_LINE, LabelsFileError, rows_read
-from calibration.interchange.responses import response_read
+from interchange import LABEL_COLUMNS
+from interchange.formats import MAX_HEADER, MAX_LINE, LabelsFileError, rows_read
+from interchange.responses import response_read
 from tests.helpers import run
 from tests.test_import_one_article import COLUMNS, mixed_rows, one, write_csv
 

@@ -8,8 +8,8 @@ from annotate.models import Article, Assignment, Label, LabelChange, Pair, Span,
 from annotate.rendering import plain_text
 from annotate.services.answers import overall_shown
 from annotate.services.campaigns import campaign_create
-from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from common.names import NAME_RULE
+from interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from tests.helpers import csv_file, run
 from tests.test_export_labels import choose, claim, finish, mark, read_csv
 

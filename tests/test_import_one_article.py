@@ -10,7 +10,7 @@ import csv
 import pytest
 
 from annotate.models import Answer, Criterion, LabelChange, Reading, ReadingAssignment
-from calibration.interchange import LABEL_COLUMNS
+from interchange import LABEL_COLUMNS
 from judges.models import JudgeUnit, JudgeVerdict
 from tests.helpers import csv_file, run
 

@@ -9,8 +9,8 @@ errors, with the reason.
 import pytest
 
 from annotate.models import Campaign
-from calibration.report import build_report
-from calibration.report_formats import render_table_csv
+from calibration.report.build import build_report
+from calibration.report.formats import render_table_csv
 from judges.models import Judge, JudgeUnit
 from tests.helpers import run
 from tests.test_report_pointwise import synthetic_rows, write_csv
@@ -64,7 +64,7 @@ def test_it_keeps_a_judges_other_answers_beside_an_error(tmp_path):
 
 
 def report_note(report) -> str:
-    from calibration.report_formats import tables
+    from calibration.report.formats import tables
 
     return tables(report)["pointwise_judges"].note
 

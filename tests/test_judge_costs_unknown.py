@@ -5,8 +5,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from calibration.interchange.export import call_rows
 from calibration.selectors import judge_summaries
+from interchange.export import call_rows
 from judges.imports import imported_judge_create
 from judges.models import Judge, JudgeCall, JudgeRun, JudgeUnit
 from judges.selectors import campaign_judge_summary, campaign_runs, unanswered_calls

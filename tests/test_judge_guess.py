@@ -227,7 +227,7 @@ def test_it_starts_a_guessing_run_from_the_web_form(client, campaign, rachel, ll
 
 
 def test_it_exports_the_guess_calls_in_the_calls_file(campaign, llm_judge, llm_server):
-    from calibration.interchange.export import call_rows
+    from interchange.export import call_rows
 
     execute(campaign, llm_judge, limit=1, swap=True, guess=True)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from calibration.interchange import LABEL_COLUMNS
+from interchange import LABEL_COLUMNS
 from judges.imports import imported_judge_create, imported_unit_save
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 from tests.test_import_labels import import_labels, label_row, write_csv

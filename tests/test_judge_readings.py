@@ -5,8 +5,8 @@ tests/llm_server.py; the Batch API too. Runs on SQLite and on PostgreSQL (DATABA
 import pytest
 
 from annotate.models import Criterion, Pair, Reading
-from calibration.interchange import call_rows, label_rows, rows_format
-from calibration.interchange.formats import LABEL_COLUMNS, ONE_ARTICLE_COLUMNS
+from interchange import call_rows, label_rows, rows_format
+from interchange.formats import LABEL_COLUMNS, ONE_ARTICLE_COLUMNS
 from judges.models import JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.selectors import campaign_pairs, run_estimate
 from judges.services import judge_create, judge_run_create, judge_run_execute

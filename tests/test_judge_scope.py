@@ -4,7 +4,7 @@ purpose (`--judge-scope global`): two studies' "close-judge" are two judges (iss
 import pytest
 
 from annotate.models import Campaign
-from calibration.report import build_report
+from calibration.report.build import build_report
 from judges.models import Judge, JudgeUnit
 from judges.services import judge_create
 from tests.helpers import run

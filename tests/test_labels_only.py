@@ -20,7 +20,7 @@ from annotate.services.claims import (
     claim_candidates,
 )
 from annotate.services.placeholders import PLACEHOLDER_SOURCE, labels_only_benchmark
-from calibration.interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
+from interchange import LABEL_COLUMNS, OVERALL_COLUMNS, SPAN_COLUMNS
 from judges.models import Judge, JudgeUnit, JudgeVerdict
 from judges.services import judge_run_create
 from tests.helpers import RUBRIC, csv_file, run

@@ -269,7 +269,7 @@ def test_it_answers_every_one_article_criterion_under_the_real_grammar(local_ser
         tmp_path, "local-readings", [("River Tamar", "wikipedia", TAMAR_REFERENCE), ("River Tamar", "tiny_agent", TAMAR_AGENT)],
         rubric=ONE_ARTICLE_RUBRIC, key="local_one_article",
     )  # fmt: skip
-    # A judge that asks for logprobs: the one-article path asks without them (judges/sampling.py), shown below.
+    # A judge that asks for logprobs: the one-article path asks without them (judges/confidence.py), shown below.
     judge = _judge("smol-readings", local_server, monkeypatch, confidence="logprobs", max_tokens=ONE_ARTICLE_MAX_TOKENS, max_attempts=1)
 
     run = _execute(campaign, judge)

@@ -79,8 +79,8 @@ def test_it_spreads_a_judge_share_over_the_tied_labels():
 
 @pytest.mark.django_db
 def test_it_takes_the_convention_from_the_command_the_api_and_the_dashboard(client, django_user_model):
-    from calibration.report import build_report
-    from calibration.report_formats import render_table_csv
+    from calibration.report.build import build_report
+    from calibration.report.formats import render_table_csv
     from tests.calibration_builders import hand_campaign
 
     staff = django_user_model.objects.create_user("staff", is_staff=True, is_superuser=True)
@@ -92,7 +92,7 @@ def test_it_takes_the_convention_from_the_command_the_api_and_the_dashboard(clie
     header = next(csv.reader(render_table_csv(half, "judges").splitlines()))
     assert "PAR (mean single-label accuracy)" in header and "Majority-vote accuracy (ties counted 1/k)" in header
     assert "Majority-vote accuracy (ties dropped)" in next(csv.reader(render_table_csv(drop, "judges").splitlines()))
-    from calibration.report_formats import render_csv, render_md
+    from calibration.report.formats import render_csv, render_md
 
     assert {r["majority_ties"] for r in csv.DictReader(render_csv(half).splitlines())} == {"half"}
     assert "Majority vote (--majority-ties half): " + M.MAJORITY_TIE_RULES["half"] in render_md(half)

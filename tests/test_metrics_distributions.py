@@ -109,7 +109,7 @@ def test_it_refuses_p_values_outside_zero_and_one():
 def test_it_starts_the_report_command_without_importing_scipy_stats_or_choix():
     code = (
         "import django, sys; django.setup(); "
-        "import calibration.report, calibration.metrics.rater_fits, calibration.management.commands.calibration_report; "
+        "import calibration.report.build, calibration.metrics.rater_fits, calibration.management.commands.calibration_report; "
         "print(sorted(m for m in ('scipy.stats', 'choix') if m in sys.modules))"
     )
     env = {"DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "test-only-not-secret", "DEBUG": "0", "PATH": "/usr/bin:/bin"}

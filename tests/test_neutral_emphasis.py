@@ -177,7 +177,7 @@ def test_it_records_the_option_in_the_articles_export_of_a_campaign(tmp_path, ca
 
 
 def test_it_records_the_option_in_the_calibration_report(catalogue, alice):
-    from calibration.report import build_report
+    from calibration.report.build import build_report
 
     for neutral in (False, True):
         campaign = _marsh(catalogue, alice, neutral=neutral, name=f"Report {neutral}")

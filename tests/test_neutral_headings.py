@@ -79,7 +79,7 @@ def test_it_audits_guessability_under_each_presentation():
 
 
 def test_it_is_a_design_field_of_the_plan_and_older_plans_do_not_deviate_for_it():
-    from calibration.plan_check import deviations
+    from calibration.plan.check import deviations
 
     design = {"neutral_emphasis": True, "neutral_headings": True, "guess_question": True, "reference_name": "Wikipedia"}
     older = {"design": {"neutral_emphasis": True}}  # frozen before the fields existed

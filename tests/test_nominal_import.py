@@ -13,8 +13,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotate.models import Answer, Campaign, Criterion
-from calibration.interchange import LABEL_COLUMNS
-from calibration.report import build_report
+from calibration.report.build import build_report
+from interchange import LABEL_COLUMNS
 from judges.models import JudgeVerdict
 from tests.helpers import csv_file, run
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from annotate.models import Assignment, Pair
 from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next, claim_candidates
-from calibration.report import build_report
+from calibration.report.build import build_report
 from tests.schedule_builders import AGENTS, complete_share, label_and_submit, wide_tiny_catalogue, work_in_parallel
 
 

@@ -13,7 +13,7 @@ from annotate.services.labelling import assignment_submit
 from calibration import metrics as M
 from calibration import selectors
 from calibration.metrics import planning
-from calibration.planner import ASSUMPTIONS, plan_labels
+from calibration.planner.labels import ASSUMPTIONS, plan_labels
 from tests.calibration_builders import CRITERIA, by_criterion, hand_campaign, judge_rows
 from tests.helpers import run
 

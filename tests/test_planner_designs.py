@@ -12,8 +12,8 @@ from django.urls import reverse
 from annotate.models import Campaign
 from annotate.services.claims import assignment_claim_next
 from calibration import metrics as M
-from calibration.planner import plan_labels
-from calibration.planner_designs import DesignInputs, design_section, judge_correlation, variance_ratio
+from calibration.planner.designs import DesignInputs, design_section, judge_correlation, variance_ratio
+from calibration.planner.labels import plan_labels
 from judges.models import JudgeUnit
 from tests.calibration_builders import by_criterion, hand_campaign, label_pairs, order_flipping_judge
 from tests.helpers import run

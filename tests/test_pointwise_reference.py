@@ -81,8 +81,8 @@ def test_it_refuses_numeric_answers_as_mean_only():
 @pytest.mark.django_db
 def test_it_applies_the_reference_to_checklists_and_says_mean_only_for_numbers(tmp_path):
     from annotate.models import Campaign
-    from calibration.report import build_report
-    from calibration.report_formats import render_table_csv
+    from calibration.report.build import build_report
+    from calibration.report.formats import render_table_csv
     from tests.helpers import run
     from tests.test_report_pointwise import synthetic_rows, write_csv
 

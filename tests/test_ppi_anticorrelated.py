@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotate.models import Campaign
-from calibration.report_formats import FORMATS
+from calibration.report.formats import FORMATS
 from tests.helpers import RUBRIC, run
 from tests.test_labels_only import COLUMNS, write_csv
 

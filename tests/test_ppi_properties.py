@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration import report_ppi
 from calibration.management.commands.plan_labels import render_text
-from calibration.planner import plan_from_table
-from calibration.report import report_cached
-from calibration.report_formats import FORMATS
+from calibration.planner.labels import plan_from_table
+from calibration.report import ppi as report_ppi
+from calibration.report.build import report_cached
+from calibration.report.formats import FORMATS
 from tests.helpers import RUBRIC, run
 from tests.test_labels_only import COLUMNS, write_csv
 

@@ -8,9 +8,9 @@ from annotate.services.answers import overall_save
 from annotate.services.claims import assignment_claim_next
 from annotate.services.reading_answers import answer_save
 from calibration.models import StudyPlan
-from calibration.report import build_report
-from calibration.report_formats import render_md
-from calibration.study_plan import PlanRefused, plan_record, plan_section, study_plan_freeze
+from calibration.plan.study import PlanRefused, plan_record, plan_section, study_plan_freeze
+from calibration.report.build import build_report
+from calibration.report.formats import render_md
 from tests.helpers import run
 from tests.reading_campaigns import ONE_ARTICLE, mixed_campaign, rubric
 from tests.test_import_one_article import mixed_rows, write_csv

@@ -8,7 +8,7 @@ from annotate.services.answers import label_save, position_from_winner
 from annotate.services.claims import assignment_claim_next
 from annotate.services.reading_answers import answer_save
 from calibration.models import StudyPlan
-from calibration.study_plan import PlanRefused, plan_record, study_plan_freeze
+from calibration.plan.study import PlanRefused, plan_record, study_plan_freeze
 from tests.reading_campaigns import ONE_ARTICLE, mixed_campaign, rubric
 from tests.test_claim_concurrency import fire
 

@@ -17,7 +17,7 @@ from annotate.services.answers import label_save, overall_save
 from annotate.services.campaigns import campaign_annotator_remove, campaign_create
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit, span_add
-from calibration.interchange import REMOVED_COLUMN, label_rows, overall_rows, span_rows
+from interchange import REMOVED_COLUMN, label_rows, overall_rows, span_rows
 from protocols.pairwise import FIRST, SIDE_A, side_of
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

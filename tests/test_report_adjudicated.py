@@ -14,8 +14,9 @@ from django.urls import reverse
 from annotate.models import Adjudication
 from annotate.services.adjudication import adjudication_open
 from annotate.services.answers import adjudication_save
-from calibration import report_formats, selectors
-from calibration.report import build_report, report_cached
+from calibration import selectors
+from calibration.report import formats as report_formats
+from calibration.report.build import build_report, report_cached
 from judges.models import JudgeUnit, JudgeVerdict
 from judges.services import judge_create, judge_run_create
 from tests.helpers import run

@@ -21,8 +21,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotate.models import Assignment
 from calibration.charts import report_charts
-from calibration.report import build_report
-from calibration.report_formats import render
+from calibration.report.build import build_report
+from calibration.report.formats import render
 from tests.calibration_builders import ATLAS, QUILL, WIKI, assert_contract, by_criterion, hand_dataset, judge_rows, pair_of
 from tests.test_calibration_command import run
 

@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from calibration.metrics import LabelRow
-from calibration.report import report_from_inputs
-from calibration.report_formats import render, render_table_csv
+from calibration.report.build import report_from_inputs
+from calibration.report.formats import render, render_table_csv
 from tests.calibration_builders import (
     ATLAS,
     QUILL,

@@ -5,9 +5,9 @@ import pytest
 
 from annotate.services.guesses import assignment_guess_save
 from calibration.metrics.blinding import FIRST, SECOND, Guess, blinding
-from calibration.report import build_report
-from calibration.report_methods import render_methods
-from calibration.report_tables import tables
+from calibration.report.build import build_report
+from calibration.report.display import tables
+from calibration.report.methods import render_methods
 from tests.test_export_labels import claim, finish
 
 pytestmark = pytest.mark.django_db

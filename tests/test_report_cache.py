@@ -23,8 +23,8 @@ from django.db import connection, connections
 from django.test import override_settings
 
 from annotate.models import Campaign
-from calibration import report_cache
-from calibration.report import report_cached
+from calibration import cache as report_cache
+from calibration.report.build import report_cached
 from tests.helpers import run
 from tests.test_import_any_group import votes, write
 
@@ -156,7 +156,7 @@ def labelled(tmp_path):
 
 def test_it_computes_one_report_for_threads_asking_for_it_together(backend, labelled, caplog):
     campaign = labelled
-    caplog.set_level(logging.INFO, logger="calibration.report_cache")
+    caplog.set_level(logging.INFO, logger="calibration.cache")
 
     results = in_threads(3, lambda: report_cached(campaign, rounds=2000))
 
@@ -183,7 +183,7 @@ import django
 django.setup()
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
 from annotate.models import Campaign
-from calibration.report import report_cached
+from calibration.report.build import report_cached
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
 print("ready", flush=True)
 sys.stdin.readline()

@@ -13,10 +13,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from calibration import report as reports
 from calibration.metrics import LabelRow
-from calibration.report import report_from_inputs
-from calibration.report_formats import render
+from calibration.report import build as reports
+from calibration.report.build import report_from_inputs
+from calibration.report.formats import render
 from tests.calibration_builders import assert_contract, hand_dataset, offline_campaign, offline_inputs, summary
 
 SYSTEMS = ["alpha-1.5", "bravo", "charlie", "delta"]

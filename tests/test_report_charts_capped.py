@@ -2,7 +2,7 @@
 tied for the best PAR, then the highest PAR; the table keeps every rater."""
 
 from calibration import charts
-from calibration.report_formats import render
+from calibration.report.formats import render
 from tests.test_report_category_intervals import report_for
 
 

@@ -26,7 +26,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from calibration.report import build_report
+from calibration.report.build import build_report
 from tests.calibration_builders import assert_contract
 from tests.helpers import run
 

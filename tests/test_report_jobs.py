@@ -13,8 +13,10 @@ from django.core.cache import cache
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
-from calibration import report_cache, report_jobs, selectors
-from calibration.report import default_rounds
+from calibration import cache as report_cache
+from calibration import selectors
+from calibration.report import jobs as report_jobs
+from calibration.report.build import default_rounds
 from calibration.tasks import WARM_DEBOUNCE
 from calibration.views import JOB_STAGES
 from tests.helpers import run

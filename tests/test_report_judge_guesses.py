@@ -8,9 +8,9 @@ import json
 import pytest
 
 from annotate.services.guesses import guess_position
-from calibration.report import build_report
-from calibration.report_formats import render_html, render_json, render_md, render_table_csv
-from calibration.report_methods import render_methods
+from calibration.report.build import build_report
+from calibration.report.formats import render_html, render_json, render_md, render_table_csv
+from calibration.report.methods import render_methods
 from judges.models import JudgeUnit, JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.test_report_blinding import answered

@@ -12,7 +12,6 @@ import pytest
 from annotate.models import Campaign
 from annotate.services.campaigns import campaign_create
 from calibration import pointwise_selectors
-from calibration.interchange import LABEL_COLUMNS
 from calibration.metrics import alttest
 from calibration.metrics.alttest_wins import Ratings
 from calibration.metrics.crossprotocol import PairVerdict, cross_protocol
@@ -20,7 +19,8 @@ from calibration.metrics.pointwise import Answer as Row
 from calibration.metrics.pointwise import pointwise_tables
 from calibration.metrics.pointwise_agreement import pointwise_statistics
 from calibration.metrics.pointwise_powered import alt_test_long_form, powered_means
-from calibration.report import build_report
+from calibration.report.build import build_report
+from interchange import LABEL_COLUMNS
 from tests.helpers import csv_file, run
 
 pytestmark = pytest.mark.django_db
@@ -208,7 +208,7 @@ def _rating_set():
 
 
 def test_it_renders_the_section_in_markdown_html_and_csv(arena):
-    from calibration.report_formats import render_html, render_md, render_table_csv
+    from calibration.report.formats import render_html, render_md, render_table_csv
 
     campaign, _ = arena
     report = build_report(campaign, rounds=ROUNDS, alt_epsilon=0.2, alt_epsilon_reason="crowd-like annotators")
@@ -233,7 +233,7 @@ def test_it_renders_the_section_in_markdown_html_and_csv(arena):
 
 
 def test_it_adds_no_table_to_a_pairwise_report(calibration_campaign):
-    from calibration.report_formats import render_md, tables
+    from calibration.report.formats import render_md, tables
 
     report = build_report(calibration_campaign, rounds=20)
     assert not [key for key in tables(report) if key.startswith("pointwise")]
@@ -282,7 +282,7 @@ def test_it_keeps_a_judge_named_like_an_annotator_apart(tmp_path):
 
 
 def test_it_states_a_judges_panel_coverage_and_says_so_under_half(tmp_path):
-    from calibration.report_formats import render_table_csv
+    from calibration.report.formats import render_table_csv
 
     rows = synthetic_rows(topics=12)
     # The coin judge answers the articles of one topic in three only.

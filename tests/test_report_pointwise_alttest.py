@@ -10,8 +10,8 @@ from calibration.metrics import alttest
 from calibration.metrics.alttest_wins import Ratings
 from calibration.metrics.pointwise_powered import alt_test_long_form
 from calibration.pointwise_selectors import pointwise_inputs
-from calibration.report import build_report
-from calibration.report_formats import render_html, render_md, render_table_csv
+from calibration.report.build import build_report
+from calibration.report.formats import render_html, render_md, render_table_csv
 from tests.helpers import run
 from tests.test_report_pointwise import synthetic_rows, write_csv
 

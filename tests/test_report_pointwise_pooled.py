@@ -11,8 +11,8 @@ from annotate.models import Campaign
 from calibration.metrics import alttest
 from calibration.metrics.alttest_wins import Ratings
 from calibration.pointwise_selectors import pointwise_inputs
-from calibration.report import build_report
-from calibration.report_formats import render_md, render_table_csv
+from calibration.report.build import build_report
+from calibration.report.formats import render_md, render_table_csv
 from tests.helpers import run
 from tests.test_report_pointwise import write_csv
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from calibration.report_formats import render
+from calibration.report.formats import render
 from tests.calibration_builders import assert_contract
 from tests.helpers import RUBRIC, run
 from tests.test_labels_only import COLUMNS, write_csv

@@ -9,7 +9,7 @@ import pytest
 from annotate.models import Label
 from calibration import selectors
 from calibration.metrics import rater_fits as fits
-from calibration.report import report_from_inputs
+from calibration.report.build import report_from_inputs
 from judges.models import JudgeVerdict
 from tests.calibration_builders import hand_dataset, offline_campaign, offline_inputs, summary
 from tests.test_report_category_intervals import rows_for

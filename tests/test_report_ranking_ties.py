@@ -10,8 +10,8 @@ from scipy import stats
 
 from calibration import metrics as M
 from calibration.metrics import LabelRow
-from calibration.report import report_from_inputs
-from calibration.report_formats import render
+from calibration.report.build import report_from_inputs
+from calibration.report.formats import render
 from tests.calibration_builders import assert_contract, offline_campaign, offline_inputs, summary
 
 # s1 and s2 have the same record against every other system and split their own games: the exact

@@ -11,8 +11,8 @@ from matplotlib.figure import Figure
 
 from calibration import charts
 from calibration.metrics import LabelRow
-from calibration.report import report_from_inputs
-from calibration.report_formats import render
+from calibration.report.build import report_from_inputs
+from calibration.report.formats import render
 from tests.calibration_builders import assert_contract, offline_campaign, offline_inputs, summary
 
 W = "wikipedia"

@@ -12,10 +12,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from calibration import report_cache
-from calibration.report_selective import NOT_REQUESTED
+from calibration import cache as report_cache
+from calibration.plan.study import plan_record, study_plan_freeze
+from calibration.report.selective import NOT_REQUESTED
 from calibration.selectors import calibration_stamp
-from calibration.study_plan import plan_record, study_plan_freeze
 from judges.models import JudgeVerdict
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.calibration_builders import label_pairs

@@ -13,8 +13,8 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from calibration.report import build_report
-from calibration.report_formats import render
+from calibration.report.build import build_report
+from calibration.report.formats import render
 from tests.calibration_builders import ATLAS, QUILL, assert_contract, by_criterion, hand_campaign, hand_dataset, judge_rows, label_pairs
 
 pytestmark = pytest.mark.django_db

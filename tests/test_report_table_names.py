@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.report_tables import TABLE_KEYS
+from calibration.report.display import TABLE_KEYS
 from tests.helpers import run
 from tests.test_report_pointwise import synthetic_rows, write_csv
 

@@ -8,9 +8,9 @@ import pytest
 
 from calibration import metrics as M
 from calibration.metrics import LabelRow
-from calibration.report import report_from_inputs
-from calibration.report_formats import render, render_table_csv
-from calibration.report_methods import render_methods
+from calibration.report.build import report_from_inputs
+from calibration.report.formats import render, render_table_csv
+from calibration.report.methods import render_methods
 from tests.calibration_builders import assert_contract, offline_campaign, offline_inputs, summary
 
 W = "wikipedia"

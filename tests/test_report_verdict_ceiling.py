@@ -13,7 +13,7 @@ import pytest
 
 from calibration import metrics as M
 from calibration.metrics import LabelRow
-from calibration.report import report_from_inputs
+from calibration.report.build import report_from_inputs
 from tests.calibration_builders import assert_contract, offline_campaign, offline_inputs, summary
 
 W = "wikipedia"
@@ -114,7 +114,7 @@ def test_it_reaches_by_the_point_or_by_overlapping_intervals():
 
 
 def test_it_reports_human_likeness_in_every_format():
-    from calibration.report_formats import render, render_table_csv
+    from calibration.report.formats import render, render_table_csv
 
     report = report_of({"peer": 0.85, "fake1": 0.1})
     likeness = report["human_likeness"]

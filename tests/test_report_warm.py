@@ -1,14 +1,14 @@
 """The report is computed ahead by the task worker after a judge run, as after an import (issue 21,
-item 5): judges sends `judges.signals.run_finished`, calibration queues `report_warm_task`."""
+item 5): judges runs hook ``after_run`` (settings.HOOKS), calibration queues `report_warm_task`."""
 
 import logging
 
 from django_tasks_db.models import DBTaskResult
 
-from calibration.report import report_cached
+from calibration.report.build import report_cached
 from judges.models import JudgeRun
 from judges.services import judge_create, judge_run_create, judge_run_execute
-from judges.signals import run_finished
+from common.hooks import hooks
 from tests.test_judge_pages import work_off_the_queue
 
 WARM = "calibration.tasks.report_warm_task"
@@ -23,7 +23,7 @@ def computed(caplog) -> list[str]:
 
 
 def test_it_queues_the_report_after_a_run_and_the_worker_computes_it_once(campaign, transactional_db, caplog):
-    caplog.set_level(logging.INFO, logger="calibration.report_cache")
+    caplog.set_level(logging.INFO, logger="calibration.cache")
     judge, _ = judge_create(name="longer", kind="length")
 
     run = judge_run_execute(run=judge_run_create(campaign=campaign, judge=judge, limit=2))
@@ -56,6 +56,5 @@ def test_it_queues_nothing_after_a_run_that_stored_no_verdict(campaign, transact
     assert len(warm_tasks()) == 1
 
 
-def test_it_connects_calibration_to_the_signal_once():
-    receivers = [r for r in run_finished._live_receivers(JudgeRun)[0] if r.__name__ == "report_warm_after_run"]
-    assert len(receivers) == 1
+def test_it_runs_calibration_once_after_a_run():
+    assert [f.__name__ for f in hooks("after_run")] == ["report_warm_after_run"]

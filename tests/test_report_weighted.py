@@ -16,8 +16,8 @@ from django.urls import reverse
 from annotate.models import Campaign, Pair, PairAdmission
 from calibration.metrics.active import active_ppi_mean
 from calibration.metrics.ppi import informative
-from calibration.report import build_report
-from calibration.report_formats import render
+from calibration.report.build import build_report
+from calibration.report.formats import render
 from tests.helpers import RUBRIC, run
 from tests.metrics_helpers import ELO
 from tests.test_labels_only import COLUMNS, write_csv

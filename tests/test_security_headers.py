@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from calibration.charts import presentation_attributes
-from calibration.report_formats import html_policy
+from calibration.report.formats import html_policy
 
 pytestmark = pytest.mark.django_db
 

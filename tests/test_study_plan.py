@@ -10,12 +10,12 @@ from annotate.models import Criterion
 from annotate.services.alt_epsilon import campaign_set_alt_epsilon
 from annotate.services.answers import label_save, position_from_winner
 from annotate.services.claims import assignment_claim_next
-from calibration import plan_check
 from calibration.models import StudyPlan
-from calibration.report import build_report
-from calibration.report_formats import render_html, render_md
-from calibration.report_methods import render_methods
-from calibration.study_plan import plan_record, prompt_sha256, study_plan_freeze
+from calibration.plan import check as plan_check
+from calibration.plan.study import plan_record, prompt_sha256, study_plan_freeze
+from calibration.report.build import build_report
+from calibration.report.formats import render_html, render_md
+from calibration.report.methods import render_methods
 from judges.models import Judge
 from tests.calibration_builders import assert_contract, hand_dataset
 from tests.helpers import run

@@ -1,4 +1,4 @@
-"""The study plan's canonical hash and the deviations of a campaign from it (calibration.plan_check, pure)."""
+"""The study plan's canonical hash and the deviations of a campaign from it (calibration.plan.check, pure)."""
 
 import copy
 import hashlib
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from calibration import plan_check as P
+from calibration.plan import check as P
 
 JUDGE = {
     "name": "gpt",

@@ -6,7 +6,7 @@ import pytest
 from django.db import connections
 
 from calibration.models import StudyPlan
-from calibration.study_plan import PlanRefused, plan_record, study_plan_freeze
+from calibration.plan.study import PlanRefused, plan_record, study_plan_freeze
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

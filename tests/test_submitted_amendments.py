@@ -8,7 +8,7 @@ from annotate.models import Assignment, Criterion, Label
 from annotate.services.answers import label_save
 from annotate.services.claims import assignment_claim_next
 from annotate.services.labelling import assignment_submit
-from calibration.interchange import label_rows
+from interchange import label_rows
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,9 @@ from annotate.services.campaigns import campaign_create
 from annotate.services.claims import assignment_claim_next, pairs_left
 from annotate.services.repeats import due_repeats, repeat_draw
 from calibration.attention import attention_flags
-from calibration.interchange.export import label_rows
-from calibration.report import build_report
-from calibration.report_formats import render, render_table_csv
+from calibration.report.build import build_report
+from calibration.report.formats import render, render_table_csv
+from interchange.export import label_rows
 from tests.calibration_builders import judge_rows
 from tests.helpers import run
 from tests.test_gold_pairs import _api, answer, make_gold

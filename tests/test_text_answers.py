@@ -9,7 +9,7 @@ import pytest
 import protocols
 from annotate.models import Answer, Criterion
 from annotate.services.claims import assignment_claim_next
-from calibration.report import build_report
+from calibration.report.build import build_report
 from judges.models import Judge
 from judges.selectors import reading_groups
 from protocols import text

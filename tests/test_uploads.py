@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.models import Article, CriterionSet, Label, Topic
-from calibration.interchange import LABEL_COLUMNS
 from common.uploads import UploadError, zip_unpacked
+from interchange import LABEL_COLUMNS
 from tests.helpers import RUBRIC, csv_file, write_wlc
 from tests.test_import_labels import label_row
 

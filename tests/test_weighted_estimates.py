@@ -14,7 +14,7 @@ from calibration import metrics as M
 from calibration.metrics import LabelTable, powered
 from calibration.metrics.active import active_ppi_logistic, active_ppi_mean, inverse_probability_weights, unequal_inclusion
 from calibration.metrics.ppi import bt_design, ppi_logistic
-from calibration.report_design import ceiling_interval, correlation_interval
+from calibration.report.design import ceiling_interval, correlation_interval
 from tests.metrics_helpers import ELO, G, J, L, S, W
 
 

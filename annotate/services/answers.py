@@ -1,7 +1,7 @@
 """The answer service: every human answer is written here, one path for all of them.
 
 An answer comes from the annotation page (htmx or a plain form), from the JSON API, or from a
-labels file (`calibration.interchange`), one at a time or in bulk. Each is checked by the
+labels file (`interchange`), one at a time or in bulk. Each is checked by the
 campaign's protocol (`protocols.get(campaign.protocol)`), stored as the protocol stores it
 (pairwise: by side, "a" or "b"), and each change is recorded once in the audit trail
 (`LabelChange`), by `AuditTrail`.

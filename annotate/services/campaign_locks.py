@@ -1,6 +1,6 @@
 """Locks on a campaign's row that make two of its rules hold under concurrency.
 
-- Pre-registration: a study plan is frozen before the first answer (calibration.study_plan). Every
+- Pre-registration: a study plan is frozen before the first answer (calibration.plan.study). Every
   write of a human answer (a label, an overall answer, a one-article answer, a marked passage, and
   every import of them) takes `answers_share_lock`; the freeze takes `answers_freeze_lock` and only
   then looks for answers. On PostgreSQL the first is FOR KEY SHARE (answers never wait for each

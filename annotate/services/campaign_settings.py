@@ -2,15 +2,14 @@
 
 The settings page (`annotate.settings_views`), the campaign page's emphasis and ε forms all come
 here. A change is refused, whole, when a value is out of range, when it would change what annotators
-see after they have started (neutral emphasis and headings), or when a guard registered in
-`SETTINGS_GUARDS` says no: calibration registers the frozen study plan's (annotate may not import
-calibration; `calibration.apps`). Every field changed gets one `CampaignSettingChange` row.
+see after they have started (neutral emphasis and headings), or when a guard of hook
+``settings_guards`` says no (settings.HOOKS: calibration's frozen study plan, which annotate may not
+import; common/hooks.py). Every field changed gets one `CampaignSettingChange` row.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -20,6 +19,7 @@ from django.utils import timezone
 
 from annotate.models import Assignment, Campaign, CampaignSettingChange, ReadingAssignment
 from annotate.services.alt_epsilon import epsilon_problem
+from common.hooks import hooks
 
 # The settings that may change after creation, with the words the page and the audit use for them.
 LABELS = {
@@ -53,11 +53,6 @@ class Change:
     @property
     def label(self) -> str:
         return LABELS[self.field]
-
-
-# Each guard gets the campaign and the changes and returns a refusal (one sentence) or None.
-SettingsGuard = Callable[..., "str | None"]
-SETTINGS_GUARDS: list[SettingsGuard] = []
 
 
 def _share_problem(field: str, value: object) -> str | None:
@@ -119,7 +114,8 @@ def campaign_settings_change(*, campaign: Campaign, values: dict, by=None) -> li
         changes = [Change(field, getattr(current, field), new) for field, new in values.items() if getattr(current, field) != new]
         if not changes:
             return []
-        for guard in SETTINGS_GUARDS:
+        # settings.HOOKS "settings_guards": calibration's frozen study plan refuses what would alter it.
+        for guard in hooks("settings_guards"):
             if refusal := guard(campaign=current, changes=changes):
                 raise SettingsConflict([refusal])
         rows = Campaign.objects.filter(pk=campaign.pk)

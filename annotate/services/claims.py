@@ -26,6 +26,7 @@ from annotate.services.gold import gold_draw
 from annotate.services.readings import campaign_kinds
 from annotate.services.repeats import claim_take_back, due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
+from common.hooks import hooks
 
 # What a member asking a closed campaign for work is told (page and API alike).
 CAMPAIGN_CLOSED = "This campaign is closed: it hands out no more work, and its labels can no longer be changed."
@@ -35,14 +36,10 @@ LABELS_ONLY = "This campaign holds imported labels only: its articles have no te
 RELEASED = (Assignment.Status.EXPIRED, Assignment.Status.REVOKED)
 # How long a claimer keeps trying while other claimers hold the candidate rows.
 CLAIM_PATIENCE_SECONDS = 10.0
-# Rules that may pause a member's new claims: each takes (campaign=, user=) and returns the message
-# saying why, or None. Apps above annotate register theirs when they start (calibration: the gold
-# accuracy rule, which needs its metrics); unfinished work is always given back.
-CLAIM_GATES: list = []
 
 
 class ClaimsPaused(PermissionDenied):
-    """New claims refused by a rule of the campaign (`CLAIM_GATES`), with the message saying why."""
+    """New claims refused by a rule of the campaign (hook ``claim_gates``), with the message saying why."""
 
 
 def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> int:
@@ -403,7 +400,7 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
 
     With a gold rate, a claim whose gold turn it is (`gold_draw` below the rate) gives a known-answer
     pair the user has not had, if any is left and other work is too; the claim, its display order
-    and what it returns are the same as for any pair. A registered gate (`CLAIM_GATES`) may refuse
+    and what it returns are the same as for any pair. A gate (hook ``claim_gates``) may refuse
     new claims with its message (`ClaimsPaused`, a 403); unfinished work is still given back.
 
     With a repeat rate, a swapped repeat that is due (`repeats.due_repeats`) is handed out first, even
@@ -429,7 +426,9 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
             unfinished = _unfinished(campaign, user)
             if unfinished is not None:
                 return unfinished
-            for gate in CLAIM_GATES:
+            # The rules that may pause new claims (settings.HOOKS "claim_gates": calibration's gold
+            # accuracy pause); unfinished work, above, is always given back.
+            for gate in hooks("claim_gates"):
                 if reason := gate(campaign=campaign, user=user):
                     raise ClaimsPaused(reason)
             candidates = work_candidates(campaign=campaign, user=user)

@@ -20,7 +20,7 @@ from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_arti
 from annotate.models import Assignment, Criterion, Label, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
-from annotate.signals import assignment_submitted
+from common.hooks import hooks_run_logged
 from protocols.pairwise import POSITIONS, SIDE_A, side_of
 
 
@@ -76,10 +76,9 @@ def assignment_submit(*, assignment: Assignment, user: User, now: datetime | Non
         audit.record(assignment_id=assignment.pk, criterion_id=None, name="status", before=old, after=assignment.status, by=user.pk, at=now)
         audit.flush()
         pair_id, assignment_id = assignment.pair_id, assignment.pk
-        # robust: the submission is committed; a receiver's failure is logged, never the annotator's error.
-        transaction.on_commit(
-            lambda: assignment_submitted.send(sender=Assignment, pair_id=pair_id, assignment_id=assignment_id), robust=True
-        )
+        # settings.HOOKS "after_submit" (calibration: the active sampler, the report computed ahead), after the
+        # commit; a hook's failure is logged, never the annotator's error.
+        transaction.on_commit(lambda: hooks_run_logged("after_submit", pair_id=pair_id, assignment_id=assignment_id))
 
 
 def span_add(

@@ -33,7 +33,7 @@ from calibration.metrics.labels import LabelRow, LabelTable, as_table
 from calibration.metrics.raters import one_per_rater_item
 
 MIN_ANNOTATORS = 3
-# The report computes it for a panel of annotators, not for a crowd (calibration/report.py).
+# The report computes it for a panel of annotators, not for a crowd (calibration/report/build.py).
 HUMAN_LIKENESS_MAX_ANNOTATORS = 50
 MAX_BOOTSTRAP_CELLS = 20_000_000  # 160 MB of float64 sums
 INTERVALS_WITHHELD = "no interval: too many rater pairs for the pair bootstrap (a large crowd); the point figures stand"

@@ -4,8 +4,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from annotate.models import Campaign
+from calibration.cascade import selective_cascade, selective_lines
 from calibration.metrics.selective import MIN_ACCEPTED
-from calibration.selective_report import selective_cascade, selective_lines
 from calibration.services import abstained_pairs_send
 from common.commands import UncheckedCommand
 from common.lookups import named

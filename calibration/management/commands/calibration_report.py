@@ -4,13 +4,13 @@ from django.core.management.base import CommandError
 
 from annotate.models import Campaign
 from calibration import metrics as M
-from calibration.report import parse_ensembles, report_cached
-from calibration.report_alttest import DEFAULT_UNIT, UNITS
-from calibration.report_formats import FORMATS, render, render_table_csv
-from calibration.report_methods import render_methods
-from calibration.report_reference import DEFAULT_REFERENCE, REFERENCES
-from calibration.report_shape import lead_line
-from calibration.report_tables import TABLE_KEYS
+from calibration.report.alttest import DEFAULT_UNIT, UNITS
+from calibration.report.build import parse_ensembles, report_cached
+from calibration.report.display import TABLE_KEYS
+from calibration.report.formats import FORMATS, render, render_table_csv
+from calibration.report.methods import render_methods
+from calibration.report.reference import DEFAULT_REFERENCE, REFERENCES
+from calibration.report.shape import lead_line
 from common.commands import UncheckedCommand
 from common.files import write_atomically
 from common.lookups import named

@@ -3,7 +3,10 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotate.models import Campaign
-from calibration.interchange import (
+from common.commands import UncheckedCommand
+from common.files import atomic_files
+from common.lookups import named
+from interchange import (
     CALL_COLUMNS,
     FORMATS,
     LABEL_COLUMNS,
@@ -18,9 +21,6 @@ from calibration.interchange import (
     rows_format,
     span_rows,
 )
-from common.commands import UncheckedCommand
-from common.files import atomic_files
-from common.lookups import named
 
 
 class Command(UncheckedCommand):

@@ -2,8 +2,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from annotate.models import Campaign
-from calibration.plan_check import STATISTICS, parse_statistics
-from calibration.study_plan import PlanRefused, plan_record, study_plan_freeze
+from calibration.plan.check import STATISTICS, parse_statistics
+from calibration.plan.study import PlanRefused, plan_record, study_plan_freeze
 from common.commands import UncheckedCommand
 from common.lookups import named
 

@@ -4,7 +4,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.importing import PARTIAL_EXIT
 from annotate.models import Campaign
-from calibration.interchange import (
+from calibration.tasks import report_warm_task
+from common.lookups import named
+from common.storable import text_problem
+from interchange import (
     DELIMITERS,
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
@@ -14,9 +17,6 @@ from calibration.interchange import (
     labels_import,
     rows_read,
 )
-from calibration.tasks import report_warm_task
-from common.lookups import named
-from common.storable import text_problem
 from judges.imports import JUDGE_SCOPES, SCOPE_CAMPAIGN, JudgeScopeError
 
 

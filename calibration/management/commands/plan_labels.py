@@ -4,7 +4,7 @@ import textwrap
 from django.core.management.base import CommandError
 
 from annotate.models import Campaign
-from calibration.planner import plan_labels
+from calibration.planner.labels import plan_labels
 from common.commands import UncheckedCommand
 from common.lookups import named
 

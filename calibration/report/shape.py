@@ -1,0 +1,39 @@
+"""The Markdown report shaped by what the campaign holds (issue 39, item 10).
+
+A campaign of answers about one article alone (no pairs) opens with its one-article tables; its
+pairwise tables, which can only be empty there, are left out, and one line lists what has no data.
+A report with pairs keeps its order and every table, empty or not.
+"""
+
+from __future__ import annotations
+
+from calibration.report.table_format import Table
+from calibration.report.tables.pointwise import KEYS as POINTWISE_KEYS
+
+
+def one_article_only(report: dict) -> bool:
+    return report.get("n_pairs", 0) == 0 and "pointwise" in report
+
+
+def md_order(report: dict, every: dict[str, Table], pairwise_order: list[str]) -> tuple[list[str], str | None]:
+    """(the table keys to print, in order; the line naming the tables left out for having no data, or None)."""
+    pointwise = [key for key in POINTWISE_KEYS if key in every]
+    if not one_article_only(report):
+        sets = ["acceptable_sets"] if "acceptable_sets" in every else []
+        gold = ["gold"] if "gold" in every else []
+        return (["design"] if "design" in every else []) + sets + pairwise_order + gold + pointwise, None
+    shown = [key for key in pointwise if every[key].rows] + [key for key in pairwise_order if every[key].rows]
+    empty = [every[key].title for key in pointwise + pairwise_order if not every[key].rows]
+    line = f"No data in this campaign for: {'; '.join(empty)}." if empty else None
+    return shown, line
+
+
+def lead_line(report: dict) -> str:
+    """What the campaign holds, for the command's summary line: one-article answers and judges when it has no pairs."""
+    if not one_article_only(report):
+        judges = len(report["judges"])
+        return f"{report['humans']['n_labels']} human labels, {judges} judge{'s' if judges != 1 else ''}"
+    tables = report["pointwise"]["tables"]
+    answers = sum(t["n_answers"] for t in tables)
+    judges = sorted({name for t in tables for name in t["judges"]})
+    return f"{answers:,} one-article answers, {len(judges)} judge{'s' if len(judges) != 1 else ''} (no pairs)"

@@ -1,0 +1,172 @@
+"""The overall and spans files of an import: checking their rows against the labels, and storing them.
+
+An overall answer or a span belongs to a rater's work on a pair: an assignment
+from the labels file, or one already stored, seen in the same order.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from annotate.answers import one_article
+from annotate.models import Assignment, Span
+from annotate.services.answers import (
+    imported_comment_problems,
+    imported_overall_problems,
+    imported_spans_problems,
+    overall_import,
+    spans_import,
+)
+from interchange.formats import POLARITIES, RowsFile, time_field
+from interchange.targets import Context, Target, canonical
+from protocols.pairwise import BOTH_BAD, TIE, side_for_system
+
+# Offsets: 18 digits are far beyond any article, and int() of thousands of digits raises.
+DIGITS = re.compile(r"[0-9]{1,18}")
+
+
+def _order_matches(context: Context, plans: dict, target: Target, errors: list[str], what: str) -> None:
+    """Overall answers and spans belong to an assignment from the labels file or already stored."""
+    plan = plans.get(target.key)
+    if plan is not None:
+        if plan.target.left != target.left:
+            errors.append(f"left_system and right_system are swapped compared with the labels (labels file line {plan.line})")
+        return
+    stored = context.stored(target)
+    if stored is None:
+        errors.append(f"no labels for this rater and pair, in the labels file or stored: {what} needs them")
+        return
+    pair = context.pairs[target.pair_key]
+    if (pair.article_a_id if stored.a_first else pair.article_b_id) != target.left.id:
+        errors.append("left_system and right_system are swapped compared with the stored assignment")
+
+
+def overall_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dict, list[tuple[int, str]]]:
+    """The overall answers to store, by (pair, rater), and the file's problems as (line, message)."""
+    wanted: dict[tuple, tuple[Target, str]] = {}
+    seen: dict[tuple, int] = {}
+    bad = list(rows_file.problems)
+    for line, values in rows_file.rows:
+        errors: list[str] = []
+        target = context.resolve(values, errors)
+        errors += imported_overall_problems(campaign=context.campaign)
+        value = values["overall"]
+        known = value in (values["left_system"], values["right_system"], TIE, BOTH_BAD)
+        if not known or value == "":
+            errors.append(f"overall '{value}' must be left_system, right_system, {TIE} or {BOTH_BAD}")
+        if target is not None:
+            _order_matches(context, plans, target, errors, "an overall answer")
+            if target.key in seen:
+                errors.append(f"repeats line {seen[target.key]} (same pair and rater)")
+        if errors:
+            bad += [(line, message) for message in errors]
+            continue
+        seen[target.key] = line
+        # Stored by side, as labels are: the same article whatever the order it was shown in.
+        article_a, article_b = canonical(context, target)
+        side = value if value in (TIE, BOTH_BAD) else side_for_system(value, article_a.system.key, article_b.system.key)
+        wanted[target.key] = (target, side)
+    return wanted, bad
+
+
+def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[list, list[tuple[int, str]]]:
+    """The spans to store, with their target, and the file's problems as (line, message)."""
+    wanted: list[tuple[Target, Span]] = []
+    seen: dict[tuple, int] = {}
+    bad = list(rows_file.problems)
+    for line, values in rows_file.rows:
+        errors: list[str] = []
+        target = context.resolve(values, errors)
+        article = None
+        if target is not None:
+            article = {
+                target.left.system.key: target.left,
+                target.right.system.key: target.right,
+            }.get(values["system"])
+            if article is None:
+                errors.append(f"system '{values['system']}' is neither left_system nor right_system")
+            _order_matches(context, plans, target, errors, "a span")
+        if problems := imported_spans_problems(campaign=context.campaign):
+            errors += problems
+            article = None
+        start = end = None
+        if DIGITS.fullmatch(values["start"]) and DIGITS.fullmatch(values["end"]):
+            start, end = int(values["start"]), int(values["end"])
+        else:
+            errors.append("start and end must be whole numbers")
+        if article is not None and start is not None:
+            text = context.text(article)
+            if not (start < end <= len(text)):
+                errors.append(f"offsets {start}..{end} are outside the article's text ({len(text)} characters)")
+            elif text[start:end] != values["quote"]:
+                errors.append(f"quote does not match the article's text at {start}..{end}")
+        polarity = POLARITIES.get(values["polarity"])
+        if polarity is None:
+            errors.append(f"polarity must be up or down, not '{values['polarity']}'")
+        errors += imported_comment_problems(comment=values["comment"])
+        # Evidence names a criterion of the campaign's rubric asked on the pair; empty is a free mark.
+        criterion = None
+        if values["criterion"]:
+            criterion = context.criteria.get(values["criterion"])
+            if criterion is None or one_article(criterion.response):
+                errors.append(f"criterion '{values['criterion']}' is not a criterion of {context.campaign.criterion_set} asked on a pair")
+                criterion = None
+        created_at = time_field(values, "created_at", errors, required=True)
+        identity = None
+        if not errors:
+            identity = (
+                target.key,
+                article.id,
+                start,
+                end,
+                polarity,
+                values["comment"],
+                created_at,
+                criterion.pk if criterion else None,
+            )
+            if identity in seen:
+                errors.append(f"repeats line {seen[identity]}")
+        if errors:
+            bad += [(line, message) for message in errors]
+            continue
+        seen[identity] = line
+        span = Span(
+            article=article,
+            start=start,
+            end=end,
+            quote=values["quote"],
+            polarity=polarity,
+            comment=values["comment"],
+            created_at=created_at,
+            criterion=criterion,
+        )
+        wanted.append((target, span))
+    return wanted, bad
+
+
+def _assignment_for(context: Context, target: Target, assignments: dict) -> Assignment:
+    return assignments.get(target.key) or context.stored(target)
+
+
+def overall_write(
+    *,
+    context: Context,
+    wanted: dict,
+    assignments: dict,
+    tally: dict[str, int],
+    now: datetime,
+) -> None:
+    """Stores the overall answers (by side) through the answer service, counting them in `tally` (new, updated, unchanged)."""
+    answers = [(_assignment_for(context, target, assignments), value) for target, value in wanted.values()]
+    overall_import(answers=answers, tally=tally, now=now)
+
+
+def spans_write(*, context: Context, wanted: list, assignments: dict, tally: dict[str, int]) -> None:
+    """Adds the spans not stored yet, through the answer service, counting them in `tally` (new, unchanged)."""
+    if not wanted:
+        return
+    owners = {target.key: _assignment_for(context, target, assignments) for target, _ in wanted}
+    for target, span in wanted:
+        span.assignment = owners[target.key]
+    spans_import(spans=[span for _, span in wanted], tally=tally)
