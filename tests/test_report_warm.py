@@ -6,9 +6,9 @@ import logging
 from django_tasks_db.models import DBTaskResult
 
 from calibration.report.build import report_cached
+from common.hooks import hooks
 from judges.models import JudgeRun
 from judges.services import judge_create, judge_run_create, judge_run_execute
-from common.hooks import hooks
 from tests.test_judge_pages import work_off_the_queue
 
 WARM = "calibration.tasks.report_warm_task"
