@@ -14,10 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate.models import Campaign
-from calibration import metrics as M
 from calibration.planner.labels import plan_labels_cached, plan_parameters
-from calibration.report.build import check_category_intervals, report_cached
-from calibration.report.reference import check_reference, check_sensitivity
+from calibration.report.build import report_cached
+from calibration.report.options import ReportOptions
 from interchange import label_rows
 
 
@@ -92,19 +91,12 @@ def campaign_calibration(request: Request, campaign_id: int) -> Response:
         Campaign.objects.select_related("criterion_set", "reference_system"),
         pk=campaign_id,
     )
-    swap_policy = request.query_params.get("swap_policy") or M.DEFAULT_SWAP_POLICY
-    unparsable = request.query_params.get("unparsable") or M.DEFAULT_UNPARSABLE
     try:
-        M.check_convention(swap_policy, unparsable)
-        human_reference = check_reference(request.query_params.get("human_reference"))
-        sensitivity = check_sensitivity(request.query_params.get("sensitivity"))
-        category_intervals = check_category_intervals(request.query_params.get("category_intervals") or "auto")
-        majority_ties = M.check_majority_ties(request.query_params.get("majority_ties") or M.DEFAULT_MAJORITY_TIES)
+        # The API's report takes no ensembles (the dashboard's `ensemble=` is not one of its parameters).
+        options = ReportOptions.from_query(request.query_params, ensemble_values=[])
     except ValueError as exc:
         return Response({"detail": str(exc)}, status=400)
-    options = dict(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
-    options.update(majority_ties=majority_ties)
-    return Response(report_cached(campaign, swap_policy=swap_policy, unparsable=unparsable, **options))
+    return Response(report_cached(campaign, options))
 
 
 @extend_schema(

@@ -1,4 +1,3 @@
-from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
@@ -25,6 +24,7 @@ from calibration.report import build as reports
 from calibration.report import formats as report_formats
 from calibration.report import jobs as report_jobs
 from calibration.report import reference as report_reference
+from calibration.report.options import ReportOptions
 from calibration.report.summary import dashboard_sections, dashboard_summary
 from calibration.report.tables.plan import plan_tables
 from common.decorators import staff_required
@@ -65,64 +65,10 @@ def _browser(campaign: Campaign, stamp: tuple, requested: str | None = None, jud
     return {"campaign": campaign, "criteria": criteria, "requested_criterion": requested, "judge": judge, "browser": result}
 
 
-@dataclass(frozen=True)
-class _Options:
-    """What a dashboard URL asks of the report: ensembles, the convention and the human reference (all optional)."""
-
-    values: list[str]  # ensembles as `a,b,c` texts
-    ensembles: list[tuple[str, ...]]
-    swap_policy: str
-    unparsable: str
-    human_reference: str = report_reference.DEFAULT_REFERENCE
-    sensitivity: bool = False
-    category_intervals: str = "auto"
-    majority_ties: str = M.DEFAULT_MAJORITY_TIES
-
-    @property
-    def convention(self) -> dict:
-        return {"swap_policy": self.swap_policy, "unparsable": self.unparsable}
-
-    @property
-    def choices(self) -> dict:
-        """The keyword arguments of the cached report: the convention and the human reference."""
-        return {
-            **self.convention,
-            "human_reference": self.human_reference,
-            "sensitivity": self.sensitivity,
-            "category_intervals": self.category_intervals,
-            "majority_ties": self.majority_ties,
-        }
-
-    @property
-    def query(self) -> str:
-        """The same options in a query string (empty for the defaults): for downloads and table pages."""
-        pairs = [("ensemble", v) for v in self.values]
-        if (self.swap_policy, self.unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
-            pairs += [("swap_policy", self.swap_policy), ("unparsable", self.unparsable)]
-        if self.human_reference != report_reference.DEFAULT_REFERENCE:
-            pairs.append(("human_reference", self.human_reference))
-        if self.sensitivity:
-            pairs.append(("sensitivity", "1"))
-        if self.category_intervals != "auto":
-            pairs.append(("category_intervals", self.category_intervals))
-        if self.majority_ties != M.DEFAULT_MAJORITY_TIES:
-            pairs.append(("majority_ties", self.majority_ties))
-        return urlencode(pairs)
-
-
-def _options(request: HttpRequest) -> _Options:
-    """Ensembles, the convention and the human reference from the query string; ValueError with the reason for a bad one."""
-    values = _ensemble_values(request)
-    swap_policy = request.GET.get("swap_policy") or M.DEFAULT_SWAP_POLICY
-    unparsable = request.GET.get("unparsable") or M.DEFAULT_UNPARSABLE
-    M.check_convention(swap_policy, unparsable)
-    human_reference = report_reference.check_reference(request.GET.get("human_reference"))
-    sensitivity = report_reference.check_sensitivity(request.GET.get("sensitivity"))
-    category_intervals = reports.check_category_intervals(request.GET.get("category_intervals") or "auto")
-    majority_ties = M.check_majority_ties(request.GET.get("majority_ties") or M.DEFAULT_MAJORITY_TIES)
-    return _Options(
-        values, reports.parse_ensembles(values), swap_policy, unparsable, human_reference, sensitivity, category_intervals, majority_ties
-    )
+def _options(request: HttpRequest) -> ReportOptions:
+    """The report options of the query string (ensembles, the convention, the human reference ...);
+    ValueError with the reason for a bad one."""
+    return ReportOptions.from_query(request.GET, ensemble_values=_ensemble_values(request))
 
 
 def _bad_request(request: HttpRequest, exc: ValueError) -> HttpResponse:
@@ -157,18 +103,18 @@ def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return _cached_page(request, campaign, stamp, options) or _not_ready(request, campaign, stamp, options)
 
 
-def _cached_page(request: HttpRequest, campaign: Campaign, stamp: tuple, options: _Options, **stale) -> HttpResponse | None:
+def _cached_page(request: HttpRequest, campaign: Campaign, stamp: tuple, options: ReportOptions, **stale) -> HttpResponse | None:
     """The dashboard from the report and charts in the shared cache for `stamp`, or None when they are not there."""
     try:
         with report_cache.cached_only():
-            report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, stamp=stamp, **options.choices)
+            report, charts = reports.report_and_charts_cached(campaign, options, stamp=stamp)
     except report_cache.Missing:
         return None
     return _dashboard_page(request, campaign, stamp, report, charts, options, **stale)
 
 
 def _dashboard_page(
-    request: HttpRequest, campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options, *, stale=None, status=None
+    request: HttpRequest, campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: ReportOptions, *, stale=None, status=None
 ) -> HttpResponse:
     """The dashboard of `report`; `stale`: it is an earlier one (`report_jobs.latest`, with "current": the stamp of now)."""
     criterion, judge = request.GET.get("criterion"), request.GET.get("judge") or None
@@ -187,28 +133,28 @@ def _dashboard_page(
     return render(request, PAGE, context)
 
 
-def _status_url(campaign: Campaign, options: _Options, shown: tuple | None) -> str:
+def _status_url(campaign: Campaign, options: ReportOptions, shown: tuple | None) -> str:
     """The job's status, for a page showing the report of `shown` (a stamp; None: no report)."""
     query = "&".join(q for q in (options.query, urlencode({"shown": report_jobs.stamp_digest(shown)})) if q)
     return f"{reverse('calibration-report-status', args=[campaign.pk])}?{query}"
 
 
-def _job(campaign: Campaign, stamp: tuple, options: _Options) -> report_jobs.Job:
+def _job(campaign: Campaign, stamp: tuple, options: ReportOptions) -> report_jobs.Job:
     # What the report's cache key holds beside the stamp and the options: the campaign's own settings.
     settings = (campaign.reference_system_id, campaign.neutral_emphasis, campaign.alt_epsilon, campaign.alt_epsilon_reason)
     return report_jobs.Job(campaign.pk, stamp, options.query, tuple(JOB_STAGES.items()), settings)
 
 
-def _job_body(campaign: Campaign, stamp: tuple, options: _Options):
+def _job_body(campaign: Campaign, stamp: tuple, options: ReportOptions):
     """What the first view of the dashboard with these options needs, computed into the shared cache."""
 
     def body(stage) -> dict:
         stage("disagreements")  # first: quick, and what a page showing an earlier report asks for at once
         browser = _browser(campaign, stamp)
         stage("report")
-        report = reports.report_cached(campaign, ensembles=options.ensembles, stamp=stamp, **options.choices)
+        report = reports.report_cached(campaign, options, stamp=stamp)
         stage("charts")
-        report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, stamp=stamp, **options.choices)
+        report, charts = reports.report_and_charts_cached(campaign, options, stamp=stamp)
         stage("page")
         # Rendering fills the cached fragment (`{% cache ... report_key %}`); the page itself is dropped.
         render_to_string(PAGE, {**browser, **_dashboard_context(campaign, stamp, report, charts, options)})
@@ -218,7 +164,7 @@ def _job_body(campaign: Campaign, stamp: tuple, options: _Options):
     return body
 
 
-def _not_ready(request: HttpRequest, campaign: Campaign, stamp: tuple, options: _Options) -> HttpResponse:
+def _not_ready(request: HttpRequest, campaign: Campaign, stamp: tuple, options: ReportOptions) -> HttpResponse:
     """The dashboard while its report is computed: the earlier report of these options, marked, or the job's progress."""
     job, body = _job(campaign, stamp, options), _job_body(campaign, stamp, options)
     status = report_jobs.ensure(job, body)
@@ -267,7 +213,7 @@ def report_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, STATUS_FRAGMENT, {"status": status, "status_url": request.get_full_path()})
 
 
-def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: _Options) -> dict:
+def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: dict, options: ReportOptions) -> dict:
     # Only computed when the page's report part is not in the cache already (`report_key`).
     tables = SimpleLazyObject(lambda: report_formats.tables(report))
     pages = SimpleLazyObject(lambda: {key: table.page(1) for key, table in tables.items()})
@@ -301,8 +247,8 @@ def _dashboard_context(campaign: Campaign, stamp: tuple, report: dict, charts: d
         ),
         "formats": list(report_formats.FORMATS),
         "judge_names": [j["name"] for j in report["judges"] if not j["members"]],
-        "ensemble_values": options.values,
-        "ensemble_query": urlencode([("ensemble", v) for v in options.values]),
+        "ensemble_values": options.ensemble_values,
+        "ensemble_query": urlencode([("ensemble", v) for v in options.ensemble_values]),
         "report_query": options.query,
         "convention": options.convention,
         "swap_policies": M.SWAP_POLICIES,
@@ -320,7 +266,7 @@ def dashboard_warm(campaign: Campaign) -> str:
     import, a judge run or submissions): the dashboard's job for the default options, run here.
     "ready", "busy" (a web process is at it) or "failed"."""
     stamp = selectors.calibration_stamp(campaign=campaign)
-    options = _Options([], [], M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE)
+    options = ReportOptions()
     return report_jobs.run_here(_job(campaign, stamp, options), _job_body(campaign, stamp, options))
 
 
@@ -333,7 +279,7 @@ def report_table(request: HttpRequest, campaign_id: int, key: str) -> HttpRespon
     try:
         options = _options(request)
         number = _page_number(request.GET.get("page", "1"))
-        report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
+        report = reports.report_cached(campaign, options)
     except ValueError as exc:
         return _bad_request(request, exc)
     every = report_formats.tables(report)
@@ -372,10 +318,10 @@ def download(request: HttpRequest, campaign_id: int, fmt: str) -> HttpResponse:
         if table is not None and fmt != "csv":
             raise ValueError("table= goes with the CSV format only (report.csv?table=…)")
         if fmt == "html":
-            report, charts = reports.report_and_charts_cached(campaign, ensembles=options.ensembles, **options.choices)
+            report, charts = reports.report_and_charts_cached(campaign, options)
             body = report_formats.render_html(report, charts)
         else:
-            report = reports.report_cached(campaign, ensembles=options.ensembles, **options.choices)
+            report = reports.report_cached(campaign, options)
             body = report_formats.render_table_csv(report, table) if table is not None else report_formats.render(report, fmt)
     except ValueError as exc:
         return _bad_request(request, exc)

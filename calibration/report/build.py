@@ -37,7 +37,8 @@ from calibration.report import selective as report_selective
 from calibration.report import ties as report_ties
 from calibration.report.design import notes as design_notes
 from calibration.report.design import with_design
-from calibration.report.ensembles import ensemble_inputs, ensemble_name, parse_ensembles  # noqa: F401 (parse_ensembles: the views and commands import it here)
+from calibration.report.ensembles import ensemble_inputs, ensemble_name
+from calibration.report.options import ReportOptions, options_with
 from calibration.report.pointwise import pointwise_add
 from calibration.report.position import section as position_section
 from calibration.report.raters import (
@@ -48,7 +49,6 @@ from calibration.report.raters import (
     HUMANS,
     Rater,
     anchor_raters,
-    check_category_intervals,
     kendall,
 )
 from common.names import REFERENCE_SYSTEM
@@ -190,22 +190,11 @@ def _parameters(
 def report_from_inputs(
     campaign: Campaign,
     inputs: selectors.CalibrationInputs,
+    options: ReportOptions | None = None,
     *,
-    rounds: int = 1000,
-    seed: int = 0,
-    reference: str | None = None,
-    ensembles: list[tuple[str, ...]] | None = None,
-    swap_policy: str = M.DEFAULT_SWAP_POLICY,
-    unparsable: str = M.DEFAULT_UNPARSABLE,
-    alt_epsilon: float | None = None,
-    alt_epsilon_reason: str | None = None,
-    alt_unit: str = report_alttest.DEFAULT_UNIT,
-    human_reference: str = report_reference.DEFAULT_REFERENCE,
-    sensitivity: bool = False,
     vetting: report_reference.Vetting | None = None,
-    category_intervals: str = "auto",
     processes: bool | None = None,
-    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
+    **changes,
 ) -> dict:
     """The report from the campaign's inputs. The alt-test's epsilon is the one given, else the
     campaign's; without either its section gives no verdict. The judge statistics are computed
@@ -214,6 +203,7 @@ def report_from_inputs(
     here) is computed only for another reference or when `sensitivity` is asked. `processes`: whether the
     raters' fits go to other processes (None: when the work is big enough, `fitting_pool`); the figures
     are the same."""
+    options = options_with(options, changes).with_rounds(1000)
     # One BLAS thread: the report makes thousands of small products and solves (a few thousand
     # rows by 30 systems at most), for which OpenBLAS's threads cost far more than they save, above
     # all on a busy machine, where each product waits for a second core (20 s of 60 at 100k labels).
@@ -221,28 +211,9 @@ def report_from_inputs(
         stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
         pool = stack.enter_context(ThreadPoolExecutor(max_workers=_workers()))
         # The raters' Bradley-Terry fits of a big report go to other processes (calibration.metrics.rater_fits).
-        procs = fitting_pool(len(inputs.table), rounds, processes)
+        procs = fitting_pool(len(inputs.table), options.rounds, processes)
         fits_pool = pool if procs is None else stack.enter_context(procs)
-        return _report(
-            campaign,
-            inputs,
-            pool,
-            fits_pool,
-            rounds=rounds,
-            seed=seed,
-            reference=reference,
-            ensembles=ensembles,
-            swap_policy=swap_policy,
-            unparsable=unparsable,
-            alt_epsilon=alt_epsilon,
-            alt_epsilon_reason=alt_epsilon_reason,
-            alt_unit=alt_unit,
-            human_reference=human_reference,
-            sensitivity=sensitivity,
-            vetting=vetting,
-            category_intervals=category_intervals,
-            majority_ties=majority_ties,
-        )
+        return _report(campaign, inputs, pool, fits_pool, options, vetting)
 
 
 def _report(
@@ -250,30 +221,15 @@ def _report(
     inputs: selectors.CalibrationInputs,
     pool: ThreadPoolExecutor,
     fits_pool: Executor,
-    *,
-    rounds: int,
-    seed: int,
-    reference: str | None,
-    ensembles: list[tuple[str, ...]] | None,
-    swap_policy: str,
-    unparsable: str,
-    alt_epsilon: float | None,
-    alt_epsilon_reason: str | None,
-    alt_unit: str,
-    human_reference: str,
-    sensitivity: bool,
+    options: ReportOptions,
     vetting: report_reference.Vetting | None,
-    category_intervals: str,
-    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
 ) -> dict:
-    M.check_convention(swap_policy, unparsable)
-    M.check_majority_ties(majority_ties)
-    check_category_intervals(category_intervals)
-    human_reference = report_reference.check_reference(human_reference)
-    report_alttest.check_unit(alt_unit)
-    epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
-    reference = resolve_reference(campaign, inputs.systems, reference)
-    ensembles = list(ensembles or [])
+    rounds, seed, swap_policy, unparsable = options.rounds, options.seed, options.swap_policy, options.unparsable
+    alt_unit, human_reference, sensitivity = options.alt_unit, options.human_reference, options.sensitivity
+    category_intervals, majority_ties = options.category_intervals, options.majority_ties
+    epsilon = report_alttest.resolve_epsilon(campaign, options.alt_epsilon, options.alt_epsilon_reason)
+    reference = resolve_reference(campaign, inputs.systems, options.reference)
+    ensembles = list(options.ensembles)
     table = inputs.table
     humans = table.humans()
     if report_reference.vetting_needed(human_reference, sensitivity):
@@ -500,33 +456,13 @@ def _report(
     return with_design(report, sampling, inputs.inclusion, reference_labels, merged_judges)
 
 
-def build_report(
-    campaign: Campaign,
-    *,
-    rounds: int = 1000,
-    seed: int = 0,
-    reference: str | None = None,
-    include_unsubmitted: bool = False,
-    ensembles: list[tuple[str, ...]] | None = None,
-    swap_policy: str = M.DEFAULT_SWAP_POLICY,
-    unparsable: str = M.DEFAULT_UNPARSABLE,
-    alt_epsilon: float | None = None,
-    alt_epsilon_reason: str | None = None,
-    alt_unit: str = report_alttest.DEFAULT_UNIT,
-    human_reference: str = report_reference.DEFAULT_REFERENCE,
-    sensitivity: bool = False,
-    category_intervals: str = "auto",
-    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
-) -> dict:
-    """The calibration report of a campaign (see docs/calibration-report.md)."""
-    M.check_convention(swap_policy, unparsable)
-    M.check_majority_ties(majority_ties)
-    check_category_intervals(category_intervals)
-    human_reference = report_reference.check_reference(human_reference)
-    alt = dict(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
-    alt.update(human_reference=human_reference, sensitivity=sensitivity, category_intervals=category_intervals)
-    report_alttest.check_unit(alt_unit)
-    report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)  # a bad epsilon is refused before the reading
+def build_report(campaign: Campaign, options: ReportOptions | None = None, **changes) -> dict:
+    """The calibration report of a campaign (see docs/calibration-report.md). ``changes``: options
+    by name (`ReportOptions`'s fields), applied to ``options``."""
+    options = options_with(options, changes).with_rounds(1000)
+    rounds, seed, include_unsubmitted = options.rounds, options.seed, options.include_unsubmitted
+    human_reference, sensitivity, alt_unit = options.human_reference, options.sensitivity, options.alt_unit
+    report_alttest.resolve_epsilon(campaign, options.alt_epsilon, options.alt_epsilon_reason)  # a bad epsilon is refused before the reading
     if wants_processes(selectors.rows_to_rank(campaign=campaign), rounds):
         start_server()  # it starts on another core while the labels are read
     inputs = selectors.calibration_inputs(campaign=campaign, include_unsubmitted=include_unsubmitted)
@@ -535,10 +471,7 @@ def build_report(
     if report_reference.vetting_needed(human_reference, sensitivity):
         adjudicated = report_reference.adjudicated_used(human_reference, inputs.adjudicated)
         vetting = report_reference.vet_cached(campaign.pk, inputs.table.humans(), rounds, seed, adjudicated)
-    report = report_from_inputs(
-        campaign, inputs, rounds=rounds, seed=seed, reference=reference, ensembles=ensembles, swap_policy=swap_policy, unparsable=unparsable,
-        vetting=vetting, majority_ties=majority_ties, **alt,
-    )  # fmt: skip
+    report = report_from_inputs(campaign, inputs, options, vetting=vetting)
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
     pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed, human_reference=human_reference)
     # What the annotators could tell (the guess question), verdicts by guess and style control (issue 34).
@@ -567,50 +500,23 @@ def default_rounds() -> int:
 
 def report_cached(
     campaign: Campaign,
+    options: ReportOptions | None = None,
     *,
-    rounds: int | None = None,
-    seed: int = 0,
-    reference: str | None = None,
-    include_unsubmitted: bool = False,
-    ensembles: list[tuple[str, ...]] | None = None,
     stamp: tuple | None = None,
-    swap_policy: str = M.DEFAULT_SWAP_POLICY,
-    unparsable: str = M.DEFAULT_UNPARSABLE,
     wait: bool = True,
-    alt_epsilon: float | None = None,
-    alt_epsilon_reason: str | None = None,
-    alt_unit: str = report_alttest.DEFAULT_UNIT,
     selective: dict | None = None,
-    human_reference: str = report_reference.DEFAULT_REFERENCE,
-    sensitivity: bool = False,
-    category_intervals: str = "auto",
-    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
+    **changes,
 ) -> dict:
     """`build_report`, reused until a label, submission, verdict or call of the campaign changes
     (or the alt-test's epsilon recorded on it), with the `selective` section (`selective`: the options
-    alpha, delta, cascade and human_cost, else the frozen plan's α and δ; `calibration.report.selective`)."""
-    rounds = default_rounds() if rounds is None else rounds
-    params = dict(rounds=rounds, seed=seed, reference=reference, include_unsubmitted=include_unsubmitted, ensembles=list(ensembles or []))
-    if report_reference.check_reference(human_reference) != report_reference.DEFAULT_REFERENCE:  # the default's key stays as it was
-        params["human_reference"] = human_reference
-    if sensitivity:  # likewise: asked for, the key says so
-        params["sensitivity"] = True
-    if check_category_intervals(category_intervals) != "auto":
-        params["category_intervals"] = category_intervals
-    if M.check_majority_ties(majority_ties) != M.DEFAULT_MAJORITY_TIES:  # likewise
-        params["majority_ties"] = majority_ties
-    if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):  # the default's cache key stays as it was
-        M.check_convention(swap_policy, unparsable)
-        params.update(swap_policy=swap_policy, unparsable=unparsable)
-    report_alttest.check_unit(alt_unit)
-    key = dict(params)
-    epsilon = report_alttest.resolve_epsilon(campaign, alt_epsilon, alt_epsilon_reason)
-    if epsilon[0] is not None or alt_unit != report_alttest.DEFAULT_UNIT:  # without them the cache key stays as it was
-        params.update(alt_epsilon=alt_epsilon, alt_epsilon_reason=alt_epsilon_reason, alt_unit=alt_unit)
-        key.update(alt_epsilon=epsilon, alt_unit=alt_unit)
+    alpha, delta, cascade and human_cost, else the frozen plan's α and δ; `calibration.report.selective`).
+    The cache key is `ReportOptions.cache_key`: the defaults left out."""
+    options = options_with(options, changes).with_rounds(default_rounds())
+    rounds = options.rounds
+    key = options.cache_key(epsilon=report_alttest.resolve_epsilon(campaign, options.alt_epsilon, options.alt_epsilon_reason))
     request = report_selective.selective_request(campaign, selective)  # a bad α or δ is refused before the reading
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    report = report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, **params), wait=wait)
+    report = report_cache.campaign_cached(campaign, "report", stamp, key, lambda: build_report(campaign, options), wait=wait)
     # The cascade has its own cache entry, keyed by its options: they never make the rest be computed again.
     report = {**report, "selective": report_selective.section(campaign, request, rounds=rounds, stamp=stamp)}
     # Read afresh each time: freezing a plan, or a change the stamp does not see (a judge's settings, the rubric), must show at once.
@@ -618,41 +524,11 @@ def report_cached(
 
 
 def report_and_charts_cached(
-    campaign: Campaign,
-    ensembles: list[tuple[str, ...]] | None = None,
-    *,
-    swap_policy: str = M.DEFAULT_SWAP_POLICY,
-    unparsable: str = M.DEFAULT_UNPARSABLE,
-    wait: bool = True,
-    stamp: tuple | None = None,
-    human_reference: str = report_reference.DEFAULT_REFERENCE,
-    sensitivity: bool = False,
-    category_intervals: str = "auto",
-    majority_ties: str = M.DEFAULT_MAJORITY_TIES,
+    campaign: Campaign, options: ReportOptions | None = None, *, wait: bool = True, stamp: tuple | None = None, **changes
 ) -> tuple[dict, dict[str, str]]:
-    """The default report (with these ensembles and convention) and its SVG charts (rendering them takes as long as a warm report)."""
+    """The default report (with these options) and its SVG charts (rendering them takes as long as a warm report)."""
+    options = options_with(options, changes)
     stamp = stamp if stamp is not None else selectors.calibration_stamp(campaign=campaign)
-    report = report_cached(
-        campaign,
-        stamp=stamp,
-        ensembles=ensembles,
-        swap_policy=swap_policy,
-        unparsable=unparsable,
-        wait=wait,
-        human_reference=human_reference,
-        sensitivity=sensitivity,
-        category_intervals=category_intervals,
-        majority_ties=majority_ties,
-    )
-    params = {"rounds": report["parameters"]["rounds"], "ensembles": report["parameters"]["ensembles"]}
-    if majority_ties != M.DEFAULT_MAJORITY_TIES:
-        params["majority_ties"] = majority_ties
-    if human_reference != report_reference.DEFAULT_REFERENCE:
-        params["human_reference"] = human_reference
-    if category_intervals != "auto":
-        params["category_intervals"] = category_intervals
-    if sensitivity:
-        params["sensitivity"] = True
-    if (swap_policy, unparsable) != (M.DEFAULT_SWAP_POLICY, M.DEFAULT_UNPARSABLE):
-        params.update(swap_policy=swap_policy, unparsable=unparsable)
-    return report, report_cache.campaign_cached(campaign, "charts", stamp, params, lambda: charts.report_charts(report), wait=wait)
+    report = report_cached(campaign, options, stamp=stamp, wait=wait)
+    key = options.charts_key(rounds=report["parameters"]["rounds"])
+    return report, report_cache.campaign_cached(campaign, "charts", stamp, key, lambda: charts.report_charts(report), wait=wait)

@@ -5,10 +5,11 @@ from django.core.management.base import CommandError
 from annotate.models import Campaign
 from calibration import metrics as M
 from calibration.report.alttest import DEFAULT_UNIT, UNITS
-from calibration.report.build import parse_ensembles, report_cached
+from calibration.report.build import report_cached
 from calibration.report.display import TABLE_KEYS
 from calibration.report.formats import FORMATS, render, render_table_csv
 from calibration.report.methods import render_methods
+from calibration.report.options import ReportOptions
 from calibration.report.reference import DEFAULT_REFERENCE, REFERENCES
 from calibration.report.shape import lead_line
 from common.commands import UncheckedCommand
@@ -128,27 +129,10 @@ class Command(UncheckedCommand):
         if out != "-" and not Path(out).parent.is_dir():
             raise CommandError(f"{Path(out).parent}: no such folder")
         try:
-            ensembles = parse_ensembles(options["ensemble"])
             # Through the cache the web processes share: a report the dashboard or the task worker
             # computed for the same data and parameters is not computed again (and one computed here serves them).
-            report = report_cached(
-                campaign,
-                rounds=options["rounds"],
-                seed=options["seed"],
-                reference=options["reference"],
-                include_unsubmitted=options["include_unsubmitted"],
-                ensembles=ensembles,
-                swap_policy=options["swap_policy"],
-                unparsable=options["unparsable"],
-                alt_epsilon=options["epsilon"],
-                alt_epsilon_reason=options["epsilon_reason"],
-                alt_unit=options["alt_unit"],
-                selective={key: options[key] for key in ("alpha", "delta", "cascade", "human_cost")},
-                human_reference=options["human_reference"],
-                sensitivity=options["sensitivity"],
-                category_intervals=options["category_intervals"],
-                majority_ties=options["majority_ties"],
-            )
+            selective = {key: options[key] for key in ("alpha", "delta", "cascade", "human_cost")}
+            report = report_cached(campaign, ReportOptions.from_command(options), selective=selective)
             if options["table"] is not None:
                 text = render_table_csv(report, options["table"])
             elif options["format"] == "methods":
