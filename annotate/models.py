@@ -85,6 +85,29 @@ class Article(models.Model):
         return f"{self.topic} / {self.system}"
 
 
+class ArticleStep(models.Model):
+    """One intermediate step of the agent that wrote an article (a plan, a search, a page read, a
+    note ...), in the agent's order. Cleaned like an article (citations and URLs out; an agent's
+    words about its task stay: they are what a step is) and rendered at import."""
+
+    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="steps")
+    order = models.PositiveIntegerField()
+    kind = models.CharField(max_length=32)
+    raw_content = models.TextField()
+    content = models.TextField(help_text="The step's Markdown as shown: cleaned of citations and URLs.")
+    html = models.TextField()
+    query = models.CharField(max_length=1000, blank=True)
+    url = models.CharField(max_length=2000, blank=True, help_text="The page a read step read; exported, never shown to annotators.")
+    title = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["article", "order"]
+        constraints = [models.UniqueConstraint(fields=["article", "order"], name="articlestep_unique_order")]
+
+    def __str__(self) -> str:
+        return f"{self.article} step {self.order + 1} ({self.kind})"
+
+
 class CriterionSet(models.Model):
     """A rubric. Rows are never edited: a changed rubric becomes a new version."""
 

@@ -55,6 +55,7 @@ def article_export_rows(*, benchmark: str | None = None, campaign: Campaign | No
     articles = (
         Article.objects.exclude(source=PLACEHOLDER_SOURCE)
         .select_related("topic", "system")
+        .prefetch_related("steps")
         .order_by("topic__benchmark", "topic__title", "system__key")
     )
     if benchmark:
@@ -76,7 +77,20 @@ def article_export_rows(*, benchmark: str | None = None, campaign: Campaign | No
             "display_markdown": article.display_markdown,
             "word_count": article.word_count,
             "content_hash": article.content_hash,
+            # The agent's steps as imported (`content`, and `display_content` as shown); only when it has any.
+            **({"steps": [step_export_row(step) for step in steps]} if (steps := list(article.steps.all())) else {}),
         }
+
+
+def step_export_row(step) -> dict:
+    return {
+        "type": step.kind,
+        "content": step.raw_content,
+        "display_content": step.content,
+        "query": step.query,
+        "url": step.url,
+        "title": step.title,
+    }
 
 
 def topic_list() -> QuerySet[Topic]:

@@ -32,6 +32,19 @@ class Problem:
         return printable(f"{self.where}: {self.message}")
 
 
+@dataclass(frozen=True)
+class StepRecord:
+    """One intermediate step of the agent that wrote an article: a plan, a search, a page read, a
+    note, a summary ... (``kind``: a short word), its Markdown ``content``, and what a search asked
+    or a page read was (``query``, ``url``, ``title``; empty when the step has none)."""
+
+    kind: str
+    content: str
+    query: str = ""
+    url: str = ""
+    title: str = ""
+
+
 @dataclass
 class ArticleRecord:
     topic: str
@@ -41,6 +54,8 @@ class ArticleRecord:
     source: str = ""
     # The reference keeps what only agents' articles lose (their notes on sourcing).
     is_reference: bool = False
+    # The agent's intermediate steps, in order (import_articles' `steps`; the WLC layout has none).
+    steps: tuple[StepRecord, ...] = ()
 
 
 @dataclass
@@ -505,6 +520,48 @@ def read_wlc(path: Path, *, benchmark: str | None = None, max_bytes: int) -> Bat
 # --- generic JSON Lines ----------------------------------------------------
 
 REQUIRED_FIELDS = ("topic", "system", "markdown")
+# A step's kind is a short word (plan, search, read, think, summary, answer, or another); its
+# query, URL and title land in columns of these lengths (annotate.models.ArticleStep).
+STEP_KIND_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+MAX_STEP_FIELD = {"query": 1000, "url": 2000, "title": 500}
+MAX_STEPS = 500
+
+
+def parse_steps(value: object) -> tuple[tuple[StepRecord, ...], str | None]:
+    """An article's ``steps`` (a JSON list of objects) as records, or the first problem with them."""
+    if value is None:
+        return (), None
+    if not isinstance(value, list):
+        return (), "steps must be a list of objects"
+    if len(value) > MAX_STEPS:
+        return (), f"steps: {len(value)} steps, over the limit of {MAX_STEPS}"
+    out = []
+    for index, step in enumerate(value, start=1):
+        where = f"steps[{index}]"
+        if not isinstance(step, dict):
+            return (), f"{where} is not an object"
+        unknown = sorted(set(step) - {"type", "content", "query", "url", "title"})
+        if unknown:
+            return (), f"{where} has unknown field(s) {', '.join(unknown)} (a step has type, content, query, url, title)"
+        kind = step.get("type")
+        if not isinstance(kind, str) or not STEP_KIND_RE.fullmatch(kind.strip().lower()):
+            return (), f"{where}: type must be one short word (plan, search, read, think, summary, answer, ...), not {kind!r}"
+        content = step.get("content")
+        if not isinstance(content, str):
+            return (), f"{where}: content must be a string of Markdown"
+        extras = {}
+        for name, limit in MAX_STEP_FIELD.items():
+            text = step.get(name)
+            if text is None:
+                text = ""
+            if not isinstance(text, str):
+                return (), f"{where}: {name} must be a string"
+            text = " ".join(text.split())
+            if len(text) > limit:
+                return (), f"{where}: {name} is longer than {limit} characters"
+            extras[name] = text
+        out.append(StepRecord(kind=kind.strip().lower(), content=content, **extras))
+    return tuple(out), None
 
 
 def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
@@ -581,6 +638,10 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
         if too_long:
             batch.problems.append(Problem(where, f"field(s) too long: {', '.join(too_long)}"))
             continue
+        steps, problem = parse_steps(obj.get("steps"))
+        if problem:
+            batch.problems.append(Problem(where, problem))
+            continue
         is_reference = bool(obj.get("reference")) or system == REFERENCE_SYSTEM
         known = batch.systems.get(system)
         if known is None:
@@ -601,6 +662,7 @@ def read_jsonl(path: Path, *, max_bytes: int) -> Batch:
                 category=str(obj.get("category") or "").strip(),
                 source=where,
                 is_reference=is_reference,
+                steps=steps,
             )
         )
     if not batch.articles and not batch.problems:

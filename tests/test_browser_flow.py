@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 
 from annotate.answers import shorten
 from annotate.models import Assignment, Campaign, Criterion, Label, Span
-from annotate.rendering import plain_text
+from annotate.rendering import headings_neutral, plain_text
 from annotate.services.answers import label_save, overall_save
 from annotate.services.labelling import assignment_submit, span_add
 from tests.test_browser import (  # noqa: F401 (fixtures)
@@ -402,7 +402,10 @@ def test_it_highlights_marked_passages_in_the_article_and_removes_them_there(pag
     log_in(page, "annotator1", "demo-annotator1")
     assignment = start_next_pair(page)
     # A mark made earlier, from the title across into the first paragraph: more than one element.
-    text = plain_text(shown_article(assignment, "2").html)
+    # The text as the page shows it: the demo campaign's headings are neutral (sentence case, the
+    # same length), so a Title Case heading of the article drawn reads lower-cased there.
+    shown_html = shown_article(assignment, "2").html
+    text = plain_text(headings_neutral(shown_html) if assignment.pair.campaign.neutral_headings else shown_html)
     start = text.index("\n") - 5
     end = start + 30
     earlier = span_add(assignment=assignment, position="2", start=start, end=end, quote=text[start:end], polarity=-1, comment="vague")
