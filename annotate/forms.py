@@ -77,6 +77,13 @@ class CampaignForm(forms.Form):
         "the blindness audit gives guessability with and without it.",
     )
 
+    show_steps = forms.BooleanField(
+        required=False,
+        label="Show the agents' steps beside their articles",
+        help_text="Each side's plans, searches, pages read and notes, in a list under its article. Allowed only when every "
+        "article of every pair has steps: one side with steps beside one without would tell them apart.",
+    )
+
     gold_rate = forms.FloatField(
         min_value=0,
         max_value=1,
@@ -141,6 +148,7 @@ class CampaignForm(forms.Form):
             "forbid_repeats": data["forbid_repeats"],
             "topic_back_to_back": data["topic_back_to_back"],
             "neutral_emphasis": data["neutral_emphasis"],
+            "show_steps": data["show_steps"],
             "calibration_pairs": data["calibration_pairs"] or 0,
             "protocol": data["protocol"] or protocols.DEFAULT,
             "gold_rate": data["gold_rate"] or 0.0,

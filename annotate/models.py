@@ -246,6 +246,9 @@ class Campaign(models.Model):
         default=False, help_text="Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart."
     )
     neutral_headings = models.BooleanField(default=False, help_text="Show headings in sentence case, unnumbered, on both sides.")
+    show_steps = models.BooleanField(
+        default=False, help_text="Show each side's agent steps beside its article (every article of every pair has steps)."
+    )
     guess_question = models.BooleanField(default=False, help_text="Ask after each pair which article is the reference.")
     reference_name = models.CharField(max_length=60, default="Wikipedia", help_text="The reference's name in the guess question.")
     calibration_pairs = models.PositiveSmallIntegerField(

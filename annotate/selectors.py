@@ -29,6 +29,7 @@ from annotate.models import (
     ORIGINAL,
     PLACEHOLDER_SOURCE,
     Article,
+    ArticleStep,
     Assignment,
     Campaign,
     Criterion,
@@ -311,7 +312,9 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "campaign": campaign,
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
-        "columns": article_columns(shown, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings),
+        "columns": article_columns(
+            shown, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings, steps=campaign.show_steps
+        ),
         "categories": list(blocks.values()),
         "done": done,
         "total": total,
@@ -421,12 +424,46 @@ def shown_articles(pair: Pair, a_first: bool) -> dict[str, Article]:
     return {position: by_side[side_of(position, a_first)] for position in POSITIONS}
 
 
-def article_columns(shown: dict[str, Article], *, neutral_emphasis: bool, neutral_headings: bool = False) -> list[dict]:
+def article_columns(
+    shown: dict[str, Article], *, neutral_emphasis: bool, neutral_headings: bool = False, steps: bool = False
+) -> list[dict]:
     """The columns of a page showing two articles by position (the annotation and adjudication pages):
-    only what is shown, no article object, so no system can leak."""
+    only what is shown, no article object, so no system can leak. ``steps``: each column also lists
+    its agent's steps (kind, query, page title and text; never the URL), presented as its article is."""
+    by_article = article_steps_shown([a.pk for a in shown.values()]) if steps else {}
     return [
-        _column(position, shown[position], neutral_emphasis=neutral_emphasis, neutral_headings=neutral_headings) for position in POSITIONS
+        {
+            **_column(position, shown[position], neutral_emphasis=neutral_emphasis, neutral_headings=neutral_headings),
+            "steps": [
+                {**step, "html": _presented(step["html"], neutral_emphasis=neutral_emphasis, neutral_headings=neutral_headings)}
+                for step in by_article.get(shown[position].pk, [])
+            ],
+        }
+        for position in POSITIONS
     ]
+
+
+def article_steps_shown(article_ids: list[int]) -> dict[int, list[dict]]:
+    """The steps of these articles as a page shows them, in order, by article id (one query)."""
+    out: dict[int, list[dict]] = {}
+    rows = ArticleStep.objects.filter(article_id__in=article_ids).order_by("article_id", "order")
+    for step in rows.values("pk", "article_id", "order", "kind", "query", "title", "html"):
+        out.setdefault(step["article_id"], []).append(
+            {
+                "pk": step["pk"],
+                "n": step["order"] + 1,
+                "kind": step["kind"],
+                "query": step["query"],
+                "title": step["title"],
+                "html": step["html"],
+            }
+        )
+    return out
+
+
+def _presented(html: str, *, neutral_emphasis: bool, neutral_headings: bool) -> str:
+    html = emphasis_plain(html) if neutral_emphasis else html
+    return headings_neutral(html) if neutral_headings else html
 
 
 def _column(position: str, article: Article, *, neutral_emphasis: bool = False, neutral_headings: bool = False) -> dict:

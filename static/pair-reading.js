@@ -135,11 +135,41 @@
       page(side, event.shiftKey ? -1 : 1);
     } else if (event.key === "m") {
       matchOther();
+    } else if (event.key === "s" && steps(side)) {
+      toggleSteps(side);
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && event.target.classList && event.target.classList.contains("step")) {
+      moveStep(event.target, event.key === "ArrowDown" ? 1 : -1);
     } else {
       return;
     }
     event.preventDefault();
   });
+
+  // The agent's steps under an article (campaigns that show them): s opens or closes the list of
+  // the side being read and puts the keys on its first step; the arrows go from step to step.
+  function steps(position) {
+    return document.getElementById("steps-" + position);
+  }
+
+  function toggleSteps(position) {
+    const list = steps(position);
+    list.open = !list.open;
+    const first = list.querySelector(".step");
+    if (list.open && first) {
+      first.focus({ preventScroll: true });
+      bringToTop(column(position), first);
+    } else {
+      column(position).focus({ preventScroll: true });
+    }
+  }
+
+  function moveStep(step, by) {
+    const all = Array.from(step.parentElement.querySelectorAll(".step"));
+    const next = all[all.indexOf(step) + by];
+    if (!next) return;
+    next.focus({ preventScroll: true });
+    bringToTop(next.closest(".column"), next);
+  }
 
   document.addEventListener("click", function (event) {
     // A match in the map scrolls the other column, not the page, and leaves the address alone.

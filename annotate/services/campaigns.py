@@ -20,6 +20,7 @@ import protocols
 from annotate.models import (
     PLACEHOLDER_SOURCE,
     Article,
+    ArticleStep,
     Assignment,
     Campaign,
     CriterionSet,
@@ -72,6 +73,20 @@ def _campaign_insert(**fields) -> Campaign:
         raise
 
 
+def _steps_missing(articles: list[Article]) -> str | None:
+    """Why the pairs' steps cannot be shown: the articles without any (at most ten named), or None."""
+    with_steps = set(ArticleStep.objects.filter(article__in={a.pk for a in articles}).values_list("article_id", flat=True).distinct())
+    missing = sorted({a.pk: a for a in articles if a.pk not in with_steps}.values(), key=lambda a: (a.topic_id, a.system.key))
+    if not missing:
+        return None
+    named = ", ".join(f"'{a.topic.title}' by {a.system.key}" for a in missing[:10])
+    more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+    return (
+        f"Steps can be shown only when every article of every pair has them (a side without steps beside one with "
+        f"steps would tell them apart): {len(missing)} article{'s have' if len(missing) > 1 else ' has'} none: {named}{more}."
+    )
+
+
 def campaign_create(
     *,
     name: str,
@@ -97,6 +112,7 @@ def campaign_create(
     labels_only: bool = False,
     neutral_emphasis: bool = False,
     neutral_headings: bool = False,
+    show_steps: bool = False,
     guess_question: bool = False,
     reference_name: str = "Wikipedia",
     calibration_pairs: int = 0,
@@ -121,6 +137,10 @@ def campaign_create(
     every pair (rendered so on the page; the stored articles are untouched).
     `neutral_headings` shows headings in sentence case without numbering, their levels renumbered
     from the top, on both sides (`annotate.rendering.headings_neutral`).
+
+    `show_steps` shows each side's agent steps (`ArticleStep`) beside its article; it is refused,
+    naming them, unless every article of every pair has steps: a side without beside a side with
+    would tell them apart.
 
     `guess_question` asks, after each pair is submitted, "Which article do you think is the
     <`reference_name`> article?" (Article 1, Article 2, Don't know; `annotate.services.guesses`).
@@ -189,6 +209,7 @@ def campaign_create(
                 ("topic back to back", topic_back_to_back),
                 ("neutral emphasis", neutral_emphasis),
                 ("neutral headings", neutral_headings),
+                ("agent steps", show_steps),
                 ("guess question", guess_question),
                 ("calibration set", calibration_pairs != 0),
                 ("gold pairs", bool(gold_rate) or gold_pause_below is not None),
@@ -285,6 +306,8 @@ def campaign_create(
         raise ValidationError(
             [f"The calibration set ({calibration_pairs} pairs) cannot be larger than the campaign ({len(planned)} pairs)."]
         )
+    if show_steps and (problem := _steps_missing([a for _, x, y in planned for a in (x, y)])):
+        raise ValidationError([problem])
     if forbid_repeats and calibration_pairs > len(chosen_topics):
         raise ValidationError(
             [
@@ -316,6 +339,7 @@ def campaign_create(
             topic_back_to_back=topic_back_to_back,
             neutral_emphasis=neutral_emphasis,
             neutral_headings=neutral_headings,
+            show_steps=show_steps,
             guess_question=guess_question,
             reference_name=reference_name,
             calibration_pairs=calibration_pairs,
@@ -436,7 +460,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
         "rationale_min_length", "evidence_required", "allow_cannot_judge", "accept_sets", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
-        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "guess_question", "reference_name",
+        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "show_steps", "guess_question", "reference_name",
         "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip
     with transaction.atomic():

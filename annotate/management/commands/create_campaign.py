@@ -91,6 +91,11 @@ class Command(BaseCommand):
             help="show headings in sentence case without numbering, levels renumbered from the top, on both sides (recorded like --neutral-emphasis)",
         )
         parser.add_argument(
+            "--show-steps",
+            action="store_true",
+            help="show each side's agent steps beside its article (refused unless every article of every pair has steps)",
+        )
+        parser.add_argument(
             "--guess-question",
             action="store_true",
             help="after each pair is submitted, ask which article the annotator thinks is the reference (never required)",
@@ -235,6 +240,7 @@ class Command(BaseCommand):
                 topic_back_to_back=options["topic_back_to_back"],
                 neutral_emphasis=options["neutral_emphasis"],
                 neutral_headings=options["neutral_headings"],
+                show_steps=options["show_steps"],
                 guess_question=options["guess_question"],
                 reference_name=options["reference_name"],
                 labels_only=options["labels_only"],

@@ -1,0 +1,55 @@
+"""The agents' steps under their articles, in a real browser (issue 42, item 2): opened and walked by
+keyboard on each side, blind like the articles."""
+
+import io
+from pathlib import Path
+
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from annotate.models import Campaign, CriterionSet
+from annotate.services.campaigns import campaign_create
+from tests.test_browser import browser, live_demo, log_in, page, start_next_pair  # noqa: F401 (fixtures)
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "steps" / "agent_traces.jsonl"
+FOCUSED_STEP = "() => document.activeElement.classList.contains('step') ? document.activeElement.id : null"
+
+
+def test_it_opens_each_sides_steps_and_walks_them_by_keyboard(page, live_server):  # noqa: F811
+    call_command("import_articles", str(TRACES), "--benchmark", "traces", stdout=io.StringIO())
+    call_command("import_criteria", "fixtures/criteria/wiki_writing.json", stdout=io.StringIO())
+    reader = User.objects.create_user("grace", password="pw-grace-123")
+    campaign_create(
+        name="Traces",
+        criterion_set=CriterionSet.objects.get(key="wiki_writing"),
+        systems=["agent.alpha-2", "agent.beta.v3"],
+        pair_mode=Campaign.PairMode.ALL,
+        benchmark="traces",
+        show_steps=True,
+        annotators=[reader],
+    )
+    log_in(page, "grace", "pw-grace-123")
+    assignment = start_next_pair(page)
+    shown = (assignment.pair.article_a, assignment.pair.article_b)[:: 1 if assignment.a_first else -1]
+    steps = page.locator("details.steps")
+    assert steps.count() == 2 and not steps.first.evaluate("d => d.open")
+
+    page.locator("#col-1").focus()
+    page.keyboard.press("s")
+    assert page.locator("#steps-1").evaluate("d => d.open")
+    assert page.evaluate(FOCUSED_STEP) == "a1-step-1"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(FOCUSED_STEP) == "a1-step-3"
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate(FOCUSED_STEP) == "a1-step-2"
+    assert page.locator("#steps-1 li.step").count() == shown[0].steps.count()
+
+    page.keyboard.press("]")
+    page.keyboard.press("s")
+    assert page.locator("#steps-2").evaluate("d => d.open")
+    assert page.evaluate(FOCUSED_STEP) == "a2-step-1"
+    assert page.locator("#steps-2 li.step").count() == shown[1].steps.count()
+    text = page.locator("#articles").inner_text()
+    for leak in ("agent.alpha-2", "agent.beta.v3", "Agent Alpha", "Agent Beta", "example.com", "https://"):
+        assert leak not in text
