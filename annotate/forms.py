@@ -84,6 +84,14 @@ class CampaignForm(forms.Form):
         "article of every pair has steps: one side with steps beside one without would tell them apart.",
     )
 
+    step_votes = forms.ChoiceField(
+        choices=Campaign.StepVotes.choices,
+        initial=Campaign.StepVotes.OPTIONAL,
+        required=False,
+        label="Votes on the steps",
+        help_text="With the steps shown: annotators may vote on them, or must vote on every step before submitting a pair.",
+    )
+
     gold_rate = forms.FloatField(
         min_value=0,
         max_value=1,
@@ -149,6 +157,7 @@ class CampaignForm(forms.Form):
             "topic_back_to_back": data["topic_back_to_back"],
             "neutral_emphasis": data["neutral_emphasis"],
             "show_steps": data["show_steps"],
+            "step_votes": data["step_votes"] or Campaign.StepVotes.OPTIONAL,
             "calibration_pairs": data["calibration_pairs"] or 0,
             "protocol": data["protocol"] or protocols.DEFAULT,
             "gold_rate": data["gold_rate"] or 0.0,

@@ -249,6 +249,12 @@ class Campaign(models.Model):
     show_steps = models.BooleanField(
         default=False, help_text="Show each side's agent steps beside its article (every article of every pair has steps)."
     )
+
+    class StepVotes(models.TextChoices):
+        OPTIONAL = "optional", "Steps may be voted on"
+        EVERY = "every", "Every step needs a vote before the pair is submitted"
+
+    step_votes = models.CharField(max_length=10, choices=StepVotes.choices, default=StepVotes.OPTIONAL)
     guess_question = models.BooleanField(default=False, help_text="Ask after each pair which article is the reference.")
     reference_name = models.CharField(max_length=60, default="Wikipedia", help_text="The reference's name in the guess question.")
     calibration_pairs = models.PositiveSmallIntegerField(
@@ -688,6 +694,8 @@ class LabelChange(models.Model):
     adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
     source = models.CharField(max_length=12, choices=Source.choices, default=Source.PAGE)
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    # A vote on one of the agent's steps (`StepVote`): the step voted on.
+    step = models.ForeignKey(ArticleStep, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     field = models.CharField(max_length=20)
     old_value = models.TextField(blank=True)
     new_value = models.TextField(blank=True)
@@ -715,6 +723,8 @@ class Span(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="spans")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+    # A passage of one of the article's agent steps (campaign.show_steps): the offsets count the step's displayed text.
+    step = models.ForeignKey("ArticleStep", on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
     quote = models.TextField()
@@ -727,6 +737,21 @@ class Span(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="span_not_empty"),
         ]
+
+
+class StepVote(models.Model):
+    """An annotator's up or down vote on one of the agent's steps shown beside an article of the
+    pair (campaign.show_steps), with an optional comment; one per assignment and step."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="step_votes")
+    step = models.ForeignKey(ArticleStep, on_delete=models.PROTECT, related_name="votes")
+    vote = models.SmallIntegerField(choices=[(1, "up"), (-1, "down")])
+    comment = models.TextField(blank=True)
+    saved_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["assignment", "step"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "step"], name="stepvote_one_per_step")]
 
 
 class CampaignSettingChange(models.Model):

@@ -19,6 +19,7 @@ from django.db.models import (
     Value,
 )
 from django.db.models.functions import Coalesce
+from django.http import Http404
 
 import protocols
 from annotate.answers import CANNOT_JUDGE, CHOOSE_OVERALL, EVIDENCE_NONE, Rules, answer_state, criterion_problems, one_article, shorten
@@ -39,6 +40,7 @@ from annotate.models import (
     PairFlag,
     ReadingAssignment,
     Span,
+    StepVote,
     Topic,
 )
 from annotate.pace_selectors import pair_time_estimate
@@ -313,7 +315,11 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "topic": pair.topic,
         # Only what is shown goes to the template: no article object, so no system can leak.
         "columns": article_columns(
-            shown, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings, steps=campaign.show_steps
+            shown,
+            neutral_emphasis=campaign.neutral_emphasis,
+            neutral_headings=campaign.neutral_headings,
+            steps=campaign.show_steps,
+            votes=step_votes_of(assignment) if campaign.show_steps else None,
         ),
         "categories": list(blocks.values()),
         "done": done,
@@ -425,12 +431,13 @@ def shown_articles(pair: Pair, a_first: bool) -> dict[str, Article]:
 
 
 def article_columns(
-    shown: dict[str, Article], *, neutral_emphasis: bool, neutral_headings: bool = False, steps: bool = False
+    shown: dict[str, Article], *, neutral_emphasis: bool, neutral_headings: bool = False, steps: bool = False, votes: dict | None = None
 ) -> list[dict]:
     """The columns of a page showing two articles by position (the annotation and adjudication pages):
     only what is shown, no article object, so no system can leak. ``steps``: each column also lists
-    its agent's steps (kind, query, page title and text; never the URL), presented as its article is."""
-    by_article = article_steps_shown([a.pk for a in shown.values()]) if steps else {}
+    its agent's steps (kind, query, page title and text; never the URL), presented as its article is,
+    each with the annotator's vote and comment from ``votes`` (step id -> (vote, comment))."""
+    by_article = article_steps_shown([a.pk for a in shown.values()], votes=votes) if steps else {}
     return [
         {
             **_column(position, shown[position], neutral_emphasis=neutral_emphasis, neutral_headings=neutral_headings),
@@ -443,22 +450,40 @@ def article_columns(
     ]
 
 
-def article_steps_shown(article_ids: list[int]) -> dict[int, list[dict]]:
-    """The steps of these articles as a page shows them, in order, by article id (one query)."""
+def article_steps_shown(article_ids: list[int], *, votes: dict | None = None) -> dict[int, list[dict]]:
+    """The steps of these articles as a page shows them, in order, by article id (one query), with
+    the vote and comment of ``votes`` (step id -> (vote, comment)) on each."""
     out: dict[int, list[dict]] = {}
+    votes = votes or {}
     rows = ArticleStep.objects.filter(article_id__in=article_ids).order_by("article_id", "order")
     for step in rows.values("pk", "article_id", "order", "kind", "query", "title", "html"):
+        vote, comment = votes.get(step["pk"], ("", ""))
         out.setdefault(step["article_id"], []).append(
             {
-                "pk": step["pk"],
-                "n": step["order"] + 1,
-                "kind": step["kind"],
-                "query": step["query"],
-                "title": step["title"],
-                "html": step["html"],
+                "pk": step["pk"], "n": step["order"] + 1, "kind": step["kind"], "query": step["query"], "title": step["title"],
+                "html": step["html"], "vote": vote, "comment": comment,
             }
-        )
+        )  # fmt: skip
     return out
+
+
+def step_votes_of(assignment: Assignment) -> dict[int, tuple[str, str]]:
+    """The assignment's votes on steps: step id -> ("up" or "down", comment)."""
+    return {v.step_id: ("up" if v.vote > 0 else "down", v.comment) for v in StepVote.objects.filter(assignment=assignment)}
+
+
+def step_shown(assignment: Assignment, step_id: int) -> tuple[str, dict]:
+    """One step as its page shows it, with the position of its article on this assignment's page."""
+    campaign = assignment.pair.campaign
+    shown = shown_articles(assignment.pair, assignment.a_first)
+    for column in article_columns(
+        shown, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings, steps=True,
+        votes=step_votes_of(assignment),
+    ):  # fmt: skip
+        for step in column["steps"]:
+            if step["pk"] == step_id:
+                return column["position"], step
+    raise Http404("No such step on this pair.")
 
 
 def _presented(html: str, *, neutral_emphasis: bool, neutral_headings: bool) -> str:

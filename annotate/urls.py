@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import adjudication_views, reading_views, settings_views, upload_views, views
+from annotate import adjudication_views, reading_views, settings_views, step_views, upload_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -35,6 +35,7 @@ urlpatterns = [
     path("work/<id:assignment_id>/submit/", views.submit, name="submit"),
     path("work/<id:assignment_id>/guess/", views.assignment_guess, name="assignment-guess"),
     path("work/<id:assignment_id>/spans/", views.span_add, name="span-add"),
+    path("work/<id:assignment_id>/steps/<id:step_id>/vote/", step_views.step_vote, name="step-vote"),
     path("work/<id:assignment_id>/flag/", views.pair_flag, name="pair-flag"),
     path("campaigns/<id:campaign_id>/pairs/<id:pair_id>/void/", views.pair_void, name="pair-void"),
     path("work/<id:assignment_id>/spans/<id:span_id>/delete/", views.span_delete, name="span-delete"),

@@ -137,8 +137,12 @@
       matchOther();
     } else if (event.key === "s" && steps(side)) {
       toggleSteps(side);
-    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && event.target.classList && event.target.classList.contains("step")) {
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && onStep(event.target)) {
       moveStep(event.target, event.key === "ArrowDown" ? 1 : -1);
+    } else if ((event.key === "+" || event.key === "=" || event.key === "-") && onStep(event.target) && window.getSelection().isCollapsed) {
+      const button = event.target.querySelector(event.key === "-" ? ".vote-down" : ".vote-up");
+      if (!button) return;
+      button.click(); // the same request as a click: the vote, or taking it back when it is the one given
     } else {
       return;
     }
@@ -162,6 +166,16 @@
       column(position).focus({ preventScroll: true });
     }
   }
+
+  function onStep(target) {
+    return target.classList && target.classList.contains("step");
+  }
+
+  // A vote answers the step anew: the keys stay on it.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    const step = event.detail && event.detail.elt;
+    if (step && step.classList && step.classList.contains("step")) step.focus({ preventScroll: true });
+  });
 
   function moveStep(step, by) {
     const all = Array.from(step.parentElement.querySelectorAll(".step"));

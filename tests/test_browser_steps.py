@@ -53,3 +53,43 @@ def test_it_opens_each_sides_steps_and_walks_them_by_keyboard(page, live_server)
     text = page.locator("#articles").inner_text()
     for leak in ("agent.alpha-2", "agent.beta.v3", "Agent Alpha", "Agent Beta", "example.com", "https://"):
         assert leak not in text
+
+
+def test_it_votes_on_steps_by_keyboard_and_takes_a_vote_back(page, live_server):  # noqa: F811
+    from annotate.models import LabelChange, StepVote
+
+    call_command("import_articles", str(TRACES), "--benchmark", "traces", stdout=io.StringIO())
+    call_command("import_criteria", "fixtures/criteria/wiki_writing.json", stdout=io.StringIO())
+    reader = User.objects.create_user("hopper", password="pw-hopper-123")
+    campaign_create(
+        name="Traces votes",
+        criterion_set=CriterionSet.objects.get(key="wiki_writing"),
+        systems=["agent.alpha-2", "agent.beta.v3"],
+        pair_mode=Campaign.PairMode.ALL,
+        benchmark="traces",
+        show_steps=True,
+        annotators=[reader],
+    )
+    log_in(page, "hopper", "pw-hopper-123")
+    assignment = start_next_pair(page)
+    shown = (assignment.pair.article_a, assignment.pair.article_b)[:: 1 if assignment.a_first else -1]
+    page.locator("#col-1").focus()
+    page.keyboard.press("s")
+    page.keyboard.press("ArrowDown")  # step 2
+    page.keyboard.press("+")
+    page.locator("#a1-step-2.voted-up").wait_for()
+    assert page.evaluate(FOCUSED_STEP) == "a1-step-2"  # the keys stay on the step voted
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("-")
+    page.locator("#a1-step-3.voted-down").wait_for()
+    page.keyboard.press("-")  # the same key again takes the vote back
+    page.locator("#a1-step-3:not(.voted-down)").wait_for()
+    second = shown[0].steps.get(order=1)
+    assert list(StepVote.objects.filter(assignment=assignment).values_list("step_id", "vote")) == [(second.pk, 1)]
+    assert LabelChange.objects.filter(assignment=assignment, field="step_vote").count() == 3
+    page.locator("#a1-step-2 summary", has_text="Comment").click()
+    page.locator("#a1-step-2 textarea").fill("A clear plan of the search.")
+    page.locator("#a1-step-2").get_by_role("button", name="Save the comment").click()
+    page.locator("#a1-step-2 textarea").wait_for()
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
+    assert StepVote.objects.get(assignment=assignment).comment == "A clear plan of the search."

@@ -63,3 +63,72 @@ def test_it_shows_each_sides_steps_in_the_order_shown_and_nothing_that_names_a_s
         assert article.steps.first().kind in block
     for leak in [*AGENTS, "Agent Alpha", "Agent Beta", "example.com", "example.org", "https://"]:
         assert leak not in page
+
+
+def claimed(**extra):
+    annotator = User.objects.create_user("lin", password="pw-lin-12345")
+    campaign = steps_campaign(annotators=[annotator], **extra)
+    return annotator, campaign, assignment_claim_next(campaign=campaign, user=annotator)
+
+
+def test_it_saves_a_vote_on_a_step_changes_and_takes_it_back_with_an_audit_row_each_time(traces):
+    from annotate.models import LabelChange, StepVote
+    from annotate.services.step_votes import step_vote_save
+
+    annotator, campaign, assignment = claimed()
+    step = assignment.pair.article_a.steps.order_by("order")[2]
+    step_vote_save(assignment=assignment, step_id=step.pk, vote="up", user=annotator)
+    step_vote_save(assignment=assignment, step_id=step.pk, vote="down", comment="  The page read was a forum.  ", user=annotator)
+    vote = StepVote.objects.get()
+    assert (vote.vote, vote.comment, vote.step_id) == (-1, "The page read was a forum.", step.pk)
+    step_vote_save(assignment=assignment, step_id=step.pk, vote="", user=annotator)
+    assert not StepVote.objects.exists()
+    trail = list(LabelChange.objects.filter(step=step).values_list("field", "old_value", "new_value"))
+    assert trail == [
+        ("step_vote", "", "up"),
+        ("step_vote", "up", "down"),
+        ("step_comment", "", "The page read was a forum."),
+        ("step_vote", "down", ""),
+        ("step_comment", "The page read was a forum.", ""),
+    ]
+
+
+def test_it_refuses_a_vote_on_a_step_of_another_pair_or_in_a_campaign_without_steps(traces):
+    from annotate.services.step_votes import step_vote_save
+
+    annotator, campaign, assignment = claimed()
+    pair = assignment.pair
+    elsewhere = campaign.pairs.exclude(pk=pair.pk).first().article_a.steps.first()
+    with pytest.raises(ValidationError, match="No such step on this pair"):
+        step_vote_save(assignment=assignment, step_id=elsewhere.pk, vote="up", user=annotator)
+    with pytest.raises(ValidationError, match="Vote up or down"):
+        step_vote_save(assignment=assignment, step_id=pair.article_a.steps.first().pk, vote="sideways", user=annotator)
+    Campaign.objects.filter(pk=campaign.pk).update(show_steps=False)
+    assignment.pair.campaign.refresh_from_db()
+    with pytest.raises(ValidationError, match="does not show the agents' steps"):
+        step_vote_save(assignment=assignment, step_id=pair.article_a.steps.first().pk, vote="up", user=annotator)
+
+
+def test_it_holds_the_submission_until_every_step_has_a_vote_when_the_campaign_asks(traces):
+    from annotate.services.labelling import assignment_missing
+    from annotate.services.step_votes import step_vote_save
+
+    annotator, campaign, assignment = claimed(step_votes=Campaign.StepVotes.EVERY)
+    pair = assignment.pair
+    total = pair.article_a.steps.count() + pair.article_b.steps.count()
+    assert f"steps: vote up or down on every step of the agents ({total} steps without a vote)" in assignment_missing(assignment=assignment)
+    for step in [*pair.article_a.steps.all(), *pair.article_b.steps.all()]:
+        step_vote_save(assignment=assignment, step_id=step.pk, vote="up", user=annotator)
+    assert not [m for m in assignment_missing(assignment=assignment) if m.startswith("steps:")]
+
+
+def test_it_answers_a_vote_posted_by_htmx_with_the_step_alone(traces, client):
+    annotator, campaign, assignment = claimed()
+    client.force_login(annotator)
+    step = assignment.pair.article_b.steps.first()
+    answer = client.post(f"/work/{assignment.pk}/steps/{step.pk}/vote/", {"vote": "down", "comment": ""}, HTTP_HX_REQUEST="true")
+    assert answer.status_code == 200
+    body = answer.content.decode()
+    assert body.lstrip().startswith('<li class="step voted-down"') and 'aria-pressed="true"' in body
+    bad = client.post(f"/work/{assignment.pk}/steps/{step.pk}/vote/", {"vote": "maybe"}, HTTP_HX_REQUEST="true")
+    assert bad.status_code == 422 and "Vote up or down" in bad.content.decode()

@@ -37,7 +37,7 @@ MAX_COMMENT = 2000
 BATCH = 2000
 # SQLite takes at most 32,766 values in one statement: stored labels are read in slices.
 CHUNK = 30_000
-CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
+CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source", "step")
 Source = LabelChange.Source
 LABEL_FIELDS = ("assignment", "criterion", "winner", "cannot_judge", "acceptable", "rationale", "created_at", "saved_at")
 
@@ -78,8 +78,9 @@ class AuditTrail(Buffer):
         by: int,
         at: datetime,
         adjudication_id: int | None = None,
+        step_id: int | None = None,
     ) -> None:
-        self.add((assignment_id, adjudication_id, criterion_id, name, before, after, by, at, self.source))
+        self.add((assignment_id, adjudication_id, criterion_id, name, before, after, by, at, self.source, step_id))
 
 
 def _audit_text(value: object) -> str:

@@ -113,6 +113,7 @@ def campaign_create(
     neutral_emphasis: bool = False,
     neutral_headings: bool = False,
     show_steps: bool = False,
+    step_votes: str = "optional",
     guess_question: bool = False,
     reference_name: str = "Wikipedia",
     calibration_pairs: int = 0,
@@ -306,6 +307,8 @@ def campaign_create(
         raise ValidationError(
             [f"The calibration set ({calibration_pairs} pairs) cannot be larger than the campaign ({len(planned)} pairs)."]
         )
+    if step_votes not in Campaign.StepVotes.values:
+        raise ValidationError([f"Step votes must be one of {', '.join(Campaign.StepVotes.values)}, not '{step_votes}'."])
     if show_steps and (problem := _steps_missing([a for _, x, y in planned for a in (x, y)])):
         raise ValidationError([problem])
     if forbid_repeats and calibration_pairs > len(chosen_topics):
@@ -340,6 +343,7 @@ def campaign_create(
             neutral_emphasis=neutral_emphasis,
             neutral_headings=neutral_headings,
             show_steps=show_steps,
+            step_votes=step_votes,
             guess_question=guess_question,
             reference_name=reference_name,
             calibration_pairs=calibration_pairs,
@@ -460,7 +464,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
     copied = (
         "protocol", "criterion_set", "reference_system", "pair_mode", "overlap", "allow_tie", "rationale_required",
         "rationale_min_length", "evidence_required", "allow_cannot_judge", "accept_sets", "ask_overall", "instructions", "instructions_html", "claim_timeout_minutes",
-        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "show_steps", "guess_question", "reference_name",
+        "forbid_repeats", "topic_back_to_back", "neutral_emphasis", "neutral_headings", "show_steps", "step_votes", "guess_question", "reference_name",
         "alt_epsilon", "alt_epsilon_reason",
     )  # fmt: skip
     with transaction.atomic():

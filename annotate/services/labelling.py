@@ -17,9 +17,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article
-from annotate.models import Assignment, Criterion, Label, Span
+from annotate.models import Assignment, Campaign, Criterion, Label, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
+from annotate.services.step_votes import steps_unvoted
 from common.hooks import hooks_run_logged
 from protocols.pairwise import POSITIONS, SIDE_A, side_of
 
@@ -28,6 +29,9 @@ class Incomplete(ValidationError):
     """A submission refused because answers are missing; its messages are `assignment_missing`'s lines."""
 
     body_key = "missing"  # the API answers {"missing": [...]} (common/api_errors.py)
+
+
+STEPS_UNVOTED = "vote up or down on every step of the agents ({n} step{s} without a vote)"
 
 
 def assignment_missing(*, assignment: Assignment) -> list[str]:
@@ -54,6 +58,8 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
         missing += [f"{criterion.key}: {problem}" for problem in problems]
     if campaign.ask_overall and not assignment.overall:
         missing.append(f"overall: {CHOOSE_OVERALL}")
+    if campaign.show_steps and campaign.step_votes == Campaign.StepVotes.EVERY and (left := steps_unvoted(assignment)):
+        missing.append(f"steps: {STEPS_UNVOTED.format(n=left, s='' if left == 1 else 's')}")
     return missing
 
 

@@ -96,6 +96,12 @@ class Command(BaseCommand):
             help="show each side's agent steps beside its article (refused unless every article of every pair has steps)",
         )
         parser.add_argument(
+            "--step-votes",
+            choices=["optional", "every"],
+            default="optional",
+            help="with --show-steps: votes on steps are optional (default), or every step needs one before a pair is submitted",
+        )
+        parser.add_argument(
             "--guess-question",
             action="store_true",
             help="after each pair is submitted, ask which article the annotator thinks is the reference (never required)",
@@ -241,6 +247,7 @@ class Command(BaseCommand):
                 neutral_emphasis=options["neutral_emphasis"],
                 neutral_headings=options["neutral_headings"],
                 show_steps=options["show_steps"],
+                step_votes=options["step_votes"],
                 guess_question=options["guess_question"],
                 reference_name=options["reference_name"],
                 labels_only=options["labels_only"],

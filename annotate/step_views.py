@@ -1,0 +1,33 @@
+"""The vote on one of the agents' steps beside a pair's articles (campaign.show_steps): a thin view
+over `services.step_votes`, answering the step's partial for htmx."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotate import selectors
+from annotate.services.step_votes import step_vote_save
+
+STEP = "annotate/step.html"
+
+
+@require_POST
+@login_required
+def step_vote(request: HttpRequest, assignment_id: int, step_id: int) -> HttpResponse:
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    comment = request.POST.get("comment")
+    try:
+        step_vote_save(assignment=assignment, step_id=step_id, vote=request.POST.get("vote", ""), comment=comment, user=request.user)
+    except ValidationError as exc:
+        if not request.htmx:
+            return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
+        position, step = selectors.step_shown(assignment, step_id)
+        context = {"assignment": assignment, "position": position, "step": step, "step_errors": exc.messages}
+        return render(request, STEP, context, status=422)
+    position, step = selectors.step_shown(assignment, step_id)
+    if not request.htmx:
+        return redirect(reverse("assignment", args=[assignment.pk]) + f"#a{position}-step-{step['n']}")
+    return render(request, STEP, {"assignment": assignment, "position": position, "step": step})
