@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -126,24 +127,42 @@ PARALLEL_MIN_CHARS = 512 * 1024
 _FORKED_RECORDS: list[ArticleRecord] = []
 
 
-def _prepared_fields(index: int) -> tuple:
-    item = article_prepare(_FORKED_RECORDS[index])
-    return (
-        item.display_markdown,
-        item.html,
-        item.toc,
-        item.word_count,
-        item.raw_word_count,
-        item.content_hash,
-        item.render_report,
-        item.steps,
-    )
+def _prepared_bin(indexes: list[int]) -> list[tuple]:
+    """In a forked worker: the prepared fields of these articles of `_FORKED_RECORDS` (all but the record)."""
+    out = []
+    for index in indexes:
+        item = article_prepare(_FORKED_RECORDS[index])
+        out.append(
+            (
+                item.display_markdown,
+                item.html,
+                item.toc,
+                item.word_count,
+                item.raw_word_count,
+                item.content_hash,
+                item.render_report,
+                item.steps,
+            )
+        )
+    return out
+
+
+def _bins(records: list[ArticleRecord], n: int) -> list[list[int]]:
+    """The records' indexes in ``n`` bins of about equal markdown (the work is about proportional to
+    it): longest first, each into the lightest bin."""
+    bins: list[list[int]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for index in sorted(range(len(records)), key=lambda i: -len(records[i].markdown)):
+        lightest = loads.index(min(loads))
+        bins[lightest].append(index)
+        loads[lightest] += len(records[index].markdown)
+    return bins
 
 
 def prepare_workers(records: list[ArticleRecord]) -> int:
-    """How many processes prepare ``records``: one per core for a big batch, when this process may
-    fork. A process with other threads (a web worker's) prepares alone: a forked child could wait
-    forever on a lock another thread held at the fork."""
+    """How many processes prepare ``records`` (this one included): one per core for a big batch,
+    when this process may fork. A process with other threads (a web worker's) prepares alone: a
+    forked child could wait forever on a lock another thread held at the fork."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if cores < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         return 1
@@ -153,29 +172,49 @@ def prepare_workers(records: list[ArticleRecord]) -> int:
 def articles_prepare(
     records: list[ArticleRecord], *, progress: Callable[[int, int], None] | None = None, workers: int | None = None
 ) -> list[PreparedArticle]:
-    """Cleans and renders many articles, in order; ``workers``: processes (None: `prepare_workers`).
-    Each article's result is the same whichever process prepared it: the work is pure."""
+    """Cleans and renders many articles, in order. ``workers``: processes, this one included (None:
+    `prepare_workers`); with more than one, this process prepares one share of the markdown while
+    forked workers prepare the others. Each article comes out the same whichever process prepared
+    it: the work is pure."""
     global _FORKED_RECORDS
     workers = prepare_workers(records) if workers is None else workers
-    if workers <= 1:
-        results = map(article_prepare, records)
-    else:
-        _FORKED_RECORDS = records
-        pool = multiprocessing.get_context("fork").Pool(workers)
-        fields = pool.imap(_prepared_fields, range(len(records)), chunksize=max(1, len(records) // (workers * 8)))
-        results = (PreparedArticle(record, *values) for record, values in zip(records, fields))
-    prepared = []
+    total = len(records)
+
+    def tick(done: int) -> None:
+        if progress:
+            progress(done, total)
+
+    if workers <= 1 or total < 2:
+        prepared = []
+        for record in records:
+            prepared.append(article_prepare(record))
+            tick(len(prepared))
+        return prepared
+    bins = _bins(records, min(workers, total))
+    results: list[PreparedArticle | None] = [None] * total
+    _FORKED_RECORDS = records
+    # Objects frozen before the fork are never scanned by the workers' collector, which would
+    # otherwise write to (so copy) every page of this process's memory they share.
+    gc.freeze()
+    pool = multiprocessing.get_context("fork").Pool(len(bins) - 1)
+    gc.unfreeze()
     try:
-        for done, item in enumerate(results, start=1):
-            prepared.append(item)
-            if progress:
-                progress(done, len(records))
+        pending = [pool.apply_async(_prepared_bin, (indexes,)) for indexes in bins[1:]]
+        done = 0
+        for index in bins[0]:
+            results[index] = article_prepare(records[index])
+            done += 1
+            tick(done)
+        for indexes, answer in zip(bins[1:], pending):
+            for index, fields in zip(indexes, answer.get()):
+                results[index] = PreparedArticle(records[index], *fields)
+                done += 1
+                tick(done)
     finally:
-        if workers > 1:
-            pool.terminate()
-            pool.join()
-            _FORKED_RECORDS = []
-    return prepared
+        pool.terminate()
+        pool.join()
+        _FORKED_RECORDS = []
+    return results
 
 
 def _systems_ensure(systems: dict[str, SystemRecord], summary: ImportSummary) -> dict[str, System]:

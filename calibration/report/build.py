@@ -34,6 +34,7 @@ from calibration.report import ppi as report_ppi
 from calibration.report import reference as report_reference
 from calibration.report import sections
 from calibration.report import selective as report_selective
+from calibration.report import steps as report_steps
 from calibration.report import ties as report_ties
 from calibration.report.design import notes as design_notes
 from calibration.report.design import with_design
@@ -488,6 +489,8 @@ def build_report(campaign: Campaign, options: ReportOptions | None = None, **cha
         report["acceptable_sets"] = report_acceptable.section(campaign, include_unsubmitted=include_unsubmitted, rounds=rounds, seed=seed)
     if report_gold.wanted(campaign):  # every rater's accuracy on the known-answer pairs (issue 41)
         report["gold"] = report_gold.section(campaign)
+    if report_steps.wanted(campaign):  # votes on the agents' steps and passages (issue 42)
+        report["steps"] = report_steps.section(campaign, report, include_unsubmitted=include_unsubmitted, rounds=rounds, seed=seed)
     # "Cannot judge" answers have no winner: no figure reads them, none takes them for a tie (issue 37).
     report["humans"]["n_cannot_judge"] = selectors.human_cannot_judge_count(campaign=campaign, include_unsubmitted=include_unsubmitted)
     return report

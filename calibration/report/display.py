@@ -37,6 +37,7 @@ from calibration.report.tables.pointwise import KEYS as POINTWISE_KEYS
 from calibration.report.tables.pointwise import pointwise_tables
 from calibration.report.tables.reference import reference_line, reference_tables
 from calibration.report.tables.selective import selective_tables
+from calibration.report.tables.steps import step_tables
 from calibration.report.tables.ties import tie_tables
 
 __all__ = ["DASH", "SMALL_MARK", "Table", "fmt_estimate", "fmt_score", "fmt_usd", "fmt_value", "tables", "heading", "ORDER"]
@@ -364,6 +365,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(design_tables(report))  # actively sampled campaigns only
     out.update(acceptable_tables(report))  # campaigns that ask for every acceptable verdict only
     out.update(gold_tables(report))  # campaigns with known-answer pairs only
+    out.update(step_tables(report))  # campaigns that show the agents' steps only
     out.update(pointwise_tables(report))  # only when the report has answers about one article
     return out
 
@@ -413,11 +415,13 @@ ORDER = {
 
 # Every table a report can hold: the design table (actively sampled campaigns only, first when there) and the
 # one-article tables (campaigns with answers about one article only) are there only when their section is.
-TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", *POINTWISE_KEYS)
+TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", "steps", "steps_by_kind", *POINTWISE_KEYS)
 ABSENT_BECAUSE = {
     "design": "the campaign is not actively sampled",
     "acceptable_sets": "the campaign does not ask for sets",
     "gold": "the campaign has no known-answer pairs",
+    "steps": "the campaign does not show the agents' steps",
+    "steps_by_kind": "the campaign does not show the agents' steps",
 } | {key: "the campaign has no answers about one article" for key in POINTWISE_KEYS}
 
 
