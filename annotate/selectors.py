@@ -473,17 +473,24 @@ def step_votes_of(assignment: Assignment) -> dict[int, tuple[str, str]]:
 
 
 def step_shown(assignment: Assignment, step_id: int) -> tuple[str, dict]:
-    """One step as its page shows it, with the position of its article on this assignment's page."""
-    campaign = assignment.pair.campaign
-    shown = shown_articles(assignment.pair, assignment.a_first)
-    for column in article_columns(
-        shown, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings, steps=True,
-        votes=step_votes_of(assignment),
-    ):  # fmt: skip
-        for step in column["steps"]:
-            if step["pk"] == step_id:
-                return column["position"], step
-    raise Http404("No such step on this pair.")
+    """One step as its page shows it (`article_steps_shown`'s form, presented as the campaign presents
+    articles), with the position of its article on this assignment's page."""
+    pair, campaign = assignment.pair, assignment.pair.campaign
+    row = (
+        ArticleStep.objects.filter(pk=step_id, article_id__in=(pair.article_a_id, pair.article_b_id))
+        .values("pk", "article_id", "order", "kind", "query", "title", "html")
+        .first()
+    )
+    if row is None:
+        raise Http404("No such step on this pair.")
+    vote = StepVote.objects.filter(assignment=assignment, step_id=step_id).values_list("vote", "comment").first()
+    side = SIDE_A if row["article_id"] == pair.article_a_id else SIDE_B
+    step = {
+        "pk": row["pk"], "n": row["order"] + 1, "kind": row["kind"], "query": row["query"], "title": row["title"],
+        "html": _presented(row["html"], neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings),
+        "vote": "" if vote is None else ("up" if vote[0] > 0 else "down"), "comment": "" if vote is None else vote[1],
+    }  # fmt: skip
+    return position_of(side, assignment.a_first), step
 
 
 def _presented(html: str, *, neutral_emphasis: bool, neutral_headings: bool) -> str:
