@@ -22,7 +22,7 @@ from django.urls import get_resolver, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotate.models import Adjudication, Criterion, Reading, ReadingAssignment, Span
+from annotate.models import Adjudication, ArticleStep, Criterion, Reading, ReadingAssignment, Span
 from annotate.services.claims import assignment_claim_next
 from judges.services import judge_create, judge_run_create
 from tests.architecture_map import _patterns
@@ -157,6 +157,8 @@ ROUTES = {
     # The guess question of a submitted pair: this campaign does not ask it, so its annotator gets 404 (test_guess_question has the rest).
     "/work/<id:assignment_id>/guess/": Route("get", (LOGIN, 404, 403, 403), "put", 403),
     "/work/<id:assignment_id>/spans/<id:span_id>/delete/": own_work(302),
+    # A vote on a step: this campaign does not show steps, so its annotator is told so (test_campaign_steps has the rest).
+    "/work/<id:assignment_id>/steps/<id:step_id>/vote/": own_work(422, data={"vote": "up"}),
     # The single-article page and its API: alice's reading (names starting with @ are the world's other ids).
     "/reading/<id:assignment_id>/": replace(own_work(200, method="get", wrong="post"), arguments=READING),
     "/reading/<id:assignment_id>/criteria/<str:criterion_key>/": replace(own_work(302, data=ANSWER), arguments=READING),
@@ -217,6 +219,9 @@ def world(campaign, alice, oscar, rachel, bob):
             "run_id": run.pk,
             "user_id": bob.pk,
             "span_id": span.pk,
+            "step_id": ArticleStep.objects.create(
+                article=assignment.pair.article_a, order=0, kind="plan", raw_content="Plan.", content="Plan.", html="<p>Plan.</p>"
+            ).pk,
             "adjudication_id": item.pk,
             "reading_id": mine.pk,
             "reading_criterion": checklist.key,

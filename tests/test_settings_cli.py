@@ -82,7 +82,7 @@ def clone(tmp_path):
     """The project's code without any key file or database: a checkout of its own."""
     root = tmp_path / "checkout"
     root.mkdir()
-    for part in ("annotate", "calibration", "judges", "config", "protocols", "common", "templates", "static", "fixtures"):
+    for part in ("annotate", "calibration", "interchange", "judges", "config", "protocols", "common", "templates", "static", "fixtures"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "manage.py", root)
     assert manage("migrate", "--noinput", "-v", "0", cwd=root).returncode == 0
