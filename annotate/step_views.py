@@ -17,7 +17,8 @@ STEP = "annotate/step.html"
 @require_POST
 @login_required
 def step_vote(request: HttpRequest, assignment_id: int, step_id: int) -> HttpResponse:
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    # A save never shows the articles: their texts are not read (the step's own HTML is).
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     comment = request.POST.get("comment")
     try:
         step_vote_save(assignment=assignment, step_id=step_id, vote=request.POST.get("vote", ""), comment=comment, user=request.user)
