@@ -3,11 +3,14 @@
     .venv/bin/python bench/outputs_snapshot.py DIR            # write the outputs of this checkout into DIR
     .venv/bin/python bench/outputs_snapshot.py --compare A B  # the differences between two such folders
 
-Two campaigns, built from nothing by this checkout's own commands and services:
+Three campaigns, built from nothing by this checkout's own commands and services:
 
 * the demo (`load_demo`), labelled by its two annotators through the labelling
   services (every criterion and the overall question, submitted; three pairs each),
   with the three offline baseline judges run on it (`run_judges`);
+* a one-article campaign on the demo's articles (the checklist rubric of
+  `fixtures/checklist_report_presentation.json`: readings, no pairs), answered through the reading
+  services by the same two annotators (four readings each, every question);
 * the realistic benchmark of `bench/calibration_realistic.py` (860 pairs, 100,620
   human labels, 3 judges), imported with `import_labels`.
 
@@ -77,6 +80,27 @@ for round_ in range(3):
 for kind in ("length", "words-to-watch", "random"):
     call_command("add_judge", f"baseline-{kind}", "--kind", kind, stdout=io.StringIO())
     call_command("run_judges", "--campaign", "Demo campaign", "--judge", f"baseline-{kind}", stdout=io.StringIO(), stderr=io.StringIO())
+
+# A one-article campaign on the demo's articles (the checklist rubric: readings, no pairs), answered
+# through the reading services by the same two annotators.
+from annotate.services.reading_answers import answer_save, reading_submit
+call_command("import_criteria", "fixtures/checklist_report_presentation.json", stdout=io.StringIO())
+call_command("create_campaign", "--name", "Snapshot checklist", "--criteria", "checklist_report_presentation",
+             "--systems", "wikipedia,atlas_agent,quill_researcher", "--benchmark", "demo", "--overlap", "2",
+             "--annotators", "annotator1,annotator2", stdout=io.StringIO())
+checklist = Campaign.objects.get(name="Snapshot checklist")
+questions = list(checklist.criterion_set.criteria.order_by("order"))
+for round_ in range(4):
+    for name in ("annotator1", "annotator2"):
+        user = get_user_model().objects.get(username=name)
+        work = assignment_claim_next(campaign=checklist, user=user, now=clock)
+        if work is None:
+            continue
+        for i, criterion in enumerate(questions):
+            clock += timedelta(seconds=5)
+            answer_save(assignment=work, criterion=criterion, user=user, value="yes" if (work.reading_id * 5 + i + round_) % 3 else "no",
+                        rationale=f"Question {i} checked by {name} on reading {work.reading_id}.", now=clock)
+        reading_submit(assignment=work, user=user, now=clock)
 """
 
 
@@ -118,7 +142,8 @@ def snapshot(out: Path) -> None:
         run([sys.executable, "manage.py", "migrate", "--noinput"], env)
         run([sys.executable, "-c", DEMO_SCRIPT], env)
         outputs("Demo campaign", env, out, "demo")
-        print(f"demo: report and exports in {out}")
+        outputs("Snapshot checklist", env, out, "checklist")
+        print(f"demo and its one-article checklist campaign: report and exports in {out}")
         realistic = work / "realistic"
         env = environment(work, realistic / "bench.sqlite3")
         run([sys.executable, "bench/calibration_realistic.py", "--keep", str(realistic), "--runs", "1", "--rounds", "0"], env)
