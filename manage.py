@@ -30,6 +30,12 @@ def main() -> None:
             message = NO_KEY
         sys.stderr.write(f"{message}\n")
         sys.exit(1)
+    except BrokenPipeError:
+        # The reader of the output went away (`... --out - | head`): stop quietly, as a Unix tool does.
+        # Standard output goes to /dev/null so that the interpreter's own flush at exit does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)  # 128 + SIGPIPE, what a shell reports for a process a pipe's end stopped
 
 
 if __name__ == "__main__":
