@@ -159,12 +159,21 @@ def _bins(records: list[ArticleRecord], n: int) -> list[list[int]]:
     return bins
 
 
+def _threads() -> int:
+    """This process's threads as the system counts them: Python's, and native ones such as a BLAS
+    library's pool, which `threading` does not see (Linux; elsewhere, Python's alone)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
 def prepare_workers(records: list[ArticleRecord]) -> int:
     """How many processes prepare ``records`` (this one included): one per core for a big batch,
-    when this process may fork. A process with other threads (a web worker's) prepares alone: a
-    forked child could wait forever on a lock another thread held at the fork."""
+    when this process may fork. A process with other threads (a web worker's, or a BLAS pool's)
+    prepares alone: a forked child could wait forever on a lock another thread held at the fork."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if cores < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if cores < 2 or _threads() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return 1 if sum(len(r.markdown) for r in records) < PARALLEL_MIN_CHARS else min(cores, 8)
 
