@@ -15,12 +15,15 @@ TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "steps" / "agent_tra
 FOCUSED_STEP = "() => document.activeElement.classList.contains('step') ? document.activeElement.id : null"
 
 
-def test_it_opens_each_sides_steps_and_walks_them_by_keyboard(page, live_server):  # noqa: F811
+def open_traces_pair(page, username: str):
+    """The traces fixture in a campaign showing steps, its first pair opened by ``username``; the
+    assignment and its articles in the order shown."""
     call_command("import_articles", str(TRACES), "--benchmark", "traces", stdout=io.StringIO())
     call_command("import_criteria", "fixtures/criteria/wiki_writing.json", stdout=io.StringIO())
-    reader = User.objects.create_user("grace", password="pw-grace-123")
+    password = f"pw-{username}-123"
+    reader = User.objects.create_user(username, password=password)
     campaign_create(
-        name="Traces",
+        name=f"Traces for {username}",
         criterion_set=CriterionSet.objects.get(key="wiki_writing"),
         systems=["agent.alpha-2", "agent.beta.v3"],
         pair_mode=Campaign.PairMode.ALL,
@@ -28,9 +31,13 @@ def test_it_opens_each_sides_steps_and_walks_them_by_keyboard(page, live_server)
         show_steps=True,
         annotators=[reader],
     )
-    log_in(page, "grace", "pw-grace-123")
+    log_in(page, username, password)
     assignment = start_next_pair(page)
-    shown = (assignment.pair.article_a, assignment.pair.article_b)[:: 1 if assignment.a_first else -1]
+    return assignment, (assignment.pair.article_a, assignment.pair.article_b)[:: 1 if assignment.a_first else -1]
+
+
+def test_it_opens_each_sides_steps_and_walks_them_by_keyboard(page, live_server):  # noqa: F811
+    assignment, shown = open_traces_pair(page, "grace")
     steps = page.locator("details.steps")
     assert steps.count() == 2 and not steps.first.evaluate("d => d.open")
 
@@ -58,21 +65,7 @@ def test_it_opens_each_sides_steps_and_walks_them_by_keyboard(page, live_server)
 def test_it_votes_on_steps_by_keyboard_and_takes_a_vote_back(page, live_server):  # noqa: F811
     from annotate.models import LabelChange, StepVote
 
-    call_command("import_articles", str(TRACES), "--benchmark", "traces", stdout=io.StringIO())
-    call_command("import_criteria", "fixtures/criteria/wiki_writing.json", stdout=io.StringIO())
-    reader = User.objects.create_user("hopper", password="pw-hopper-123")
-    campaign_create(
-        name="Traces votes",
-        criterion_set=CriterionSet.objects.get(key="wiki_writing"),
-        systems=["agent.alpha-2", "agent.beta.v3"],
-        pair_mode=Campaign.PairMode.ALL,
-        benchmark="traces",
-        show_steps=True,
-        annotators=[reader],
-    )
-    log_in(page, "hopper", "pw-hopper-123")
-    assignment = start_next_pair(page)
-    shown = (assignment.pair.article_a, assignment.pair.article_b)[:: 1 if assignment.a_first else -1]
+    assignment, shown = open_traces_pair(page, "hopper")
     page.locator("#col-1").focus()
     page.keyboard.press("s")
     page.keyboard.press("ArrowDown")  # step 2

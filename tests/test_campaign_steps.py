@@ -132,3 +132,37 @@ def test_it_answers_a_vote_posted_by_htmx_with_the_step_alone(traces, client):
     assert body.lstrip().startswith('<li class="step voted-down"') and 'aria-pressed="true"' in body
     bad = client.post(f"/work/{assignment.pk}/steps/{step.pk}/vote/", {"vote": "maybe"}, HTTP_HX_REQUEST="true")
     assert bad.status_code == 422 and "Vote up or down" in bad.content.decode()
+
+
+def test_it_takes_the_steps_options_from_the_web_form_and_refuses_them_there_too(traces, client):
+    from django.urls import reverse
+
+    from annotate.models import CriterionSet, System
+
+    staff = User.objects.create_user("rosa", password="pw-rosa-12345", is_staff=True)
+    client.force_login(staff)
+    form = {
+        "criterion_set": CriterionSet.objects.get(key="wiki_writing").pk,
+        "pair_mode": "all",
+        "overlap": "1",
+        "rationale_required": "on",
+        "rationale_min_length": "12",
+        "claim_timeout_minutes": "60",
+        "show_steps": "on",
+        "step_votes": "every",
+    }
+    agents = [s.pk for s in System.objects.filter(key__in=AGENTS)]
+    made = client.post(reverse("campaign-new"), {**form, "name": "Form traces", "systems": agents})
+    campaign = Campaign.objects.get(name="Form traces")
+    assert made.status_code == 302 and campaign.show_steps and campaign.step_votes == Campaign.StepVotes.EVERY
+    wiki = System.objects.create(key=REFERENCE_SYSTEM, name="Wikipedia", is_reference=True)
+    topic = Article.objects.filter(topic__benchmark="traces").first().topic
+    Article.objects.create(
+        topic=topic, system=wiki, raw_markdown="Text.", display_markdown="Text.", html="<p>Text.</p>", word_count=1, raw_word_count=1,
+        content_hash="x",
+    )  # fmt: skip
+    refused = client.post(
+        reverse("campaign-new"), {**form, "name": "Form refused", "systems": [*agents, wiki.pk], "pair_mode": "reference"}
+    )
+    assert "Steps can be shown only when every article of every pair has them" in refused.content.decode()
+    assert not Campaign.objects.filter(name="Form refused").exists()

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from calibration.metrics.steps import Votes, ranking_tau, upvote_rates, vote_ceiling, vote_kappa
-from tests.test_campaign_steps import TRACES, steps_campaign  # noqa: F401
+from tests.test_campaign_steps import steps_campaign, traces  # noqa: F401 (traces: a fixture)
 
 
 def votes(rows):
@@ -99,11 +99,3 @@ def test_it_reports_the_votes_of_a_steps_campaign_in_every_format(traces):  # no
         "calibration_report", "--campaign", campaign.name, "--format", "csv", "--table", "steps", "--include-unsubmitted", stdout=out
     )
     assert system in out.getvalue()
-
-
-@pytest.fixture
-def traces(db):
-    from django.core.management import call_command
-
-    call_command("import_articles", str(TRACES), "--benchmark", "traces", stdout=io.StringIO())
-    call_command("import_criteria", "fixtures/criteria/wiki_writing.json", stdout=io.StringIO())

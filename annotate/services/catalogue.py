@@ -9,7 +9,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import transaction
 from django.utils.text import slugify
@@ -127,24 +127,10 @@ PARALLEL_MIN_CHARS = 512 * 1024
 _FORKED_RECORDS: list[ArticleRecord] = []
 
 
-def _prepared_bin(indexes: list[int]) -> list[tuple]:
-    """In a forked worker: the prepared fields of these articles of `_FORKED_RECORDS` (all but the record)."""
-    out = []
-    for index in indexes:
-        item = article_prepare(_FORKED_RECORDS[index])
-        out.append(
-            (
-                item.display_markdown,
-                item.html,
-                item.toc,
-                item.word_count,
-                item.raw_word_count,
-                item.content_hash,
-                item.render_report,
-                item.steps,
-            )
-        )
-    return out
+def _prepared_bin(indexes: list[int]) -> list[PreparedArticle]:
+    """In a forked worker: these articles of `_FORKED_RECORDS` prepared, without their records (the
+    parent has them: only what was computed goes back through the pipe)."""
+    return [replace(article_prepare(_FORKED_RECORDS[index]), record=None) for index in indexes]
 
 
 def _bins(records: list[ArticleRecord], n: int) -> list[list[int]]:
@@ -215,8 +201,8 @@ def articles_prepare(
             done += 1
             tick(done)
         for indexes, answer in zip(bins[1:], pending):
-            for index, fields in zip(indexes, answer.get()):
-                results[index] = PreparedArticle(records[index], *fields)
+            for index, item in zip(indexes, answer.get()):
+                results[index] = replace(item, record=records[index])
                 done += 1
                 tick(done)
     finally:
