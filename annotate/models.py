@@ -747,7 +747,8 @@ class StepVote(models.Model):
     step = models.ForeignKey(ArticleStep, on_delete=models.PROTECT, related_name="votes")
     vote = models.SmallIntegerField(choices=[(1, "up"), (-1, "down")])
     comment = models.TextField(blank=True)
-    saved_at = models.DateTimeField()
+    # Empty only for an imported vote whose file gave no time (never made up).
+    saved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["assignment", "step"]

@@ -266,12 +266,20 @@ def annotation_page(*, assignment: Assignment) -> dict:
     shown = shown_articles(pair, assignment.a_first)
     labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
     marked = list(assignment.spans.all())
+    # A passage of an agent's step is listed with the step's number (one query, only when there is one).
+    step_numbers = {}
+    if any(s.step_id for s in marked):
+        step_numbers = {
+            pk: order + 1 for pk, order in ArticleStep.objects.filter(pk__in={s.step_id for s in marked}).values_list("pk", "order")
+        }
     evidence: dict[int, list[dict]] = {}
     spans = []
     for s in marked:
         item = {
             "id": s.pk,
             "position": FIRST if s.article_id == shown[FIRST].pk else SECOND,
+            "step": s.step_id or "",
+            "step_n": step_numbers.get(s.step_id),
             "start": s.start,
             "end": s.end,
             "quote": s.quote,

@@ -271,9 +271,10 @@ def span_add(request: HttpRequest, assignment_id: int) -> HttpResponse:
             polarity=int(request.POST.get("polarity", "0")),
             comment=request.POST.get("comment", ""),
             criterion=request.POST.get("criterion", ""),
+            step=int(step) if (step := request.POST.get("step", "")) else None,
         )
     except (ValueError, ValidationError) as exc:
-        errors = exc.messages if isinstance(exc, ValidationError) else ["Offsets and polarity must be whole numbers."]
+        errors = exc.messages if isinstance(exc, ValidationError) else ["Offsets, polarity and the step must be whole numbers."]
         return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "span_errors": errors}, status=422)
     return render(request, PAGE + "#spans", {**selectors.annotation_page(assignment=assignment), "evidence_oob": True})
 

@@ -1,7 +1,8 @@
 """Labels in long, tidy format: export rows, reading and writing label files, and the import.
 
 Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
-`<stem>.spans.<ext>`, as CSV or JSON Lines:
+`<stem>.spans.<ext>`, as CSV or JSON Lines, with a fourth, `<stem>.steps.<ext>`, for a campaign
+that shows the agents' steps:
 
 * labels: one row per (pair, criterion, rater). Only labels that name a winner (or are "cannot judge")
   are exported, whatever the assignment's status (in progress, submitted or
@@ -23,6 +24,13 @@ Three files travel together, `<stem>.<ext>`, `<stem>.overall.<ext>` and
 * overall: one row per (pair, rater) that answered the overall question.
 * spans: one row per marked passage; `criterion` (last before `neutral_emphasis`) names the
   criterion a passage is evidence for, empty for a free mark, and may be left out of a file.
+  `step` (after `neutral_emphasis`, written when a passage is in an agent's step) numbers the step
+  of `system`'s article it is in, from 1; its offsets then count the step's text.
+* steps (`<stem>.steps.<ext>`, written for a campaign that shows the agents' steps): one row per
+  (pair, rater, step voted), the step named by `system` and its number `step` (from 1), with its
+  `kind`, the `vote` (up or down), the `comment` and `saved_at`. On import `kind`, `comment` and
+  `saved_at` may be left out (a given `kind` must be the step's); votes replace the stored vote on
+  the same step.
 * calls (export only, `<stem>.calls.<ext>`, written when the campaign's judges made
   calls): every call, one row each, with its `status` (valid; invalid: answered
   but unusable, retried; failed: no answer), tokens, `cost_usd`, latency and error.
@@ -79,6 +87,7 @@ from interchange.export import (
     label_rows,
     overall_rows,
     span_rows,
+    step_vote_rows,
 )
 from interchange.formats import (
     CALL_COLUMNS,
@@ -91,6 +100,7 @@ from interchange.formats import (
     OVERALL_COLUMNS,
     REMOVED_COLUMN,
     SPAN_COLUMNS,
+    STEP_VOTE_COLUMNS,
     LabelsFileError,
     RowsFile,
     calls_path,
@@ -98,6 +108,7 @@ from interchange.formats import (
     format_of,
     rows_format,
     rows_read,
+    steps_path,
 )
 from interchange.label_import import ImportReport, labels_import
 
@@ -112,6 +123,7 @@ __all__ = [
     "OVERALL_COLUMNS",
     "REMOVED_COLUMN",
     "SPAN_COLUMNS",
+    "STEP_VOTE_COLUMNS",
     "ImportReport",
     "LabelsFileError",
     "RowsFile",
@@ -126,4 +138,6 @@ __all__ = [
     "rows_format",
     "rows_read",
     "span_rows",
+    "step_vote_rows",
+    "steps_path",
 ]

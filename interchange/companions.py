@@ -1,7 +1,8 @@
-"""The overall and spans files of an import: checking their rows against the labels, and storing them.
+"""The overall, spans and steps files of an import: checking their rows against the labels, and storing them.
 
-An overall answer or a span belongs to a rater's work on a pair: an assignment
-from the labels file, or one already stored, seen in the same order.
+An overall answer, a span or a vote on a step belongs to a rater's work on a pair: an
+assignment from the labels file, or one already stored, seen in the same order. A step is
+named by its number among its article's steps (1 for the first).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from annotate.services.answers import (
     overall_import,
     spans_import,
 )
-from interchange.formats import POLARITIES, RowsFile, time_field
+from annotate.services.step_votes import step_votes_import
+from interchange.formats import POLARITIES, SPAN_STEP_COLUMN, RowsFile, time_field
 from interchange.targets import Context, Target, canonical
 from protocols.pairwise import BOTH_BAD, TIE, side_for_system
 
@@ -95,12 +97,18 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
             start, end = int(values["start"]), int(values["end"])
         else:
             errors.append("start and end must be whole numbers")
+        step = None
+        if values[SPAN_STEP_COLUMN] and article is not None:
+            step = _step(context, article, values[SPAN_STEP_COLUMN], errors)
+            if step is None:
+                article = None
         if article is not None and start is not None:
-            text = context.text(article)
+            what = f"step {step.order + 1}'s text" if step else "the article's text"
+            text = context.step_text(step) if step else context.text(article)
             if not (start < end <= len(text)):
-                errors.append(f"offsets {start}..{end} are outside the article's text ({len(text)} characters)")
+                errors.append(f"offsets {start}..{end} are outside {what} ({len(text)} characters)")
             elif text[start:end] != values["quote"]:
-                errors.append(f"quote does not match the article's text at {start}..{end}")
+                errors.append(f"quote does not match {what} at {start}..{end}")
         polarity = POLARITIES.get(values["polarity"])
         if polarity is None:
             errors.append(f"polarity must be up or down, not '{values['polarity']}'")
@@ -118,6 +126,7 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
             identity = (
                 target.key,
                 article.id,
+                step.pk if step else None,
                 start,
                 end,
                 polarity,
@@ -133,6 +142,7 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
         seen[identity] = line
         span = Span(
             article=article,
+            step=step,
             start=start,
             end=end,
             quote=values["quote"],
@@ -143,6 +153,62 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
         )
         wanted.append((target, span))
     return wanted, bad
+
+
+def _step(context: Context, article, number: str, errors: list[str]):
+    """The step a row names by its number in `article`'s steps (1 for the first), shown by the campaign."""
+    if not context.campaign.show_steps:
+        errors.append("this campaign does not show the agents' steps: it has no votes or passages on steps")
+        return None
+    steps = context.steps(article)
+    if not DIGITS.fullmatch(number) or not 1 <= int(number) <= len(steps):
+        errors.append(f"step '{number}' is not a step of {article.system.key}'s article (it has {len(steps)}, numbered from 1)")
+        return None
+    return steps[int(number) - 1]
+
+
+def steps_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dict, list[tuple[int, str]]]:
+    """The votes on steps to store, by (pair, rater, step), and the file's problems as (line, message)."""
+    wanted: dict[tuple, tuple[Target, object, int, str, datetime | None]] = {}
+    seen: dict[tuple, int] = {}
+    bad = list(rows_file.problems)
+    for line, values in rows_file.rows:
+        errors: list[str] = []
+        target = context.resolve(values, errors)
+        step = None
+        if target is not None:
+            article = {target.left.system.key: target.left, target.right.system.key: target.right}.get(values["system"])
+            if article is None:
+                errors.append(f"system '{values['system']}' is neither left_system nor right_system")
+            else:
+                step = _step(context, article, values["step"], errors)
+            _order_matches(context, plans, target, errors, "a vote on a step")
+        if step is not None and values["kind"] and values["kind"] != step.kind:
+            errors.append(f"kind '{values['kind']}' is not that step's ('{step.kind}'): the file is about other steps")
+        vote = POLARITIES.get(values["vote"])
+        if vote is None:
+            errors.append(f"vote must be up or down, not '{values['vote']}'")
+        errors += imported_comment_problems(comment=values["comment"])
+        saved_at = time_field(values, "saved_at", errors, required=False)
+        if step is not None and target is not None:
+            key = (target.key, step.pk)
+            if key in seen:
+                errors.append(f"repeats line {seen[key]} (same pair, rater and step)")
+        if errors:
+            bad += [(line, message) for message in errors]
+            continue
+        seen[key] = line
+        wanted[key] = (target, step, vote, values["comment"], saved_at)
+    return wanted, bad
+
+
+def steps_write(*, context: Context, wanted: dict, assignments: dict, tally: dict[str, int], now: datetime) -> None:
+    """Stores the votes on steps through the step-vote service, counting them in `tally` (new, updated, unchanged)."""
+    votes = [
+        (_assignment_for(context, target, assignments), step, vote, comment, saved_at)
+        for target, step, vote, comment, saved_at in wanted.values()
+    ]
+    step_votes_import(votes=votes, tally=tally, now=now)
 
 
 def _assignment_for(context: Context, target: Target, assignments: dict) -> Assignment:

@@ -6,7 +6,7 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 from __future__ import annotations
 
 from annotate.answers import CANNOT_JUDGE
-from annotate.models import Article, Assignment, Campaign, Criterion, Label, Span
+from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Label, Span, StepVote
 from annotate.services.guesses import guess_position
 from interchange.formats import (
     ACCEPTABLE_COLUMN,
@@ -18,6 +18,7 @@ from interchange.formats import (
     POLARITY_NAMES,
     REMOVED_COLUMN,
     SET_SEPARATOR,
+    SPAN_STEP_COLUMN,
     iso,
 )
 from interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, unit_results, usd
@@ -189,6 +190,8 @@ def span_rows(campaign: Campaign) -> list[dict]:
     spans = Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
         "article__system", "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
     )
+    spans = list(spans)
+    steps = _step_numbers({span.step_id for span in spans if span.step_id})
     rows = []
     for span in sorted(spans, key=lambda s: (_order(s.assignment), s.created_at, s.id)):
         rows.append({
@@ -201,8 +204,41 @@ def span_rows(campaign: Campaign) -> list[dict]:
             "comment": span.comment,
             "created_at": iso(span.created_at),
             "criterion": span.criterion.key if span.criterion_id else "",
+            SPAN_STEP_COLUMN: steps.get(span.step_id, ""),
         })  # fmt: skip
     return rows
+
+
+def _step_numbers(ids: set[int]) -> dict[int, int]:
+    """Step id -> its number in its article's steps (1 for the first), without the steps' texts."""
+    if not ids:
+        return {}
+    return {pk: order + 1 for pk, order in ArticleStep.objects.filter(pk__in=ids).values_list("pk", "order")}
+
+
+def step_vote_rows(campaign: Campaign) -> list[dict]:
+    """Every vote on an agent's step (campaigns that show steps), by pair and rater, then the article
+    shown first and the step's order."""
+    votes = StepVote.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
+        *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+    )
+    votes = list(votes)
+    steps = {
+        row["pk"]: row for row in ArticleStep.objects.filter(pk__in={v.step_id for v in votes}).values("pk", "article_id", "order", "kind")
+    }
+    rows = []
+    for vote in votes:
+        step = steps[vote.step_id]
+        left, right = _sides(vote.assignment)
+        article = left if step["article_id"] == left.pk else right
+        rows.append((
+            (_order(vote.assignment), article is right, step["order"]),
+            {
+                **_head(vote.assignment), "system": article.system.key, "step": step["order"] + 1, "kind": step["kind"],
+                "vote": POLARITY_NAMES[vote.vote], "comment": vote.comment, "saved_at": iso(vote.saved_at),
+            },
+        ))  # fmt: skip
+    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
 
 
 def _call_status(call: JudgeCall) -> str:

@@ -72,7 +72,17 @@ SPAN_COLUMNS = (
     "start", "end", "quote", "polarity", "comment", "created_at", "criterion",
 )  # fmt: skip
 # `criterion`: the criterion a passage is evidence for (empty: a free mark); files without it are free marks.
-SPAN_OPTIONAL = frozenset({"criterion"})
+# `step` (after `neutral_emphasis`, written only when a passage is in an agent's step): the number of the
+# step of `system`'s article the passage is in, 1 for its first; its offsets count that step's text. Empty: the article's.
+SPAN_STEP_COLUMN = "step"
+SPAN_OPTIONAL = frozenset({"criterion", SPAN_STEP_COLUMN})
+# Votes on the agents' steps (`<stem>.steps.<ext>`, campaigns that show steps): one row per (pair, rater,
+# step voted); `step` numbers the steps of `system`'s article from 1, `kind` is the step's type as imported
+# (checked on import when given), `vote` up or down.
+STEP_VOTE_COLUMNS = (
+    "campaign", "topic", "rater", "left_system", "right_system", "system", "step", "kind", "vote", "comment", "saved_at",
+)  # fmt: skip
+STEP_VOTE_OPTIONAL = frozenset({"campaign", "kind", "comment", "saved_at"})
 # Every call a judge made for the campaign, one row each (export only): their cost_usd sums to
 # what the judges spent, retried invalid answers and failed requests included. A call with status
 # "possibly_billed" was sent and never answered here (the run was killed): cost_usd is 0 and
@@ -136,6 +146,11 @@ def companion_paths(path: Path) -> tuple[Path, Path]:
     )
 
 
+def steps_path(path: Path) -> Path:
+    """Where the votes on the agents' steps sit beside a labels file."""
+    return path.with_name(f"{path.stem}.steps{path.suffix}")
+
+
 def calls_path(path: Path) -> Path:
     """Where the judge calls file (every billed call, export only) sits beside a labels file."""
     return path.with_name(f"{path.stem}.calls{path.suffix}")
@@ -179,7 +194,10 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
             + one_article
             + ((*JUDGE_COLUMNS, CONFIDENCE_COLUMN) if judges else ())
         )
-    elif columns in (OVERALL_COLUMNS, SPAN_COLUMNS):
+    elif columns == SPAN_COLUMNS:
+        rows = list(rows)
+        columns = columns + (EMPHASIS_COLUMN,) + ((SPAN_STEP_COLUMN,) if any(row.get(SPAN_STEP_COLUMN) for row in rows) else ())
+    elif columns == OVERALL_COLUMNS:
         columns = columns + (EMPHASIS_COLUMN,)
     if fmt == "csv":
         buffer = io.StringIO()
@@ -265,11 +283,13 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
     spans = columns == SPAN_COLUMNS
-    # A labels file may hold the judge columns and the order column; any other file has none.
-    columns = columns + (
-        (ORDER_COLUMN, GUESS_COLUMN, ACCEPTABLE_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ()
+    optional = {LABEL_COLUMNS: LABEL_OPTIONAL, SPAN_COLUMNS: SPAN_OPTIONAL, STEP_VOTE_COLUMNS: STEP_VOTE_OPTIONAL}.get(columns, frozenset())
+    # A labels file may hold the judge columns and the order column; a spans file its step column.
+    columns = (
+        columns
+        + ((ORDER_COLUMN, GUESS_COLUMN, ACCEPTABLE_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
+        + ((SPAN_STEP_COLUMN,) if spans else ())
     )
-    optional = LABEL_OPTIONAL if labels else SPAN_OPTIONAL if spans else frozenset()
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)
     else:

@@ -1,7 +1,7 @@
-"""Importing the three label files into a campaign: every row checked first, then all written in one transaction.
+"""Importing the label files into a campaign: every row checked first, then all written in one transaction.
 
-Human rows become submitted assignments with their labels; the overall and
-spans files are handled by `companions`, judges' rows by `judge_rows`. See the
+Human rows become submitted assignments with their labels; the overall, spans and
+steps files are handled by `companions`, judges' rows by `judge_rows`. See the
 package's docstring for the rules.
 """
 
@@ -26,6 +26,8 @@ from interchange.companions import (
     overall_write,
     spans_check,
     spans_write,
+    steps_check,
+    steps_write,
 )
 from interchange.formats import (
     ACCEPTABLE_COLUMN,
@@ -81,6 +83,7 @@ class ImportReport:
     labels: dict[str, int] = field(default_factory=_tally)
     overall: dict[str, int] | None = None
     spans: dict[str, int] | None = None
+    step_votes: dict[str, int] | None = None
     judges_created: int = 0
     judge_units: dict[str, int] | None = None
     criteria_created: int = 0
@@ -101,6 +104,7 @@ class ImportReport:
             self.labels,
             self.overall or {},
             self.spans or {},
+            self.step_votes or {},
             self.judge_units or {},
             self.answers or {},
             self.reading_assignments or {},
@@ -128,6 +132,8 @@ class ImportReport:
             lines.append(tally("overall", self.overall))
         if self.spans is not None:
             lines.append(tally("spans", self.spans))
+        if self.step_votes is not None:
+            lines.append(tally("votes on steps", self.step_votes))
         lines.append(tally("assignments", self.assignments))
         if self.judge_units is not None:
             lines.append(
@@ -192,12 +198,13 @@ def labels_import(
     labels: RowsFile,
     overall: RowsFile | None = None,
     spans: RowsFile | None = None,
+    steps: RowsFile | None = None,
     skip_bad: bool = False,
     order_unknown: bool = False,
     judge_scope: str = SCOPE_CAMPAIGN,
     now: datetime | None = None,
 ) -> ImportReport:
-    """Checks every row of the three files, then writes them in one transaction.
+    """Checks every row of the files (labels, and the overall, spans and steps files given), then writes them in one transaction.
 
     Missing pairs and rater accounts are created (raters as inactive users who
     cannot log in); each (pair, rater) becomes a submitted assignment. With a bad
@@ -211,7 +218,7 @@ def labels_import(
     """
     now = now or timezone.now()
     report = ImportReport()
-    context = Context(campaign, [f for f in (labels, overall, spans) if f is not None], judge_scope=judge_scope)
+    context = Context(campaign, [f for f in (labels, overall, spans, steps) if f is not None], judge_scope=judge_scope)
     plans, judge_plans, readings = _check_labels(context, labels, report, order_unknown=order_unknown)
     reading_plans, reading_judge_plans = readings
     if judge_plans:
@@ -229,6 +236,11 @@ def labels_import(
         wanted_spans, bad = spans_check(context, spans, plans)
         _record(report, spans, bad)
         report.spans = {"new": 0, "unchanged": 0}
+    wanted_steps = {}
+    if steps is not None:
+        wanted_steps, bad = steps_check(context, steps, plans)
+        _record(report, steps, bad)
+        report.step_votes = _tally()
     if report.problems and not skip_bad:
         return report
     with transaction.atomic():
@@ -270,6 +282,8 @@ def labels_import(
                 assignments=assignments,
                 tally=report.spans,
             )
+        if wanted_steps:
+            steps_write(context=context, wanted=wanted_steps, assignments=assignments, tally=report.step_votes, now=now)
         if judge_plans:
             written = judge_rows_write(context=context, plans=judge_plans, now=now)
             report.judges_created += written.judges_created

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db.models import Max
 
 from annotate.answers import CANNOT_JUDGE
-from annotate.models import Article, Assignment, Campaign, Criterion, Pair, System, Topic
+from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.answers import imported_answer_problems
 from annotate.services.placeholders import (
@@ -129,6 +129,7 @@ class Context:
             )
         }
         self._texts: dict[int, str] = {}
+        self._steps: dict[int, list[ArticleStep]] = {}
         # The order of the next pair created (`pair_ensure`), read from the campaign when first needed.
         self.next_order: int | None = None
         # Checks of names and values met many times: one answer each.
@@ -182,6 +183,16 @@ class Context:
         if article.id not in self._texts:
             self._texts[article.id] = plain_text(article.html)
         return self._texts[article.id]
+
+    def steps(self, article: Article) -> list[ArticleStep]:
+        """The article's steps in order (loaded once per article)."""
+        if article.id not in self._steps:
+            self._steps[article.id] = list(ArticleStep.objects.filter(article_id=article.id).order_by("order"))
+        return self._steps[article.id]
+
+    def step_text(self, step: ArticleStep) -> str:
+        """A step's text as a page shows it: what a passage's offsets count."""
+        return plain_text(step.html)
 
     def stored(self, target: Target) -> Assignment | None:
         pair, user = self.pairs.get(target.pair_key), self.users.get(target.rater)

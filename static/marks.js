@@ -7,12 +7,18 @@
 // or shrink the selection by a word (→/←) or a sentence (↓/↑), `+` / `-` mark it good / bad.
 //
 // A mark is stored as character offsets into its article's text (the `textContent` of
-// `article.prose`, which annotate.rendering.plain_text computes on the server). Highlighting wraps
-// text in <mark> elements and adds no text, so offsets stay the same with or without highlights.
+// `article.prose`, which annotate.rendering.plain_text computes on the server), or into the text of
+// one of the agent's steps shown under it (`.step-body`, with the step's id: campaigns that show
+// steps). On a focused step, `v` selects its first words. Highlighting wraps text in <mark>
+// elements and adds no text, so offsets stay the same with or without highlights.
 (function () {
   "use strict";
 
-  function articleAt(position) {
+  // What a passage can be marked in: an article, or a step's text.
+  const MARKABLE = "article.prose, .step-body[data-step-id]";
+
+  function articleAt(position, step) {
+    if (step) return document.querySelector('.step-body[data-position="' + position + '"][data-step-id="' + step + '"]');
     return document.querySelector('article.prose[data-position="' + position + '"]');
   }
 
@@ -33,7 +39,7 @@
 
   // --- highlights -----------------------------------------------------------------
   function unhighlight() {
-    document.querySelectorAll("article.prose mark.span-mark").forEach(function (mark) {
+    document.querySelectorAll("mark.span-mark").forEach(function (mark) {
       const parent = mark.parentNode;
       while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
       parent.removeChild(mark);
@@ -87,7 +93,7 @@
     unhighlight();
     const key = activeKey();
     document.querySelectorAll("#spans li[data-span], ul.evidence li[data-span]").forEach(function (item) {
-      const article = articleAt(item.dataset.position);
+      const article = articleAt(item.dataset.position, item.dataset.step);
       if (!article) return;
       // A criterion's evidence is highlighted while its criterion is active, and only then.
       const evidence = item.dataset.criterion || "";
@@ -137,10 +143,10 @@
       if (!sel || sel.isCollapsed || !sel.rangeCount) { toolbar.hidden = true; selection = null; return false; }
       const range = sel.getRangeAt(0);
       const container = range.commonAncestorContainer;
-      const article = (container.nodeType === 1 ? container : container.parentElement).closest("article.prose");
+      const article = (container.nodeType === 1 ? container : container.parentElement).closest(MARKABLE);
       if (!article || !range.toString().trim()) { toolbar.hidden = true; selection = null; return false; }
       closePopover();
-      selection = Object.assign({ position: article.dataset.position }, offsetsIn(article, range));
+      selection = Object.assign({ position: article.dataset.position, step: article.dataset.stepId || "" }, offsetsIn(article, range));
       const caption = toolbar.querySelector(".evidence-for");
       if (caption) {
         caption.hidden = !active;
@@ -181,14 +187,15 @@
     // --- selecting by keyboard ----------------------------------------------------------
     let reading = "1"; // the column the keys select in: the last focused or pointed at
 
-    // `v`: the first word of the first text on screen in the column being read.
-    function selectOnScreen() {
+    // `v`: the first word of the first text on screen in the column being read, or of the focused step.
+    function selectOnScreen(target) {
       const col = document.getElementById("col-" + reading);
-      const article = articleAt(reading);
+      const step = target && target.classList && target.classList.contains("step") ? target.querySelector(".step-body[data-step-id]") : null;
+      const article = step || articleAt(reading);
       if (!col || !article) return false;
       const label = col.querySelector(".column-label");
-      const top = col.getBoundingClientRect().top + (label ? label.offsetHeight : 0);
-      const bottom = col.getBoundingClientRect().bottom;
+      const top = step ? -Infinity : col.getBoundingClientRect().top + (label ? label.offsetHeight : 0);
+      const bottom = step ? Infinity : col.getBoundingClientRect().bottom;
       const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
         const word = /\S+/.exec(node.data);
@@ -218,7 +225,7 @@
       const overlay = document.getElementById("keys-overlay");
       if (overlay && !overlay.hidden) return;
       if (event.key === "v" && !event.shiftKey) {
-        if (selectOnScreen()) event.preventDefault();
+        if (selectOnScreen(event.target)) event.preventDefault();
       } else if (event.shiftKey && steps[event.key] && selection) {
         window.getSelection().modify("extend", steps[event.key][0], steps[event.key][1]);
         capture();
@@ -226,6 +233,7 @@
       } else if ((event.key === "+" || event.key === "=" || event.key === "-") && selection) {
         mark(event.key === "-" ? "-1" : "1");
         event.preventDefault();
+        event.stopImmediatePropagation(); // the selection is gone now: + and - must not also vote the step it was in
       }
     });
 
@@ -239,7 +247,7 @@
     });
 
     document.addEventListener("click", function (event) {
-      const mark = event.target.closest && event.target.closest("article.prose mark.span-mark");
+      const mark = event.target.closest && event.target.closest("mark.span-mark");
       if (mark && window.getSelection().isCollapsed) {
         openPopover(mark);
       } else if (popover && !popover.hidden && !popover.contains(event.target)) {
@@ -248,7 +256,7 @@
     });
 
     document.addEventListener("keydown", function (event) {
-      const mark = event.target.closest && event.target.closest("article.prose mark.span-mark");
+      const mark = event.target.closest && event.target.closest("mark.span-mark");
       if (mark && (event.key === "Enter" || event.key === " ")) {
         event.preventDefault();
         openPopover(mark);
@@ -285,6 +293,8 @@
     if (elt && (elt.id === "spans" || (elt.matches && elt.matches("ul.evidence")))) {
       highlight();
       document.dispatchEvent(new CustomEvent("evidence:changed"));
+    } else if (elt && elt.classList && elt.classList.contains("step")) {
+      highlight(); // a vote draws its step anew, without the marks in its text
     }
   });
 })();

@@ -86,3 +86,33 @@ def test_it_votes_on_steps_by_keyboard_and_takes_a_vote_back(page, live_server):
     page.locator("#a1-step-2 textarea").wait_for()
     page.wait_for_function("() => !document.querySelector('.htmx-request')")
     assert StepVote.objects.get(assignment=assignment).comment == "A clear plan of the search."
+
+
+def test_it_marks_a_passage_inside_a_step_by_keyboard_and_keeps_its_highlight_through_a_vote(page, live_server):  # noqa: F811
+    from annotate.models import Span, StepVote
+    from annotate.rendering import plain_text
+
+    assignment, shown = open_traces_pair(page, "noether")
+    # The first step with a text of its own (a search step may have only its query).
+    step = next(s for s in shown[0].steps.order_by("order") if len(plain_text(s.html).split()) > 1)
+    n = step.order + 1
+    page.locator("#col-1").focus()
+    page.keyboard.press("s")
+    for _ in range(step.order):
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("v")  # on a focused step: its first word
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("-")  # a selection: the passage is marked, the step is not voted
+    page.locator(f"#a1-step-{n} mark.span-mark.span-down").first.wait_for()
+    span = Span.objects.get(assignment=assignment)
+    assert span.step_id == step.pk and span.article_id == shown[0].pk
+    assert plain_text(step.html)[span.start : span.end] == span.quote and " " in span.quote
+    assert span.start == plain_text(step.html).index(span.quote.split()[0])
+    assert not StepVote.objects.filter(assignment=assignment).exists()
+    # Listed with its step: among the marked passages, or beside the active criterion as its evidence.
+    assert page.locator("li[data-span]", has_text=f"Article 1, step {n}:").count() == 1
+    page.locator(f"#a1-step-{n}").focus()
+    page.keyboard.press("+")  # no selection now: the focused step is voted, drawn anew with its mark
+    page.locator(f"#a1-step-{n}.voted-up").wait_for()
+    page.locator(f"#a1-step-{n} mark.span-mark").first.wait_for()
+    assert StepVote.objects.get(assignment=assignment).vote == 1

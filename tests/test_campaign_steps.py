@@ -166,3 +166,49 @@ def test_it_takes_the_steps_options_from_the_web_form_and_refuses_them_there_too
     )
     assert "Steps can be shown only when every article of every pair has them" in refused.content.decode()
     assert not Campaign.objects.filter(name="Form refused").exists()
+
+
+def test_it_marks_a_passage_inside_a_step_counted_in_the_steps_text_and_lists_it_with_the_step(traces, client):
+    from annotate.models import Span
+    from annotate.rendering import plain_text
+
+    annotator, campaign, assignment = claimed()
+    client.force_login(annotator)
+    first = (assignment.pair.article_a, assignment.pair.article_b)[0 if assignment.a_first else 1]
+    step = max(first.steps.order_by("order"), key=lambda s: len(plain_text(s.html)))
+    text = plain_text(step.html)
+    word = text.split()[1]
+    start = text.index(word)
+    answer = client.post(
+        f"/work/{assignment.pk}/spans/",
+        {"position": "1", "step": str(step.pk), "start": start, "end": start + len(word), "quote": word, "polarity": "-1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert answer.status_code == 200, answer.content.decode()
+    span = Span.objects.get()
+    assert (span.step_id, span.article_id, span.quote) == (step.pk, first.pk, word)
+    body = answer.content.decode()
+    assert f'data-step="{step.pk}"' in body and f"Article 1, step {step.order + 1}: “{word}" in body
+    # Offsets that fit the article but not the step's text, a step of the other article, and no number at all.
+    refused = client.post(
+        f"/work/{assignment.pk}/spans/",
+        {"position": "1", "step": str(step.pk), "start": 0, "end": len(text) + 1, "quote": "x", "polarity": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert refused.status_code == 422 and "The selection is outside the step." in refused.content.decode()
+    second = (assignment.pair.article_b, assignment.pair.article_a)[0 if assignment.a_first else 1]
+    other = second.steps.first()
+    refused = client.post(
+        f"/work/{assignment.pk}/spans/",
+        {"position": "1", "step": str(other.pk), "start": start, "end": start + len(word), "quote": word, "polarity": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert refused.status_code == 422 and "That step is not one of this article" in refused.content.decode()
+    for bad in ("two", str(10**30)):
+        refused = client.post(
+            f"/work/{assignment.pk}/spans/",
+            {"position": "1", "step": bad, "start": start, "end": start + len(word), "quote": word, "polarity": "1"},
+            HTTP_HX_REQUEST="true",
+        )
+        assert refused.status_code == 422, bad
+    assert Span.objects.count() == 1

@@ -567,14 +567,17 @@ def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, in
 def spans_import(*, spans: list[Span], tally: dict[str, int]) -> None:
     """Adds imported passages (each with its assignment set) not stored yet, counting them in `tally` (new, unchanged).
 
-    A passage equal to a stored one (same article, offsets, polarity, comment, time and criterion it is
-    evidence for) counts as unchanged.
+    A passage equal to a stored one (same article or step of it, offsets, polarity, comment, time and
+    criterion it is evidence for) counts as unchanged.
     """
     if not spans:
         return
 
     def identity(span: Span) -> tuple:
-        return (span.assignment_id, span.article_id, span.start, span.end, span.polarity, span.comment, span.created_at, span.criterion_id)
+        return (
+            span.assignment_id, span.article_id, span.step_id, span.start, span.end, span.polarity, span.comment, span.created_at,
+            span.criterion_id,
+        )  # fmt: skip
 
     stored = {identity(s) for s in Span.objects.filter(assignment__in={span.assignment_id for span in spans})}
     new = [span for span in spans if identity(span) not in stored]

@@ -20,7 +20,7 @@ from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_arti
 from annotate.models import Assignment, Campaign, Criterion, Label, Span
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
-from annotate.services.step_votes import steps_unvoted
+from annotate.services.step_votes import step_of, steps_unvoted
 from common.hooks import hooks_run_logged
 from protocols.pairwise import POSITIONS, SIDE_A, side_of
 
@@ -97,9 +97,11 @@ def span_add(
     polarity: int,
     comment: str = "",
     criterion: str = "",
+    step: int | None = None,
     now: datetime | None = None,
 ) -> Span:
-    """Stores feedback on a passage; offsets count characters of the article's displayed text.
+    """Stores feedback on a passage; offsets count characters of the article's displayed text, or
+    of the displayed text of one of its agent's steps (`step`, its id, where the campaign shows them).
 
     `criterion` (a key of the campaign's rubric, asked on the pair) makes the passage that
     criterion's evidence; empty, it is a free mark."""
@@ -120,11 +122,17 @@ def span_add(
         raise ValidationError([f"A comment may be at most {MAX_COMMENT} characters."])
     side = side_of(position, assignment.a_first)
     article = assignment.pair.article_a if side == SIDE_A else assignment.pair.article_b
-    text = plain_text(article.html)
+    shown = None
+    if step is not None:
+        shown = step_of(assignment, step)
+        if shown.article_id != article.pk:
+            raise ValidationError(["That step is not one of this article's steps."])
+    what = "step" if shown else "article"
+    text = plain_text(shown.html if shown else article.html)
     if not (0 <= start < end <= len(text)):
-        raise ValidationError(["The selection is outside the article."])
+        raise ValidationError([f"The selection is outside the {what}."])
     if text[start:end] != quote:
-        raise ValidationError(["The selected text does not match the article at those offsets; select it again."])
+        raise ValidationError([f"The selected text does not match the {what} at those offsets; select it again."])
     with transaction.atomic():
         answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now)
@@ -132,6 +140,7 @@ def span_add(
             assignment=assignment,
             article=article,
             criterion=supports,
+            step=shown,
             start=start,
             end=end,
             quote=quote,

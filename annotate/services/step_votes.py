@@ -24,6 +24,8 @@ def step_of(assignment: Assignment, step_id: int) -> ArticleStep:
     if not campaign.show_steps:
         raise ValidationError(["This campaign does not show the agents' steps."])
     pair = assignment.pair
+    if not 0 < step_id < 1 << 63:  # no database holds such an id (and SQLite refuses to compare one)
+        raise ValidationError(["No such step on this pair."])
     step = ArticleStep.objects.filter(pk=step_id, article_id__in=(pair.article_a_id, pair.article_b_id)).first()
     if step is None:
         raise ValidationError(["No such step on this pair."])
@@ -81,3 +83,39 @@ def steps_unvoted(assignment: Assignment) -> int:
     pair = assignment.pair
     steps = ArticleStep.objects.filter(article_id__in=(pair.article_a_id, pair.article_b_id))
     return steps.exclude(votes__assignment=assignment).count()
+
+
+def step_votes_import(
+    *, votes: list[tuple[Assignment, ArticleStep, int, str, datetime | None]], tally: dict[str, int], now: datetime
+) -> None:
+    """Stores imported votes on steps, (assignment, step, vote 1 or -1, comment, saved_at or None) each,
+    in place of a stored vote on the same step, counting them in `tally` (new, updated, unchanged) and
+    auditing what changed. The file's time is kept as it is, an empty one too."""
+    if not votes:
+        return
+    stored = {(v.assignment_id, v.step_id): v for v in StepVote.objects.filter(assignment__in={a.pk for a, *_ in votes})}
+    audit = AuditTrail(source=Source.IMPORT)
+    new, changed = [], []
+    for assignment, step, vote, comment, saved_at in votes:
+        old = stored.get((assignment.pk, step.pk))
+        before = (SHOWN[old.vote], old.comment) if old else ("", "")
+        after = (SHOWN[vote], comment)
+        if old is not None and before == after and old.saved_at == saved_at:
+            tally["unchanged"] += 1
+            continue
+        if old is None:
+            new.append(StepVote(assignment=assignment, step=step, vote=vote, comment=comment, saved_at=saved_at))
+            tally["new"] += 1
+        else:
+            old.vote, old.comment, old.saved_at = vote, comment, saved_at
+            changed.append(old)
+            tally["updated"] += 1
+        for name, was, now_is in (("step_vote", before[0], after[0]), ("step_comment", before[1], after[1])):
+            if was != now_is:
+                audit.record(
+                    assignment_id=assignment.pk, criterion_id=None, step_id=step.pk, name=name, before=was, after=now_is,
+                    by=assignment.annotator_id, at=now,
+                )  # fmt: skip
+    StepVote.objects.bulk_create(new)
+    StepVote.objects.bulk_update(changed, ["vote", "comment", "saved_at"])
+    audit.flush()

@@ -12,6 +12,7 @@ from interchange import (
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
     SPAN_COLUMNS,
+    STEP_VOTE_COLUMNS,
     call_rows,
     calls_path,
     companion_paths,
@@ -20,6 +21,8 @@ from interchange import (
     overall_rows,
     rows_format,
     span_rows,
+    step_vote_rows,
+    steps_path,
 )
 
 
@@ -27,7 +30,7 @@ class Command(UncheckedCommand):
     help = (
         "Export a campaign's labels in long format, one row per pair, criterion and rater "
         "(undecided labels are left out), with <stem>.overall.<ext> and <stem>.spans.<ext> beside the file, "
-        "and <stem>.calls.<ext> (every judge call and its cost) when judges have run."
+        "<stem>.steps.<ext> (votes on the agents' steps) for a campaign that shows steps, and <stem>.calls.<ext> (every judge call and its cost) when judges have run."
     )
 
     def add_arguments(self, parser):
@@ -65,6 +68,8 @@ class Command(UncheckedCommand):
             (overall_path, overall_rows(campaign), OVERALL_COLUMNS, "overall"),
             (spans_path, span_rows(campaign), SPAN_COLUMNS, "span"),
         ]
+        if campaign.show_steps:  # the votes on the agents' steps, one row per step voted
+            outputs.append((steps_path(target), step_vote_rows(campaign), STEP_VOTE_COLUMNS, "step vote"))
         calls = call_rows(campaign)
         if calls:  # every judge call, retried and failed ones too: their cost sums to the spend
             outputs.append((calls_path(target), calls, CALL_COLUMNS, "judge call"))

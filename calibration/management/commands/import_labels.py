@@ -12,10 +12,12 @@ from interchange import (
     LABEL_COLUMNS,
     OVERALL_COLUMNS,
     SPAN_COLUMNS,
+    STEP_VOTE_COLUMNS,
     LabelsFileError,
     companion_paths,
     labels_import,
     rows_read,
+    steps_path,
 )
 from judges.imports import JUDGE_SCOPES, SCOPE_CAMPAIGN, JudgeScopeError
 
@@ -27,7 +29,7 @@ def _has_content(path: Path) -> bool:
 class Command(BaseCommand):
     help = (
         "Import labels in the long format of export_labels (.csv or .jsonl) into an existing campaign, "
-        "with <stem>.overall.<ext> and <stem>.spans.<ext> when they sit beside FILE. "
+        "with <stem>.overall.<ext>, <stem>.spans.<ext> and <stem>.steps.<ext> (votes on the agents' steps) when they sit beside FILE. "
         "Creates missing pairs and the raters' accounts (inactive, no password)."
     )
 
@@ -69,6 +71,7 @@ class Command(BaseCommand):
             # export_labels writes the companions even when they hold no row (an empty .jsonl).
             overall = rows_read(overall_path, columns=OVERALL_COLUMNS) if _has_content(overall_path) else None
             spans = rows_read(spans_path, columns=SPAN_COLUMNS) if _has_content(spans_path) else None
+            steps = rows_read(steps_path(path), columns=STEP_VOTE_COLUMNS) if _has_content(steps_path(path)) else None
         except LabelsFileError as exc:
             raise CommandError(str(exc)) from exc
         try:
@@ -77,6 +80,7 @@ class Command(BaseCommand):
                 labels=labels,
                 overall=overall,
                 spans=spans,
+                steps=steps,
                 skip_bad=options["skip_bad"],
                 order_unknown=options["order_unknown"],
                 judge_scope=options["judge_scope"],
