@@ -62,6 +62,7 @@ from judges.transport import (
 from judges.verdict_rows import verdict_rows, verdicts_insert
 from judges.wire import cache_endpoint
 from judges.workers import this_worker
+from protocols import step_vote
 from protocols.base import InvalidResponse
 from protocols.pairwise import guess as guess_question
 
@@ -189,14 +190,22 @@ class Engine:
                 if any(statuses.get(pk) == JudgeUnit.Status.ERROR for pk in ids):
                     # An imported unit in error may hold the verdicts it had.
                     JudgeVerdict.objects.filter(unit_id__in=ids).delete()
-                # The guess question's answers go on their units (by side); every other unit's, into verdicts.
+                # The guess question's answers go on their units (by side), a step's vote and reason on
+                # its unit; every other unit's, into verdicts.
                 by_answer: dict[str, list[int]] = {}
+                voted: list[JudgeUnit] = []
                 for job, outcome in done:
                     if job.plan.asks_guess:
                         by_answer.setdefault(guess_side(outcome.verdicts[guess_question.KEY][0], job.plan.a_first), []).append(job.unit_id)
+                    elif job.plan.asks_step:
+                        vote, reason = outcome.verdicts[step_vote.KEY]
+                        voted.append(JudgeUnit(pk=job.unit_id, vote=1 if vote == step_vote.UP else -1, reason=reason))
                 for answer, units in by_answer.items():  # at most three statements
                     JudgeUnit.objects.filter(pk__in=units).update(guess=answer)
-                verdicts_insert(verdict_rows([item for item in done if not item[0].plan.asks_guess], valid_calls))
+                if voted:
+                    JudgeUnit.objects.bulk_update(voted, ["vote", "reason"])
+                asked = [item for item in done if not (item[0].plan.asks_guess or item[0].plan.asks_step)]
+                verdicts_insert(verdict_rows(asked, valid_calls))
             for job, outcome in failed:
                 JudgeUnit.objects.filter(pk=job.unit_id).update(status=JudgeUnit.Status.ERROR, error=outcome.error, run=run, updated_at=now)
             self.done_now += len(done)
@@ -238,7 +247,9 @@ class Engine:
     def prepare(self) -> tuple[RunPlan, list[Job]]:
         """The plan and a job per unit not done yet; their rows come later, from `units_ensure`."""
         run = self.run
-        plan = run_plan(campaign=run.campaign, judge=self.judge, swap=run.swap, limit=run.limit, seed=run.seed, guess=run.guess)
+        plan = run_plan(
+            campaign=run.campaign, judge=self.judge, swap=run.swap, limit=run.limit, seed=run.seed, guess=run.guess, steps=run.steps
+        )
         jobs = [Job(plan=u, unit_id=0) for u in plan.pending()]
         run.units_total = len(plan.units)
         run.units_done = len(plan.units) - len(jobs)
@@ -256,7 +267,7 @@ class Engine:
                 [
                     JudgeUnit(
                         judge=self.judge, pair=u.pair, reading=u.reading, category=u.category, criterion=u.criterion, a_first=u.a_first,
-                        run=self.run, question=JudgeUnit.Question.GUESS if u.asks_guess else JudgeUnit.Question.VERDICTS,
+                        run=self.run, question=u.question, step=u.step,
                     )
                     for u in missing
                 ],

@@ -118,6 +118,12 @@ class RunForm(forms.Form):
         help_text="One more call per pair and order shown, billed and budgeted like the others: which article does the judge "
         "think is the reference? In a conversation of its own, so the verdicts never see it.",
     )
+    steps = forms.BooleanField(
+        required=False,
+        label="Vote on the agents' steps too",
+        help_text="One more call per step of every article (campaigns that show steps), billed and budgeted like the others: "
+        "is the step helpful, up or down, with a reason?",
+    )
 
     def service_arguments(self) -> dict:
         data = dict(self.cleaned_data)

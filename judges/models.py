@@ -2,7 +2,7 @@ from decimal import Decimal
 
 from django.db import models
 
-from annotate.models import Campaign, Category, Criterion, Pair, Reading, validate_name
+from annotate.models import ArticleStep, Campaign, Category, Criterion, Pair, Reading, validate_name
 from common.names import NAME_MAX_LENGTH
 
 
@@ -122,6 +122,11 @@ class JudgeRun(models.Model):
         db_default=False,
         help_text="Also ask the judge, in a call of its own per pair and order shown, which article is the reference (the guess question).",
     )
+    steps = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Also ask the judge to vote up or down on each of the agents' steps, one call per step (campaigns that show steps).",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     message = models.TextField(blank=True)
     task_id = models.CharField(max_length=100, blank=True)
@@ -168,7 +173,10 @@ class JudgeUnit(models.Model):
     """One piece of judging work: a pair, in one order, on one category (or criterion); or, for the
     one-article criteria (checklist, rating, count), one reading (an article alone; `a_first` True);
     or, on a run with `guess`, the guess question about a pair in one order (`question` GUESS, no
-    category, its answer in `guess`, no verdicts: `protocols.pairwise.guess`).
+    category, its answer in `guess`, no verdicts: `protocols.pairwise.guess`); or, on a run with
+    `steps`, the vote on one of an agent's steps (`question` STEP, `step` set, `pair` the campaign's
+    first pair holding the step's article, no category, the answer in `vote` with its `reason`:
+    `protocols.step_vote`).
 
     The unique key makes runs resumable: a unit that is done is never redone.
     """
@@ -181,6 +189,7 @@ class JudgeUnit(models.Model):
     class Question(models.TextChoices):
         VERDICTS = "verdicts", "The rubric's criteria"
         GUESS = "guess", "Which article is the reference (the guess question)"
+        STEP = "step", "A vote on one of an agent's steps"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
@@ -195,6 +204,10 @@ class JudgeUnit(models.Model):
     criterion = models.ForeignKey(
         Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Set in per-criterion mode."
     )
+    # A step question's step, its vote (1 up, -1 down; empty until answered) and the judge's reason.
+    step = models.ForeignKey(ArticleStep, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
+    vote = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True, default="", db_default="")
     a_first = models.BooleanField(help_text="Article A was shown as Article 1.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
@@ -231,11 +244,14 @@ class JudgeUnit(models.Model):
             models.UniqueConstraint(
                 fields=["judge", "pair", "a_first"], condition=models.Q(question="guess"), name="judgeunit_unique_guess"
             ),
-            # A guess unit is a pair's, with no category or criterion; every other unit has a category.
+            models.UniqueConstraint(fields=["judge", "pair", "step"], condition=models.Q(question="step"), name="judgeunit_unique_step"),
+            # A guess or step unit is a pair's, with no category or criterion (a step unit has its step);
+            # every other unit has a category.
             models.CheckConstraint(
-                condition=models.Q(question="guess", pair__isnull=False, category__isnull=True, criterion__isnull=True)
-                | models.Q(question="verdicts", category__isnull=False, guess=""),
-                name="judgeunit_guess_or_category",
+                condition=models.Q(question="guess", pair__isnull=False, category__isnull=True, criterion__isnull=True, step__isnull=True)
+                | models.Q(question="step", pair__isnull=False, category__isnull=True, criterion__isnull=True, step__isnull=False, guess="")
+                | models.Q(question="verdicts", category__isnull=False, guess="", step__isnull=True),
+                name="judgeunit_question_shape",
             ),
         ]
 

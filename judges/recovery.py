@@ -97,7 +97,7 @@ def judge_run_resume(*, run: JudgeRun) -> JudgeRun:
             budget = max(Decimal(0), Decimal(budget) - Decimal(run.cost_usd) - (possibly_billed or Decimal(0)))
         resumed = JudgeRun.objects.create(
             campaign=run.campaign, judge=run.judge, swap=run.swap, concurrency=run.concurrency, budget_usd=budget,
-            limit=run.limit, seed=run.seed, batch=run.batch, guess=run.guess,
+            limit=run.limit, seed=run.seed, batch=run.batch, guess=run.guess, steps=run.steps,
         )  # fmt: skip
         resumed.task_id = str(judge_run_task.enqueue(resumed.pk).id)
         resumed.save(update_fields=["task_id"])

@@ -11,7 +11,10 @@ Offline baselines compare two articles: they judge pairs only.
 
 A run with `guess` (LLM judges only) adds one unit per pair and order its units show, for the
 pairs holding the campaign's reference: the guess question (`protocols.pairwise.guess`), asked in
-a request of its own, planned, cached, billed and budgeted as any other unit.
+a request of its own, planned, cached, billed and budgeted as any other unit. A run with `steps`
+(LLM judges, campaigns that show the agents' steps) adds one unit per step of every article of
+its pairs: the vote on that step (`protocols.step_vote`), the unit kept on the first of the pairs
+holding the step's article, so a step is voted on once whichever pairs show it.
 
 The plan of a run is a pure function of the campaign, the judge's mode, `swap`,
 `limit` and `seed`, so running the same command twice plans the same units and
@@ -29,14 +32,16 @@ from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.models import Article, Campaign, Category, Criterion, Pair, Reading
+from annotate.models import Article, ArticleStep, Campaign, Category, Criterion, Pair, Reading
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.pricing import batch_prices, token_cost
 from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
+from protocols import step_vote
 from protocols.base import CriterionSpec, JudgeRequest
 from protocols.pairwise import guess as guess_question
 
 GUESS = guess_question.NAME  # a guess question's unit is asked with this (`UnitPlan.protocol`)
+STEP = step_vote.NAME  # a step question's unit is asked with this
 
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.STOPPING)
 
@@ -50,25 +55,38 @@ class UnitPlan:
     a_first: bool
     reading: Reading | None = None  # set instead of `pair` for a unit of one-article criteria
     protocol: str = protocols.DEFAULT  # what the unit is asked with: the campaign's, or its criteria's
+    step: ArticleStep | None = None  # a step question's step
 
     @property
-    def key(self) -> tuple[int | None, int | None, int | None, int | None, bool]:
+    def key(self) -> tuple[int | None, int | None, int | None, int | None, bool, int | None]:
         return (
             self.pair.pk if self.pair else None,
             self.reading.pk if self.reading else None,
             self.category.pk if self.category else None,
             self.criterion.pk if self.criterion else None,
             self.a_first,
+            self.step.pk if self.step else None,
         )
 
     @property
     def asks_guess(self) -> bool:
         return self.protocol == GUESS
 
+    @property
+    def asks_step(self) -> bool:
+        return self.protocol == STEP
 
-def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int | None, int | None, bool]:
+    @property
+    def question(self) -> str:
+        """The stored unit's `question`."""
+        if self.asks_guess:
+            return JudgeUnit.Question.GUESS
+        return JudgeUnit.Question.STEP if self.asks_step else JudgeUnit.Question.VERDICTS
+
+
+def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int | None, int | None, bool, int | None]:
     """A stored unit's `UnitPlan.key`."""
-    return (unit.pair_id, unit.reading_id, unit.category_id, unit.criterion_id, unit.a_first)
+    return (unit.pair_id, unit.reading_id, unit.category_id, unit.criterion_id, unit.a_first, unit.step_id)
 
 
 def criterion_protocol(criterion: Criterion) -> str:
@@ -98,11 +116,21 @@ class RunPlan:
     units: list[UnitPlan]
     texts: dict[int, str]
     stored: dict[tuple, JudgeUnit] = field(default_factory=dict)
+    # A run with steps: every article's steps in order, as the judge is shown them, by article id.
+    steps: dict[int, list[step_vote.Step]] = field(default_factory=dict)
 
     def pending(self) -> list[UnitPlan]:
         return [u for u in self.units if (s := self.stored.get(u.key)) is None or s.status != JudgeUnit.Status.DONE]
 
     def request(self, unit: UnitPlan) -> JudgeRequest:
+        if unit.asks_step:
+            shown = self.steps[unit.step.article_id]
+            return step_vote.build_request(
+                topic=unit.pair.topic.title,
+                before=shown[: unit.step.order],
+                step=shown[unit.step.order],
+                structured=self.judge.structured_output,
+            )
         if unit.asks_guess:
             first, second = (
                 (unit.pair.article_a_id, unit.pair.article_b_id) if unit.a_first else (unit.pair.article_b_id, unit.pair.article_a_id)
@@ -162,6 +190,25 @@ def _guess_units(campaign: Campaign, pairs: list[Pair], units: list[UnitPlan]) -
         if reference in (pair.article_a.system_id, pair.article_b.system_id)
         for a_first in sorted(shown.get(pair.pk, ()), reverse=True)
     ]
+
+
+def _step_units(pairs: list[Pair]) -> list[UnitPlan]:
+    """The step questions' units: one per step of each article of `pairs`, on the first pair holding it."""
+    first_pair: dict[int, Pair] = {}
+    for pair in pairs:
+        for article_id in (pair.article_a_id, pair.article_b_id):
+            first_pair.setdefault(article_id, pair)
+    steps = ArticleStep.objects.filter(article_id__in=list(first_pair)).only("pk", "article_id", "order").order_by("article_id", "order")
+    return [UnitPlan(first_pair[step.article_id], None, (), None, True, protocol=STEP, step=step) for step in steps]
+
+
+def _shown_steps(article_ids: Iterable[int]) -> dict[int, list[step_vote.Step]]:
+    """The articles' steps as the judge is shown them (the page's cleaned text; never the URL), in order."""
+    shown: dict[int, list[step_vote.Step]] = {}
+    rows = ArticleStep.objects.filter(article_id__in=list(article_ids)).order_by("article_id", "order")
+    for article_id, kind, content, query, title in rows.values_list("article_id", "kind", "content", "query", "title"):
+        shown.setdefault(article_id, []).append(step_vote.Step(kind=kind, content=content, query=query, title=title))
+    return shown
 
 
 def campaign_categories(*, campaign: Campaign) -> list[tuple[Category, tuple[Criterion, ...]]]:
@@ -229,8 +276,24 @@ def guess_problem(*, campaign: Campaign, judge: Judge) -> str | None:
     return None
 
 
+def steps_problem(*, campaign: Campaign, judge: Judge) -> str | None:
+    """Why a run of `judge` on `campaign` cannot vote on the agents' steps, or None."""
+    if judge.kind != Judge.Kind.LLM:
+        return f"'{judge.name}' is an offline baseline ({judge.get_kind_display()}): only an LLM judge can vote on steps."
+    if not campaign.show_steps:
+        return f"'{campaign.name}' does not show the agents' steps: there are no steps to vote on."
+    return None
+
+
 def run_plan(
-    *, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0, guess: bool = False
+    *,
+    campaign: Campaign,
+    judge: Judge,
+    swap: bool = False,
+    limit: int | None = None,
+    seed: int = 0,
+    guess: bool = False,
+    steps: bool = False,
 ) -> RunPlan:
     """Every unit of a run (module docstring), with the units already stored for this judge."""
     pairs = campaign_pairs(campaign=campaign, limit=limit)
@@ -248,6 +311,10 @@ def run_plan(
                     units.append(UnitPlan(pair, category, criteria, None, a_first, protocol=campaign.protocol))
     if guess and guess_problem(campaign=campaign, judge=judge) is None:
         units += _guess_units(campaign, pairs, units)
+    shown_steps = {}
+    if steps and steps_problem(campaign=campaign, judge=judge) is None:
+        units += _step_units(pairs)
+        shown_steps = _shown_steps({a for p in pairs for a in (p.article_a_id, p.article_b_id)})
     readings = []
     if judge.kind == Judge.Kind.LLM and any(one_article(c) and judged(c) for _, criteria in categories for c in criteria):
         readings = campaign_readings(campaign=campaign, pairs=pairs)
@@ -258,7 +325,7 @@ def run_plan(
     article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
     texts = dict(Article.objects.filter(pk__in=article_ids).values_list("pk", "display_markdown"))
     stored = stored_units(judge=judge, pairs=pairs, readings=readings)
-    return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored)
+    return RunPlan(campaign=campaign, judge=judge, units=units, texts=texts, stored=stored, steps=shown_steps)
 
 
 @dataclass
@@ -275,7 +342,14 @@ class CostEstimate:
 
 
 def run_estimate(
-    *, campaign: Campaign, judge: Judge, swap: bool = False, limit: int | None = None, seed: int = 0, guess: bool = False
+    *,
+    campaign: Campaign,
+    judge: Judge,
+    swap: bool = False,
+    limit: int | None = None,
+    seed: int = 0,
+    guess: bool = False,
+    steps: bool = False,
 ) -> CostEstimate:
     """What a run would ask and spend: every pending request built, nothing sent or written.
 
@@ -283,7 +357,7 @@ def run_estimate(
     given twice: at the synchronous prices and at the batch prices (`batch_prices`);
     None, unknown, for a judge without prices.
     """
-    plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed, guess=guess)
+    plan = run_plan(campaign=campaign, judge=judge, swap=swap, limit=limit, seed=seed, guess=guess, steps=steps)
     pending = plan.pending()
     estimate = CostEstimate(judge=judge, units_total=len(plan.units), units_pending=len(pending))
     if judge.kind != Judge.Kind.LLM:

@@ -18,7 +18,7 @@ from judges.confidence import confidence_mode
 from judges.endpoints import api_key_env_refusal, base_url_refusal, configured_endpoint, endpoint_names, endpoint_refusal
 from judges.engine import judge_run_execute  # noqa: F401  moved; tests import it from here
 from judges.models import Judge, JudgeRun
-from judges.selectors import guess_problem
+from judges.selectors import guess_problem, steps_problem
 from judges.serving import endpoint_defaults
 from judges.tasks import judge_run_task
 from judges.transport import openai_client as _client  # noqa: F401  moved; tests import it from here
@@ -203,11 +203,15 @@ def judge_run_create(
     seed: int = 0,
     batch: bool = False,
     guess: bool = False,
+    steps: bool = False,
 ) -> JudgeRun:
     """A queued run; `batch` sends its units through the provider's Batch API (`judges.batch`), LLM judges only;
-    `guess` also asks the judge the guess question, one call per pair and order (`selectors.run_plan`)."""
+    `guess` also asks the judge the guess question, one call per pair and order, and `steps` a vote on
+    each of the agents' steps, one call per step (`selectors.run_plan`)."""
     errors = []
     if guess and (problem := guess_problem(campaign=campaign, judge=judge)):
+        errors.append(problem)
+    if steps and (problem := steps_problem(campaign=campaign, judge=judge)):
         errors.append(problem)
     if campaign.labels_only:
         errors.append(f"'{campaign.name}' is a labels-only campaign: its articles have no texts for a judge to read.")
@@ -231,7 +235,7 @@ def judge_run_create(
         raise ValidationError(errors)
     return JudgeRun.objects.create(
         campaign=campaign, judge=judge, swap=swap, concurrency=concurrency, budget_usd=budget_usd, limit=limit, seed=seed, batch=batch,
-        guess=guess, cost_usd=None if unpriced else Decimal(0),  # unknown from the start: never shown as $0
+        guess=guess, steps=steps, cost_usd=None if unpriced else Decimal(0),  # unknown from the start: never shown as $0
     )  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
-from protocols import checklist, count, nominal, pairwise, rating, text
+from protocols import checklist, count, nominal, pairwise, rating, step_vote, text
 from protocols.base import REQUIRED, JudgeRequest
 from protocols.pairwise import guess
 
@@ -27,8 +27,9 @@ REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, 
 NAMES = (pairwise.NAME,)
 # Questions judges are asked beside a protocol's criteria, by the `protocol` name their requests carry:
 # not annotation protocols (no answers of raters to validate, store or show), so not in REGISTRY, and
-# `get` never hands one out. The guess question (`protocols.pairwise.guess`) is the one.
-QUESTIONS: dict[str, ModuleType] = {guess.NAME: guess}
+# `get` never hands one out: the guess question (`protocols.pairwise.guess`) and the vote on an agent's
+# step (`protocols.step_vote`).
+QUESTIONS: dict[str, ModuleType] = {guess.NAME: guess, step_vote.NAME: step_vote}
 
 
 def problem(name: object) -> str | None:

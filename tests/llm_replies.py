@@ -32,6 +32,22 @@ def is_guess(schema_name: str, user_message: str) -> bool:
     return schema_name == GUESS_SCHEMA or GUESS_WORDS in user_message
 
 
+# The vote on an agent's step (protocols/step_vote.py): its schema's name, and its words in a request without one.
+STEP_SCHEMA = "step_vote"
+STEP_WORDS = "The step to vote on:"
+
+
+def is_step_vote(schema_name: str, user_message: str) -> bool:
+    return schema_name == STEP_SCHEMA or STEP_WORDS in user_message
+
+
+def default_step_vote(user_message: str) -> str:
+    """The fake model's vote on a step: "up" or "down" by a hash of the step's own text (what follows
+    the request's "The step to vote on:"), so one step gets one vote whatever came before it."""
+    step = user_message.split(STEP_WORDS, 1)[-1]
+    return "up" if hashlib.sha256(step.encode("utf-8")).digest()[0] % 3 else "down"
+
+
 def default_guess(user_message: str) -> str:
     """The fake model's guess: the longer article is the reference ("first" or "second"), as a
     reader guesses from the leading tell; "unknown" when they are as long, or not found."""

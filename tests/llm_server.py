@@ -23,6 +23,11 @@ Token probabilities: a request with ``logprobs: true`` gets the choice's ``logpr
 user_message)`` (``default_confidence``, 0.5 to 1, unless a test sets another) and the other
 position the rest.
 
+A vote on an agent's step (``protocols.step_vote``): a request whose JSON schema is named ``step_vote``,
+or whose user message holds "The step to vote on:", is answered ``{"vote": step_policy(user_message),
+"reason": …}``, by default ``default_step_vote`` (a hash of the step's own text: "up" two times in
+three); ``step_requests`` counts them.
+
 The guess question (``protocols.pairwise.guess``): a request whose JSON schema is named ``guess``, or
 whose user message asks "Which article do you think is the …", is answered ``{"guess": guess_policy(
 user_message)}``, by default ``default_guess`` (the longer article is the reference: "first" or
@@ -110,7 +115,17 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.llm_batches import BatchAPI
-from tests.llm_replies import content_text, criterion_keys, default_confidence, default_guess, default_policy, is_guess, token_logprobs
+from tests.llm_replies import (
+    content_text,
+    criterion_keys,
+    default_confidence,
+    default_guess,
+    default_policy,
+    default_step_vote,
+    is_guess,
+    is_step_vote,
+    token_logprobs,
+)
 
 __all__ = [
     "FakeLLM",
@@ -146,6 +161,8 @@ class FakeLLM(BatchAPI):
         self.one_article_policy: Callable[[str, str], object] | None = None
         self.guess_policy: Callable[[str], str] = default_guess
         self.guess_requests = 0
+        self.step_policy: Callable[[str], str] = default_step_vote
+        self.step_requests = 0
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys: set[str] | None = None
@@ -259,6 +276,8 @@ class FakeLLM(BatchAPI):
         self.one_article_policy = None
         self.guess_policy = default_guess
         self.guess_requests = 0
+        self.step_policy = default_step_vote
+        self.step_requests = 0
         self.cached_tokens = 0
         self.refuse_schema = False
         self.accepted_keys = None
@@ -319,6 +338,10 @@ class FakeLLM(BatchAPI):
         verdicts = []
         if schema.get("name") in ONE_ARTICLE_SCHEMAS:
             content = json.dumps({"answers": self._one_article_answers(schema["schema"], user_message)})
+        elif is_step_vote(schema.get("name", ""), users[0] if users else ""):
+            with self._lock:
+                self.step_requests += 1
+            content = json.dumps({"vote": self.step_policy(users[0]), "reason": "Fake reason for the step."})
         elif is_guess(schema.get("name", ""), users[0] if users else ""):
             with self._lock:
                 self.guess_requests += 1

@@ -490,7 +490,10 @@ def build_report(campaign: Campaign, options: ReportOptions | None = None, **cha
     if report_gold.wanted(campaign):  # every rater's accuracy on the known-answer pairs (issue 41)
         report["gold"] = report_gold.section(campaign)
     if report_steps.wanted(campaign):  # votes on the agents' steps and passages (issue 42)
-        report["steps"] = report_steps.section(campaign, report, include_unsubmitted=include_unsubmitted, rounds=rounds, seed=seed)
+        report["steps"] = report_steps.section(
+            campaign, report, include_unsubmitted=include_unsubmitted, rounds=rounds, seed=seed,
+            epsilon=report["alt_test"]["epsilon"], unit=alt_unit,
+        )  # fmt: skip
     # "Cannot judge" answers have no winner: no figure reads them, none takes them for a tie (issue 37).
     report["humans"]["n_cannot_judge"] = selectors.human_cannot_judge_count(campaign=campaign, include_unsubmitted=include_unsubmitted)
     return report

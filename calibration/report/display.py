@@ -415,13 +415,14 @@ ORDER = {
 
 # Every table a report can hold: the design table (actively sampled campaigns only, first when there) and the
 # one-article tables (campaigns with answers about one article only) are there only when their section is.
-TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", "steps", "steps_by_kind", *POINTWISE_KEYS)
+TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", "steps", "steps_by_kind", "step_judges", *POINTWISE_KEYS)
 ABSENT_BECAUSE = {
     "design": "the campaign is not actively sampled",
     "acceptable_sets": "the campaign does not ask for sets",
     "gold": "the campaign has no known-answer pairs",
     "steps": "the campaign does not show the agents' steps",
     "steps_by_kind": "the campaign does not show the agents' steps",
+    "step_judges": "the campaign does not show the agents' steps",
 } | {key: "the campaign has no answers about one article" for key in POINTWISE_KEYS}
 
 

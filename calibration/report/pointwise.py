@@ -85,7 +85,8 @@ def _interval(interval) -> dict:
             "n": interval.n, "n_pairs": interval.n_pairs}  # fmt: skip
 
 
-def _powered(table, judge: str) -> dict:
+def powered_entry(table, judge: str) -> dict:
+    """Each system's prediction-powered mean (for classes: the share of each class) with the judge's answers."""
     if table.response == NOMINAL:  # a mean of class codes means nothing: the share of each class instead
         shares = powered_shares(table, judge)
         return {"systems": {}, "left_out": {}, "classes": {name: _systems(*found) for name, found in shares.items()}}
@@ -106,7 +107,8 @@ def _systems(means: dict, left_out: dict) -> dict:
     return {"systems": systems, "left_out": left_out}
 
 
-def _alt_test(table, judge: str, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> dict:
+def alt_test_entry(table, judge: str, *, epsilon: float | None, unit: str, rounds: int, seed: int) -> dict:
+    """The judge's alt-test on one table (the scoring its answers take), overall and by criterion."""
     humans, own, scoring = alt_test_long_form(table, judge)
     if epsilon is None:
         return {"scoring": scoring, "note": NOT_SET}
@@ -135,7 +137,7 @@ def pooled_section(inputs: PointwiseInputs, *, epsilon: float | None, unit: str,
     """The alt-test pooled over tables: over every one-article criterion of the rubric, and over the
     scales of one response type, wherever that pools more than one table (one table's test is its
     own). Each entry: its ``scope`` ("all" or the response type), the tables it pools and, per judge
-    of any of them, the test as :func:`_alt_test` gives it."""
+    of any of them, the test as :func:`alt_test_entry` gives it."""
     groups = []
     if len(inputs.tables) > 1:
         groups.append(("all", list(inputs.tables)))
@@ -206,8 +208,8 @@ def _table_section(key, table, inputs: PointwiseInputs, *, epsilon, unit, rounds
         judges[name] = {
             "figures": figures_dict(stats.judge_figures[name]),
             "panel": figures_dict(stats.judge_panels[name]),
-            "alt_test": _alt_test(table, name, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed),
-            "powered_means": _powered(table, name),
+            "alt_test": alt_test_entry(table, name, epsilon=epsilon, unit=unit, rounds=rounds, seed=seed),
+            "powered_means": powered_entry(table, name),
         }
     return {
         "response": response,

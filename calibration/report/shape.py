@@ -21,7 +21,7 @@ def md_order(report: dict, every: dict[str, Table], pairwise_order: list[str]) -
     if not one_article_only(report):
         sets = ["acceptable_sets"] if "acceptable_sets" in every else []
         gold = ["gold"] if "gold" in every else []
-        steps = [key for key in ("steps", "steps_by_kind") if key in every]
+        steps = [key for key in ("steps", "steps_by_kind", "step_judges") if key in every]
         return (["design"] if "design" in every else []) + sets + pairwise_order + gold + steps + pointwise, None
     shown = [key for key in pointwise if every[key].rows] + [key for key in pairwise_order if every[key].rows]
     empty = [every[key].title for key in pointwise + pairwise_order if not every[key].rows]

@@ -105,7 +105,7 @@ SECTIONS = (
         False,
         ("sensitivity", "competence", "human_position", "annotator_pairs", "annotators", "gold"),
     ),
-    ("steps", "Votes on the agents' steps", False, ("steps", "steps_by_kind")),
+    ("steps", "Votes on the agents' steps", False, ("steps", "steps_by_kind", "step_judges")),
     ("blinding", "Blinding", False, ("blinding", "verdicts_by_guess", "style_control")),
     ("agreement", "Judges compared with each other", False, ("comparisons", "judge_pairs", "judge_pairs_list", "human_likeness")),
     ("consensus", "Agreement by human consensus", False, ("consensus", "split_share")),

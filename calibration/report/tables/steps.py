@@ -1,6 +1,6 @@
 """Display tables of the report's `steps` section (campaigns that show the agents' steps): each
 system's step and passage upvote rates beside its Bradley-Terry score, the rates by kind of step,
-and the annotators' agreement on step votes.
+the annotators' agreement on step votes, and each judge's votes on the steps against theirs.
 
 Pure: no Django.
 """
@@ -20,6 +20,36 @@ def _rate(estimate: dict | None) -> str:
 
 def _tau(entry: dict) -> str:
     return DASH if entry["kendall_tau"] is None else f"{entry['kendall_tau']:.2f} ({entry['n_systems']} systems)"
+
+
+def _figure(estimate: dict | None, unit: str) -> str:
+    if not estimate or estimate["value"] is None:
+        return DASH
+    low, high = estimate["ci"]
+    ci = "" if low is None else f" [{low:.3f}, {high:.3f}]"
+    return f"{estimate['value']:.3f}{ci} (n = {estimate['n']:,} {unit})"
+
+
+def _alt(alt: dict) -> str:
+    return alt.get("note") or alt.get("summary") or DASH
+
+
+def _judge_rows(found: dict) -> list[list[str]]:
+    rows = []
+    for name, entry in found["judges"].items():
+        figures = entry["figures"]
+        rows.append(
+            [
+                name,
+                _figure(figures.get("agreement"), "vote pairs"),
+                _figure(figures.get("kappa"), "vote pairs"),
+                _figure(figures.get("agreement_majority"), "steps"),
+                _figure(figures.get("mean"), "steps"),
+                _figure(figures.get("human_mean"), "steps"),
+                _alt(entry["alt_test"]),
+            ]
+        )
+    return rows
 
 
 def step_tables(report: dict) -> dict[str, Table]:
@@ -44,7 +74,33 @@ def step_tables(report: dict) -> dict[str, Table]:
         f"leave-one-out ceiling {_rate(agreement['ceiling'])}. {steps['rule']}." + "".join(f" {n}" for n in steps["notes"])
     )
     by_kind = [[entry["system"], entry["kind"], _rate(entry["step_upvote_rate"])] for entry in steps["by_kind"]]
+    found = steps.get("judges")
+    judges_note = "No judge has voted on the steps (run_judges --steps)."
+    if found:
+        ceiling = found["human_ceiling"]
+        judges_note = (
+            f"{found['n_steps']:,} steps of {found['n_articles']:,} articles, {found['n_votes']:,} votes. Human ceiling: "
+            f"agreement {_figure(ceiling.get('agreement'), 'vote pairs')}, kappa {_figure(ceiling.get('kappa'), 'vote pairs')}. "
+            f"{found['rule']}."
+        )
     return {
+        "step_judges": Table(
+            "step_judges",
+            "Judges' votes on the agents' steps against the annotators'",
+            [
+                "Judge",
+                "Agreement",
+                "Cohen's kappa",
+                "Agreement with the majority",
+                "Judge upvote rate",
+                "Annotators' upvote rate",
+                "Alt-test",
+            ],
+            _judge_rows(found) if found else [],
+            [False, True, True, True, True, True, False],
+            judges_note,
+            "No judge has voted on the steps yet (run_judges --steps).",
+        ),
         "steps": Table(
             "steps",
             "Votes on the agents' steps and passages",

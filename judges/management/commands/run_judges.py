@@ -116,6 +116,12 @@ class Command(BaseCommand):
             "in each order shown: one more short call per pair and order, in a conversation of its own, billed and budgeted like the others",
         )
         parser.add_argument(
+            "--steps",
+            action="store_true",
+            help="also ask each LLM judge to vote up or down on each of the agents' steps (a campaign that shows steps): one call "
+            "per step, with the task and the steps before it, billed and budgeted like the others",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="estimate tokens and cost (synchronous and batch); send and write nothing"
         )
 
@@ -135,6 +141,10 @@ class Command(BaseCommand):
         plan = {"swap": options["swap"], "limit": options["limit"], "seed": options["seed"]}
         if options["guess"]:
             plan["guess"] = True
+        if options["steps"]:
+            if not campaign.show_steps:
+                raise CommandError(f"'{campaign.name}' does not show the agents' steps: there are no steps to vote on (--steps).")
+            plan["steps"] = True
         if options["dry_run"]:
             self.dry_run(campaign, [judges[n] for n in names], plan)
             return
@@ -155,8 +165,9 @@ class Command(BaseCommand):
                 )
                 if judge.kind == Judge.Kind.LLM and not batch:
                     self.warn_if_over_slots(judge, concurrency)
-                # Likewise --guess: baselines cannot answer a question.
-                asked = {**plan, "guess": plan.get("guess", False) and judge.kind == Judge.Kind.LLM}
+                # Likewise --guess and --steps: baselines cannot answer a question.
+                llm = judge.kind == Judge.Kind.LLM
+                asked = {**plan, "guess": plan.get("guess", False) and llm, "steps": plan.get("steps", False) and llm}
                 run = judge_run_create(campaign=campaign, judge=judge, concurrency=concurrency, budget_usd=left, batch=batch, **asked)
             except ValidationError as exc:
                 raise CommandError(" ".join(exc.messages)) from exc
