@@ -487,11 +487,12 @@ def step_shown(assignment: Assignment, step_id: int) -> tuple[str, dict]:
     row = (
         ArticleStep.objects.filter(pk=step_id, article_id__in=(pair.article_a_id, pair.article_b_id))
         .values("pk", "article_id", "order", "kind", "query", "title", "html")
+        .order_by()
         .first()
     )
     if row is None:
         raise Http404("No such step on this pair.")
-    vote = StepVote.objects.filter(assignment=assignment, step_id=step_id).values_list("vote", "comment").first()
+    vote = StepVote.objects.filter(assignment=assignment, step_id=step_id).values_list("vote", "comment").order_by().first()
     side = SIDE_A if row["article_id"] == pair.article_a_id else SIDE_B
     step = {
         "pk": row["pk"], "n": row["order"] + 1, "kind": row["kind"], "query": row["query"], "title": row["title"],

@@ -26,7 +26,8 @@ def step_of(assignment: Assignment, step_id: int) -> ArticleStep:
     pair = assignment.pair
     if not 0 < step_id < 1 << 63:  # no database holds such an id (and SQLite refuses to compare one)
         raise ValidationError(["No such step on this pair."])
-    step = ArticleStep.objects.filter(pk=step_id, article_id__in=(pair.article_a_id, pair.article_b_id)).first()
+    # order_by(): the models' default orderings would join the tables they order by, for one row.
+    step = ArticleStep.objects.filter(pk=step_id, article_id__in=(pair.article_a_id, pair.article_b_id)).order_by().first()
     if step is None:
         raise ValidationError(["No such step on this pair."])
     return step
@@ -54,7 +55,7 @@ def step_vote_save(
         answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now or timezone.now())
         now = now or timezone.now()
-        stored = StepVote.objects.filter(assignment=assignment, step=step).first()
+        stored = StepVote.objects.filter(assignment=assignment, step=step).order_by().first()
         before = (SHOWN[stored.vote], stored.comment) if stored else ("", "")
         after = (vote, before[1] if comment is None else comment.strip())
         if after[0] == "" and stored is not None:
