@@ -46,6 +46,33 @@ assert parallel == articles_prepare(records, workers=1)
 assert [p.record.topic for p in parallel] == [r.topic for r in records]
 assert seen == [(k, 60) for k in range(1, 61)], seen
 assert "https" not in parallel[0].html and "Retrieved" not in parallel[0].display_markdown
+# A worker that fails is reported, and no worker is left behind, the parent's own share finished or not.
+from annotate.sources import StepRecord
+broken = list(records)
+broken[1] = ArticleRecord(topic="Broken", system="agent.v1", markdown=records[1].markdown[:-40], steps=(StepRecord("plan", None),))
+try:
+    articles_prepare(broken)
+except RuntimeError as exc:
+    assert "an import worker failed: TypeError" in str(exc), exc
+else:
+    raise AssertionError("a failed worker went unnoticed")
+try:
+    os.waitpid(-1, os.WNOHANG)
+    raise AssertionError("a worker was left behind")
+except ChildProcessError:
+    pass
+broken[1] = ArticleRecord(topic="Broken", system="agent.v1", markdown=records[1].markdown + " more", steps=(StepRecord("plan", None),))
+try:
+    articles_prepare(broken)  # the longest: this process's own share fails
+except TypeError:
+    pass
+else:
+    raise AssertionError("the parent's failure went unnoticed")
+try:
+    os.waitpid(-1, os.WNOHANG)
+    raise AssertionError("a worker was left behind")
+except ChildProcessError:
+    pass
 sample = Path(sys.argv[1])
 if sample.is_dir():
     articles = read_wlc(sample, max_bytes=10_000_000).articles

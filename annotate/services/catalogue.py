@@ -5,8 +5,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import multiprocessing
 import os
+import pickle
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -133,6 +134,42 @@ def _prepared_bin(indexes: list[int]) -> list[PreparedArticle]:
     return [replace(article_prepare(_FORKED_RECORDS[index]), record=None) for index in indexes]
 
 
+def _fork_bin(indexes: list[int]) -> tuple[int, int]:
+    """A forked worker preparing these articles: its pid, and the pipe its answer comes back on (a
+    pickled (True, articles), or (False, what went wrong)). The worker leaves with os._exit: none of
+    the parent's exit handlers (its database connections' among them) run in it."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(read)
+            try:
+                answer = (True, _prepared_bin(indexes))
+            except BaseException as exc:  # reported to the parent, which raises it
+                answer = (False, f"{type(exc).__name__}: {exc}")
+            with os.fdopen(write, "wb") as out:
+                pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0 if answer[0] else 1
+        finally:
+            os._exit(status)
+    os.close(write)
+    return pid, read
+
+
+def _bin_collected(pid: int, pipe: int) -> list[PreparedArticle]:
+    """A forked worker's articles, once it has sent them and ended; RuntimeError when it failed."""
+    with os.fdopen(pipe, "rb") as answers:
+        try:
+            ok, payload = pickle.load(answers)
+        except (EOFError, pickle.UnpicklingError):
+            ok, payload = False, "it ended without an answer"
+    _, status = os.waitpid(pid, 0)
+    if not ok or status != 0:
+        raise RuntimeError(f"an import worker failed: {payload if not ok else f'exit status {status}'}")
+    return payload
+
+
 def _bins(records: list[ArticleRecord], n: int) -> list[list[int]]:
     """The records' indexes in ``n`` bins of about equal markdown (the work is about proportional to
     it): longest first, each into the lightest bin."""
@@ -159,7 +196,7 @@ def prepare_workers(records: list[ArticleRecord]) -> int:
     when this process may fork. A process with other threads (a web worker's, or a BLAS pool's)
     prepares alone: a forked child could wait forever on a lock another thread held at the fork."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if cores < 2 or _threads() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if cores < 2 or _threads() > 1 or not hasattr(os, "fork"):
         return 1
     return 1 if sum(len(r.markdown) for r in records) < PARALLEL_MIN_CHARS else min(cores, 8)
 
@@ -191,23 +228,28 @@ def articles_prepare(
     # Objects frozen before the fork are never scanned by the workers' collector, which would
     # otherwise write to (so copy) every page of this process's memory they share.
     gc.freeze()
-    pool = multiprocessing.get_context("fork").Pool(len(bins) - 1)
-    gc.unfreeze()
+    children: list[tuple[int, int, list[int]]] = []
     try:
-        pending = [pool.apply_async(_prepared_bin, (indexes,)) for indexes in bins[1:]]
+        for indexes in bins[1:]:
+            children.append((*_fork_bin(indexes), indexes))
+        gc.unfreeze()
         done = 0
         for index in bins[0]:
             results[index] = article_prepare(records[index])
             done += 1
             tick(done)
-        for indexes, answer in zip(bins[1:], pending):
-            for index, item in zip(indexes, answer.get()):
+        while children:
+            pid, pipe, indexes = children.pop(0)
+            for index, item in zip(indexes, _bin_collected(pid, pipe)):
                 results[index] = replace(item, record=records[index])
                 done += 1
                 tick(done)
     finally:
-        pool.terminate()
-        pool.join()
+        gc.unfreeze()
+        for pid, pipe, _ in children:  # left by an error: stopped and reaped, never left behind
+            os.close(pipe)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         _FORKED_RECORDS = []
     return results
 
