@@ -30,7 +30,9 @@ that shows the agents' steps:
   (pair, rater, step voted), the step named by `system` and its number `step` (from 1), with its
   `kind`, the `vote` (up or down), the `comment` and `saved_at`. On import `kind`, `comment` and
   `saved_at` may be left out (a given `kind` must be the step's); votes replace the stored vote on
-  the same step.
+  the same step. Judges' votes (`run_judges --steps`) follow the annotators', with `rater_kind`
+  judge (the column is written only then), the reason as `comment` and the pair the vote is kept on
+  as left_system/right_system; they are imported as that judge's step units.
 * calls (export only, `<stem>.calls.<ext>`, written when the campaign's judges made
   calls): every call, one row each, with its `status` (valid; invalid: answered
   but unusable, retried; failed: no answer), tokens, `cost_usd`, latency and error.

@@ -20,8 +20,9 @@ from annotate.services.answers import (
     spans_import,
 )
 from annotate.services.step_votes import step_votes_import
-from interchange.formats import POLARITIES, SPAN_STEP_COLUMN, RowsFile, time_field
+from interchange.formats import JUDGE, POLARITIES, SPAN_STEP_COLUMN, RowsFile, time_field
 from interchange.targets import Context, Target, canonical
+from judges.imports import imported_judges_resolve, imported_step_votes_save
 from protocols.pairwise import BOTH_BAD, TIE, side_for_system
 
 # Offsets: 18 digits are far beyond any article, and int() of thousands of digits raises.
@@ -168,13 +169,15 @@ def _step(context: Context, article, number: str, errors: list[str]):
 
 
 def steps_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dict, list[tuple[int, str]]]:
-    """The votes on steps to store, by (pair, rater, step), and the file's problems as (line, message)."""
+    """The votes on steps to store, by (judge or not, (pair, rater), step), and the file's problems as (line,
+    message). A judge's vote (`rater_kind` judge) is kept on a pair of the campaign: its left_system and right_system."""
     wanted: dict[tuple, tuple[Target, object, int, str, datetime | None]] = {}
     seen: dict[tuple, int] = {}
     bad = list(rows_file.problems)
     for line, values in rows_file.rows:
         errors: list[str] = []
-        target = context.resolve(values, errors)
+        judge = values["rater_kind"] == JUDGE
+        target = context.resolve(values, errors, judges=True)
         step = None
         if target is not None:
             article = {target.left.system.key: target.left, target.right.system.key: target.right}.get(values["system"])
@@ -182,7 +185,10 @@ def steps_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dic
                 errors.append(f"system '{values['system']}' is neither left_system nor right_system")
             else:
                 step = _step(context, article, values["step"], errors)
-            _order_matches(context, plans, target, errors, "a vote on a step")
+            if not judge:
+                _order_matches(context, plans, target, errors, "a vote on a step")
+            elif target.pair_key not in context.pairs:
+                errors.append("a judge's vote on a step is kept on a pair of the campaign: it has no pair of these two systems")
         if step is not None and values["kind"] and values["kind"] != step.kind:
             errors.append(f"kind '{values['kind']}' is not that step's ('{step.kind}'): the file is about other steps")
         vote = POLARITIES.get(values["vote"])
@@ -191,7 +197,7 @@ def steps_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dic
         errors += imported_comment_problems(comment=values["comment"])
         saved_at = time_field(values, "saved_at", errors, required=False)
         if step is not None and target is not None:
-            key = (target.key, step.pk)
+            key = (judge, target.key, step.pk)
             if key in seen:
                 errors.append(f"repeats line {seen[key]} (same pair, rater and step)")
         if errors:
@@ -202,13 +208,29 @@ def steps_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[dic
     return wanted, bad
 
 
-def steps_write(*, context: Context, wanted: dict, assignments: dict, tally: dict[str, int], now: datetime) -> None:
-    """Stores the votes on steps through the step-vote service, counting them in `tally` (new, updated, unchanged)."""
+def steps_write(
+    *, context: Context, wanted: dict, assignments: dict, tally: dict[str, int], judge_tally: dict[str, int], now: datetime
+) -> int:
+    """Stores the annotators' votes on steps through the step-vote service and the judges' as their step
+    units, counting them in `tally` and `judge_tally` (new, updated, unchanged); returns the judges created."""
     votes = [
         (_assignment_for(context, target, assignments), step, vote, comment, saved_at)
-        for target, step, vote, comment, saved_at in wanted.values()
+        for (judge, *_), (target, step, vote, comment, saved_at) in wanted.items()
+        if not judge
     ]
     step_votes_import(votes=votes, tally=tally, now=now)
+    judged = [(target, step, vote, reason, saved_at) for (judge, *_), (target, step, vote, reason, saved_at) in wanted.items() if judge]
+    if not judged:
+        return 0
+    judges, created = imported_judges_resolve(
+        campaign=context.campaign, names={target.rater for target, *_ in judged}, models={}, scope=context.judge_scope
+    )
+    rows = [
+        (judges[target.rater], context.pairs[target.pair_key], step, vote, reason, saved_at)
+        for target, step, vote, reason, saved_at in judged
+    ]
+    imported_step_votes_save(votes=rows, tally=judge_tally, now=now)
+    return created
 
 
 def _assignment_for(context: Context, target: Target, assignments: dict) -> Assignment:

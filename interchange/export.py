@@ -218,7 +218,8 @@ def _step_numbers(ids: set[int]) -> dict[int, int]:
 
 def step_vote_rows(campaign: Campaign) -> list[dict]:
     """Every vote on an agent's step (campaigns that show steps), by pair and rater, then the article
-    shown first and the step's order."""
+    shown first and the step's order; then the judges' votes (`run_judges --steps`), by judge, each on
+    the pair it is kept on (article A as left_system), its reason as the comment."""
     votes = StepVote.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
         *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
     )
@@ -236,6 +237,32 @@ def step_vote_rows(campaign: Campaign) -> list[dict]:
             {
                 **_head(vote.assignment), "system": article.system.key, "step": step["order"] + 1, "kind": step["kind"],
                 "vote": POLARITY_NAMES[vote.vote], "comment": vote.comment, "saved_at": iso(vote.saved_at),
+            },
+        ))  # fmt: skip
+    human = [{**row, "rater_kind": HUMAN} for _, row in sorted(rows, key=lambda pair: pair[0])]
+    return human + _judge_step_rows(campaign)
+
+
+def _judge_step_rows(campaign: Campaign) -> list[dict]:
+    units = (
+        JudgeUnit.objects.filter(
+            pair__campaign=campaign, question=JudgeUnit.Question.STEP, status=JudgeUnit.Status.DONE, vote__isnull=False
+        )
+        .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system", "step__article__system")
+        .defer(*(f"pair__{side}__{f}" for side in ("article_a", "article_b") for f in ("raw_markdown", "display_markdown", "html", "toc")))
+        .defer("step__raw_content", "step__content", "step__html", "step__article__raw_markdown", "step__article__display_markdown")
+        .defer("step__article__html", "step__article__toc")
+    )
+    rows = []
+    for unit in units:
+        pair, step = unit.pair, unit.step
+        rows.append((
+            (unit.judge.name, pair.topic.title, step.article.system.key, step.order),
+            {
+                "campaign": campaign.name, "topic": pair.topic.title, "rater": unit.judge.name,
+                "left_system": pair.article_a.system.key, "right_system": pair.article_b.system.key,
+                "system": step.article.system.key, "step": step.order + 1, "kind": step.kind,
+                "vote": POLARITY_NAMES[unit.vote], "comment": unit.reason, "saved_at": iso(unit.updated_at), "rater_kind": JUDGE,
             },
         ))  # fmt: skip
     return [row for _, row in sorted(rows, key=lambda pair: pair[0])]

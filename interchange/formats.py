@@ -82,7 +82,9 @@ SPAN_OPTIONAL = frozenset({"criterion", SPAN_STEP_COLUMN})
 STEP_VOTE_COLUMNS = (
     "campaign", "topic", "rater", "left_system", "right_system", "system", "step", "kind", "vote", "comment", "saved_at",
 )  # fmt: skip
-STEP_VOTE_OPTIONAL = frozenset({"campaign", "kind", "comment", "saved_at"})
+# `rater_kind` (last, written when a judge voted on steps: `run_judges --steps`): human, or judge for a
+# judge's vote, whose `comment` is its reason and whose left_system/right_system name the pair it is kept on.
+STEP_VOTE_OPTIONAL = frozenset({"campaign", "kind", "comment", "saved_at", "rater_kind"})
 # Every call a judge made for the campaign, one row each (export only): their cost_usd sums to
 # what the judges spent, retried invalid answers and failed requests included. A call with status
 # "possibly_billed" was sent and never answered here (the run was killed): cost_usd is 0 and
@@ -199,6 +201,9 @@ def rows_format(rows: Iterable[dict], *, fmt: str, columns: tuple[str, ...]) -> 
         columns = columns + (EMPHASIS_COLUMN,) + ((SPAN_STEP_COLUMN,) if any(row.get(SPAN_STEP_COLUMN) for row in rows) else ())
     elif columns == OVERALL_COLUMNS:
         columns = columns + (EMPHASIS_COLUMN,)
+    elif columns == STEP_VOTE_COLUMNS:
+        rows = list(rows)
+        columns = columns + (("rater_kind",) if any(row.get("rater_kind") == JUDGE for row in rows) else ())
     if fmt == "csv":
         buffer = io.StringIO()
         # The default "\r\n" terminator makes the writer quote any field holding \r or \n.
@@ -289,6 +294,7 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
         columns
         + ((ORDER_COLUMN, GUESS_COLUMN, ACCEPTABLE_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
         + ((SPAN_STEP_COLUMN,) if spans else ())
+        + (("rater_kind",) if optional is STEP_VOTE_OPTIONAL else ())
     )
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)

@@ -84,6 +84,7 @@ class ImportReport:
     overall: dict[str, int] | None = None
     spans: dict[str, int] | None = None
     step_votes: dict[str, int] | None = None
+    judge_step_votes: dict[str, int] | None = None
     judges_created: int = 0
     judge_units: dict[str, int] | None = None
     criteria_created: int = 0
@@ -105,6 +106,7 @@ class ImportReport:
             self.overall or {},
             self.spans or {},
             self.step_votes or {},
+            self.judge_step_votes or {},
             self.judge_units or {},
             self.answers or {},
             self.reading_assignments or {},
@@ -134,6 +136,8 @@ class ImportReport:
             lines.append(tally("spans", self.spans))
         if self.step_votes is not None:
             lines.append(tally("votes on steps", self.step_votes))
+        if self.judge_step_votes is not None and any(self.judge_step_votes.values()):
+            lines.append(tally("judges' votes on steps", self.judge_step_votes))
         lines.append(tally("assignments", self.assignments))
         if self.judge_units is not None:
             lines.append(
@@ -240,7 +244,7 @@ def labels_import(
     if steps is not None:
         wanted_steps, bad = steps_check(context, steps, plans)
         _record(report, steps, bad)
-        report.step_votes = _tally()
+        report.step_votes, report.judge_step_votes = _tally(), _tally()
     if report.problems and not skip_bad:
         return report
     with transaction.atomic():
@@ -283,7 +287,10 @@ def labels_import(
                 tally=report.spans,
             )
         if wanted_steps:
-            steps_write(context=context, wanted=wanted_steps, assignments=assignments, tally=report.step_votes, now=now)
+            report.judges_created += steps_write(
+                context=context, wanted=wanted_steps, assignments=assignments, tally=report.step_votes,
+                judge_tally=report.judge_step_votes, now=now,
+            )  # fmt: skip
         if judge_plans:
             written = judge_rows_write(context=context, plans=judge_plans, now=now)
             report.judges_created += written.judges_created

@@ -196,6 +196,34 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
     return outcomes
 
 
+def imported_step_votes_save(*, votes: Sequence[tuple], tally: dict[str, int], now: datetime) -> None:
+    """Stores imported judges' votes on steps, (judge, pair, step, vote 1 or -1, reason, saved_at or None) each, as
+    the judges' step units (done, on that pair), counting them in `tally` (new, updated, unchanged). A unit's time
+    is the file's (`saved_at`), else `now`."""
+    stored = {
+        (u.judge_id, u.pair_id, u.step_id): u
+        for u in JudgeUnit.objects.filter(
+            question=JudgeUnit.Question.STEP, judge__in={v[0].pk for v in votes}, pair__in={v[1].pk for v in votes}
+        )
+    }
+    for judge, pair, step, vote, reason, saved_at in votes:
+        when = saved_at or now
+        unit = stored.get((judge.pk, pair.pk, step.pk))
+        if unit is not None and (unit.vote, unit.reason, unit.status, unit.updated_at) == (vote, reason, JudgeUnit.Status.DONE, when):
+            tally["unchanged"] += 1
+            continue
+        tally["new" if unit is None else "updated"] += 1
+        if unit is None:
+            unit = JudgeUnit.objects.create(
+                judge=judge, pair=pair, step=step, question=JudgeUnit.Question.STEP, a_first=True, vote=vote, reason=reason,
+                status=JudgeUnit.Status.DONE,
+            )  # fmt: skip
+        else:
+            JudgeUnit.objects.filter(pk=unit.pk).update(vote=vote, reason=reason, status=JudgeUnit.Status.DONE, error="")
+        # auto_now stamps a save: the file's time is set after it.
+        JudgeUnit.objects.filter(pk=unit.pk).update(updated_at=when)
+
+
 def stored_verdict_sets(units: Iterable[JudgeUnit], answer: str) -> dict[int, set]:
     """Each stored unit's verdicts as a set of (criterion id, `answer` field, rationale, confidence):
     what an import compares with its fresh ones. `answer` is "winner" for a pair, "answer" for a reading."""

@@ -188,3 +188,35 @@ def test_it_shows_the_step_judges_in_every_format_of_the_report(voted_campaign, 
     assert html.code == 0 and (
         "Judges&#x27; votes on the agents&#x27; steps" in html.out or "Judges' votes on the agents' steps" in html.out
     )
+
+
+def test_it_exports_the_judges_votes_on_steps_and_imports_them_back_exactly(voted_campaign, llm_judge, llm_server, tmp_path):
+    from tests.helpers import run
+    from tests.test_step_votes_interchange import files, renamed, table
+
+    judge_run_execute(run=judge_run_create(campaign=voted_campaign, judge=llm_judge, steps=True))
+    source = tmp_path / "traces.csv"
+    assert run("export_labels", "--campaign", "Traces", "--out", str(source)).code == 0
+    rows = table(files(source)[3])
+    judged = [r for r in rows if r["rater_kind"] == "judge"]
+    assert len(judged) == JudgeUnit.objects.filter(question=JudgeUnit.Question.STEP).count()
+    assert {r["rater"] for r in judged} == {llm_judge.name} and all(r["comment"] == "Fake reason for the step." for r in judged)
+    assert {r["rater_kind"] for r in rows} == {"human", "judge"}
+
+    campaign_create(
+        name="Copy", criterion_set=voted_campaign.criterion_set, systems=AGENTS, pair_mode="all", benchmark="traces",
+        show_steps=True, overlap=3, ask_overall=True,
+    )  # fmt: skip
+    for path in files(source):
+        renamed(path, "Copy")
+    result = run("import_labels", "--campaign", "Copy", str(source))
+    assert result.code == 0, result.err
+    assert f"judges' votes on steps: {len(judged)} new, 0 updated, 0 unchanged" in result.out
+    again = tmp_path / "copy.csv"
+    assert run("export_labels", "--campaign", "Copy", "--out", str(again)).code == 0
+    assert table(files(again)[3]) == rows
+    original = build_report(voted_campaign, rounds=50, seed=1)["steps"]["judges"]["judges"][llm_judge.name]["figures"]
+    copied = build_report(voted_campaign.__class__.objects.get(name="Copy"), rounds=50, seed=1)["steps"]["judges"]
+    assert copied["judges"][llm_judge.name]["figures"]["kappa"]["value"] == original["kappa"]["value"]
+    again_result = run("import_labels", "--campaign", "Copy", str(source))
+    assert f"judges' votes on steps: 0 new, 0 updated, {len(judged)} unchanged" in again_result.out, again_result.out
