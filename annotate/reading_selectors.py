@@ -68,6 +68,11 @@ class AnswerRow:
     save_url: str = ""
 
     @property
+    def partial(self) -> str:
+        """The template that draws this criterion's answer controls: its protocol's."""
+        return protocols.get(self.protocol).PARTIAL
+
+    @property
     def choices_html(self) -> str:
         """The radio buttons, built here rather than by a template loop: a rubric of 39 five-point
         scales made the loop most of the page's time (bench/annotate.py). The labels come from the

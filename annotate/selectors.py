@@ -232,6 +232,7 @@ class CriterionRow:
     state: str = ""  # its border: annotate.answers.answer_state
     evidence: list[dict] = field(default_factory=list)  # passages marked as its evidence
     also: list[str] = field(default_factory=list)  # positions also acceptable (campaigns that ask for sets)
+    partial: str = protocols.get(protocols.DEFAULT).PARTIAL  # the template drawing its answer controls (the pairwise protocol's)
 
 
 @dataclass
@@ -298,7 +299,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         if block is None:
             block = blocks[criterion.category_id] = CategoryBlock(criterion.category.key, criterion.category.name)
         label = labels.get(criterion.pk)
-        row = CriterionRow(criterion)
+        row = CriterionRow(criterion, partial=protocol.PARTIAL)
         if label is not None:
             # An unanswered criterion has no winner, and so no position.
             row.position = position_of(label.winner, assignment.a_first) if label.winner else CANNOT_JUDGE if label.cannot_judge else ""

@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.services.catalogue import articles_import, articles_prepare, batch_found_line, criterion_set_import
-from annotate.sources import Batch, SourceError, read_jsonl, read_rubric, read_wlc
+from annotate.services.catalogue import articles_import, articles_prepare, batch_found_line, criterion_set_import, rubric_read
+from annotate.sources import Batch, SourceError, read_jsonl, read_wlc
 from common.decorators import staff_required
 from common.storable import text_problem
 from common.uploads import UploadError, upload_saved, zip_unpacked
@@ -119,7 +119,7 @@ def rubric_upload(request: HttpRequest) -> HttpResponse:
         return _result(request, "rubric", {"errors": [problem]}, 400)
     try:
         with upload_saved(upload.chunks(), name=upload.name, size=upload.size, max_bytes=settings.UPLOAD_MAX_BYTES) as path:
-            rubric, problems = read_rubric(path, key=key)
+            rubric, problems = rubric_read(path, key=key)
     except UploadError as exc:
         return _result(request, "rubric", {"errors": [str(exc)]}, 413)
     if problems:

@@ -3,6 +3,9 @@
 A protocol is one module (or package) registered in `protocols.REGISTRY`. It says:
 
 - what an item is: ``ARTICLES`` (1 or 2 articles per item);
+- how the page draws a criterion's answer controls: ``PARTIAL``, the template that does (a
+  rubric naming a protocol whose partial no template folder holds is refused at import:
+  `annotate.services.catalogue.rubric_read`);
 - what an answer is, and how it is validated, stored and shown: ``answer_problems``
   (what is wrong with an answer as the rater gave it), ``outcome_problems`` (the same for an
   answer given as exports give it, in an imported file), ``stored_answer`` and
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 REQUIRED = (
     "NAME",
     "ARTICLES",
+    "PARTIAL",
     "JUDGED",
     "answer_problems",
     "outcome_problems",

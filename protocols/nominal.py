@@ -23,6 +23,8 @@ from protocols.base import CriterionSpec, InvalidResponse
 from protocols.one_article import NA_CLASS, NA_SKIP, as_given, na_problems, no_overall, request_builder, verdicts_reader
 
 NAME = "nominal"
+# The template partial that draws a criterion's answer controls on the page (annotate's templates).
+PARTIAL = "annotate/answers/choices.html"
 ARTICLES = 1
 JUDGED = True
 METRIC_RESPONSE = "nominal"

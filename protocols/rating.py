@@ -21,6 +21,8 @@ from protocols.base import CriterionSpec, InvalidResponse
 from protocols.one_article import as_given, no_overall, request_builder, verdicts_reader, whole_number
 
 NAME = "rating"
+# The template partial that draws a criterion's answer controls on the page (annotate's templates).
+PARTIAL = "annotate/answers/choices.html"
 ARTICLES = 1
 JUDGED = True
 METRIC_RESPONSE = "rating"

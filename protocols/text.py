@@ -17,6 +17,8 @@ from protocols.base import InvalidResponse
 from protocols.one_article import no_overall
 
 NAME = "text"
+# The template partial that draws a criterion's answer controls on the page (annotate's templates).
+PARTIAL = "annotate/answers/text.html"
 ARTICLES = 1
 JUDGED = False
 METRIC_RESPONSE = None

@@ -65,3 +65,33 @@ def test_it_accepts_the_same_module_with_the_arity_of_an_item(tmp_path, monkeypa
 
     assert result.code == 0, result.err
     assert CriterionSet.objects.get().criteria.count() == 1
+
+
+def test_it_refuses_a_protocol_whose_partial_no_page_can_draw(tmp_path, monkeypatch):
+    stored_as_named = lambda response: ({**checklist.read_response(response)[0], "type": "unseen"}, [])  # noqa: E731
+    register(monkeypatch, "unseen", PARTIAL="annotate/answers/unseen.html", read_response=stored_as_named)
+
+    result = run("import_criteria", str(rubric_asking(tmp_path, "unseen")))
+
+    assert result.code == 1
+    assert (
+        "criterion 'x': response type 'unseen' has no partial to draw its answers on the page (no template 'annotate/answers/unseen.html')"
+        in result.err
+    )
+    assert CriterionSet.objects.count() == 0
+
+
+def test_it_refuses_a_protocol_that_names_no_partial(tmp_path, monkeypatch):
+    register(monkeypatch, "partless", PARTIAL=None)
+
+    result = run("import_criteria", str(rubric_asking(tmp_path, "partless")))
+
+    assert result.code == 1 and "response type 'partless' is incomplete: it does not define PARTIAL" in result.err
+    assert CriterionSet.objects.count() == 0
+
+
+def test_it_draws_each_protocols_answer_controls_with_its_own_partial():
+    from django.template.loader import get_template
+
+    for name, module in protocols.REGISTRY.items():
+        assert get_template(module.PARTIAL), name

@@ -13,12 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from django.db import transaction
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
 from django.utils.text import slugify
 
+import protocols
 from annotate.cleaning import clean_article, count_words, strip_citations
 from annotate.models import Article, ArticleStep, Category, Criterion, CriterionSet, System, Topic
 from annotate.rendering import render, toc_from_html
-from annotate.sources import ArticleRecord, Batch, Problem, RubricRecord, SystemRecord
+from annotate.sources import ArticleRecord, Batch, Problem, RubricRecord, SystemRecord, read_rubric
 from common.names import name_problem
 
 
@@ -414,6 +417,30 @@ def _step_rows(article_id: int, item: PreparedArticle) -> list[ArticleStep]:
         )
         for order, (record, shown) in enumerate(zip(item.record.steps, item.steps))
     ]
+
+
+def rubric_read(path, *, key: str | None = None) -> tuple[RubricRecord | None, list[Problem]]:
+    """A criteria file read (`sources.read_rubric`) and checked against the pages too: a criterion whose
+    protocol names a partial (`PARTIAL`) that no template folder holds is refused, since no page could
+    draw its answers."""
+    rubric, problems = read_rubric(path, key=key)
+    if rubric is None:
+        return rubric, problems
+    for category in rubric.categories:
+        for item in category.criteria:
+            name = (item.response or {}).get("type") or protocols.DEFAULT
+            if problem := _partial_problem(name):
+                problems.append(Problem(rubric.source or str(path), f"criterion '{item.key}': {problem}"))
+    return rubric, problems
+
+
+def _partial_problem(name: str) -> str | None:
+    partial = getattr(protocols.REGISTRY.get(name), "PARTIAL", None)
+    try:
+        get_template(partial)
+    except (TemplateDoesNotExist, TypeError, ValueError):
+        return f"response type '{name}' has no partial to draw its answers on the page (no template '{partial}')"
+    return None
 
 
 def criterion_set_import(*, rubric: RubricRecord) -> tuple[CriterionSet, bool]:

@@ -65,6 +65,8 @@ __all__ = [
 ]
 
 NAME = "pairwise"
+# The template partial that draws a criterion's answer controls on the pair page (annotate's templates).
+PARTIAL = "annotate/answers/pairwise.html"
 ARTICLES = 2
 JUDGED = True
 # Agreement on categorical outcomes (the winner, or a tie), as the report computes it.

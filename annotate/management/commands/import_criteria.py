@@ -2,8 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services.catalogue import criterion_set_import
-from annotate.sources import read_rubric
+from annotate.services.catalogue import criterion_set_import, rubric_read
 
 
 class Command(BaseCommand):
@@ -17,7 +16,7 @@ class Command(BaseCommand):
         path = options["file"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        rubric, problems = read_rubric(path, key=options["key"])
+        rubric, problems = rubric_read(path, key=options["key"])
         if problems:
             for problem in problems:
                 self.stderr.write(f"  {problem}")
