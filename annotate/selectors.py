@@ -494,6 +494,13 @@ def step_shown(assignment: Assignment, step_id: int) -> tuple[str, dict]:
     if row is None:
         raise Http404("No such step on this pair.")
     vote = StepVote.objects.filter(assignment=assignment, step_id=step_id).values_list("vote", "comment").order_by().first()
+    return step_presented(assignment, row, vote)
+
+
+def step_presented(assignment: Assignment, row: dict, vote: tuple[int, str] | None) -> tuple[str, dict]:
+    """`step_shown` of a step already read (`row`: its pk, article_id, order, kind, query, title and html)
+    and its vote (vote, comment) or None: what a save answers with, without reading them again."""
+    pair, campaign = assignment.pair, assignment.pair.campaign
     side = SIDE_A if row["article_id"] == pair.article_a_id else SIDE_B
     step = {
         "pk": row["pk"], "n": row["order"] + 1, "kind": row["kind"], "query": row["query"], "title": row["title"],

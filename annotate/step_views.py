@@ -21,14 +21,18 @@ def step_vote(request: HttpRequest, assignment_id: int, step_id: int) -> HttpRes
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
     comment = request.POST.get("comment")
     try:
-        step_vote_save(assignment=assignment, step_id=step_id, vote=request.POST.get("vote", ""), comment=comment, user=request.user)
+        shown, saved = step_vote_save(
+            assignment=assignment, step_id=step_id, vote=request.POST.get("vote", ""), comment=comment, user=request.user
+        )
     except ValidationError as exc:
         if not request.htmx:
             return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
         position, step = selectors.step_shown(assignment, step_id)
         context = {"assignment": assignment, "position": position, "step": step, "step_errors": exc.messages}
         return render(request, STEP, context, status=422)
-    position, step = selectors.step_shown(assignment, step_id)
+    # Answered from what the save read and wrote: the step and its vote are not read again.
+    row = {name: getattr(shown, name) for name in ("pk", "article_id", "order", "kind", "query", "title", "html")}
+    position, step = selectors.step_presented(assignment, row, None if saved is None else (saved.vote, saved.comment))
     if not request.htmx:
         return redirect(reverse("assignment", args=[assignment.pk]) + f"#a{position}-step-{step['n']}")
     return render(request, STEP, {"assignment": assignment, "position": position, "step": step})

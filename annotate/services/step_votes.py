@@ -42,9 +42,10 @@ def step_vote_save(
     user,
     now: datetime | None = None,
     source: str = Source.PAGE,
-) -> StepVote | None:
+) -> tuple[ArticleStep, StepVote | None]:
     """Saves the vote (`up`, `down`, or `` to take it back, with its comment) on a step of the pair;
-    ``comment`` None leaves the comment as it is. Returns the vote as stored (None once taken back)."""
+    ``comment`` None leaves the comment as it is. Returns the step and the vote as stored (None once
+    taken back, or when there was none to take back)."""
     assignment_check_editable(assignment)
     if vote not in VOTES:
         raise ValidationError(["Vote up or down (or clear the vote)."])
@@ -63,7 +64,7 @@ def step_vote_save(
             after = ("", "")
             result = None
         elif after[0] == "":
-            return None  # nothing to take back
+            return step, None  # nothing to take back
         else:
             stored = stored or StepVote(assignment=assignment, step=step)
             stored.vote, stored.comment, stored.saved_at = VOTES[after[0]], after[1], now
@@ -76,7 +77,7 @@ def step_vote_save(
                     assignment_id=assignment.pk, criterion_id=None, step_id=step.pk, name=name, before=old, after=new, by=user.pk, at=now
                 )
         audit.flush()
-    return result
+    return step, result
 
 
 def steps_unvoted(assignment: Assignment) -> int:
