@@ -484,7 +484,7 @@ def step_votes_of(assignment: Assignment) -> dict[int, tuple[str, str]]:
 def step_shown(assignment: Assignment, step_id: int) -> tuple[str, dict]:
     """One step as its page shows it (`article_steps_shown`'s form, presented as the campaign presents
     articles), with the position of its article on this assignment's page."""
-    pair, campaign = assignment.pair, assignment.pair.campaign
+    pair = assignment.pair
     row = (
         ArticleStep.objects.filter(pk=step_id, article_id__in=(pair.article_a_id, pair.article_b_id))
         .values("pk", "article_id", "order", "kind", "query", "title", "html")
