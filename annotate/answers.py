@@ -91,7 +91,7 @@ def _rationale_problems(rules: Rules, rationale: str) -> list[str]:
 def one_article(response: dict) -> bool:
     """Whether a criterion whose `response` is this is answered on one article alone (on a reading),
     not on a pair: its protocol's item is one article. {} is the campaign's pairwise verdict."""
-    return bool(response) and protocols.get(response.get("type", "")).ARTICLES == 1
+    return protocols.for_criterion(response).ARTICLES == 1
 
 
 COMPLETE, PARTIAL = "complete", "partial"

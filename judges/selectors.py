@@ -91,17 +91,17 @@ def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int | None, int
 
 def criterion_protocol(criterion: Criterion) -> str:
     """The protocol a criterion's answers follow: its response type, pairwise when it has none."""
-    return (criterion.response or {}).get("type") or protocols.DEFAULT
+    return protocols.for_criterion(criterion.response).NAME
 
 
 def one_article(criterion: Criterion) -> bool:
     """Whether a criterion is asked about one article (a reading) rather than a pair."""
-    return protocols.get(criterion_protocol(criterion)).ARTICLES == 1
+    return protocols.for_criterion(criterion.response).ARTICLES == 1
 
 
 def judged(criterion: Criterion) -> bool:
     """Whether judges are asked the criterion at all (not a free-text one: `protocols.text`)."""
-    return protocols.get(criterion_protocol(criterion)).JUDGED
+    return protocols.for_criterion(criterion.response).JUDGED
 
 
 def campaign_units_q(campaign: Campaign, prefix: str = "") -> Q:

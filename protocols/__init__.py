@@ -72,6 +72,12 @@ def get(name: str) -> ModuleType:
     return REGISTRY[name]
 
 
+def for_criterion(response: dict | None) -> ModuleType:
+    """The protocol a criterion's answers follow, from its stored `response` ({} or None: the campaign's
+    pairwise verdict): the one lookup every layer routes a criterion by (`get`, which fails closed)."""
+    return get((response or {}).get("type") or DEFAULT)
+
+
 def criterion_response(response: object) -> tuple[dict, list[str]]:
     """A criteria file's `response` object (None: absent) as stored on the criterion ({} for
     pairwise, the default), and what is wrong with it, as short phrases."""
