@@ -288,13 +288,14 @@ def rows_read(path: Path, *, columns: tuple[str, ...], distinct: tuple[str, ...]
     found = RowsFile(name=str(path))
     labels = columns == LABEL_COLUMNS
     spans = columns == SPAN_COLUMNS
+    steps = columns == STEP_VOTE_COLUMNS
     optional = {LABEL_COLUMNS: LABEL_OPTIONAL, SPAN_COLUMNS: SPAN_OPTIONAL, STEP_VOTE_COLUMNS: STEP_VOTE_OPTIONAL}.get(columns, frozenset())
     # A labels file may hold the judge columns and the order column; a spans file its step column.
     columns = (
         columns
         + ((ORDER_COLUMN, GUESS_COLUMN, ACCEPTABLE_COLUMN, *JUDGE_COLUMNS, CONFIDENCE_COLUMN, *ONE_ARTICLE_COLUMNS) if labels else ())
         + ((SPAN_STEP_COLUMN,) if spans else ())
-        + (("rater_kind",) if optional is STEP_VOTE_OPTIONAL else ())
+        + (("rater_kind",) if steps else ())
     )
     if fmt == "csv":
         found._records = _csv_records(path, columns, optional, found, check_text=nul)

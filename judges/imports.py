@@ -206,6 +206,7 @@ def imported_step_votes_save(*, votes: Sequence[tuple], tally: dict[str, int], n
             question=JudgeUnit.Question.STEP, judge__in={v[0].pk for v in votes}, pair__in={v[1].pk for v in votes}
         )
     }
+    fresh, changed = [], []
     for judge, pair, step, vote, reason, saved_at in votes:
         when = saved_at or now
         unit = stored.get((judge.pk, pair.pk, step.pk))
@@ -214,14 +215,17 @@ def imported_step_votes_save(*, votes: Sequence[tuple], tally: dict[str, int], n
             continue
         tally["new" if unit is None else "updated"] += 1
         if unit is None:
-            unit = JudgeUnit.objects.create(
-                judge=judge, pair=pair, step=step, question=JudgeUnit.Question.STEP, a_first=True, vote=vote, reason=reason,
-                status=JudgeUnit.Status.DONE,
-            )  # fmt: skip
-        else:
-            JudgeUnit.objects.filter(pk=unit.pk).update(vote=vote, reason=reason, status=JudgeUnit.Status.DONE, error="")
-        # auto_now stamps a save: the file's time is set after it.
-        JudgeUnit.objects.filter(pk=unit.pk).update(updated_at=when)
+            unit = JudgeUnit(judge=judge, pair=pair, step=step, question=JudgeUnit.Question.STEP, a_first=True)
+            fresh.append(unit)
+        unit.vote, unit.reason, unit.status, unit.error, unit.updated_at = vote, reason, JudgeUnit.Status.DONE, "", when
+        changed.append(unit)
+    # Created, then every unit written with the file's time: bulk_create stamps auto_now (on the objects
+    # too, so their times are set again), bulk_update does not.
+    times = [unit.updated_at for unit in fresh]
+    JudgeUnit.objects.bulk_create(fresh)
+    for unit, when in zip(fresh, times):
+        unit.updated_at = when
+    JudgeUnit.objects.bulk_update(changed, ["vote", "reason", "status", "error", "updated_at"], batch_size=CHUNK)
 
 
 def stored_verdict_sets(units: Iterable[JudgeUnit], answer: str) -> dict[int, set]:

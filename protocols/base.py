@@ -119,3 +119,11 @@ def retry_messages(request: JudgeRequest, answer: str, reason: str) -> list[dict
         f"shaped as asked, with exactly one entry for each of these criteria, keys copied exactly: {keys}."
     )
     return [*request.messages, {"role": "assistant", "content": answer[:RETRY_ANSWER_CHARS]}, {"role": "user", "content": problem}]
+
+
+def schema_format(name: str, schema: dict, *, structured: bool) -> dict | None:
+    """A request's `response_format` asking for a reply under `schema` (strict JSON schema output,
+    named `name`), or None when the judge does not use structured output."""
+    if not structured:
+        return None
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}

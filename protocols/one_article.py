@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Callable
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys, schema_format
 
 __all__ = [
     "ANSWERS_FIELD",
@@ -99,12 +99,7 @@ def build_one_article_request(
             "The object under answers holds exactly one entry per criterion, in the order given above, with the key copied exactly.",
         ]
     )
-    response_format = None
-    if structured:
-        response_format = {
-            "type": "json_schema",
-            "json_schema": {"name": protocol, "strict": True, "schema": response_schema(criteria, answer_schema)},
-        }
+    response_format = schema_format(protocol, response_schema(criteria, answer_schema), structured=structured)
     return JudgeRequest(
         messages=[{"role": "system", "content": system_prompt}, {"role": "user", "content": user}],
         response_format=response_format,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from protocols.base import InvalidResponse, JudgeRequest
+from protocols.base import InvalidResponse, JudgeRequest, schema_format
 from protocols.pairwise.prompt import read_json
 
 NAME = "step_vote"  # the request's `protocol`, read by `parse_verdicts` below (`protocols.parse_reply`)
@@ -88,9 +88,7 @@ def build_request(*, topic: str, before: list[Step], step: Step, structured: boo
         "Reply with a single JSON object and nothing else, shaped like this:",
         f'{{"{KEY}": "{UP}", "reason": "..."}}',
     ]
-    response_format = None
-    if structured:
-        response_format = {"type": "json_schema", "json_schema": {"name": NAME, "strict": True, "schema": response_schema()}}
+    response_format = schema_format(NAME, response_schema(), structured=structured)
     return JudgeRequest(
         messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}],
         response_format=response_format,

@@ -48,31 +48,24 @@ assert seen == [(k, 60) for k in range(1, 61)], seen
 assert "https" not in parallel[0].html and "Retrieved" not in parallel[0].display_markdown
 # A worker that fails is reported, and no worker is left behind, the parent's own share finished or not.
 from annotate.sources import StepRecord
-broken = list(records)
-broken[1] = ArticleRecord(topic="Broken", system="agent.v1", markdown=records[1].markdown[:-40], steps=(StepRecord("plan", None),))
-try:
-    articles_prepare(broken)
-except RuntimeError as exc:
-    assert "an import worker failed: TypeError" in str(exc), exc
-else:
-    raise AssertionError("a failed worker went unnoticed")
-try:
-    os.waitpid(-1, os.WNOHANG)
-    raise AssertionError("a worker was left behind")
-except ChildProcessError:
-    pass
-broken[1] = ArticleRecord(topic="Broken", system="agent.v1", markdown=records[1].markdown + " more", steps=(StepRecord("plan", None),))
-try:
-    articles_prepare(broken)  # the longest: this process's own share fails
-except TypeError:
-    pass
-else:
-    raise AssertionError("the parent's failure went unnoticed")
-try:
-    os.waitpid(-1, os.WNOHANG)
-    raise AssertionError("a worker was left behind")
-except ChildProcessError:
-    pass
+
+def fails(markdown, error, words):
+    broken = list(records)
+    broken[1] = ArticleRecord(topic="Broken", system="agent.v1", markdown=markdown, steps=(StepRecord("plan", None),))
+    try:
+        articles_prepare(broken)
+    except error as exc:
+        assert words in str(exc), exc
+    else:
+        raise AssertionError("a failure went unnoticed")
+    try:
+        os.waitpid(-1, os.WNOHANG)
+        raise AssertionError("a worker was left behind")
+    except ChildProcessError:
+        pass
+
+fails(records[1].markdown[:-40], RuntimeError, "an import worker failed: TypeError")  # the shortest: a worker's share
+fails(records[1].markdown + " more", TypeError, "")  # the longest: this process's own share
 sample = Path(sys.argv[1])
 if sample.is_dir():
     articles = read_wlc(sample, max_bytes=10_000_000).articles

@@ -426,11 +426,14 @@ def rubric_read(path, *, key: str | None = None) -> tuple[RubricRecord | None, l
     rubric, problems = read_rubric(path, key=key)
     if rubric is None:
         return rubric, problems
+    found: dict[str, str | None] = {}  # by protocol: each template is looked up once
     for category in rubric.categories:
         for item in category.criteria:
             name = (item.response or {}).get("type") or protocols.DEFAULT
-            if problem := _partial_problem(name):
-                problems.append(Problem(rubric.source or str(path), f"criterion '{item.key}': {problem}"))
+            if name not in found:
+                found[name] = _partial_problem(name)
+            if found[name]:
+                problems.append(Problem(rubric.source or str(path), f"criterion '{item.key}': {found[name]}"))
     return rubric, problems
 
 

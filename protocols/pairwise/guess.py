@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from protocols.base import InvalidResponse, JudgeRequest
+from protocols.base import InvalidResponse, JudgeRequest, schema_format
 from protocols.pairwise.prompt import SYSTEM_PROMPT, article_lines, read_json
 
 NAME = "guess"  # the request's `protocol`: read by `parse_verdicts` below (`protocols.parse_reply`)
@@ -72,9 +72,7 @@ def build_request(*, topic: str, article_1: str, article_2: str, reference_name:
             f'{{"{KEY}": "{FIRST}"}}',
         ]
     )
-    response_format = None
-    if structured:
-        response_format = {"type": "json_schema", "json_schema": {"name": NAME, "strict": True, "schema": response_schema()}}
+    response_format = schema_format(NAME, response_schema(), structured=structured)
     return JudgeRequest(
         messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
         response_format=response_format,

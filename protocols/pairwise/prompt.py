@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 import re
 
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys, schema_format
 from protocols.pairwise.words import FIRST, SECOND, TIE
 
 __all__ = ["SYSTEM_PROMPT", "article_lines", "build_request", "parse_verdicts", "read_json", "response_schema"]
@@ -161,12 +161,7 @@ def build_request(
             f'copied exactly; "winner" is {winners}.',
         ]
     )
-    response_format = None
-    if structured:
-        response_format = {
-            "type": "json_schema",
-            "json_schema": {"name": "verdicts", "strict": True, "schema": response_schema(keys, allow_tie)},
-        }
+    response_format = schema_format("verdicts", response_schema(keys, allow_tie), structured=structured)
     return JudgeRequest(
         messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
         response_format=response_format,

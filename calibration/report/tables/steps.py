@@ -10,24 +10,18 @@ from __future__ import annotations
 from calibration.report.table_format import DASH, Table
 
 
-def _rate(estimate: dict | None) -> str:
+def _rate(estimate: dict | None, unit: str | None = None) -> str:
+    """The estimate with its interval and n: n votes and n pairs, or n of `unit` when it is given."""
     if not estimate or estimate["value"] is None:
         return DASH
     low, high = estimate["ci"]
     ci = "" if low is None else f" [{low:.3f}, {high:.3f}]"
-    return f"{estimate['value']:.3f}{ci} (n = {estimate['n']:,}, {estimate['n_pairs']:,} pairs)"
+    counted = f"{estimate['n']:,} {unit}" if unit else f"{estimate['n']:,}, {estimate['n_pairs']:,} pairs"
+    return f"{estimate['value']:.3f}{ci} (n = {counted})"
 
 
 def _tau(entry: dict) -> str:
     return DASH if entry["kendall_tau"] is None else f"{entry['kendall_tau']:.2f} ({entry['n_systems']} systems)"
-
-
-def _figure(estimate: dict | None, unit: str) -> str:
-    if not estimate or estimate["value"] is None:
-        return DASH
-    low, high = estimate["ci"]
-    ci = "" if low is None else f" [{low:.3f}, {high:.3f}]"
-    return f"{estimate['value']:.3f}{ci} (n = {estimate['n']:,} {unit})"
 
 
 def _alt(alt: dict) -> str:
@@ -41,11 +35,11 @@ def _judge_rows(found: dict) -> list[list[str]]:
         rows.append(
             [
                 name,
-                _figure(figures.get("agreement"), "vote pairs"),
-                _figure(figures.get("kappa"), "vote pairs"),
-                _figure(figures.get("agreement_majority"), "steps"),
-                _figure(figures.get("mean"), "steps"),
-                _figure(figures.get("human_mean"), "steps"),
+                _rate(figures.get("agreement"), "vote pairs"),
+                _rate(figures.get("kappa"), "vote pairs"),
+                _rate(figures.get("agreement_majority"), "steps"),
+                _rate(figures.get("mean"), "steps"),
+                _rate(figures.get("human_mean"), "steps"),
                 _alt(entry["alt_test"]),
             ]
         )
@@ -80,7 +74,7 @@ def step_tables(report: dict) -> dict[str, Table]:
         ceiling = found["human_ceiling"]
         judges_note = (
             f"{found['n_steps']:,} steps of {found['n_articles']:,} articles, {found['n_votes']:,} votes. Human ceiling: "
-            f"agreement {_figure(ceiling.get('agreement'), 'vote pairs')}, kappa {_figure(ceiling.get('kappa'), 'vote pairs')}. "
+            f"agreement {_rate(ceiling.get('agreement'), 'vote pairs')}, kappa {_rate(ceiling.get('kappa'), 'vote pairs')}. "
             f"{found['rule']}."
         )
     return {
