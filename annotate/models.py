@@ -3,6 +3,7 @@ from django.db import models
 
 import protocols
 from common.names import NAME_MAX_LENGTH, name_problem
+from protocols import order as orders
 
 # The catalogue of a labels-only campaign (`annotate.services.placeholders`): its topics' benchmark
 # starts with this prefix, its articles have no text and this `source`. Pages, exports and campaign
@@ -338,10 +339,18 @@ class Campaign(models.Model):
 
 
 class Pair(models.Model):
-    """Two articles on one topic. `article_a` is the reference (or the lower system key)."""
+    """Two articles on one topic. `article_a` is the reference (or the lower system key).
+
+    A pair is the first kind of item (`kind`): its articles are also its `ItemArticle` rows, slot 0
+    (a) `article_a` and slot 1 (b) `article_b`, written together by `annotate.services.items`. The
+    two columns stay while the readers move to the slots (issue 38)."""
+
+    class Kind(models.TextChoices):
+        PAIR = "pair", "Two articles, compared"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pairs")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PAIR, db_default=Kind.PAIR)
     article_a = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     article_b = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
     order = models.PositiveIntegerField(default=0)
@@ -360,6 +369,31 @@ class Pair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
+
+
+class ItemArticle(models.Model):
+    """One article of an item, in its slot (0, 1, ...; named a, b, ... by `protocols.order`). Answers
+    and orders name slots, never positions on a page."""
+
+    item = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="slots")
+    slot = models.PositiveSmallIntegerField()
+    article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["item", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "slot"], name="itemarticle_unique_slot"),
+            models.UniqueConstraint(fields=["item", "article"], name="itemarticle_unique_article"),
+            models.CheckConstraint(condition=models.Q(slot__lt=orders.MAX_ARTICLES), name="itemarticle_slot_in_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} slot {orders.SLOTS[self.slot]}: article {self.article_id}"
+
+
+# While pairs keep `a_first` beside `order` (issue 38), the database holds the two to one meaning.
+def _order_agrees_with_a_first(name: str) -> models.CheckConstraint:
+    return models.CheckConstraint(condition=models.Q(a_first=True, order="ab") | models.Q(a_first=False, order="ba"), name=name)
 
 
 class SectionAlignment(models.Model):
@@ -510,6 +544,9 @@ class Assignment(models.Model):
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="assignments")
     a_first = models.BooleanField(help_text="Drawn at random when claimed; never shown to the annotator.")
+    order = models.CharField(
+        max_length=orders.MAX_ARTICLES, help_text="The slots in the order shown (protocols.order): 'ab' when a_first, else 'ba'."
+    )
     order_known = models.BooleanField(
         default=True,
         help_text="False for imported work whose display order its file did not give: a_first then only "
@@ -540,6 +577,7 @@ class Assignment(models.Model):
             models.UniqueConstraint(
                 fields=["pair", "annotator"], condition=models.Q(repeat_of__isnull=True), name="assignment_one_per_annotator"
             ),
+            _order_agrees_with_a_first("assignment_order_agrees"),
         ]
         indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["pair", "status"])]
 
@@ -657,6 +695,7 @@ class Adjudication(models.Model):
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     a_first = models.BooleanField()
+    order = models.CharField(max_length=orders.MAX_ARTICLES, help_text="The slots in the order shown (protocols.order).")
     opened_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
     opened_at = models.DateTimeField()
     winner = models.CharField(max_length=3, choices=Label.Winner.choices, blank=True)
@@ -672,6 +711,7 @@ class Adjudication(models.Model):
                 condition=models.Q(winner="", decided_by__isnull=True) | (~models.Q(winner="") & models.Q(decided_by__isnull=False)),
                 name="adjudication_decided_with_adjudicator",
             ),
+            _order_agrees_with_a_first("adjudication_order_agrees"),
         ]
 
     def __str__(self) -> str:

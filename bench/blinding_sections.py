@@ -57,7 +57,7 @@ def judges_guess(count: int, seed: int) -> int:
     for judge in judges:
         shown = sorted(set(JudgeUnit.objects.filter(judge=judge, question="verdicts").values_list("pair_id", "a_first")))
         for (pair_id, a_first), u in zip(shown, rng.random(len(shown)), strict=True):
-            made.append(JudgeUnit(judge=judge, pair_id=pair_id, a_first=a_first, question="guess", status="done",
+            made.append(JudgeUnit(judge=judge, pair_id=pair_id, a_first=a_first, order="ab" if a_first else "ba", question="guess", status="done",
                                   guess="a" if u < 1 / 3 else "b" if u < 2 / 3 else "unknown"))  # fmt: skip
     JudgeUnit.objects.bulk_create(made, batch_size=2000, ignore_conflicts=True)
     return len(made)

@@ -75,7 +75,8 @@ def main() -> None:
                     Assignment(
                         pair=p,
                         annotator=user,
-                        a_first=rng.random() < 0.5,
+                        a_first=(first := rng.random() < 0.5),
+                        order="ab" if first else "ba",
                         status=Assignment.Status.SUBMITTED,
                         claimed_at=now,
                         last_activity_at=now,
@@ -104,7 +105,7 @@ def main() -> None:
             accuracy, price = 0.85 - 0.1 * j, Decimal("0.02") / (4**j)
             units = JudgeUnit.objects.bulk_create(
                 [
-                    JudgeUnit(judge=judge, pair=p, category=cat, a_first=first, status=JudgeUnit.Status.DONE)
+                    JudgeUnit(judge=judge, pair=p, category=cat, a_first=first, order="ab" if first else "ba", status=JudgeUnit.Status.DONE)
                     for p in pairs
                     for cat in {c.category for c in criteria}
                     for first in (True, False)

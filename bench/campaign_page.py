@@ -36,6 +36,7 @@ def main() -> None:
     from django.utils import timezone
 
     from annotate.models import Article, Assignment, Campaign, Category, Criterion, CriterionSet, Label, Pair, System, Topic
+    from annotate.services.items import pairs_save
 
     now = timezone.now()
     t = time.perf_counter()
@@ -55,7 +56,7 @@ def main() -> None:
              for i, topic in enumerate(topics) for k in (0, 1 + i % 29)],
             batch_size=2000,
         )  # fmt: skip
-        pairs = Pair.objects.bulk_create(
+        pairs = pairs_save(
             [
                 Pair(campaign=campaign, topic=topic, article_a=articles[2 * i], article_b=articles[2 * i + 1], order=i)
                 for i, topic in enumerate(topics)
@@ -64,7 +65,7 @@ def main() -> None:
         )
         raters = User.objects.bulk_create([User(username=f"crowd{i:04d}", is_active=False) for i in range(args.raters)])
         assignments = Assignment.objects.bulk_create(
-            [Assignment(pair=p, annotator=raters[i % args.raters], a_first=True, status="submitted", claimed_at=now, last_activity_at=now, submitted_at=now)
+            [Assignment(pair=p, annotator=raters[i % args.raters], a_first=True, order="ab", status="submitted", claimed_at=now, last_activity_at=now, submitted_at=now)
              for i, p in enumerate(pairs)],
             batch_size=2000,
         )  # fmt: skip

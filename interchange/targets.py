@@ -20,6 +20,7 @@ from annotate.answers import CANNOT_JUDGE
 from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.answers import imported_answer_problems
+from annotate.services.items import pair_save, pairs_save
 from annotate.services.placeholders import (
     NewCriteria,
     Placeholders,
@@ -327,7 +328,7 @@ def pairs_ensure(context: Context, targets: Iterable[Target]) -> int:
     for pair in new.values():
         pair.order = context.next_order
         context.next_order += 1
-    Pair.objects.bulk_create(list(new.values()), batch_size=2000)
+    pairs_save(list(new.values()), batch_size=2000)
     context.pairs.update(new)
     return len(new)
 
@@ -340,12 +341,8 @@ def pair_ensure(context: Context, target: Target) -> tuple[Pair, bool]:
     if context.next_order is None:
         context.next_order = (context.campaign.pairs.aggregate(top=Max("order"))["top"] or 0) + 1
     article_a, article_b = canonical(context, target)
-    pair = Pair.objects.create(
-        campaign=context.campaign,
-        topic=target.topic,
-        article_a=article_a,
-        article_b=article_b,
-        order=context.next_order,
+    pair = pair_save(
+        Pair(campaign=context.campaign, topic=target.topic, article_a=article_a, article_b=article_b, order=context.next_order)
     )
     context.pairs[target.pair_key] = pair
     context.next_order += 1

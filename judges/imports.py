@@ -24,6 +24,7 @@ from annotate.bulk import rows_insert
 from annotate.models import Campaign, Pair
 from common.batches import batches
 from judges.models import Judge, JudgeUnit, JudgeVerdict
+from protocols import order as orders
 
 NEW, UPDATED, UNCHANGED = "new", "updated", "unchanged"
 # Which judge an imported rater name is: the campaign's own (the default), or the global judge of that name.
@@ -172,6 +173,7 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
                 category_id=unit.category_id,
                 criterion_id=unit.criterion_id,
                 a_first=unit.a_first,
+                order=orders.of_a_first(unit.a_first),
                 status=status,
                 error=error,
             )
@@ -215,7 +217,7 @@ def imported_step_votes_save(*, votes: Sequence[tuple], tally: dict[str, int], n
             continue
         tally["new" if unit is None else "updated"] += 1
         if unit is None:
-            unit = JudgeUnit(judge=judge, pair=pair, step=step, question=JudgeUnit.Question.STEP, a_first=True)
+            unit = JudgeUnit(judge=judge, pair=pair, step=step, question=JudgeUnit.Question.STEP, a_first=True, order="ab")
             fresh.append(unit)
         unit.vote, unit.reason, unit.status, unit.error, unit.updated_at = vote, reason, JudgeUnit.Status.DONE, "", when
         changed.append(unit)

@@ -4,6 +4,7 @@ from django.db import models
 
 from annotate.models import ArticleStep, Campaign, Category, Criterion, Pair, Reading, validate_name
 from common.names import NAME_MAX_LENGTH
+from protocols import order as orders
 
 
 class Judge(models.Model):
@@ -209,6 +210,10 @@ class JudgeUnit(models.Model):
     vote = models.SmallIntegerField(null=True, blank=True)
     reason = models.TextField(blank=True, default="", db_default="")
     a_first = models.BooleanField(help_text="Article A was shown as Article 1.")
+    order = models.CharField(
+        max_length=orders.MAX_ARTICLES,
+        help_text="The item's slots in the order shown (protocols.order): 'a' for a reading, else 'ab' when a_first, 'ba' when not.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="units")
@@ -252,6 +257,13 @@ class JudgeUnit(models.Model):
                 | models.Q(question="step", pair__isnull=False, category__isnull=True, criterion__isnull=True, step__isnull=False, guess="")
                 | models.Q(question="verdicts", category__isnull=False, guess="", step__isnull=True),
                 name="judgeunit_question_shape",
+            ),
+            # While `a_first` stays beside `order` (issue 38), the two say one thing.
+            models.CheckConstraint(
+                condition=models.Q(reading__isnull=False, a_first=True, order="a")
+                | models.Q(reading__isnull=True, a_first=True, order="ab")
+                | models.Q(reading__isnull=True, a_first=False, order="ba"),
+                name="judgeunit_order_agrees",
             ),
         ]
 

@@ -59,6 +59,7 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
                 category_id=unit.category_id,
                 criterion_id=unit.criterion_id,
                 a_first=True,
+                order="a",
                 status=status,
                 error=error,
             )

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotate.models import Article, Campaign, Pair, System, Topic
+from annotate.services.items import pairs_save
 from common.names import name_problem
 from judges.imports import (
     SCOPE_CAMPAIGN,
@@ -178,7 +179,7 @@ def wlc_results_import(
             top = max((p.order for p in campaign.pairs.all()), default=0)
             for offset, pair in enumerate(new_pairs, 1):
                 pair.order = top + offset
-            Pair.objects.bulk_create(new_pairs)
+            pairs_save(new_pairs)
             report.pairs_created = len(new_pairs)
         expected: dict[int, set[str]] = {}
         for criterion in criteria.values():

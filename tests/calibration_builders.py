@@ -92,7 +92,7 @@ def label_pairs(campaign: Campaign, user, winners: dict, *, a_first: bool | dict
         assignment = assignment_claim_next(campaign=campaign, user=user)
         assert assignment is not None
         left = a_first if isinstance(a_first, bool) else a_first[assignment.pair]
-        Assignment.objects.filter(pk=assignment.pk).update(a_first=left)
+        Assignment.objects.filter(pk=assignment.pk).update(a_first=left, order="ab" if left else "ba")
         assignment.refresh_from_db()
         for key, side in winners[assignment.pair].items():
             criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key=key)
@@ -128,7 +128,9 @@ def judge_rows(
         for key, side in by_criterion.items():
             categories.setdefault(criteria[key].category, []).append((criteria[key], side))
         for category, items in categories.items():
-            unit = JudgeUnit.objects.create(judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.DONE)
+            unit = JudgeUnit.objects.create(
+                judge=judge, pair=pair, category=category, a_first=a_first, order="ab" if a_first else "ba", status=JudgeUnit.Status.DONE
+            )
             call = JudgeCall.objects.create(
                 unit=unit,
                 attempt=1,
@@ -146,7 +148,13 @@ def judge_rows(
     for pair, category_key, a_first in errors:
         category = next(c.category for c in criteria.values() if c.category.key == category_key)
         unit = JudgeUnit.objects.create(
-            judge=judge, pair=pair, category=category, a_first=a_first, status=JudgeUnit.Status.ERROR, error="invalid JSON"
+            judge=judge,
+            pair=pair,
+            category=category,
+            a_first=a_first,
+            order="ab" if a_first else "ba",
+            status=JudgeUnit.Status.ERROR,
+            error="invalid JSON",
         )
         JudgeCall.objects.create(
             unit=unit, attempt=1, request_hash=f"{name}-{unit.pk}", valid=False, cost_usd=Decimal(cost_per_unit), latency_ms=latency_ms

@@ -35,7 +35,7 @@ def test_it_stores_the_set_by_side_and_audits_it(campaign, alice):
     Campaign.objects.filter(pk=campaign.pk).update(accept_sets=True, allow_tie=True)
     campaign.refresh_from_db()
     work = assignment_claim_next(campaign=campaign, user=alice)
-    Assignment.objects.filter(pk=work.pk).update(a_first=False)
+    Assignment.objects.filter(pk=work.pk).update(a_first=False, order="ba")
     work.refresh_from_db()
     criterion = Criterion.objects.filter(criterion_set=campaign.criterion_set).first()
     label_save(assignment=work, criterion=criterion, user=alice, position="1", rationale="fine prose", acceptable=["tie", "1"])
@@ -55,7 +55,7 @@ def sets_campaign(alice, bob):
     for user in (alice, bob):
         for _ in range(2):
             work = assignment_claim_next(campaign=campaign, user=user)
-            Assignment.objects.filter(pk=work.pk).update(a_first=True)
+            Assignment.objects.filter(pk=work.pk).update(a_first=True, order="ab")
             work.refresh_from_db()
             for key in keys:
                 # A wins everywhere; a tie would do too, for both annotators.

@@ -192,6 +192,7 @@ def world(campaign, alice, oscar, rachel, bob):
         criterion=criterion,
         kind="split",
         a_first=True,
+        order="ab",
         opened_by=rachel,
         opened_at=span.created_at,
     )

@@ -104,7 +104,7 @@ def test_it_shows_the_answers_and_rationales_but_no_judge(disputed, campaign, ra
     judge, _ = judge_create(name="secretive-judge", kind="length")
     run = judge_run_create(campaign=campaign, judge=judge)
     unit = JudgeUnit.objects.create(
-        run=run, judge=judge, pair=disputed["pair"], a_first=True, category=disputed["split"].category, status="done"
+        run=run, judge=judge, pair=disputed["pair"], a_first=True, order="ab", category=disputed["split"].category, status="done"
     )
     JudgeVerdict.objects.create(unit=unit, criterion=disputed["split"], winner="a", rationale="JUDGE-VERDICT-TEXT")
     item = open_item(campaign, rachel, disputed["split"])

@@ -20,6 +20,7 @@ def test_it_records_exactly_one_final_answer_when_two_adjudicators_race(campaign
         criterion=criterion,
         kind="split",
         a_first=True,
+        order="ab",
         opened_by=rachel,
         opened_at=campaign.created_at,
     )

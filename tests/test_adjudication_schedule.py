@@ -20,7 +20,14 @@ def queue(campaign, rachel, django_user_model):
     criterion = Criterion.objects.filter(criterion_set=campaign.criterion_set).order_by("order").first()
     for pair in campaign.pairs.order_by("pk"):
         Adjudication.objects.create(
-            campaign=campaign, pair=pair, criterion=criterion, kind="split", a_first=True, opened_by=rachel, opened_at=campaign.created_at
+            campaign=campaign,
+            pair=pair,
+            criterion=criterion,
+            kind="split",
+            a_first=True,
+            order="ab",
+            opened_by=rachel,
+            opened_at=campaign.created_at,
         )
     people = [django_user_model.objects.create_user(name, password=f"{name}-password") for name in ("dana", "eve")]
     campaign_adjudicators_add(campaign=campaign, users=people)

@@ -93,7 +93,7 @@ def test_it_keeps_every_annotator_facing_response_blind(client, alice, work, cam
 def test_it_puts_the_drawn_article_on_the_left(client, alice, work):
     client.force_login(alice)
     for a_first in (True, False):
-        Assignment.objects.filter(pk=work.pk).update(a_first=a_first)
+        Assignment.objects.filter(pk=work.pk).update(a_first=a_first, order="ab" if a_first else "ba")
         html = page(client, work).content.decode()
         left = work.pair.article_a if a_first else work.pair.article_b
         first_words = left.html[left.html.index("<p>") + 3 :][:60]
@@ -113,7 +113,7 @@ def test_it_forbids_other_peoples_work(client, bob, rachel, oscar, work):
 def test_it_saves_one_criterion_by_htmx_and_maps_the_position(client, alice, work):
     client.force_login(alice)
     for a_first, position, winner in [(True, "1", "a"), (True, "2", "b"), (False, "1", "b"), (False, "2", "a")]:
-        Assignment.objects.filter(pk=work.pk).update(a_first=a_first)
+        Assignment.objects.filter(pk=work.pk).update(a_first=a_first, order="ab" if a_first else "ba")
         response = client.post(
             reverse("label-save", args=[work.pk, "ww_cc_1"]),
             {"position": position, "rationale": f"r {a_first} {position}"},

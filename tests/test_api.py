@@ -182,7 +182,7 @@ def test_it_claims_saves_and_submits_by_position(api_campaign, alice, rachel, a_
     again = client.post(reverse("api:campaign-claim", args=[api_campaign.pk]))
     assert again.status_code == 200 and again.json()["id"] == claimed["id"]
     # The side is drawn at random on claim; fix it so both mappings are checked.
-    Assignment.objects.filter(pk=claimed["id"]).update(a_first=a_first)
+    Assignment.objects.filter(pk=claimed["id"]).update(a_first=a_first, order="ab" if a_first else "ba")
     assignment = Assignment.objects.select_related("pair__article_a", "pair__article_b").get(pk=claimed["id"])
 
     page = client.get(reverse("api:assignment-detail", args=[assignment.pk])).json()

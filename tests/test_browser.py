@@ -213,7 +213,7 @@ def test_it_labels_a_whole_pair_with_mouse_and_keyboard_and_exports_the_right_sy
     log_in(page, username, f"demo-{username}")
     assignment = start_next_pair(page)
     # The order is drawn at random on claim; fix it so that both orders are covered every run.
-    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first)
+    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first, order="ab" if a_first else "ba")
     page.reload()
 
     answers = label_the_whole_pair(page, assignment, seed=seed)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's ch
 def test_it_answers_the_guess_question_by_keyboard_after_a_submit(page, live_demo, a_first):  # noqa: F811
     log_in(page, "annotator1", "demo-annotator1")
     assignment = start_next_pair(page)
-    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first)
+    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first, order="ab" if a_first else "ba")
     assignment.refresh_from_db()
     for criterion in Criterion.objects.filter(criterion_set=assignment.pair.campaign.criterion_set).order_by("order"):
         label_save(assignment=assignment, criterion=criterion, user=assignment.annotator, position="1", rationale="Clearer lead.")

@@ -161,7 +161,7 @@ def test_it_shows_recorded_and_possibly_billed_costs_on_the_run_page(client, cam
     run = judge_run_create(campaign=campaign, judge=llm_judge)
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.STOPPED, cost_usd=Decimal("0.0125"))
     unit = JudgeUnit.objects.create(
-        judge=llm_judge, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True
+        judge=llm_judge, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True, order="ab"
     )
     for attempt, reserved in ((1, "0.02"), (2, "0.03")):
         JudgeCall.objects.create(

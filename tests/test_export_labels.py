@@ -32,7 +32,7 @@ def claim(campaign: Campaign, username: str, *, a_first: bool, opened: bool = Tr
     """Claims the next pair for a user with the left/right order forced, as if drawn that way."""
     user = User.objects.get(username=username)
     assignment = assignment_claim_next(campaign=campaign, user=user, now=T0)
-    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first)
+    Assignment.objects.filter(pk=assignment.pk).update(a_first=a_first, order="ab" if a_first else "ba")
     assignment.refresh_from_db()
     if opened:
         assignment_open(assignment=assignment, now=at(1))

@@ -193,7 +193,7 @@ def _gold_and_normal_on_one_topic(campaign, alice, bob) -> tuple[Assignment, Ass
     campaign.refresh_from_db()
     while (normal := assignment_claim_next(campaign=campaign, user=bob)).pair.topic_id != gold.pair.topic_id:
         Assignment.objects.filter(pk=normal.pk).update(status=Assignment.Status.SUBMITTED)
-    Assignment.objects.filter(pk__in=[gold.pk, normal.pk]).update(a_first=True)
+    Assignment.objects.filter(pk__in=[gold.pk, normal.pk]).update(a_first=True, order="ab")
     return gold, normal
 
 

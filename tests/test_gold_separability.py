@@ -104,7 +104,14 @@ def _settle_every_pair(campaign, raters) -> None:
     for pair in campaign.pairs.all():
         for rater in raters:
             work = Assignment.objects.create(
-                pair=pair, annotator=rater, a_first=True, status="submitted", claimed_at=now, last_activity_at=now, submitted_at=now
+                pair=pair,
+                annotator=rater,
+                a_first=True,
+                order="ab",
+                status="submitted",
+                claimed_at=now,
+                last_activity_at=now,
+                submitted_at=now,
             )
             Label.objects.bulk_create(
                 [Label(assignment=work, criterion=c, winner="a", rationale="A is better.", created_at=now, saved_at=now) for c in criteria]

@@ -50,7 +50,7 @@ def test_it_shows_cost_unknown_on_the_judges_pages(client, rachel, campaign, unp
     killed = judge_run_create(campaign=campaign, judge=unpriced)
     JudgeRun.objects.filter(pk=killed.pk).update(status=JudgeRun.Status.STOPPED)
     unit = JudgeUnit.objects.filter(judge=unpriced, status=JudgeUnit.Status.PENDING).first() or JudgeUnit.objects.create(
-        judge=unpriced, pair=campaign.pairs.last(), category=campaign.criterion_set.categories.first(), a_first=False
+        judge=unpriced, pair=campaign.pairs.last(), category=campaign.criterion_set.categories.first(), a_first=False, order="ba"
     )
     JudgeCall.objects.create(unit=unit, run=killed, attempt=1, status=JudgeCall.Status.SENT, reserved_usd=None, request_hash="h")
     client.force_login(rachel)
@@ -93,7 +93,9 @@ def test_it_hands_the_calibration_report_none_for_unknown_costs_and_zero_for_bas
     for judge in (unpriced, priced, longer):
         assert judge_run_execute(run=judge_run_create(campaign=campaign, judge=judge, limit=1)).status == JudgeRun.Status.FINISHED
     imported = imported_judge_create(name="elsewhere", model="gpt-x")
-    JudgeUnit.objects.create(judge=imported, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True)
+    JudgeUnit.objects.create(
+        judge=imported, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True, order="ab"
+    )
 
     costs = {s.name: s.cost_usd for s in judge_summaries(campaign=campaign)}
 

@@ -71,7 +71,7 @@ def test_it_restates_stored_overall_answers_by_side_and_back(alice, overall_work
     from django.apps import apps
 
     migration = importlib.import_module("annotate.migrations.0010_overall_by_side")
-    Assignment.objects.filter(pk=overall_work.pk).update(overall="1", a_first=a_first)
+    Assignment.objects.filter(pk=overall_work.pk).update(overall="1", a_first=a_first, order="ab" if a_first else "ba")
     change = LabelChange.objects.create(
         assignment=overall_work, field="overall", old_value="2", new_value="1", changed_by=alice, changed_at=overall_work.claimed_at
     )

@@ -66,7 +66,9 @@ def test_it_fills_the_fullest_overlap_set_first(catalogue, django_user_model):
     assert assignment_claim_next(campaign=campaign, user=people[1]).pair_id == first.pair_id
     # Somebody else starts a second pair: the next claimer still goes to the pair with two people on it.
     other = Pair.objects.filter(campaign=campaign).exclude(pk=first.pair_id).first()
-    Assignment.objects.create(pair=other, annotator=people[3], a_first=True, claimed_at=first.claimed_at, last_activity_at=first.claimed_at)
+    Assignment.objects.create(
+        pair=other, annotator=people[3], a_first=True, order="ab", claimed_at=first.claimed_at, last_activity_at=first.claimed_at
+    )
     assert claim_candidates(campaign=campaign, user=people[2])[:2] == [first.pair_id, other.pk]
 
 
@@ -84,7 +86,9 @@ def test_it_still_prefers_an_unmet_topic_to_an_open_overlap_set(catalogue, alice
     mine = assignment_claim_next(campaign=campaign, user=alice)
     Assignment.objects.filter(pk=mine.pk).update(status=Assignment.Status.SUBMITTED)
     same_topic = Pair.objects.filter(campaign=campaign, topic=mine.pair.topic).exclude(pk=mine.pair_id).get()
-    Assignment.objects.create(pair=same_topic, annotator=bob, a_first=True, claimed_at=mine.claimed_at, last_activity_at=mine.claimed_at)
+    Assignment.objects.create(
+        pair=same_topic, annotator=bob, a_first=True, order="ab", claimed_at=mine.claimed_at, last_activity_at=mine.claimed_at
+    )
     following = assignment_claim_next(campaign=campaign, user=alice)
     assert following.pair.topic_id != mine.pair.topic_id
 

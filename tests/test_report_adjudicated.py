@@ -32,7 +32,7 @@ def judged(disputed, campaign):  # noqa: F811
     judge, _ = judge_create(name="leaning-a", kind="length")
     run_ = judge_run_create(campaign=campaign, judge=judge)
     unit = JudgeUnit.objects.create(
-        run=run_, judge=judge, pair=disputed["pair"], a_first=True, category=disputed["split"].category, status="done"
+        run=run_, judge=judge, pair=disputed["pair"], a_first=True, order="ab", category=disputed["split"].category, status="done"
     )
     JudgeVerdict.objects.create(unit=unit, criterion=disputed["split"], winner="a", rationale="A is better")
     return disputed

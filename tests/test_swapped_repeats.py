@@ -155,7 +155,7 @@ def test_it_shows_a_repeat_exactly_like_a_normal_assignment_in_the_api_and_the_p
     Campaign.objects.filter(pk=campaign.pk).update(repeat_rate=0)
     while (normal := assignment_claim_next(campaign=campaign, user=bob)).pair_id != repeat.pair_id:
         Assignment.objects.filter(pk=normal.pk).update(status=Assignment.Status.SUBMITTED)
-    Assignment.objects.filter(pk=normal.pk).update(a_first=repeat.a_first)
+    Assignment.objects.filter(pk=normal.pk).update(a_first=repeat.a_first, order="ab" if repeat.a_first else "ba")
     r, n = _api(alice, repeat), _api(bob, normal)
     assert r.keys() == n.keys()
     for key in r:

@@ -164,7 +164,7 @@ def test_it_resumes_an_interrupted_run_from_its_page_once(client, rachel, campai
     run = in_progress(campaign, llm_judge, worker=ended_worker(), budget=Decimal("1.00"))
     JudgeRun.objects.filter(pk=run.pk).update(cost_usd=Decimal("0.25"), swap=True, concurrency=3, limit=5, seed=7)
     unit = JudgeUnit.objects.create(
-        judge=llm_judge, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True
+        judge=llm_judge, pair=campaign.pairs.first(), category=campaign.criterion_set.categories.first(), a_first=True, order="ab"
     )
     JudgeCall.objects.create(unit=unit, run=run, attempt=1, status=JudgeCall.Status.SENT, reserved_usd=Decimal("0.05"), request_hash="h")
     client.force_login(rachel)

@@ -8,7 +8,6 @@ chose a tie and the others one same winner. Gold pairs are left out: their answe
 
 from __future__ import annotations
 
-import secrets
 from collections import defaultdict
 
 from django.contrib.auth.models import User
@@ -18,6 +17,7 @@ from django.utils import timezone
 
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label
 from annotate.services.campaign_locks import roles_lock
+from protocols import order as orders
 
 KINDS = ("all", Adjudication.Kind.SPLIT.value, Adjudication.Kind.TIE_VS_WIN.value)
 
@@ -73,11 +73,13 @@ def adjudication_open(*, campaign: Campaign, by: User, criteria: list[Criterion]
                 pair_id=pair_id,
                 criterion_id=criterion_id,
                 kind=found_kind,
-                a_first=secrets.randbelow(2) == 1,
+                a_first=orders.a_first(order),
+                order=order,
                 opened_by=by,
                 opened_at=now,
             )
             for (pair_id, criterion_id), found_kind in sorted(found.items())
+            for order in [orders.drawn(2)]
             if (pair_id, criterion_id) not in there
         ]
         # Two staff opening at once: the unique item constraint keeps one row per item.

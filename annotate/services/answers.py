@@ -29,6 +29,7 @@ from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 from annotate.services.campaign_locks import answers_share_lock
+from protocols import order as orders
 from protocols.pairwise import POSITIONS, SET_ORDER, TIE, side_of
 
 MAX_RATIONALE = 5000
@@ -447,6 +448,7 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
             pair_id=item.pair_id,
             annotator_id=item.annotator_id,
             a_first=item.a_first,
+            order=orders.of_a_first(item.a_first),
             order_known=item.order_known,
             status=Assignment.Status.SUBMITTED,
             claimed_at=item.started_at,
@@ -459,7 +461,8 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
         return assignment, ""
     updated = []
     # The overall answer is stored by side: a new order leaves it naming the same article.
-    for name, value in (("a_first", item.a_first), ("order_known", item.order_known), *((("guess", item.guess),) if item.guess else ())):
+    changes = (("a_first", item.a_first), ("order", orders.of_a_first(item.a_first)), ("order_known", item.order_known))
+    for name, value in (*changes, *((("guess", item.guess),) if item.guess else ())):
         if getattr(assignment, name) != value:
             setattr(assignment, name, value)
             updated.append(name)

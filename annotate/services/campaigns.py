@@ -33,6 +33,7 @@ from annotate.models import (
 from annotate.rendering import render_html
 from annotate.services.campaign_locks import roles_lock
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
+from annotate.services.items import pairs_save
 from annotate.services.placeholders import criterion_set_for_labels
 from annotate.services.readings import readings_create, rubric_kinds
 from annotate.services.repeats import repeat_gap_problem, repeat_rate_problem
@@ -366,9 +367,7 @@ def campaign_create(
         order = list(range(len(planned)))
         random.SystemRandom().shuffle(order)
         order = _calibration_first(order, [topic.pk for topic, _, _ in planned], calibration_pairs)
-        Pair.objects.bulk_create(
-            [Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)]
-        )
+        pairs_save([Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)])
         # One-article criteria in the rubric: a reading per article of the pairs (annotate.services.readings).
         readings_create(campaign=campaign)
     return campaign
@@ -473,7 +472,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
         campaign.removed_annotators.set(source.removed_annotators.all())
         order = list(range(len(pairs)))
         random.SystemRandom().shuffle(order)
-        Pair.objects.bulk_create(
+        pairs_save(
             [Pair(campaign=campaign, topic_id=p.topic_id, article_a_id=p.article_a_id, article_b_id=p.article_b_id, order=order[i])
              for i, p in enumerate(pairs)]
         )  # fmt: skip

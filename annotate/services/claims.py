@@ -9,7 +9,6 @@ pairs for its pairwise criteria, readings (one article alone) for its one-articl
 from __future__ import annotations
 
 import random
-import secrets
 import time
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -27,6 +26,7 @@ from annotate.services.readings import campaign_kinds
 from annotate.services.repeats import claim_take_back, due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 from common.hooks import hooks
+from protocols import order as orders
 
 # What a member asking a closed campaign for work is told (page and API alike).
 CAMPAIGN_CLOSED = "This campaign is closed: it hands out no more work, and its labels can no longer be changed."
@@ -354,7 +354,10 @@ def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -
             return None
         # Coming back to a pair whose earlier claim was released: keep that work.
         return claim_take_back(mine, user=user, now=now)
-    return Assignment.objects.create(pair=pair, annotator=user, a_first=secrets.randbelow(2) == 1, claimed_at=now, last_activity_at=now)
+    order = orders.drawn(2)
+    return Assignment.objects.create(
+        pair=pair, annotator=user, a_first=orders.a_first(order), order=order, claimed_at=now, last_activity_at=now
+    )
 
 
 def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime) -> ReadingAssignment | None:

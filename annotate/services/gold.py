@@ -28,6 +28,7 @@ from annotate import gold
 from annotate.cleaning import count_words
 from annotate.models import Article, Assignment, Campaign, GoldPair, GoldPauseLift, Pair, System
 from annotate.rendering import render, toc_from_html
+from annotate.services.items import pair_save
 
 GOLD_SYSTEM_PREFIX = "gold-"
 GOLD_SOURCE = "make_gold: a known-answer copy of the reference article"
@@ -161,12 +162,14 @@ def gold_pairs_make(*, campaign: Campaign, per_degradation: int = 2, seed: int =
                 if article is None:
                     continue
                 # An order among the campaign's own, drawn as theirs are: nothing in it sets gold pairs apart.
-                pair = Pair.objects.create(
-                    campaign=campaign,
-                    topic_id=original.topic_id,
-                    article_a=original,
-                    article_b=article,
-                    order=random.SystemRandom().randrange(count + next_order),
+                pair = pair_save(
+                    Pair(
+                        campaign=campaign,
+                        topic_id=original.topic_id,
+                        article_a=original,
+                        article_b=article,
+                        order=random.SystemRandom().randrange(count + next_order),
+                    )
                 )
                 GoldPair.objects.create(
                     pair=pair, degradation=degradation, expected={c: "a" for c in copy.targets}, change=copy.change[:300], seed=seed
@@ -272,10 +275,10 @@ def gold_settled_make(*, campaign: Campaign, source: Campaign, limit: int = 20) 
             if (pair.article_a_id, pair.article_b_id) in there or (pair.article_b_id, pair.article_a_id) in there:
                 summary.skipped.append(f"settled pair {pair_id}: its two articles are already a pair of this campaign")
                 continue
-            copy = Pair.objects.create(
+            copy = pair_save(Pair(
                 campaign=campaign, topic_id=pair.topic_id, article_a_id=pair.article_a_id, article_b_id=pair.article_b_id,
                 order=random.SystemRandom().randrange(count + 1),
-            )  # fmt: skip
+            ))  # fmt: skip
             GoldPair.objects.create(pair=copy, degradation=SETTLED, expected=expected, change=f"settled in '{source.name}'"[:300])
             there.add((pair.article_a_id, pair.article_b_id))
             summary.made[SETTLED] = summary.made.get(SETTLED, 0) + 1

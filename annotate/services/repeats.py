@@ -89,6 +89,7 @@ def repeat_claim(*, original_id: int, user: User, now: datetime) -> Assignment:
             pair_id=original.pair_id,
             annotator=user,
             a_first=not original.a_first,
+            order=original.order[::-1],
             repeat_of=original,
             claimed_at=now,
             last_activity_at=now,

@@ -1,0 +1,118 @@
+"""Items and orders (issue 38's first step, migrations annotate 0034 and judges 0014) carry every stored row
+across and back: a database holding the whole demo (its study, judges' runs, its study's imported labels
+and verdicts, adjudications opened on them) and a campaign of every one-article protocol, answered, is taken back to the schema
+before the step, read whole, migrated forward and back again."""
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from annotate.models import Campaign
+from annotate.services.adjudication import adjudication_open
+from annotate.services.answers import label_save, overall_save
+from annotate.services.claims import assignment_claim_next, assignment_open
+from annotate.services.labelling import assignment_submit
+from annotate.services.reading_answers import answer_save, reading_submit
+from judges.services import judge_create, judge_run_create, judge_run_execute
+from tests.migration_round_trip import columns, migrate_to, rows, tables_now
+
+BEFORE = [("annotate", "0033_step_vote_time_optional"), ("judges", "0013_step_questions")]
+# One criterion per one-article protocol, and a value each accepts.
+PROTOCOLS = {
+    "checklist": ({"type": "checklist"}, "yes"),
+    "rating": ({"type": "rating", "points": [{"value": v, "label": f"{v} of 3"} for v in (1, 2, 3)]}, "2"),
+    "count": ({"type": "count", "max": 20}, "3"),
+    "nominal": ({"type": "nominal", "classes": ["Supports", "Disputes", "No answer"]}, "Disputes"),
+    "text": ({"type": "text"}, "The second section repeats the first."),
+}
+
+
+def every_protocol_campaign(tmp_path) -> Campaign:
+    criteria = [{"id": f"q_{kind}", "text": f"A {kind} question about the article.", "response": response}
+                for kind, (response, _) in PROTOCOLS.items()]  # fmt: skip
+    rubric = tmp_path / "every.json"
+    rubric.write_text(json.dumps({"name": "Every protocol", "categories": [{"id": "all", "name": "All", "criteria": criteria}]}))
+    call_command("import_criteria", str(rubric), stdout=io.StringIO())
+    call_command("create_campaign", "--name", "Every protocol", "--criteria", "every", "--systems", "wikipedia,atlas_agent",
+                 "--benchmark", "demo", "--overlap", "2", "--annotators", "annotator1,annotator2", stdout=io.StringIO())  # fmt: skip
+    campaign = Campaign.objects.get(name="Every protocol")
+    clock = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    for name in ("annotator1", "annotator2"):
+        user = get_user_model().objects.get(username=name)
+        work = assignment_claim_next(campaign=campaign, user=user, now=clock)
+        for criterion in campaign.criterion_set.criteria.order_by("order"):
+            clock += timedelta(seconds=5)
+            value = PROTOCOLS[criterion.key.removeprefix("q_")][1]
+            answer_save(assignment=work, criterion=criterion, user=user, value=value, rationale=f"{name} read it.", now=clock)
+        reading_submit(assignment=work, user=user, now=clock)
+    return campaign
+
+
+def both_label_a_pair(campaign: Campaign) -> None:
+    """The demo's two annotators label the first pair (both are handed it first) and disagree on some
+    criteria whichever orders they are shown: annotator1 always picks the left article, annotator2 the
+    left on even criteria and the right on odd ones."""
+    clock = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    criteria = list(campaign.criterion_set.criteria.order_by("order"))
+    for name in ("annotator1", "annotator2"):
+        user = get_user_model().objects.get(username=name)
+        work = assignment_claim_next(campaign=campaign, user=user, now=clock)
+        assignment_open(assignment=work, now=clock)
+        for i, criterion in enumerate(criteria):
+            clock += timedelta(seconds=3)
+            position = "1" if name == "annotator1" or i % 2 == 0 else "2"
+            label_save(assignment=work, criterion=criterion, user=user, position=position, rationale=f"{name}: {i}.", now=clock)
+        overall_save(assignment=work, user=user, value="1", now=clock)
+        assignment_submit(assignment=work, user=user, now=clock)
+
+
+@pytest.fixture
+def full_database(tmp_path, llm_server, monkeypatch):
+    call_command("load_demo", stdout=io.StringIO())
+    call_command("add_judge", "baseline-length", "--kind", "length", stdout=io.StringIO())
+    call_command(
+        "run_judges", "--campaign", "Demo campaign", "--judge", "baseline-length", "--swap", stdout=io.StringIO(), stderr=io.StringIO()
+    )
+    demo = Campaign.objects.get(name="Demo campaign")
+    both_label_a_pair(demo)
+    assert adjudication_open(campaign=demo, by=get_user_model().objects.get(username="researcher"))[0] > 0
+    every_protocol_campaign(tmp_path)
+    monkeypatch.setenv("FAKE_JUDGE_API_KEY", "sk-test-items-0e1f")
+    judge, _ = judge_create(name="fake-gpt", model="fake-judge", base_url=llm_server.base_url, api_key_env="FAKE_JUDGE_API_KEY")
+    every = Campaign.objects.get(name="Every protocol")
+    assert judge_run_execute(run=judge_run_create(campaign=every, judge=judge, concurrency=2)).units_done > 0
+    yield
+    migrate_to(None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_row_through_the_migration_and_back(full_database):
+    migrate_to(BEFORE)
+    old_tables = tables_now()
+    old_columns = {table: columns(table) for table in old_tables}
+    before = rows(old_tables)
+    assert len(before["annotate_pair"]) > 0 and len(before["annotate_assignment"]) > 0 and len(before["annotate_answer"]) == 10
+    assert len(before["annotate_adjudication"]) > 0 and len(before["judges_judgeunit"]) > 0
+
+    migrate_to(None)
+
+    assert rows(old_tables, only=old_columns) == before
+    slots = rows(["annotate_itemarticle"], only={"annotate_itemarticle": ["item_id", "slot", "article_id"]})["annotate_itemarticle"]
+    pairs = rows(["annotate_pair"], only={"annotate_pair": ["id", "article_a_id", "article_b_id"]})["annotate_pair"]
+    assert sorted(slots) == sorted([(p, 0, a) for p, a, _ in pairs] + [(p, 1, b) for p, _, b in pairs])
+    for table in ("annotate_assignment", "annotate_adjudication"):
+        shown = rows([table], only={table: ["a_first", "order"]})[table]
+        assert {(bool(a_first), order) for a_first, order in shown} == {(True, "ab"), (False, "ba")}, table
+    units = rows(["judges_judgeunit"], only={"judges_judgeunit": ["reading_id", "a_first", "order"]})["judges_judgeunit"]
+    assert {(reading is None, bool(a_first), order) for reading, a_first, order in units} == {
+        (True, True, "ab"), (True, False, "ba"), (False, True, "a")
+    }  # fmt: skip
+
+    migrate_to(BEFORE)
+
+    assert tables_now() == old_tables and {table: columns(table) for table in old_tables} == old_columns
+    assert rows(old_tables) == before
