@@ -365,7 +365,9 @@ def test_it_never_tells_annotators_which_system_wrote_what(api_campaign, alice):
         for word in forbidden:
             assert word.lower() not in text, (response.request["PATH_INFO"], word)
         keys = _keys(response.json())
-        assert not keys & {"system", "system_a", "system_b", "a_first", "article_a", "article_b", "source", "reference_system"}
+        # `order` and slots name the sides (slot a is the reference): a viewer sees positions only.
+        sides = {"a_first", "order", "slot", "slots", "article_a", "article_b"}
+        assert not keys & {"system", "system_a", "system_b", "source", "reference_system", *sides}
         assert not [key for key in keys if "system" in key or "article_id" in key or key == "url"]
     page = bodies[-1].json()
     assert [set(column) for column in page["articles"]] == [{"position", "html", "toc"}] * 2
