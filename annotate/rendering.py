@@ -103,8 +103,10 @@ ALLOWED_ATTRIBUTES = {"ol": {"start"}, "*": set()}
 
 _URL_RE = re.compile(r"(?:https?:|ftp:|www\.)[^\s<>\"']*", re.I)
 _URL_HINTS = ("http", "HTTP", "Http", "www.", "WWW.", "Www.", "ftp:", "FTP:")
-# Each hint holds one of these; four scans of the text rule out the eight above in most articles.
-_URL_HINT_CORES = ("tp", "TP", "ww.", "WW.")
+# The hints by a short core each of them holds: four scans of the text rule out all eight in most
+# articles, and a core that is there ("tp" of "output") calls for its own hints only.
+_URL_HINT_CORES = (("tp", ("http", "Http", "ftp:")), ("TP", ("HTTP", "FTP:")), ("ww.", ("www.", "Www.")), ("WW.", ("WWW.",)))
+assert sorted(h for _, hints in _URL_HINT_CORES for h in hints) == sorted(_URL_HINTS)
 _HEADING_OPEN_RE = re.compile(r"<h([1-6])>")
 # The heading's inside is spelled out ("[^<]*" runs between tags) rather than a lazy ".*?", as below.
 _TOC_RE = re.compile(r'<h([23]) id="(sec-\d+)">([^<]*(?:<(?!/h\1>)[^<]*)*)</h\1>')
@@ -267,7 +269,7 @@ def _raw_html_as_text(fragment: str, sentinel: str, as_text: list[str], dropped:
 
 def _url_hinted(safe: str) -> bool:
     """Whether ``safe`` holds one of ``_URL_HINTS``: the last check's trigger."""
-    return any(core in safe for core in _URL_HINT_CORES) and any(hint in safe for hint in _URL_HINTS)
+    return any(core in safe and any(hint in safe for hint in hints) for core, hints in _URL_HINT_CORES)
 
 
 def _number_headings(fragment: str) -> str:

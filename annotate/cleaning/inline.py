@@ -170,9 +170,10 @@ def strip_inline(text: str, labels: set[str]) -> str:
     """Replace every inline citation, URL, link target and image with a mark, keep
     the text of links (and of reference links whose label is in ``labels``, the
     link definitions ``scan`` found), then remove the marks."""
-    if "![" in text:
+    # A one-character test first where it is rare: it is many times faster than a test for two.
+    if "!" in text and "![" in text:
         text = _IMAGE_RE.sub(MARK, text)
-    if "](" in text:
+    if "]" in text and "](" in text:
         text = _LINK_RE.sub(_link_text, text)
     if "<" in text:
         text = _AUTOLINK_RE.sub(MARK, text)
