@@ -103,8 +103,13 @@ ALLOWED_ATTRIBUTES = {"ol": {"start"}, "*": set()}
 
 _URL_RE = re.compile(r"(?:https?:|ftp:|www\.)[^\s<>\"']*", re.I)
 _URL_HINTS = ("http", "HTTP", "Http", "www.", "WWW.", "Www.", "ftp:", "FTP:")
+# The hints by a short core each of them holds: four scans of the text rule out all eight in most
+# articles, and a core that is there ("tp" of "output") calls for its own hints only.
+_URL_HINT_CORES = (("tp", ("http", "Http", "ftp:")), ("TP", ("HTTP", "FTP:")), ("ww.", ("www.", "Www.")), ("WW.", ("WWW.",)))
+assert sorted(h for _, hints in _URL_HINT_CORES for h in hints) == sorted(_URL_HINTS)
 _HEADING_OPEN_RE = re.compile(r"<h([1-6])>")
-_TOC_RE = re.compile(r'<h([23]) id="(sec-\d+)">(.*?)</h\1>', re.S)
+# The heading's inside is spelled out ("[^<]*" runs between tags) rather than a lazy ".*?", as below.
+_TOC_RE = re.compile(r'<h([23]) id="(sec-\d+)">([^<]*(?:<(?!/h\1>)[^<]*)*)</h\1>')
 _TAG_RE = re.compile(r"<[^>]*>")
 # cmark's own output: every "<" in it opens a tag (text has "&lt;" or the sentinel).
 _CMARK_TOKEN_RE = re.compile(r"<(/?)([a-z][a-z0-9]*)[^>]*?(/?)>|\n")
@@ -193,14 +198,15 @@ def _paragraph_per_line(fragment: str) -> str:
     out: list[str] = []
     pos = 0
     in_item = 0  # open <li> elements
+    find = fragment.find
     for m in _ITEM_OR_PARAGRAPH_RE.finditer(fragment):
-        inner = m.group("p")
-        if inner is None:
+        start, end = m.span("p")
+        if start < 0:  # a list item's tag
             in_item += -1 if m.group("close") else 1
-        elif in_item == 0 and "\n" in inner:
-            out.append(fragment[pos : m.start("p")])
-            out.append(_split_soft_breaks(inner))
-            pos = m.end("p")
+        elif in_item == 0 and find("\n", start, end) >= 0:
+            out.append(fragment[pos:start])
+            out.append(_split_soft_breaks(fragment[start:end]))
+            pos = end
     if not out:
         return fragment
     out.append(fragment[pos:])
@@ -261,15 +267,17 @@ def _raw_html_as_text(fragment: str, sentinel: str, as_text: list[str], dropped:
     return _raw_re(sentinel).sub(replace, fragment)
 
 
+def _url_hinted(safe: str) -> bool:
+    """Whether ``safe`` holds one of ``_URL_HINTS``: the last check's trigger."""
+    return any(core in safe and any(hint in safe for hint in hints) for core, hints in _URL_HINT_CORES)
+
+
 def _number_headings(fragment: str) -> str:
-    counter = 0
-
-    def add_id(m: re.Match) -> str:
-        nonlocal counter
-        counter += 1
-        return f'<h{m.group(1)} id="sec-{counter}">'
-
-    return _HEADING_OPEN_RE.sub(add_id, fragment)
+    # split() keeps each heading's level (the captured group) at the odd places of the list.
+    parts = _HEADING_OPEN_RE.split(fragment)
+    for k in range(1, len(parts), 2):
+        parts[k] = f'<h{parts[k]} id="sec-{(k + 1) // 2}">'
+    return "".join(parts)
 
 
 def render(markdown: str, *, paragraph_per_line: bool = True) -> Rendered:
@@ -292,13 +300,14 @@ def render(markdown: str, *, paragraph_per_line: bool = True) -> Rendered:
         fragment = _raw_html_as_text(fragment, sentinel, as_text, dropped)
     if "<img" in fragment:
         dropped["image"] += fragment.count("<img ")
-    if "<a " in fragment:
-        dropped["link target"] += fragment.count("<a href=")
+    links = fragment.count("<a href=")
+    if links:
+        dropped["link target"] += links
     safe = _clean(fragment)
     if sentinel is not None:
         safe = safe.replace(sentinel, "&lt;")
     # Cleaned markdown holds no URL any more; this is the last line of defence.
-    if any(hint in safe for hint in _URL_HINTS):
+    if _url_hinted(safe):
         safe, cut = _URL_RE.subn("", safe)
         if cut:
             dropped["URL"] += cut
@@ -345,7 +354,10 @@ def toc_from_html(rendered: str) -> list[tuple[int, str, str]]:
     """``(level, text, anchor_id)`` for the h2 and h3 headings of HTML from ``render_html``."""
     toc = []
     for m in _TOC_RE.finditer(rendered):
-        text = " ".join(_html.unescape(_TAG_RE.sub("", m.group(3))).split())
+        text = m.group(3)
+        if "<" in text:
+            text = _TAG_RE.sub("", text)
+        text = " ".join(_html.unescape(text).split())
         toc.append((int(m.group(1)), text, m.group(2)))
     return toc
 

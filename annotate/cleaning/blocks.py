@@ -256,20 +256,33 @@ def entry_score(text: str) -> tuple[float, str]:
 # anywhere; the last two (``SOURCE_TALK_FEATURES``) speak of the text's own sources
 # or research, which is apparatus under a source heading but the article's own
 # (self-referential) writing elsewhere, so they are read only under one.
-NOTE_FEATURES: tuple[tuple[str, float, re.Pattern], ...] = (
+# The alternatives of "says it created or saved the article", each with what it cannot match
+# without: groups of strings (lower case), one string of every group in the text. The whole
+# pattern starts nowhere a scan could jump to, so on a long text each alternative is searched
+# only where its strings are (``note_score``).
+_MADE_VERBS = ("created", "saved", "written", "generated", "completed", "drafted", "produced", "compiled", "revised", "updated")
+_MADE_ALTERNATIVES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     (
-        "says it created or saved the article",
-        3.0,
-        re.compile(
-            r"(?i)\b(?:article|report|entry|draft|page|document|file|text|summary|piece)[ \t]+(?:has|have)[ \t]+been[ \t]+"
-            r"(?:\w+[ \t]+)?(?:created|saved|written|generated|completed|drafted|produced|compiled|updated|revised|finali[sz]ed)\b"
-            r"|\b(?:I|I've|I[ \t]+have|we[ \t]+have|we've)[ \t]+(?:\w+[ \t]+)?(?:created|saved|written|generated|completed|drafted|"
-            r"produced|compiled|prepared|revised|updated|researched|finished)\b"
-            r"|\b(?:here[ \t]+is|here's|below[ \t]+is|attached[ \t]+is)[ \t]+(?:the|your|an?|my)[ \t]+(?:\w+[ \t-]+){0,3}?"
-            r"(?:article|report|draft|entry|page|summary|overview|write-?up|version)\b"
-            r"|\bsaved[ \t]+(?:it[ \t]+)?(?:to|as|in|under)\b|\.md\b"
-        ),
+        (("been",), (*_MADE_VERBS, "finali")),
+        r"\b(?:article|report|entry|draft|page|document|file|text|summary|piece)[ \t]+(?:has|have)[ \t]+been[ \t]+"
+        r"(?:\w+[ \t]+)?(?:created|saved|written|generated|completed|drafted|produced|compiled|updated|revised|finali[sz]ed)\b",
     ),
+    (
+        (("i ", "i\t", "i've", "we ", "we\t", "we've"), (*_MADE_VERBS, "prepared", "researched", "finished")),
+        r"\b(?:I|I've|I[ \t]+have|we[ \t]+have|we've)[ \t]+(?:\w+[ \t]+)?(?:created|saved|written|generated|completed|drafted|"
+        r"produced|compiled|prepared|revised|updated|researched|finished)\b",
+    ),
+    (
+        (("here", "below", "attached"), ("article", "report", "draft", "entry", "page", "summary", "overview", "write", "version")),
+        r"\b(?:here[ \t]+is|here's|below[ \t]+is|attached[ \t]+is)[ \t]+(?:the|your|an?|my)[ \t]+(?:\w+[ \t-]+){0,3}?"
+        r"(?:article|report|draft|entry|page|summary|overview|write-?up|version)\b",
+    ),
+    ((("saved",),), r"\bsaved[ \t]+(?:it[ \t]+)?(?:to|as|in|under)\b"),
+    (((".md",),), r"\.md\b"),
+)
+
+NOTE_FEATURES: tuple[tuple[str, float, re.Pattern], ...] = (
+    ("says it created or saved the article", 3.0, re.compile("(?i)" + "|".join(alternative for _, alternative in _MADE_ALTERNATIVES))),
     (
         "speaks of the rubric, guidelines or request",
         3.0,
@@ -351,6 +364,10 @@ def _by_weight(features: tuple) -> tuple[tuple, tuple]:
 
 
 _BY_WEIGHT_ALL = _by_weight(NOTE_FEATURES + SOURCE_TALK_FEATURES)
+# Features searched alternative by alternative: (what it needs, its pattern for lower-cased text).
+_NOTE_PARTS = {
+    NOTE_FEATURES[0][0]: tuple((needs, _lowered(re.compile("(?i)" + alternative))[0]) for needs, alternative in _MADE_ALTERNATIVES)
+}
 _BY_WEIGHT_ENDS = _by_weight(NOTE_FEATURES)
 
 # Words one of which each note feature needs (lower case): a substring test in C
@@ -429,7 +446,12 @@ def note_score(text: str, *, under_source_heading: bool = True, at_least: float 
         anchors = _NOTE_ANCHORS.get(name)
         if anchors and not any(map(low.__contains__, anchors)):
             continue
-        if pattern.search(low if on_lower else text):
+        parts = _NOTE_PARTS.get(name)
+        if parts is not None:
+            fired = any(all(any(map(low.__contains__, group)) for group in needs) and part.search(low) for needs, part in parts)
+        else:
+            fired = pattern.search(low if on_lower else text)
+        if fired:
             score += weight
             if weight > best_weight:
                 best, best_weight = name, weight

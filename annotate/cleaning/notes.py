@@ -20,8 +20,11 @@ NOTE_WINDOW_LINES = 16
 NOTE_WINDOW_CHARS = 2500
 
 
+_HEADING_RE = re.compile(r"[ ]{0,3}#{1,6}(?:[ \t]|$)")
+
+
 def _is_heading(line: str) -> bool:
-    return line.lstrip(" ")[:1] == "#" and bool(re.match(r"[ ]{0,3}#{1,6}(?:[ \t]|$)", line))
+    return line.lstrip(" ")[:1] == "#" and bool(_HEADING_RE.match(line))
 
 
 def _end_windows(lines: list[str]) -> tuple[str, str]:

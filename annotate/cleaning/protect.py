@@ -28,7 +28,8 @@ def split_lines(text: str, stash: list[str]) -> list[str]:
     """Right-stripped lines, with each fenced code block replaced by one placeholder
     line and each inline code span by an inline placeholder (saved in ``stash``)."""
     lines = text.split("\n")
-    if "`" not in text and "~~~" not in text:
+    # "~" before "~~~": a string is searched for one character many times faster than for several.
+    if "`" not in text and ("~" not in text or "~~~" not in text):
         return [line.rstrip() for line in lines]
     out: list[str] = []
     append = out.append
@@ -36,7 +37,7 @@ def split_lines(text: str, stash: list[str]) -> list[str]:
     n = len(lines)
     while i < n:
         line = lines[i]
-        if "`" not in line and "~~~" not in line:
+        if "`" not in line and ("~" not in line or "~~~" not in line):
             append(line.rstrip())
             i += 1
             continue

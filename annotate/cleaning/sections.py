@@ -110,7 +110,8 @@ _META_TOP_RE = re.compile(rf"{FETCH_METADATA_LABELS}:")
 _META_ANYWHERE = ("URL Source:", "Markdown Content:")
 _FOOTNOTE_DEF_RE = re.compile(r"[ ]{0,3}\[\^[^\]\n]+\]:")
 _LINK_DEF_RE = re.compile(r"[ ]{0,3}\[([^\]\n]{1,200})\]:[ \t]*<?(?:https?:|www\.|/|#)")
-_REF_ENTRY_ANYWHERE_RE = re.compile(r"[ ]*(?:[-*+][ \t]+)?\[\d{1,4}\][ \t]+[^\n]*(?:https?:|www\.)")
+# "[N] … URL": the entry's start, then a URL anywhere after it (``_ref_entry_anywhere``).
+_REF_ENTRY_START_RE = re.compile(r"[ ]*(?:[-*+][ \t]+)?\[\d{1,4}\][ \t]+")
 _TRAIL_ENTRY_RE = re.compile(
     r"[ \t]*(?:[-*+][ \t]+)?(?:"
     r"(?:\[\^?\d{1,4}\]:?|【\d{1,4}[^】\n]*】)[ \t]*\S[^\n]*"
@@ -122,6 +123,18 @@ _TRAIL_ENTRY_RE = re.compile(
 _URLISH_RE = re.compile(r"https?:|www\.|^\s*(?:[-*+]\s+)?\[\^?\d{1,4}\]", re.MULTILINE)
 
 Heading = tuple[int, int, int, str]  # (line index, number of lines, level, text)
+
+
+def _ref_entry_anywhere(line: str) -> bool:
+    """Whether ``line`` is a ``[N] … URL`` entry. The URL is looked for with ``find`` after the
+    entry's start: a pattern ending in "anything, then a URL" would walk back from the line's end."""
+    m = _REF_ENTRY_START_RE.match(line)
+    if m is None:
+        return False
+    at = m.end()
+    return line.find("http:", at) >= 0 or line.find("https:", at) >= 0 or line.find("www.", at) >= 0
+
+
 _ANYWHERE_REASON = "a [N] entry with a URL (removed wherever it stands)"
 
 
@@ -171,11 +184,11 @@ def scan(lines: list[str], link_labels: set[str], log: list[Decision] | None = N
             if m:
                 link_labels.add(" ".join(m.group(1).lower().split()))
                 continue
-            if _REF_ENTRY_ANYWHERE_RE.match(line):
+            if _ref_entry_anywhere(line):
                 if log is not None:
                     _log_line(log, heads, line, _ANYWHERE_REASON)
                 continue
-        elif first in ("-", "*", "+") and "[" in line[:8] and _REF_ENTRY_ANYWHERE_RE.match(line):
+        elif first in ("-", "*", "+") and "[" in line[:8] and _ref_entry_anywhere(line):
             if log is not None:
                 _log_line(log, heads, line, _ANYWHERE_REASON)
             continue
