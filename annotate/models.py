@@ -333,26 +333,38 @@ class Campaign(models.Model):
         return self.name
 
     @property
+    def pairs(self) -> models.QuerySet:
+        """The campaign's items of kind pair (`Pair`); `items` holds every kind."""
+        return Pair.objects.filter(campaign=self)
+
+    @property
+    def readings(self) -> models.QuerySet:
+        """The campaign's items of kind reading (`Reading`)."""
+        return Reading.objects.filter(campaign=self)
+
+    @property
     def shown_name(self) -> str:
         """The campaign's name as annotators see it."""
         return self.display_name or self.name
 
 
-class Pair(models.Model):
-    """Two articles on one topic. `article_a` is the reference (or the lower system key).
-
-    A pair is the first kind of item (`kind`): its articles are also its `ItemArticle` rows, slot 0
-    (a) `article_a` and slot 1 (b) `article_b`, written together by `annotate.services.items`. The
-    two columns stay while the readers move to the slots (issue 38)."""
+class Item(models.Model):
+    """The articles of one topic that a viewer is shown together: the unit work is handed out and
+    judged by (issue 38). Its `kind` says how many and what is asked of them: a pair (two articles,
+    compared) or a reading (one article alone, for the one-article criteria). Its articles are its
+    `ItemArticle` rows, slot 0 (a) and on, written with it by `annotate.services.items`;
+    `article_a` (slot a) and `article_b` (slot b, a pair's only) stay while the readers move to the
+    slots. `Pair` and `Reading` are the two kinds as proxies, each with a manager of its kind only."""
 
     class Kind(models.TextChoices):
         PAIR = "pair", "Two articles, compared"
+        READING = "reading", "One article, read alone"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pairs")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PAIR, db_default=Kind.PAIR)
     article_a = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
-    article_b = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
+    article_b = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     order = models.PositiveIntegerField(default=0)
     # Voided by staff (a broken article, the wrong topic...): handed out no more, every assignment of it
     # VOIDED (audited), its labels kept but out of every statistic, which reads submitted work only.
@@ -365,17 +377,61 @@ class Pair(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "article_a", "article_b"], name="pair_unique_articles"),
             models.CheckConstraint(condition=~models.Q(article_a=models.F("article_b")), name="pair_two_articles"),
+            models.UniqueConstraint(
+                fields=["campaign", "article_a"], condition=models.Q(kind="reading"), name="item_reading_unique_article"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind="pair", article_b__isnull=False) | models.Q(kind="reading", article_b__isnull=True),
+                name="item_kind_articles",
+            ),
         ]
 
     def __str__(self) -> str:
+        if self.kind == self.Kind.READING:
+            return f"reading {self.pk} of article {self.article_a_id}"
         return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
+
+
+class KindManager(models.Manager):
+    """The items of one kind: the default manager of the `Pair` and `Reading` proxies, so that
+    `Pair.objects` and `campaign.pairs` never hand out a reading, nor the reverse."""
+
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+
+    def get_queryset(self):
+        return super().get_queryset().filter(kind=self.kind)
+
+
+class Pair(Item):
+    """Two articles on one topic. `article_a` is the reference (or the lower system key)."""
+
+    objects = KindManager(Item.Kind.PAIR)
+
+    class Meta:
+        proxy = True
+        ordering = ["campaign", "order", "id"]
+
+
+class Reading(Item):
+    """One article of a campaign as the item of its one-article criteria (checklist, rating, count;
+    `protocols` with ARTICLES == 1): the article (`article_a`, slot a) is shown alone, and each such
+    criterion is answered on it. A campaign whose rubric has one-article criteria has a reading per
+    article of its pairs."""
+
+    objects = KindManager(Item.Kind.READING)
+
+    class Meta:
+        proxy = True
+        ordering = ["order", "id"]
 
 
 class ItemArticle(models.Model):
     """One article of an item, in its slot (0, 1, ...; named a, b, ... by `protocols.order`). Answers
     and orders name slots, never positions on a page."""
 
-    item = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="slots")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots")
     slot = models.PositiveSmallIntegerField()
     article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
 
@@ -433,7 +489,7 @@ class PairFlag(models.Model):
         OTHER = "other", "Something else"
 
     assignment = models.OneToOneField("Assignment", on_delete=models.CASCADE, related_name="flag")
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="flags")
+    pair = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="flags")
     reason = models.CharField(max_length=20, choices=Reason.choices)
     note = models.TextField(blank=True, max_length=2000)
     flagged_at = models.DateTimeField()
@@ -451,7 +507,7 @@ class GoldPair(models.Model):
     must win ("a", the original); the campaign's other criteria are not scored on this pair. Nothing
     of it reaches annotators: the pair is shown and handed out like any other."""
 
-    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, primary_key=True, related_name="gold")
+    pair = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="gold")
     degradation = models.CharField(max_length=40)
     expected = models.JSONField(help_text="{criterion key: side that must win}")
     change = models.CharField(max_length=300, blank=True, help_text="What the degradation did, in words.")
@@ -474,7 +530,7 @@ class PairAdmission(models.Model):
         BURN_IN = "burn-in", "Burn-in"
         ACTIVE = "active", "Active"
 
-    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, primary_key=True, related_name="admission")
+    pair = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="admission")
     probability = models.FloatField()
     draw = models.FloatField()
     admitted = models.BooleanField()
@@ -541,7 +597,7 @@ class Assignment(models.Model):
         TIE = "tie", "Tie"
         BOTH_BAD = "both_bad", "Both bad"
 
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
+    pair = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="assignments")
     a_first = models.BooleanField(help_text="Drawn at random when claimed; never shown to the annotator.")
     order = models.CharField(
@@ -618,30 +674,10 @@ class Label(models.Model):
         ]
 
 
-class Reading(models.Model):
-    """One article of a campaign as the item of its one-article criteria (checklist, rating, count;
-    `protocols` with ARTICLES == 1): the article is shown alone, and each such criterion is answered
-    on it. A campaign whose rubric has one-article criteria has a reading per article of its pairs."""
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="readings")
-    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
-    article = models.ForeignKey(Article, on_delete=models.PROTECT, related_name="+")
-    order = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        ordering = ["order", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["campaign", "article"], name="reading_unique_article"),
-        ]
-
-    def __str__(self) -> str:
-        return f"reading {self.pk} of article {self.article_id}"
-
-
 class ReadingAssignment(models.Model):
     """One annotator's work on one reading (one article alone), as `Assignment` is on a pair."""
 
-    reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="assignments")
+    reading = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reading_assignments")
     annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="reading_assignments")
     status = models.CharField(max_length=20, choices=Assignment.Status.choices, default=Assignment.Status.ACTIVE)
     # Empty only for imported work whose file gave no start time.
@@ -691,7 +727,7 @@ class Adjudication(models.Model):
         TIE_VS_WIN = "tie-vs-win", "Some chose a tie, others a winner"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="adjudications")
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="adjudications")
+    pair = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="adjudications")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     a_first = models.BooleanField()

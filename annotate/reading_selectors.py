@@ -31,7 +31,7 @@ def reading_assignment_for_user(*, assignment_id: int, user: User, with_article:
     for work in a campaign they were removed from. `with_article=False` is for saves (no HTML read)."""
     rows = ReadingAssignment.objects.select_related("reading__campaign__criterion_set", "reading__topic")
     if with_article:
-        rows = rows.select_related("reading__article").defer("reading__article__raw_markdown", "reading__article__display_markdown")
+        rows = rows.select_related("reading__article_a").defer("reading__article_a__raw_markdown", "reading__article_a__display_markdown")
     assignment = rows.filter(pk=assignment_id).annotate(removed=reading_removed()).first()
     if assignment is None or assignment.annotator_id != user.pk:
         raise PermissionDenied("This is not your assignment.")
@@ -142,7 +142,7 @@ def reading_page(*, assignment: ReadingAssignment) -> dict:
         block.rows.append(row)
         total += 1
         done += not row.problems
-    column = _column("1", reading.article, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings)
+    column = _column("1", reading.article_a, neutral_emphasis=campaign.neutral_emphasis, neutral_headings=campaign.neutral_headings)
     return {
         "assignment": assignment,
         "campaign": campaign,

@@ -35,6 +35,7 @@ from annotate.models import (
     Campaign,
     Criterion,
     CriterionSet,
+    Item,
     Label,
     Pair,
     PairFlag,
@@ -540,7 +541,7 @@ def annotator_queue(*, user: User) -> list[dict]:
     rows = []
     campaigns = (
         Campaign.objects.filter(is_open=True, labels_only=False)
-        .filter(Q(annotators=user) | Q(pairs__assignments__annotator=user) | Q(readings__assignments__annotator=user))
+        .filter(Q(annotators=user) | Q(items__assignments__annotator=user) | Q(items__reading_assignments__annotator=user))
         .distinct()
         .order_by("display_name", "name")
     )
@@ -701,10 +702,10 @@ def campaign_list() -> QuerySet[Campaign]:
     """Every campaign with its pairs (`pair_count`) and submitted assignments (`submitted`): the one
     list of campaigns, for the campaigns page, the API and the judges page."""
     return Campaign.objects.select_related("criterion_set").annotate(
-        pair_count=Count("pairs", distinct=True),
+        pair_count=Count("items", filter=Q(items__kind=Item.Kind.PAIR), distinct=True),
         submitted=Count(
-            "pairs__assignments",
-            filter=Q(pairs__assignments__status=Assignment.Status.SUBMITTED, pairs__assignments__repeat_of__isnull=True),
+            "items__assignments",
+            filter=Q(items__assignments__status=Assignment.Status.SUBMITTED, items__assignments__repeat_of__isnull=True),
             distinct=True,
         ),
     )

@@ -207,7 +207,7 @@ def main() -> None:
         annotators=[annotator],
         benchmark=ref.topic.benchmark,
     )
-    campaign.readings.exclude(article=longest).delete()
+    campaign.readings.exclude(article_a=longest).delete()
     reading = assignment_claim_next(campaign=campaign, user=annotator)
     first_rated = rated_set.criteria.order_by("order").values_list("key", flat=True)[0]
     print(f"{campaign.name}: '{ref.topic.title}', {longest.chars:,} characters of HTML, {rated_set.criteria.count()} rated criteria")

@@ -63,14 +63,14 @@ def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> 
     if not include_unsubmitted:
         humans = humans.filter(assignment__status=Assignment.Status.SUBMITTED)
     human_rows = humans.values_list(
-        "criterion_id", "value", "assignment__annotator__username", "assignment__reading__article_id",
-        "assignment__reading__article__system__key", "assignment__reading__topic_id",
+        "criterion_id", "value", "assignment__annotator__username", "assignment__reading__article_a_id",
+        "assignment__reading__article_a__system__key", "assignment__reading__topic_id",
     )  # fmt: skip
     judge_rows = (
         JudgeVerdict.objects.filter(unit__reading__campaign=campaign, unit__status=JudgeUnit.Status.DONE, criterion_id__in=list(criteria))
         .exclude(answer="")
-        .values_list("criterion_id", "answer", "unit__judge__name", "unit__reading__article_id",
-                     "unit__reading__article__system__key", "unit__reading__topic_id")
+        .values_list("criterion_id", "answer", "unit__judge__name", "unit__reading__article_a_id",
+                     "unit__reading__article_a__system__key", "unit__reading__topic_id")
     )  # fmt: skip
     rows = []
     outcome = {}

@@ -59,7 +59,7 @@ def sample_when_due(*, pair_id: int, **kwargs) -> None:
     the submission leaves it something to draw (one query for a campaign that samples uniformly)."""
     from calibration.sampling import sampler_due
 
-    campaign = Campaign.objects.filter(pairs=pair_id, sampling="active").first()
+    campaign = Campaign.objects.filter(items=pair_id, sampling="active").first()
     if campaign is not None and sampler_due(campaign=campaign):
         active_sample_task.enqueue(campaign.pk)
 
@@ -68,7 +68,7 @@ def report_warm_after_submission(*, pair_id: int, **kwargs) -> None:
     """Hook ``after_submit`` (settings.HOOKS): queues `report_warm_task` to run
     `WARM_DEBOUNCE` seconds later, unless one is queued for the campaign already (a cache entry
     added atomically marks it): the dashboard after new labels opens up to date, not on an earlier report."""
-    campaign_id = Campaign.objects.filter(pairs=pair_id).values_list("pk", flat=True).first()
+    campaign_id = Campaign.objects.filter(items=pair_id).values_list("pk", flat=True).first()
     if campaign_id is None:
         return
     key = f"calibration:warm-queued:{campaign_id}"

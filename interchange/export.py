@@ -299,7 +299,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
     )
     # A reading's calls (one article): its system as system_a, system_b empty.
     read = JudgeCall.objects.filter(unit__reading__campaign=campaign).select_related(
-        "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article__system", "batch"
+        "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article_a__system", "batch"
     )
     if read:
         calls = sorted([*calls, *read], key=lambda call: (call.unit.judge.name, call.id))
@@ -307,7 +307,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
     for call in calls:
         unit = call.unit
         if unit.reading_id is not None:
-            topic, system_a, system_b = unit.reading.topic.title, unit.reading.article.system.key, ""
+            topic, system_a, system_b = unit.reading.topic.title, unit.reading.article_a.system.key, ""
         else:
             topic, system_a, system_b = unit.pair.topic.title, unit.pair.article_a.system.key, unit.pair.article_b.system.key
         rows.append(

@@ -23,6 +23,7 @@ from django.db.models import Max
 import protocols
 from annotate.models import Article, Criterion, Reading, Topic
 from annotate.services.answers import MAX_RATIONALE
+from annotate.services.items import readings_save
 from annotate.services.reading_imports import ImportedReading, reading_answers_import
 from interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLUMN, time_field
 from interchange.judge_rows import JudgeAnswersTally, answers_tally, confidence_value
@@ -155,15 +156,15 @@ def reading_criteria(plans: dict, judge_plans: dict):
 def _readings_ensure(context: Context, articles: list[Article], written: ReadingsWritten) -> dict[int, int]:
     """The campaign's reading id of each article, creating the missing readings at the end of its order."""
     campaign = context.campaign
-    ids = dict(Reading.objects.filter(campaign=campaign).values_list("article_id", "id"))
+    ids = dict(Reading.objects.filter(campaign=campaign).values_list("article_a_id", "id"))
     missing = list({a.pk: a for a in articles if a.pk not in ids}.values())
     if missing:
         order = (Reading.objects.filter(campaign=campaign).aggregate(top=Max("order"))["top"] or 0) + 1
-        Reading.objects.bulk_create(
-            [Reading(campaign=campaign, topic_id=a.topic_id, article_id=a.pk, order=order + i) for i, a in enumerate(missing)],
+        readings_save(
+            [Reading(campaign=campaign, topic_id=a.topic_id, article_a_id=a.pk, order=order + i) for i, a in enumerate(missing)],
             batch_size=2000,
         )
-        ids = dict(Reading.objects.filter(campaign=campaign).values_list("article_id", "id"))
+        ids = dict(Reading.objects.filter(campaign=campaign).values_list("article_a_id", "id"))
         written.readings_created += len(missing)
     return ids
 

@@ -21,13 +21,13 @@ def reading_label_rows(campaign: Campaign) -> list[dict]:
     answers = (
         Answer.objects.filter(assignment__reading__campaign=campaign)
         .exclude(value="")
-        .select_related("criterion", "assignment__annotator", "assignment__reading__topic", "assignment__reading__article__system")
+        .select_related("criterion", "assignment__annotator", "assignment__reading__topic", "assignment__reading__article_a__system")
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
 
     def order(answer: Answer) -> tuple:
         reading = answer.assignment.reading
-        return (reading.topic.title, reading.topic_id, reading.article.system.key, answer.assignment.annotator.username,
+        return (reading.topic.title, reading.topic_id, reading.article_a.system.key, answer.assignment.annotator.username,
                 answer.criterion.order, answer.criterion.key)  # fmt: skip
 
     rows = []
@@ -39,7 +39,7 @@ def reading_label_rows(campaign: Campaign) -> list[dict]:
             "rater": assignment.annotator.username, **EMPTY_PAIR, "rationale": answer.rationale,
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at), "saved_at": iso(answer.saved_at),
             REMOVED_COLUMN: assignment.annotator_id in removed, EMPHASIS_COLUMN: campaign.neutral_emphasis,
-            "response": response_cell(answer.criterion.response), "system": reading.article.system.key, "answer": answer.value,
+            "response": response_cell(answer.criterion.response), "system": reading.article_a.system.key, "answer": answer.value,
         })  # fmt: skip
     return rows
 
@@ -83,7 +83,7 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
     units = list(
         JudgeUnit.objects.filter(reading__campaign=campaign)
         .exclude(status=JudgeUnit.Status.PENDING)
-        .select_related("judge", "reading__topic", "reading__article__system")
+        .select_related("judge", "reading__topic", "reading__article_a__system")
     )
     if not units:
         return []
@@ -95,12 +95,12 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
             by_category.setdefault(criterion.category_id, []).append(criterion)
     by_id = {c.id: c for c in criteria}
     rows = []
-    for unit in sorted(units, key=lambda u: (u.reading.topic.title, u.reading.topic_id, u.reading.article.system.key, u.judge.name)):
+    for unit in sorted(units, key=lambda u: (u.reading.topic.title, u.reading.topic_id, u.reading.article_a.system.key, u.judge.name)):
         reading = unit.reading
         head = {
             "campaign": campaign.name, "topic": reading.topic.title, "rater_kind": JUDGE, "rater": unit.judge.name, **EMPTY_PAIR,
             "started_at": "", "saved_at": iso(unit.updated_at), "model": unit.judge.model, "position": "",
-            "system": reading.article.system.key,
+            "system": reading.article_a.system.key,
         }  # fmt: skip
         found = verdicts.get(unit.id, {})
         for criterion in [by_id[unit.criterion_id]] if unit.criterion_id else by_category.get(unit.category_id, []):

@@ -2,7 +2,7 @@ from decimal import Decimal
 
 from django.db import models
 
-from annotate.models import ArticleStep, Campaign, Category, Criterion, Pair, Reading, validate_name
+from annotate.models import ArticleStep, Campaign, Category, Criterion, Item, validate_name
 from common.names import NAME_MAX_LENGTH
 from protocols import order as orders
 
@@ -193,8 +193,8 @@ class JudgeUnit(models.Model):
         STEP = "step", "A vote on one of an agent's steps"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
-    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
-    reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
+    pair = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
+    reading = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reading_judge_units", null=True, blank=True)
     category = models.ForeignKey(
         Category, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Empty on a guess question's unit."
     )

@@ -147,7 +147,7 @@ class RunPlan:
             # The article as the pair page shows it (its cleaned display text), alone.
             return protocols.get(unit.protocol).build_request(
                 topic=unit.reading.topic.title,
-                article=self.texts[unit.reading.article_id],
+                article=self.texts[unit.reading.article_a_id],
                 category=unit.category.name,
                 category_description=unit.category.description,
                 criteria=specs,
@@ -245,7 +245,7 @@ def campaign_readings(*, campaign: Campaign, pairs: list[Pair]) -> list[Reading]
     """The campaign's readings of the articles of `pairs` (all its pairs, or the first `limit`)."""
     article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
     readings = Reading.objects.filter(campaign=campaign).select_related("topic").order_by("order", "id")
-    return [reading for reading in readings if reading.article_id in article_ids]
+    return [reading for reading in readings if reading.article_a_id in article_ids]
 
 
 def reading_groups(criteria: tuple[Criterion, ...], mode: str) -> list[tuple[tuple[Criterion, ...], Criterion | None, str]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from annotate.models import Campaign, Pair, Reading
 from annotate.services import criterion_set_import
 from annotate.services.campaigns import campaign_create
+from annotate.services.items import readings_save
 from annotate.sources import read_rubric
 
 SCALE = [{"value": value, "label": label} for value, label in enumerate(("Poor", "Fair", "Good", "Very good", "Excellent"), start=1)]
@@ -74,12 +75,13 @@ def mixed_rubric(folder: Path):
 def readings_create(campaign: Campaign) -> list[Reading]:
     """A reading per distinct article of the campaign's pairs (reference articles included), in pair order."""
     seen: dict[int, Reading] = {}
+    # Idempotent: a campaign_create that makes readings itself leaves nothing to add.
+    made = set(Reading.objects.filter(campaign=campaign).values_list("article_a_id", flat=True))
     for pair in Pair.objects.filter(campaign=campaign).order_by("order", "id"):
         for article_id in (pair.article_a_id, pair.article_b_id):
             if article_id not in seen:
-                seen[article_id] = Reading(campaign=campaign, topic_id=pair.topic_id, article_id=article_id, order=len(seen))
-    # Idempotent: a campaign_create that makes readings itself leaves nothing to add.
-    Reading.objects.bulk_create(list(seen.values()), ignore_conflicts=True)
+                seen[article_id] = Reading(campaign=campaign, topic_id=pair.topic_id, article_a_id=article_id, order=len(seen))
+    readings_save([reading for article_id, reading in seen.items() if article_id not in made])
     return list(Reading.objects.filter(campaign=campaign).order_by("order", "id"))
 
 

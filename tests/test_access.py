@@ -24,6 +24,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from annotate.models import Adjudication, ArticleStep, Criterion, Reading, ReadingAssignment, Span
 from annotate.services.claims import assignment_claim_next
+from annotate.services.items import readings_save
 from judges.services import judge_create, judge_run_create
 from tests.architecture_map import _patterns
 
@@ -205,7 +206,7 @@ def world(campaign, alice, oscar, rachel, bob):
         order=999,
         response={"type": "checklist", "allow_na": False},
     )
-    reading = Reading.objects.create(campaign=campaign, topic=assignment.pair.topic, article=assignment.pair.article_a)
+    (reading,) = readings_save([Reading(campaign=campaign, topic=assignment.pair.topic, article_a=assignment.pair.article_a)])
     mine = ReadingAssignment.objects.create(reading=reading, annotator=alice, claimed_at=span.created_at, last_activity_at=span.created_at)
     return {
         "users": {"anonymous": None, "annotator": alice, "outsider": oscar, "staff": rachel},

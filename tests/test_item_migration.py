@@ -1,7 +1,11 @@
-"""Items and orders (issue 38's first step, migrations annotate 0034 and judges 0014) carry every stored row
-across and back: a database holding the whole demo (its study, judges' runs, its study's imported labels
-and verdicts, adjudications opened on them) and a campaign of every one-article protocol, answered, is taken back to the schema
-before the step, read whole, migrated forward and back again."""
+"""The item model's steps (issue 38) carry every stored row across and back: a database holding the whole
+demo (its study, judges' runs, its study's imported labels and verdicts, adjudications opened on them) and
+a campaign of every one-article protocol, answered and judged, is taken back to the schema before a step,
+read whole, migrated forward over the step and back again.
+
+* First step (annotate 0034, judges 0014): items' slots and the orders shown.
+* Second step (annotate 0035 and 0036, judges 0015): readings become items of kind reading; pair ids
+  are kept, a reading's id is not (it is found again by its campaign and article both ways)."""
 
 import io
 import json
@@ -21,6 +25,7 @@ from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.migration_round_trip import columns, migrate_to, rows, tables_now
 
 BEFORE = [("annotate", "0033_step_vote_time_optional"), ("judges", "0013_step_questions")]
+FIRST = [("annotate", "0034_items_and_orders"), ("judges", "0014_items_and_orders")]
 # One criterion per one-article protocol, and a value each accepts.
 PROTOCOLS = {
     "checklist": ({"type": "checklist"}, "yes"),
@@ -90,7 +95,7 @@ def full_database(tmp_path, llm_server, monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_keeps_every_row_through_the_migration_and_back(full_database):
+def test_it_keeps_every_row_through_the_first_step_and_back(full_database):
     migrate_to(BEFORE)
     old_tables = tables_now()
     old_columns = {table: columns(table) for table in old_tables}
@@ -98,7 +103,7 @@ def test_it_keeps_every_row_through_the_migration_and_back(full_database):
     assert len(before["annotate_pair"]) > 0 and len(before["annotate_assignment"]) > 0 and len(before["annotate_answer"]) == 10
     assert len(before["annotate_adjudication"]) > 0 and len(before["judges_judgeunit"]) > 0
 
-    migrate_to(None)
+    migrate_to(FIRST)
 
     assert rows(old_tables, only=old_columns) == before
     slots = rows(["annotate_itemarticle"], only={"annotate_itemarticle": ["item_id", "slot", "article_id"]})["annotate_itemarticle"]
@@ -114,5 +119,87 @@ def test_it_keeps_every_row_through_the_migration_and_back(full_database):
 
     migrate_to(BEFORE)
 
-    assert tables_now() == old_tables and {table: columns(table) for table in old_tables} == old_columns
-    assert rows(old_tables) == before
+    # The same tables and columns (a rebuilt SQLite table may list its columns in another order).
+    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert rows(old_tables, only=old_columns) == before
+
+
+def _sorted(names: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {table: sorted(columns) for table, columns in names.items()}
+
+
+def _by_reading_key(tables: dict[str, list[tuple]], names: dict[str, list[str]]) -> dict[str, list[tuple]]:
+    """The rows with every reading id (the reading table's own, a reading assignment's and a judge's
+    unit's) replaced by the reading's (campaign, article), and sorted again: the ids a reading gets
+    back are new, the rest of every row must be the same."""
+    reading_columns = names["annotate_reading"]
+    key_of = {
+        row[reading_columns.index("id")]: (row[reading_columns.index("campaign_id")], row[reading_columns.index("article_id")])
+        for row in tables["annotate_reading"]
+    }
+    out = {}
+    for table, table_rows in tables.items():
+        column = {"annotate_reading": "id", "annotate_readingassignment": "reading_id", "judges_judgeunit": "reading_id"}.get(table)
+        if column is None:
+            out[table] = table_rows
+            continue
+        at = names[table].index(column)
+        out[table] = sorted(
+            (tuple(key_of.get(value) if i == at and value is not None else value for i, value in enumerate(row)) for row in table_rows),
+            key=repr,
+        )
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_row_through_the_readings_becoming_items_and_back(full_database):
+    migrate_to(FIRST)
+    old_tables = tables_now()
+    old_columns = {table: columns(table) for table in old_tables}
+    before = rows(old_tables)
+    readings = rows(["annotate_reading"], only={"annotate_reading": ["id", "campaign_id", "topic_id", "article_id", "order"]})
+    assert len(readings["annotate_reading"]) > 0 and len(before["annotate_readingassignment"]) > 0
+    assert any(row[old_columns["judges_judgeunit"].index("reading_id")] is not None for row in before["judges_judgeunit"])
+    reading_of = {pk: (campaign, article) for pk, campaign, _, article, _ in readings["annotate_reading"]}
+    slot_columns = {"annotate_itemarticle": ["id", "item_id", "slot", "article_id"]}
+    slots_before = rows(["annotate_itemarticle"], only=slot_columns)["annotate_itemarticle"]
+
+    migrate_to(None)
+
+    assert "annotate_reading" not in tables_now() and "annotate_pair" not in tables_now()
+    pair_columns = old_columns["annotate_pair"]
+    items = rows(["annotate_item"], only={"annotate_item": pair_columns})["annotate_item"]
+    kind = pair_columns.index("kind")
+    assert sorted((row[: len(pair_columns)] for row in items if row[kind] == "pair"), key=repr) == before["annotate_pair"]
+    reading_items = rows(
+        ["annotate_item"], only={"annotate_item": ["id", "kind", "campaign_id", "topic_id", "article_a_id", "article_b_id", "order"]}
+    )["annotate_item"]
+    item_of = {}
+    for pk, item_kind, campaign, topic, article, article_b, order in reading_items:
+        if item_kind == "reading":
+            assert article_b is None
+            item_of[(campaign, article)] = (pk, topic, order)
+    assert sorted((c, t, a, o) for _, c, t, a, o in readings["annotate_reading"]) == sorted(
+        (c, t, a, o) for (c, a), (_, t, o) in item_of.items()
+    )
+    slots_after = rows(["annotate_itemarticle"], only=slot_columns)["annotate_itemarticle"]
+    reading_slots = {(pk, 0, article) for (_, article), (pk, _, _) in item_of.items()}
+    # A pair's slots are as they were; each reading item has its one slot, and nothing else is new.
+    assert sorted([row for row in slots_after if row[1:] not in reading_slots], key=repr) == slots_before
+    assert {row[1:] for row in slots_after} >= reading_slots and len(slots_after) == len(slots_before) + len(reading_slots)
+    # Each reading assignment and judge's unit now names the item of its reading; every other column is the same.
+    for table in ("annotate_readingassignment", "judges_judgeunit"):
+        names = old_columns[table]
+        at = names.index("reading_id")
+        moved = [tuple(item_of[reading_of[v]][0] if i == at and v is not None else v for i, v in enumerate(row)) for row in before[table]]
+        assert rows([table], only={table: names})[table] == sorted(moved, key=repr), table
+    changed = {"annotate_pair", "annotate_reading", "annotate_readingassignment", "judges_judgeunit", "annotate_itemarticle"}
+    for table in set(old_tables) - changed:
+        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+
+    migrate_to(FIRST)
+
+    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    after = rows(old_tables, only=old_columns)
+    assert after["annotate_pair"] == before["annotate_pair"]
+    assert _by_reading_key(after, old_columns) == _by_reading_key(before, old_columns)

@@ -44,7 +44,7 @@ def test_it_writes_the_slots_of_every_pair_the_demo_makes():
     slots = sorted(ItemArticle.objects.values_list("item_id", "slot", "article_id"))
 
     pairs = list(Pair.objects.values_list("pk", "article_a_id", "article_b_id"))
-    assert len(pairs) > 10 and Campaign.objects.filter(pairs__gold__isnull=False).exists()
+    assert len(pairs) > 10 and Campaign.objects.filter(items__gold__isnull=False).exists()
     assert slots == sorted([(p, 0, a) for p, a, _ in pairs] + [(p, 1, b) for p, _, b in pairs])
     assert set(Pair.objects.values_list("kind", flat=True)) == {"pair"}
 

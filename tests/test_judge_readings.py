@@ -82,7 +82,7 @@ def test_it_asks_pairs_the_pairwise_criteria_and_readings_the_others(mixed_campa
     assert pair_verdicts.count() == pairs * 2 * 3
 
     for reading in readings:
-        text = reading.article.display_markdown.strip()
+        text = reading.article_a.display_markdown.strip()
         one_article = [body for name, bodies in by_schema.items() if name != "verdicts" for body in bodies]
         asked = [body for body in one_article if text in user_message(body)]
         # The article alone, as the pair page shows it: never beside another one.

@@ -43,11 +43,11 @@ def test_it_makes_a_reading_per_distinct_article_of_the_pairs(catalogue):
     pairs = list(campaign.pairs.values_list("article_a_id", "article_b_id"))
     articles = {a for pair in pairs for a in pair}
     readings = Reading.objects.filter(campaign=campaign)
-    assert sorted(readings.values_list("article_id", flat=True)) == sorted(articles)
+    assert sorted(readings.values_list("article_a_id", flat=True)) == sorted(articles)
     assert len(articles) == 6
     assert sorted(readings.values_list("order", flat=True)) == list(range(6))
-    for reading in readings.select_related("article"):
-        assert reading.topic_id == reading.article.topic_id
+    for reading in readings.select_related("article_a"):
+        assert reading.topic_id == reading.article_a.topic_id
 
 
 def test_it_makes_each_shared_reference_article_one_reading(catalogue):

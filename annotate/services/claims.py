@@ -195,7 +195,7 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
         return []
     rows = list(
         Reading.objects.filter(campaign=campaign)
-        .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
+        .annotate(taken=Count("reading_assignments", filter=~Q(reading_assignments__status__in=RELEASED)))
         .order_by("order", "id")
         .values_list("id", "topic_id", "taken", "order")
     )
@@ -362,9 +362,9 @@ def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -
 
 def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime) -> ReadingAssignment | None:
     """Claims a locked reading for the user if it still has a free slot (as `_claim_pair`)."""
-    if reading.assignments.exclude(status__in=RELEASED).count() >= overlap:
+    if reading.reading_assignments.exclude(status__in=RELEASED).count() >= overlap:
         return None
-    mine = reading.assignments.filter(annotator=user).first()
+    mine = reading.reading_assignments.filter(annotator=user).first()
     if mine is not None:
         if mine.status not in RELEASED:
             return None

@@ -13,6 +13,7 @@ import random
 
 from annotate.answers import one_article
 from annotate.models import Campaign, Criterion, Pair, Reading
+from annotate.services.items import readings_save
 
 
 def rubric_kinds(*, criterion_set_id: int | None) -> tuple[bool, bool]:
@@ -48,9 +49,9 @@ def readings_create(*, campaign: Campaign) -> int:
         articles.setdefault(b, topic_id)
     order = list(range(len(articles)))
     random.SystemRandom().shuffle(order)
-    Reading.objects.bulk_create(
+    readings_save(
         [
-            Reading(campaign=campaign, topic_id=topic_id, article_id=article_id, order=order[i])
+            Reading(campaign=campaign, topic_id=topic_id, article_a_id=article_id, order=order[i])
             for i, (article_id, topic_id) in enumerate(articles.items())
         ]
     )
