@@ -90,6 +90,8 @@ call_command("create_campaign", "--name", "Snapshot checklist", "--criteria", "c
              "--annotators", "annotator1,annotator2", stdout=io.StringIO())
 checklist = Campaign.objects.get(name="Snapshot checklist")
 questions = list(checklist.criterion_set.criteria.order_by("order"))
+# A reading by its rank in the campaign, not its id: ids depend on what else the item table holds.
+number = {pk: n for n, pk in enumerate(checklist.readings.order_by("pk").values_list("pk", flat=True), start=1)}
 for round_ in range(4):
     for name in ("annotator1", "annotator2"):
         user = get_user_model().objects.get(username=name)
@@ -98,8 +100,8 @@ for round_ in range(4):
             continue
         for i, criterion in enumerate(questions):
             clock += timedelta(seconds=5)
-            answer_save(assignment=work, criterion=criterion, user=user, value="yes" if (work.reading_id * 5 + i + round_) % 3 else "no",
-                        rationale=f"Question {i} checked by {name} on reading {work.reading_id}.", now=clock)
+            answer_save(assignment=work, criterion=criterion, user=user, value="yes" if (number[work.reading_id] * 5 + i + round_) % 3 else "no",
+                        rationale=f"Question {i} checked by {name} on reading {number[work.reading_id]}.", now=clock)
         reading_submit(assignment=work, user=user, now=clock)
 """
 

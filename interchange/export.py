@@ -29,6 +29,13 @@ from protocols.pairwise import SIDES, TIE, acceptable_set, position_of, system_o
 _ASSIGNMENT_JOINS = (
     "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",
 )  # fmt: skip
+_TEXTS = ("raw_markdown", "display_markdown", "html", "toc")
+
+
+def _no_texts(prefix: str = "") -> list[str]:
+    """The texts of the pair's articles under `prefix`, for `defer`: a row names the systems and never
+    a text, and reading every article's texts again for each of 100,000 labels takes gigabytes."""
+    return [f"{prefix}pair__{side}__{field}" for side in ("article_a", "article_b") for field in _TEXTS]
 
 
 def _sides(assignment: Assignment) -> tuple[Article, Article]:
@@ -72,6 +79,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
         Label.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
         .exclude(winner="", cannot_judge=False)
         .select_related("criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
+        .defer(*_no_texts("assignment__"))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
     asks = campaign.guess_question
@@ -116,6 +124,7 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
         JudgeUnit.objects.filter(pair__campaign=campaign)
         .exclude(status=JudgeUnit.Status.PENDING)
         .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system")
+        .defer(*_no_texts())
     )
     verdicts, last_calls = unit_results(units)
     criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
@@ -174,7 +183,10 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
 def overall_rows(campaign: Campaign) -> list[dict]:
     """Every overall answer, naming the winning system (or tie / both_bad)."""
     assignments = (
-        Assignment.objects.filter(pair__campaign=campaign, repeat_of__isnull=True).exclude(overall="").select_related(*_ASSIGNMENT_JOINS)
+        Assignment.objects.filter(pair__campaign=campaign, repeat_of__isnull=True)
+        .exclude(overall="")
+        .select_related(*_ASSIGNMENT_JOINS)
+        .defer(*_no_texts())
     )
     rows = []
     for assignment in sorted(assignments, key=_order):
@@ -187,8 +199,10 @@ def overall_rows(campaign: Campaign) -> list[dict]:
 
 
 def span_rows(campaign: Campaign) -> list[dict]:
-    spans = Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
-        "article__system", "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+    spans = (
+        Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
+        .select_related("article__system", "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
+        .defer(*_no_texts("assignment__"), *(f"article__{field}" for field in _TEXTS))
     )
     spans = list(spans)
     steps = _step_numbers({span.step_id for span in spans if span.step_id})
@@ -220,8 +234,10 @@ def step_vote_rows(campaign: Campaign) -> list[dict]:
     """Every vote on an agent's step (campaigns that show steps), by pair and rater, then the article
     shown first and the step's order; then the judges' votes (`run_judges --steps`), by judge, each on
     the pair it is kept on (article A as left_system), its reason as the comment."""
-    votes = StepVote.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True).select_related(
-        *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS)
+    votes = (
+        StepVote.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
+        .select_related(*(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
+        .defer(*_no_texts("assignment__"))
     )
     votes = list(votes)
     steps = {
@@ -249,7 +265,7 @@ def _judge_step_rows(campaign: Campaign) -> list[dict]:
             pair__campaign=campaign, question=JudgeUnit.Question.STEP, status=JudgeUnit.Status.DONE, vote__isnull=False
         )
         .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system", "step__article__system")
-        .defer(*(f"pair__{side}__{f}" for side in ("article_a", "article_b") for f in ("raw_markdown", "display_markdown", "html", "toc")))
+        .defer(*_no_texts())
         .defer("step__raw_content", "step__content", "step__html", "step__article__raw_markdown", "step__article__display_markdown")
         .defer("step__article__html", "step__article__toc")
     )
@@ -295,11 +311,16 @@ def call_rows(campaign: Campaign) -> list[dict]:
             "unit__pair__article_b__system",
             "batch",
         )
+        .defer(*_no_texts("unit__"))
         .order_by("unit__judge__name", "id")
     )
     # A reading's calls (one article): its system as system_a, system_b empty.
-    read = JudgeCall.objects.filter(unit__reading__campaign=campaign).select_related(
-        "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article_a__system", "batch"
+    read = (
+        JudgeCall.objects.filter(unit__reading__campaign=campaign)
+        .select_related(
+            "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article_a__system", "batch"
+        )
+        .defer(*(f"unit__reading__article_a__{field}" for field in _TEXTS))
     )
     if read:
         calls = sorted([*calls, *read], key=lambda call: (call.unit.judge.name, call.id))

@@ -1,6 +1,7 @@
 """Items hold their articles in slots and viewers see them in a drawn order (`protocols.order`,
-`annotate.ItemArticle`, issue 38): every path that makes a pair writes its slots, and every order is a
-permutation of the item's slots that agrees with the pair's `a_first`."""
+`annotate.ItemArticle`, issue 38): every path that makes a pair or a reading writes its slots, pairs and
+readings share one table whose kinds never mix, and every order is a permutation of the item's slots
+that agrees with `a_first`."""
 
 import io
 import itertools
@@ -10,10 +11,11 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 
-from annotate.models import Assignment, Campaign, ItemArticle, Pair
+from annotate.models import Assignment, Campaign, Item, ItemArticle, Pair, Reading
 from annotate.services.campaigns import campaign_create_from_pairs
 from annotate.services.claims import assignment_claim_next
 from protocols import order as orders
+from tests.reading_builders import campaign_with_readings, mixed_rubric
 
 
 def test_it_draws_every_order_of_k_slots_and_only_those():
@@ -58,3 +60,38 @@ def test_it_records_the_order_a_claim_draws(demo_campaign):
     assert work.order == orders.of_a_first(work.a_first)
     with pytest.raises(IntegrityError), transaction.atomic():
         Assignment.objects.filter(pk=work.pk).update(order=work.order[::-1])  # the database refuses a disagreeing order
+
+
+@pytest.mark.django_db
+def test_it_keeps_pairs_and_readings_in_one_table_without_mixing_them(catalogue, alice, tmp_path):
+    campaign = campaign_with_readings(
+        name="Mixed", criterion_set=mixed_rubric(tmp_path), systems=["wikipedia", "atlas_agent", "quill_researcher"], annotators=[alice]
+    )
+    items = list(campaign.items.values_list("pk", "kind"))
+    pairs, readings = list(campaign.pairs), list(campaign.readings)
+
+    assert pairs and readings and len(items) == len(pairs) + len(readings)
+    assert {p.kind for p in pairs} == {"pair"} and {r.kind for r in readings} == {"reading"}
+    assert not Pair.objects.filter(pk__in=[r.pk for r in readings]).exists()
+    assert not Reading.objects.filter(pk__in=[p.pk for p in pairs]).exists()
+    # A reading's one article is its slot a; every article of the campaign's pairs has its reading.
+    assert sorted(ItemArticle.objects.filter(item__in=readings).values_list("item_id", "slot", "article_id")) == sorted(
+        (r.pk, 0, r.article_a_id) for r in readings
+    )
+    assert {r.article_b_id for r in readings} == {None}
+    assert {r.article_a_id for r in readings} == {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_item_whose_articles_do_not_fit_its_kind(catalogue, alice, tmp_path):
+    campaign = campaign_with_readings(
+        name="Mixed", criterion_set=mixed_rubric(tmp_path), systems=["wikipedia", "atlas_agent"], annotators=[alice]
+    )
+    pair, reading = campaign.pairs.first(), campaign.readings.first()
+    for bad in (
+        dict(kind=Item.Kind.READING, article_a_id=pair.article_a_id, article_b_id=pair.article_b_id),  # a reading of two
+        dict(kind=Item.Kind.PAIR, article_a_id=pair.article_a_id, article_b_id=None),  # a pair of one
+        dict(kind=Item.Kind.READING, article_a_id=reading.article_a_id, article_b_id=None),  # a second reading of an article
+    ):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Item.objects.create(campaign=campaign, topic_id=pair.topic_id, **bad)

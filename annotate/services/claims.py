@@ -455,7 +455,9 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
             # Patient: locks waited for in one order (pairs, then readings, by id), so two claimers never deadlock.
             for kind, item_id in sorted(candidates) if patient else candidates:
                 model = Pair if kind == PAIR else Reading
-                item = model.objects.select_for_update(skip_locked=not patient).filter(pk=item_id).first()
+                # The item's row only: its default ordering joins the campaign, whose row a lock of the
+                # whole query would take too (other claimers hold it shared: a deadlock on PostgreSQL).
+                item = model.objects.select_for_update(skip_locked=not patient, of=("self",)).filter(pk=item_id).order_by().first()
                 if item is None:
                     skipped += 1
                     continue
