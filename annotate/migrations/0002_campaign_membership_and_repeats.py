@@ -5,26 +5,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0001_initial'),
+        ("annotate", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='forbid_repeats',
-            field=models.BooleanField(default=False, help_text='Never give an annotator two pairs of one topic.'),
+            model_name="campaign",
+            name="forbid_repeats",
+            field=models.BooleanField(default=False, help_text="Never give an annotator two pairs of one topic."),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='removed_annotators',
-            field=models.ManyToManyField(blank=True, help_text='Taken off this campaign: no access to its work; their labels stay, flagged.', related_name='removed_from_campaigns', to=settings.AUTH_USER_MODEL),
+            model_name="campaign",
+            name="removed_annotators",
+            field=models.ManyToManyField(
+                blank=True,
+                help_text="Taken off this campaign: no access to its work; their labels stay, flagged.",
+                related_name="removed_from_campaigns",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AlterField(
-            model_name='assignment',
-            name='status',
-            field=models.CharField(choices=[('active', 'In progress'), ('submitted', 'Submitted'), ('expired', 'Returned to the pool'), ('revoked', 'Annotator removed from the campaign')], default='active', max_length=20),
+            model_name="assignment",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("active", "In progress"),
+                    ("submitted", "Submitted"),
+                    ("expired", "Returned to the pool"),
+                    ("revoked", "Annotator removed from the campaign"),
+                ],
+                default="active",
+                max_length=20,
+            ),
         ),
     ]

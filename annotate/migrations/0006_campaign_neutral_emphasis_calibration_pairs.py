@@ -4,20 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0005_campaign_labels_only'),
+        ("annotate", "0005_campaign_labels_only"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='calibration_pairs',
-            field=models.PositiveSmallIntegerField(default=0, help_text='The first N pairs, labelled by every member before any other pair (0: none).'),
+            model_name="campaign",
+            name="calibration_pairs",
+            field=models.PositiveSmallIntegerField(
+                default=0, help_text="The first N pairs, labelled by every member before any other pair (0: none)."
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='neutral_emphasis',
-            field=models.BooleanField(default=False, help_text='Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart.'),
+            model_name="campaign",
+            name="neutral_emphasis",
+            field=models.BooleanField(
+                default=False, help_text="Show bold and italic as plain text on both sides, so emphasis cannot tell the systems apart."
+            ),
         ),
     ]

@@ -4,25 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0007_rerender_articles_paragraph_per_line'),
+        ("annotate", "0007_rerender_articles_paragraph_per_line"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='order_known',
-            field=models.BooleanField(default=True, help_text='False for imported work whose display order its file did not give: a_first then only records the order the file listed the systems in, and position figures leave the work out.'),
+            model_name="assignment",
+            name="order_known",
+            field=models.BooleanField(
+                default=True,
+                help_text="False for imported work whose display order its file did not give: a_first then only records the order the file listed the systems in, and position figures leave the work out.",
+            ),
         ),
         migrations.AlterField(
-            model_name='assignment',
-            name='claimed_at',
+            model_name="assignment",
+            name="claimed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='label',
-            name='saved_at',
+            model_name="label",
+            name="saved_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -5,15 +5,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0008_imported_order_and_times_optional'),
+        ("annotate", "0008_imported_order_and_times_optional"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='protocol',
-            field=models.CharField(default='pairwise', help_text='What an item and an answer are (protocols/): one of protocols.NAMES.', max_length=40, validators=[annotate.models.validate_protocol]),
+            model_name="campaign",
+            name="protocol",
+            field=models.CharField(
+                default="pairwise",
+                help_text="What an item and an answer are (protocols/): one of protocols.NAMES.",
+                max_length=40,
+                validators=[annotate.models.validate_protocol],
+            ),
         ),
     ]

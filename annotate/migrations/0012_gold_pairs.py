@@ -51,7 +51,11 @@ class Migration(migrations.Migration):
                 (
                     "pair",
                     models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name="gold", serialize=False, to="annotate.pair"
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="gold",
+                        serialize=False,
+                        to="annotate.pair",
                     ),
                 ),
                 ("degradation", models.CharField(max_length=40)),

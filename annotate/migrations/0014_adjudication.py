@@ -21,64 +21,111 @@ def sources_backfill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0013_criterion_response'),
+        ("annotate", "0013_criterion_response"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='adjudicators',
-            field=models.ManyToManyField(blank=True, help_text='Who records final answers where annotators disagree; never annotators of the campaign.', related_name='adjudicated_campaigns', to=settings.AUTH_USER_MODEL),
+            model_name="campaign",
+            name="adjudicators",
+            field=models.ManyToManyField(
+                blank=True,
+                help_text="Who records final answers where annotators disagree; never annotators of the campaign.",
+                related_name="adjudicated_campaigns",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='labelchange',
-            name='source',
-            field=models.CharField(choices=[('page', 'The annotation page'), ('api', 'The JSON API'), ('import', 'A labels file (import_labels)'), ('adjudicated', "An adjudicator's final answer")], default='page', max_length=12),
+            model_name="labelchange",
+            name="source",
+            field=models.CharField(
+                choices=[
+                    ("page", "The annotation page"),
+                    ("api", "The JSON API"),
+                    ("import", "A labels file (import_labels)"),
+                    ("adjudicated", "An adjudicator's final answer"),
+                ],
+                default="page",
+                max_length=12,
+            ),
         ),
         migrations.RunPython(sources_backfill, migrations.RunPython.noop),
         migrations.AlterField(
-            model_name='labelchange',
-            name='assignment',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='changes', to='annotate.assignment'),
+            model_name="labelchange",
+            name="assignment",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="changes", to="annotate.assignment"
+            ),
         ),
         migrations.CreateModel(
-            name='Adjudication',
+            name="Adjudication",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('split', 'Some chose A, others B'), ('tie-vs-win', 'Some chose a tie, others a winner')], max_length=20)),
-                ('a_first', models.BooleanField()),
-                ('opened_at', models.DateTimeField()),
-                ('winner', models.CharField(blank=True, choices=[('a', 'Article A'), ('b', 'Article B'), ('tie', 'Tie')], max_length=3)),
-                ('reason', models.TextField(blank=True)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='adjudications', to='annotate.campaign')),
-                ('criterion', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.criterion')),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('opened_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='adjudications', to='annotate.pair')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("split", "Some chose A, others B"), ("tie-vs-win", "Some chose a tie, others a winner")], max_length=20
+                    ),
+                ),
+                ("a_first", models.BooleanField()),
+                ("opened_at", models.DateTimeField()),
+                ("winner", models.CharField(blank=True, choices=[("a", "Article A"), ("b", "Article B"), ("tie", "Tie")], max_length=3)),
+                ("reason", models.TextField(blank=True)),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="adjudications", to="annotate.campaign"),
+                ),
+                ("criterion", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotate.criterion")),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "opened_by",
+                    models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL),
+                ),
+                ("pair", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="adjudications", to="annotate.pair")),
             ],
             options={
-                'ordering': ['pair', 'criterion__order'],
+                "ordering": ["pair", "criterion__order"],
             },
         ),
         migrations.AddField(
-            model_name='labelchange',
-            name='adjudication',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='changes', to='annotate.adjudication'),
+            model_name="labelchange",
+            name="adjudication",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="changes", to="annotate.adjudication"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='labelchange',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('adjudication__isnull', True), ('assignment__isnull', False)), models.Q(('adjudication__isnull', False), ('assignment__isnull', True)), _connector='OR'), name='labelchange_of_work_or_adjudication'),
+            model_name="labelchange",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("adjudication__isnull", True), ("assignment__isnull", False)),
+                    models.Q(("adjudication__isnull", False), ("assignment__isnull", True)),
+                    _connector="OR",
+                ),
+                name="labelchange_of_work_or_adjudication",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='adjudication',
-            constraint=models.UniqueConstraint(fields=('pair', 'criterion'), name='adjudication_one_per_item'),
+            model_name="adjudication",
+            constraint=models.UniqueConstraint(fields=("pair", "criterion"), name="adjudication_one_per_item"),
         ),
         migrations.AddConstraint(
-            model_name='adjudication',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('decided_by__isnull', True), ('winner', '')), models.Q(models.Q(('winner', ''), _negated=True), ('decided_by__isnull', False)), _connector='OR'), name='adjudication_decided_with_adjudicator'),
+            model_name="adjudication",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("decided_by__isnull", True), ("winner", "")),
+                    models.Q(models.Q(("winner", ""), _negated=True), ("decided_by__isnull", False)),
+                    _connector="OR",
+                ),
+                name="adjudication_decided_with_adjudicator",
+            ),
         ),
     ]

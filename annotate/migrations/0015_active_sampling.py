@@ -6,67 +6,93 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0014_adjudication'),
+        ("annotate", "0014_adjudication"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PairAdmission',
+            name="PairAdmission",
             fields=[
-                ('pair', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='admission', serialize=False, to='annotate.pair')),
-                ('probability', models.FloatField()),
-                ('draw', models.FloatField()),
-                ('admitted', models.BooleanField()),
-                ('phase', models.CharField(choices=[('burn-in', 'Burn-in'), ('active', 'Active')], max_length=10)),
-                ('model_version', models.CharField(help_text='The error model that gave the probability.', max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="admission",
+                        serialize=False,
+                        to="annotate.pair",
+                    ),
+                ),
+                ("probability", models.FloatField()),
+                ("draw", models.FloatField()),
+                ("admitted", models.BooleanField()),
+                ("phase", models.CharField(choices=[("burn-in", "Burn-in"), ("active", "Active")], max_length=10)),
+                ("model_version", models.CharField(help_text="The error model that gave the probability.", max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['pair'],
+                "ordering": ["pair"],
             },
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='human_cost_per_pair',
-            field=models.DecimalField(blank=True, decimal_places=4, help_text='What a human label of one pair costs (empty: not known).', max_digits=10, null=True),
+            model_name="campaign",
+            name="human_cost_per_pair",
+            field=models.DecimalField(
+                blank=True, decimal_places=4, help_text="What a human label of one pair costs (empty: not known).", max_digits=10, null=True
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='sampling',
-            field=models.CharField(choices=[('uniform', 'Uniform'), ('active', 'Active')], default='uniform', help_text='Which pairs humans label: every pair (uniform), or those drawn by `sample_pairs` (active).', max_length=10),
+            model_name="campaign",
+            name="sampling",
+            field=models.CharField(
+                choices=[("uniform", "Uniform"), ("active", "Active")],
+                default="uniform",
+                help_text="Which pairs humans label: every pair (uniform), or those drawn by `sample_pairs` (active).",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='sampling_budget',
-            field=models.PositiveIntegerField(blank=True, help_text='Active sampling: the expected number of pairs to label.', null=True),
+            model_name="campaign",
+            name="sampling_budget",
+            field=models.PositiveIntegerField(blank=True, help_text="Active sampling: the expected number of pairs to label.", null=True),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='sampling_burn_in',
-            field=models.PositiveIntegerField(default=0, help_text='Active sampling: the first N pairs get the uniform rate.'),
+            model_name="campaign",
+            name="sampling_burn_in",
+            field=models.PositiveIntegerField(default=0, help_text="Active sampling: the first N pairs get the uniform rate."),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='sampling_uniform_share',
-            field=models.FloatField(default=0.2, help_text='Active sampling: the share of the budget spread evenly (0 to 1).'),
+            model_name="campaign",
+            name="sampling_uniform_share",
+            field=models.FloatField(default=0.2, help_text="Active sampling: the share of the budget spread evenly (0 to 1)."),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('sampling_uniform_share__gte', 0), ('sampling_uniform_share__lte', 1)), name='campaign_sampling_share'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("sampling_uniform_share__gte", 0), ("sampling_uniform_share__lte", 1)), name="campaign_sampling_share"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pairadmission',
-            constraint=models.CheckConstraint(condition=models.Q(('probability__gt', 0), ('probability__lte', 1)), name='admission_probability'),
+            model_name="pairadmission",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("probability__gt", 0), ("probability__lte", 1)), name="admission_probability"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pairadmission',
-            constraint=models.CheckConstraint(condition=models.Q(('draw__gte', 0), ('draw__lt', 1)), name='admission_draw'),
+            model_name="pairadmission",
+            constraint=models.CheckConstraint(condition=models.Q(("draw__gte", 0), ("draw__lt", 1)), name="admission_draw"),
         ),
         migrations.AddConstraint(
-            model_name='pairadmission',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('admitted', True), ('draw__lt', models.F('probability'))), models.Q(('admitted', False), ('draw__gte', models.F('probability'))), _connector='OR'), name='admission_admitted_is_draw_below_probability'),
+            model_name="pairadmission",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("admitted", True), ("draw__lt", models.F("probability"))),
+                    models.Q(("admitted", False), ("draw__gte", models.F("probability"))),
+                    _connector="OR",
+                ),
+                name="admission_admitted_is_draw_below_probability",
+            ),
         ),
     ]

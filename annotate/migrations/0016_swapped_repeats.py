@@ -6,38 +6,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0015_active_sampling'),
+        ("annotate", "0015_active_sampling"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='assignment',
-            name='assignment_one_per_annotator',
+            model_name="assignment",
+            name="assignment_one_per_annotator",
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='repeat_of',
-            field=models.OneToOneField(blank=True, help_text='The submitted assignment this one repeats in the other order (empty: an original); never shown to the annotator.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='repeat', to='annotate.assignment'),
+            model_name="assignment",
+            name="repeat_of",
+            field=models.OneToOneField(
+                blank=True,
+                help_text="The submitted assignment this one repeats in the other order (empty: an original); never shown to the annotator.",
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="repeat",
+                to="annotate.assignment",
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='repeat_gap',
-            field=models.PositiveSmallIntegerField(default=5, help_text='A swapped repeat comes only after the annotator has submitted at least this many other pairs since the original.'),
+            model_name="campaign",
+            name="repeat_gap",
+            field=models.PositiveSmallIntegerField(
+                default=5,
+                help_text="A swapped repeat comes only after the annotator has submitted at least this many other pairs since the original.",
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='repeat_rate',
-            field=models.FloatField(default=0.0, help_text="Share of an annotator's submitted pairs they meet again later in the other order, a swapped repeat (0: none)."),
+            model_name="campaign",
+            name="repeat_rate",
+            field=models.FloatField(
+                default=0.0,
+                help_text="Share of an annotator's submitted pairs they meet again later in the other order, a swapped repeat (0: none).",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(condition=models.Q(('repeat_of__isnull', True)), fields=('pair', 'annotator'), name='assignment_one_per_annotator'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("repeat_of__isnull", True)), fields=("pair", "annotator"), name="assignment_one_per_annotator"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('repeat_rate__gte', 0), ('repeat_rate__lte', 1)), name='campaign_repeat_rate_share'),
+            model_name="campaign",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("repeat_rate__gte", 0), ("repeat_rate__lte", 1)), name="campaign_repeat_rate_share"
+            ),
         ),
     ]

@@ -6,113 +6,136 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0016_swapped_repeats'),
+        ("annotate", "0016_swapped_repeats"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Answer',
+            name="Answer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('value', models.CharField(blank=True, max_length=20)),
-                ('rationale', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField()),
-                ('saved_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("value", models.CharField(blank=True, max_length=20)),
+                ("rationale", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField()),
+                ("saved_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Reading',
+            name="Reading",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.PositiveIntegerField(default=0)),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ReadingAssignment',
+            name="ReadingAssignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('active', 'In progress'), ('submitted', 'Submitted'), ('expired', 'Returned to the pool'), ('revoked', 'Annotator removed from the campaign')], default='active', max_length=20)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('first_opened_at', models.DateTimeField(blank=True, null=True)),
-                ('last_activity_at', models.DateTimeField()),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("active", "In progress"),
+                            ("submitted", "Submitted"),
+                            ("expired", "Returned to the pool"),
+                            ("revoked", "Annotator removed from the campaign"),
+                        ],
+                        default="active",
+                        max_length=20,
+                    ),
+                ),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("first_opened_at", models.DateTimeField(blank=True, null=True)),
+                ("last_activity_at", models.DateTimeField()),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['claimed_at', 'id'],
+                "ordering": ["claimed_at", "id"],
             },
         ),
         migrations.RemoveConstraint(
-            model_name='labelchange',
-            name='labelchange_of_work_or_adjudication',
+            model_name="labelchange",
+            name="labelchange_of_work_or_adjudication",
         ),
         migrations.AddField(
-            model_name='answer',
-            name='criterion',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.criterion'),
+            model_name="answer",
+            name="criterion",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotate.criterion"),
         ),
         migrations.AddField(
-            model_name='reading',
-            name='article',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.article'),
+            model_name="reading",
+            name="article",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotate.article"),
         ),
         migrations.AddField(
-            model_name='reading',
-            name='campaign',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='readings', to='annotate.campaign'),
+            model_name="reading",
+            name="campaign",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="readings", to="annotate.campaign"),
         ),
         migrations.AddField(
-            model_name='reading',
-            name='topic',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.topic'),
+            model_name="reading",
+            name="topic",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotate.topic"),
         ),
         migrations.AddField(
-            model_name='readingassignment',
-            name='annotator',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reading_assignments', to=settings.AUTH_USER_MODEL),
+            model_name="readingassignment",
+            name="annotator",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="reading_assignments", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.AddField(
-            model_name='readingassignment',
-            name='reading',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotate.reading'),
+            model_name="readingassignment",
+            name="reading",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="annotate.reading"),
         ),
         migrations.AddField(
-            model_name='answer',
-            name='assignment',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='annotate.readingassignment'),
+            model_name="answer",
+            name="assignment",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="answers", to="annotate.readingassignment"),
         ),
         migrations.AddField(
-            model_name='labelchange',
-            name='reading_assignment',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='changes', to='annotate.readingassignment'),
+            model_name="labelchange",
+            name="reading_assignment",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="changes", to="annotate.readingassignment"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='labelchange',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('adjudication__isnull', True), ('assignment__isnull', False), ('reading_assignment__isnull', True)), models.Q(('adjudication__isnull', False), ('assignment__isnull', True), ('reading_assignment__isnull', True)), models.Q(('adjudication__isnull', True), ('assignment__isnull', True), ('reading_assignment__isnull', False)), _connector='OR'), name='labelchange_of_one_work'),
+            model_name="labelchange",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("adjudication__isnull", True), ("assignment__isnull", False), ("reading_assignment__isnull", True)),
+                    models.Q(("adjudication__isnull", False), ("assignment__isnull", True), ("reading_assignment__isnull", True)),
+                    models.Q(("adjudication__isnull", True), ("assignment__isnull", True), ("reading_assignment__isnull", False)),
+                    _connector="OR",
+                ),
+                name="labelchange_of_one_work",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reading',
-            constraint=models.UniqueConstraint(fields=('campaign', 'article'), name='reading_unique_article'),
+            model_name="reading",
+            constraint=models.UniqueConstraint(fields=("campaign", "article"), name="reading_unique_article"),
         ),
         migrations.AddIndex(
-            model_name='readingassignment',
-            index=models.Index(fields=['annotator', 'status'], name='annotate_re_annotat_6fca89_idx'),
+            model_name="readingassignment",
+            index=models.Index(fields=["annotator", "status"], name="annotate_re_annotat_6fca89_idx"),
         ),
         migrations.AddIndex(
-            model_name='readingassignment',
-            index=models.Index(fields=['reading', 'status'], name='annotate_re_reading_f961fc_idx'),
+            model_name="readingassignment",
+            index=models.Index(fields=["reading", "status"], name="annotate_re_reading_f961fc_idx"),
         ),
         migrations.AddConstraint(
-            model_name='readingassignment',
-            constraint=models.UniqueConstraint(fields=('reading', 'annotator'), name='readingassignment_one_per_annotator'),
+            model_name="readingassignment",
+            constraint=models.UniqueConstraint(fields=("reading", "annotator"), name="readingassignment_one_per_annotator"),
         ),
         migrations.AddConstraint(
-            model_name='answer',
-            constraint=models.UniqueConstraint(fields=('assignment', 'criterion'), name='answer_one_per_criterion'),
+            model_name="answer",
+            constraint=models.UniqueConstraint(fields=("assignment", "criterion"), name="answer_one_per_criterion"),
         ),
     ]

@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0017_one_article_readings'),
+        ("annotate", "0017_one_article_readings"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='topic_back_to_back',
-            field=models.BooleanField(default=False, help_text="Give a topic's one-article view and its pairwise view one after the other (default: never back to back)."),
+            model_name="campaign",
+            name="topic_back_to_back",
+            field=models.BooleanField(
+                default=False,
+                help_text="Give a topic's one-article view and its pairwise view one after the other (default: never back to back).",
+            ),
         ),
     ]

@@ -4,35 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0021_campaign_gold_accept_separable'),
+        ("annotate", "0021_campaign_gold_accept_separable"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='guess',
-            field=models.CharField(blank=True, choices=[('a', 'Article A'), ('b', 'Article B'), ('unknown', "Don't know")], max_length=10),
+            model_name="assignment",
+            name="guess",
+            field=models.CharField(blank=True, choices=[("a", "Article A"), ("b", "Article B"), ("unknown", "Don't know")], max_length=10),
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='guessed_at',
+            model_name="assignment",
+            name="guessed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='guess_question',
-            field=models.BooleanField(default=False, help_text='Ask after each pair which article is the reference.'),
+            model_name="campaign",
+            name="guess_question",
+            field=models.BooleanField(default=False, help_text="Ask after each pair which article is the reference."),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='neutral_headings',
-            field=models.BooleanField(default=False, help_text='Show headings in sentence case, unnumbered, on both sides.'),
+            model_name="campaign",
+            name="neutral_headings",
+            field=models.BooleanField(default=False, help_text="Show headings in sentence case, unnumbered, on both sides."),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='reference_name',
-            field=models.CharField(default='Wikipedia', help_text="The reference's name in the guess question.", max_length=60),
+            model_name="campaign",
+            name="reference_name",
+            field=models.CharField(default="Wikipedia", help_text="The reference's name in the guess question.", max_length=60),
         ),
     ]

@@ -5,27 +5,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0022_campaign_guess_question_neutral_headings'),
+        ("annotate", "0022_campaign_guess_question_neutral_headings"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SectionAlignment',
+            name="SectionAlignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('first_sections', models.JSONField(default=list)),
-                ('second_sections', models.JSONField(default=list)),
-                ('first_to_second', models.JSONField(default=list)),
-                ('second_to_first', models.JSONField(default=list)),
-                ('method', models.CharField(help_text="How it was computed (annotate.alignment's method and threshold).", max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('first', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotate.article')),
-                ('second', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotate.article')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("first_sections", models.JSONField(default=list)),
+                ("second_sections", models.JSONField(default=list)),
+                ("first_to_second", models.JSONField(default=list)),
+                ("second_to_first", models.JSONField(default=list)),
+                ("method", models.CharField(help_text="How it was computed (annotate.alignment's method and threshold).", max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("first", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotate.article")),
+                ("second", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotate.article")),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('first', 'second'), name='section_alignment_unique_articles'), models.CheckConstraint(condition=models.Q(('first__lt', models.F('second'))), name='section_alignment_ordered')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("first", "second"), name="section_alignment_unique_articles"),
+                    models.CheckConstraint(condition=models.Q(("first__lt", models.F("second"))), name="section_alignment_ordered"),
+                ],
             },
         ),
     ]

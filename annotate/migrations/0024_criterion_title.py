@@ -32,16 +32,15 @@ def titles_cleared(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0023_section_alignment'),
+        ("annotate", "0023_section_alignment"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='criterion',
-            name='title',
-            field=models.CharField(blank=True, help_text='A short name to scan by; blank: the page shortens the text.', max_length=120),
+            model_name="criterion",
+            name="title",
+            field=models.CharField(blank=True, help_text="A short name to scan by; blank: the page shortens the text.", max_length=120),
         ),
         migrations.RunPython(titles_from_shipped_rubric, titles_cleared),
     ]

@@ -6,50 +6,85 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0024_criterion_title'),
+        ("annotate", "0024_criterion_title"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='pair',
-            name='void_reason',
+            model_name="pair",
+            name="void_reason",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='pair',
-            name='voided_at',
+            model_name="pair",
+            name="voided_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='pair',
-            name='voided_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="pair",
+            name="voided_by",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.AlterField(
-            model_name='assignment',
-            name='status',
-            field=models.CharField(choices=[('active', 'In progress'), ('submitted', 'Submitted'), ('expired', 'Returned to the pool'), ('revoked', 'Annotator removed from the campaign'), ('voided', 'Pair voided by staff')], default='active', max_length=20),
+            model_name="assignment",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("active", "In progress"),
+                    ("submitted", "Submitted"),
+                    ("expired", "Returned to the pool"),
+                    ("revoked", "Annotator removed from the campaign"),
+                    ("voided", "Pair voided by staff"),
+                ],
+                default="active",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='readingassignment',
-            name='status',
-            field=models.CharField(choices=[('active', 'In progress'), ('submitted', 'Submitted'), ('expired', 'Returned to the pool'), ('revoked', 'Annotator removed from the campaign'), ('voided', 'Pair voided by staff')], default='active', max_length=20),
+            model_name="readingassignment",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("active", "In progress"),
+                    ("submitted", "Submitted"),
+                    ("expired", "Returned to the pool"),
+                    ("revoked", "Annotator removed from the campaign"),
+                    ("voided", "Pair voided by staff"),
+                ],
+                default="active",
+                max_length=20,
+            ),
         ),
         migrations.CreateModel(
-            name='PairFlag',
+            name="PairFlag",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(choices=[('broken', 'An article is broken (empty, truncated, garbled)'), ('wrong_topic', 'An article is about another topic'), ('offensive', 'Offensive content'), ('other', 'Something else')], max_length=20)),
-                ('note', models.TextField(blank=True, max_length=2000)),
-                ('flagged_at', models.DateTimeField()),
-                ('assignment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='flag', to='annotate.assignment')),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='flags', to='annotate.pair')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "reason",
+                    models.CharField(
+                        choices=[
+                            ("broken", "An article is broken (empty, truncated, garbled)"),
+                            ("wrong_topic", "An article is about another topic"),
+                            ("offensive", "Offensive content"),
+                            ("other", "Something else"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("note", models.TextField(blank=True, max_length=2000)),
+                ("flagged_at", models.DateTimeField()),
+                (
+                    "assignment",
+                    models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name="flag", to="annotate.assignment"),
+                ),
+                ("pair", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="flags", to="annotate.pair")),
             ],
             options={
-                'ordering': ['-flagged_at'],
+                "ordering": ["-flagged_at"],
             },
         ),
     ]

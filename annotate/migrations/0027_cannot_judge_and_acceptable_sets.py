@@ -4,34 +4,41 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0026_span_criterion_evidence'),
+        ("annotate", "0026_span_criterion_evidence"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='accept_sets',
-            field=models.BooleanField(default=False, help_text='Let annotators also mark every other verdict they find acceptable on a pairwise criterion (issue 40).'),
+            model_name="campaign",
+            name="accept_sets",
+            field=models.BooleanField(
+                default=False,
+                help_text="Let annotators also mark every other verdict they find acceptable on a pairwise criterion (issue 40).",
+            ),
         ),
         migrations.AddField(
-            model_name='label',
-            name='acceptable',
+            model_name="label",
+            name="acceptable",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='allow_cannot_judge',
-            field=models.BooleanField(default=False, help_text='Let annotators answer a criterion with “Cannot judge”: kept apart from ties, left out of every statistic.'),
+            model_name="campaign",
+            name="allow_cannot_judge",
+            field=models.BooleanField(
+                default=False,
+                help_text="Let annotators answer a criterion with “Cannot judge”: kept apart from ties, left out of every statistic.",
+            ),
         ),
         migrations.AddField(
-            model_name='label',
-            name='cannot_judge',
+            model_name="label",
+            name="cannot_judge",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.CheckConstraint(condition=models.Q(('cannot_judge', False), ('winner', ''), _connector='OR'), name='label_cannot_judge_has_no_winner'),
+            model_name="label",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("cannot_judge", False), ("winner", ""), _connector="OR"), name="label_cannot_judge_has_no_winner"
+            ),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0027_cannot_judge_and_acceptable_sets'),
+        ("annotate", "0027_cannot_judge_and_acceptable_sets"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='answer',
-            name='value',
+            model_name="answer",
+            name="value",
             field=models.TextField(blank=True),
         ),
     ]

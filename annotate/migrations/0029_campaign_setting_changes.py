@@ -6,31 +6,40 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0028_answer_value_text'),
+        ("annotate", "0028_answer_value_text"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='display_name',
-            field=models.CharField(blank=True, help_text="What annotators see as the campaign's name (blank: the name); never names a system.", max_length=200),
+            model_name="campaign",
+            name="display_name",
+            field=models.CharField(
+                blank=True, help_text="What annotators see as the campaign's name (blank: the name); never names a system.", max_length=200
+            ),
         ),
         migrations.CreateModel(
-            name='CampaignSettingChange',
+            name="CampaignSettingChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('field', models.CharField(max_length=40)),
-                ('old_value', models.JSONField(null=True)),
-                ('new_value', models.JSONField(null=True)),
-                ('changed_at', models.DateTimeField()),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='setting_changes', to='annotate.campaign')),
-                ('changed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("field", models.CharField(max_length=40)),
+                ("old_value", models.JSONField(null=True)),
+                ("new_value", models.JSONField(null=True)),
+                ("changed_at", models.DateTimeField()),
+                (
+                    "campaign",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="setting_changes", to="annotate.campaign"),
+                ),
+                (
+                    "changed_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['changed_at', 'id'],
+                "ordering": ["changed_at", "id"],
             },
         ),
     ]

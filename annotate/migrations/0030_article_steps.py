@@ -5,29 +5,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0029_campaign_setting_changes'),
+        ("annotate", "0029_campaign_setting_changes"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ArticleStep',
+            name="ArticleStep",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField()),
-                ('kind', models.CharField(max_length=32)),
-                ('raw_content', models.TextField()),
-                ('content', models.TextField(help_text="The step's Markdown as shown: cleaned of citations and URLs.")),
-                ('html', models.TextField()),
-                ('query', models.CharField(blank=True, max_length=1000)),
-                ('url', models.CharField(blank=True, help_text='The page a read step read; exported, never shown to annotators.', max_length=2000)),
-                ('title', models.CharField(blank=True, max_length=500)),
-                ('article', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='steps', to='annotate.article')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.PositiveIntegerField()),
+                ("kind", models.CharField(max_length=32)),
+                ("raw_content", models.TextField()),
+                ("content", models.TextField(help_text="The step's Markdown as shown: cleaned of citations and URLs.")),
+                ("html", models.TextField()),
+                ("query", models.CharField(blank=True, max_length=1000)),
+                (
+                    "url",
+                    models.CharField(
+                        blank=True, help_text="The page a read step read; exported, never shown to annotators.", max_length=2000
+                    ),
+                ),
+                ("title", models.CharField(blank=True, max_length=500)),
+                ("article", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="steps", to="annotate.article")),
             ],
             options={
-                'ordering': ['article', 'order'],
-                'constraints': [models.UniqueConstraint(fields=('article', 'order'), name='articlestep_unique_order')],
+                "ordering": ["article", "order"],
+                "constraints": [models.UniqueConstraint(fields=("article", "order"), name="articlestep_unique_order")],
             },
         ),
     ]

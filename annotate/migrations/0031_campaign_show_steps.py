@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0030_article_steps'),
+        ("annotate", "0030_article_steps"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='show_steps',
-            field=models.BooleanField(default=False, help_text="Show each side's agent steps beside its article (every article of every pair has steps)."),
+            model_name="campaign",
+            name="show_steps",
+            field=models.BooleanField(
+                default=False, help_text="Show each side's agent steps beside its article (every article of every pair has steps)."
+            ),
         ),
     ]

@@ -5,40 +5,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0031_campaign_show_steps'),
+        ("annotate", "0031_campaign_show_steps"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='step_votes',
-            field=models.CharField(choices=[('optional', 'Steps may be voted on'), ('every', 'Every step needs a vote before the pair is submitted')], default='optional', max_length=10),
+            model_name="campaign",
+            name="step_votes",
+            field=models.CharField(
+                choices=[("optional", "Steps may be voted on"), ("every", "Every step needs a vote before the pair is submitted")],
+                default="optional",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='labelchange',
-            name='step',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.articlestep'),
+            model_name="labelchange",
+            name="step",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotate.articlestep"
+            ),
         ),
         migrations.AddField(
-            model_name='span',
-            name='step',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.articlestep'),
+            model_name="span",
+            name="step",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="annotate.articlestep"
+            ),
         ),
         migrations.CreateModel(
-            name='StepVote',
+            name="StepVote",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('vote', models.SmallIntegerField(choices=[(1, 'up'), (-1, 'down')])),
-                ('comment', models.TextField(blank=True)),
-                ('saved_at', models.DateTimeField()),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='step_votes', to='annotate.assignment')),
-                ('step', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='votes', to='annotate.articlestep')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("vote", models.SmallIntegerField(choices=[(1, "up"), (-1, "down")])),
+                ("comment", models.TextField(blank=True)),
+                ("saved_at", models.DateTimeField()),
+                (
+                    "assignment",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="step_votes", to="annotate.assignment"),
+                ),
+                ("step", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="votes", to="annotate.articlestep")),
             ],
             options={
-                'ordering': ['assignment', 'step'],
-                'constraints': [models.UniqueConstraint(fields=('assignment', 'step'), name='stepvote_one_per_step')],
+                "ordering": ["assignment", "step"],
+                "constraints": [models.UniqueConstraint(fields=("assignment", "step"), name="stepvote_one_per_step")],
             },
         ),
     ]

@@ -8,9 +8,7 @@ def times_back(apps, schema_editor):
     # Back to a required time: a vote without one takes its assignment's submission (else claim) time.
     StepVote = apps.get_model("annotate", "StepVote")
     Assignment = apps.get_model("annotate", "Assignment")
-    times = Assignment.objects.filter(pk=models.OuterRef("assignment_id")).values(
-        time=Coalesce("submitted_at", "claimed_at", Now())
-    )
+    times = Assignment.objects.filter(pk=models.OuterRef("assignment_id")).values(time=Coalesce("submitted_at", "claimed_at", Now()))
     StepVote.objects.filter(saved_at__isnull=True).update(saved_at=models.Subquery(times[:1]))
 
 

@@ -13,6 +13,13 @@ from django.db import migrations, models
 BATCH = 5000
 
 
+def _checks_now(schema_editor) -> None:
+    """PostgreSQL defers foreign key checks to the end of the transaction, and refuses to alter a table
+    with checks still pending: run them now, before the next operation alters the tables."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
 def _reading_items(apps) -> dict[tuple[int, int], int]:
     Item = apps.get_model("annotate", "Item")
     rows = Item.objects.filter(kind="reading").values_list("campaign_id", "article_a_id", "id")
@@ -35,6 +42,7 @@ def readings_copy(apps, schema_editor):
     items = _reading_items(apps)
     slots = [ItemArticle(item_id=item_id, slot=0, article_id=article_id) for (_, article_id), item_id in items.items()]
     ItemArticle.objects.bulk_create(slots, batch_size=BATCH)
+    _checks_now(schema_editor)
 
 
 def reading_items_delete(apps, schema_editor):
@@ -42,6 +50,7 @@ def reading_items_delete(apps, schema_editor):
     ItemArticle = apps.get_model("annotate", "ItemArticle")
     ItemArticle.objects.filter(item__kind="reading").delete()
     Item.objects.filter(kind="reading").delete()
+    _checks_now(schema_editor)
 
 
 def _update(model, column: str, moves: dict[int, list[int]]) -> None:
@@ -59,18 +68,25 @@ def assignments_to_items(apps, schema_editor):
     for pk, reading_id in ReadingAssignment.objects.values_list("id", "reading_id"):
         moves.setdefault(items[keys[reading_id]], []).append(pk)
     _update(ReadingAssignment, "item_id", moves)
+    _checks_now(schema_editor)
 
 
 def assignments_to_readings(apps, schema_editor):
     Reading = apps.get_model("annotate", "Reading")
     Item = apps.get_model("annotate", "Item")
     ReadingAssignment = apps.get_model("annotate", "ReadingAssignment")
-    readings = {(campaign_id, article_id): pk for pk, campaign_id, article_id in Reading.objects.values_list("id", "campaign_id", "article_id")}
-    keys = {pk: (campaign_id, article_id) for pk, campaign_id, article_id in Item.objects.filter(kind="reading").values_list("id", "campaign_id", "article_a_id")}
+    readings = {
+        (campaign_id, article_id): pk for pk, campaign_id, article_id in Reading.objects.values_list("id", "campaign_id", "article_id")
+    }
+    keys = {
+        pk: (campaign_id, article_id)
+        for pk, campaign_id, article_id in Item.objects.filter(kind="reading").values_list("id", "campaign_id", "article_a_id")
+    }
     moves: dict[int, list[int]] = {}
     for pk, item_id in ReadingAssignment.objects.values_list("id", "item_id"):
         moves.setdefault(readings[keys[item_id]], []).append(pk)
     _update(ReadingAssignment, "reading_id", moves)
+    _checks_now(schema_editor)
 
 
 class Migration(migrations.Migration):
@@ -133,7 +149,9 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="readingassignment",
             name="reading",
-            field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="annotate.reading"),
+            field=models.ForeignKey(
+                null=True, on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="annotate.reading"
+            ),
         ),
         migrations.RunPython(assignments_to_items, assignments_to_readings),
         migrations.RemoveConstraint(model_name="readingassignment", name="readingassignment_one_per_annotator"),

@@ -6,105 +6,142 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judges', '0003_alter_judge_name'),
+        ("judges", "0003_alter_judge_name"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judge',
-            name='batch_input_price',
-            field=models.DecimalField(blank=True, decimal_places=6, help_text='USD per million prompt tokens through the Batch API; empty: half the input price.', max_digits=12, null=True),
+            model_name="judge",
+            name="batch_input_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                help_text="USD per million prompt tokens through the Batch API; empty: half the input price.",
+                max_digits=12,
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='judge',
-            name='batch_output_price',
-            field=models.DecimalField(blank=True, decimal_places=6, help_text='USD per million completion tokens through the Batch API; empty: half the output price.', max_digits=12, null=True),
+            model_name="judge",
+            name="batch_output_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                help_text="USD per million completion tokens through the Batch API; empty: half the output price.",
+                max_digits=12,
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='judge',
-            name='rpm',
-            field=models.PositiveIntegerField(blank=True, help_text='Requests per minute the provider allows; runs pace themselves under it. Empty: no limit.', null=True),
+            model_name="judge",
+            name="rpm",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Requests per minute the provider allows; runs pace themselves under it. Empty: no limit.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='judge',
-            name='tpm',
-            field=models.PositiveIntegerField(blank=True, help_text='Tokens per minute (prompt + completion) the provider allows; empty: no limit.', null=True),
+            model_name="judge",
+            name="tpm",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Tokens per minute (prompt + completion) the provider allows; empty: no limit.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='client_request_id',
+            model_name="judgecall",
+            name="client_request_id",
             field=models.CharField(blank=True, help_text="Sent as X-Client-Request-Id (or the batch line's custom_id).", max_length=64),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='provider_request_id',
+            model_name="judgecall",
+            name="provider_request_id",
             field=models.CharField(blank=True, help_text="The provider's x-request-id header.", max_length=200),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='reserved_usd',
-            field=models.DecimalField(decimal_places=8, default=Decimal('0'), help_text='Worst-case cost reserved before sending.', max_digits=14),
+            model_name="judgecall",
+            name="reserved_usd",
+            field=models.DecimalField(
+                decimal_places=8, default=Decimal("0"), help_text="Worst-case cost reserved before sending.", max_digits=14
+            ),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='response_id',
+            model_name="judgecall",
+            name="response_id",
             field=models.CharField(blank=True, help_text="The completion's id in the response body.", max_length=200),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='status',
-            field=models.CharField(choices=[('sent', 'Sent, no answer recorded'), ('completed', 'Completed')], default='completed', max_length=10),
+            model_name="judgecall",
+            name="status",
+            field=models.CharField(
+                choices=[("sent", "Sent, no answer recorded"), ("completed", "Completed")], default="completed", max_length=10
+            ),
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='batch',
-            field=models.BooleanField(default=False, help_text="Send the units through the provider's Batch API (billed at the batch prices)."),
+            model_name="judgerun",
+            name="batch",
+            field=models.BooleanField(
+                default=False, help_text="Send the units through the provider's Batch API (billed at the batch prices)."
+            ),
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='paced_ms',
-            field=models.BigIntegerField(default=0, help_text="Time the workers waited to stay under the judge's rpm/tpm, summed over workers."),
+            model_name="judgerun",
+            name="paced_ms",
+            field=models.BigIntegerField(
+                default=0, help_text="Time the workers waited to stay under the judge's rpm/tpm, summed over workers."
+            ),
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='rate_limited',
-            field=models.PositiveIntegerField(default=0, help_text='Answers 429 (too many requests) the endpoint gave this run.'),
+            model_name="judgerun",
+            name="rate_limited",
+            field=models.PositiveIntegerField(default=0, help_text="Answers 429 (too many requests) the endpoint gave this run."),
         ),
         migrations.CreateModel(
-            name='JudgeBatch',
+            name="JudgeBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider_batch_id', models.CharField(max_length=200)),
-                ('input_file_id', models.CharField(max_length=200)),
-                ('output_file_id', models.CharField(blank=True, max_length=200)),
-                ('error_file_id', models.CharField(blank=True, max_length=200)),
-                ('status', models.CharField(choices=[('submitted', 'Submitted'), ('ended', 'Ended at the provider'), ('read', 'Results read')], default='submitted', max_length=20)),
-                ('provider_status', models.CharField(blank=True, help_text="The provider's last word: validating, in_progress, completed, expired...", max_length=40)),
-                ('requests', models.PositiveIntegerField(default=0)),
-                ('completed', models.PositiveIntegerField(default=0)),
-                ('failed', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='judges.judge')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='judges.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("provider_batch_id", models.CharField(max_length=200)),
+                ("input_file_id", models.CharField(max_length=200)),
+                ("output_file_id", models.CharField(blank=True, max_length=200)),
+                ("error_file_id", models.CharField(blank=True, max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("submitted", "Submitted"), ("ended", "Ended at the provider"), ("read", "Results read")],
+                        default="submitted",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "provider_status",
+                    models.CharField(
+                        blank=True, help_text="The provider's last word: validating, in_progress, completed, expired...", max_length=40
+                    ),
+                ),
+                ("requests", models.PositiveIntegerField(default=0)),
+                ("completed", models.PositiveIntegerField(default=0)),
+                ("failed", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("judge", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="batches", to="judges.judge")),
+                ("run", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="batches", to="judges.judgerun")),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='batch',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='calls', to='judges.judgebatch'),
+            model_name="judgecall",
+            name="batch",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="calls", to="judges.judgebatch"
+            ),
         ),
         migrations.AddIndex(
-            model_name='judgecall',
-            index=models.Index(fields=['run', 'status'], name='judgecall_run_status'),
+            model_name="judgecall",
+            index=models.Index(fields=["run", "status"], name="judgecall_run_status"),
         ),
         migrations.AddConstraint(
-            model_name='judgebatch',
-            constraint=models.UniqueConstraint(fields=('judge', 'provider_batch_id'), name='judgebatch_unique_provider_id'),
+            model_name="judgebatch",
+            constraint=models.UniqueConstraint(fields=("judge", "provider_batch_id"), name="judgebatch_unique_provider_id"),
         ),
     ]

@@ -5,30 +5,49 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judges', '0004_write_ahead_calls_batches_pacing'),
+        ("judges", "0004_write_ahead_calls_batches_pacing"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgerun',
-            name='heartbeat_at',
-            field=models.DateTimeField(blank=True, help_text='Last sign of life of that process while the run went on.', null=True),
+            model_name="judgerun",
+            name="heartbeat_at",
+            field=models.DateTimeField(blank=True, help_text="Last sign of life of that process while the run went on.", null=True),
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='resumed_by',
-            field=models.ForeignKey(blank=True, help_text='The run that took over after an interruption.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='judges.judgerun'),
+            model_name="judgerun",
+            name="resumed_by",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The run that took over after an interruption.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="judges.judgerun",
+            ),
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='worker',
-            field=models.CharField(blank=True, help_text='The process executing the run (judges/workers.py).', max_length=255),
+            model_name="judgerun",
+            name="worker",
+            field=models.CharField(blank=True, help_text="The process executing the run (judges/workers.py).", max_length=255),
         ),
         migrations.AlterField(
-            model_name='judgerun',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('stopping', 'Stopping'), ('stopped', 'Stopped'), ('budget', 'Stopped at the budget'), ('finished', 'Finished'), ('failed', 'Failed'), ('interrupted', 'Interrupted')], default='queued', max_length=20),
+            model_name="judgerun",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("stopping", "Stopping"),
+                    ("stopped", "Stopped"),
+                    ("budget", "Stopped at the budget"),
+                    ("finished", "Finished"),
+                    ("failed", "Failed"),
+                    ("interrupted", "Interrupted"),
+                ],
+                default="queued",
+                max_length=20,
+            ),
         ),
     ]

@@ -29,36 +29,70 @@ def prices_zero(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judges', '0005_judge_run_worker_heartbeat_interrupted'),
+        ("judges", "0005_judge_run_worker_heartbeat_interrupted"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='judge',
-            name='input_price',
-            field=models.DecimalField(blank=True, decimal_places=6, default=None, help_text='USD per million prompt tokens; empty: unknown.', max_digits=12, null=True),
+            model_name="judge",
+            name="input_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                default=None,
+                help_text="USD per million prompt tokens; empty: unknown.",
+                max_digits=12,
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='judge',
-            name='output_price',
-            field=models.DecimalField(blank=True, decimal_places=6, default=None, help_text='USD per million completion tokens; empty: unknown.', max_digits=12, null=True),
+            model_name="judge",
+            name="output_price",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                default=None,
+                help_text="USD per million completion tokens; empty: unknown.",
+                max_digits=12,
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgecall',
-            name='cost_usd',
-            field=models.DecimalField(blank=True, decimal_places=8, default=Decimal('0'), help_text='Empty: billed, but the judge had no prices.', max_digits=14, null=True),
+            model_name="judgecall",
+            name="cost_usd",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=8,
+                default=Decimal("0"),
+                help_text="Empty: billed, but the judge had no prices.",
+                max_digits=14,
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgecall',
-            name='reserved_usd',
-            field=models.DecimalField(blank=True, decimal_places=8, default=Decimal('0'), help_text='Worst-case cost reserved before sending; empty: unknown (the judge has no prices).', max_digits=14, null=True),
+            model_name="judgecall",
+            name="reserved_usd",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=8,
+                default=Decimal("0"),
+                help_text="Worst-case cost reserved before sending; empty: unknown (the judge has no prices).",
+                max_digits=14,
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgerun',
-            name='cost_usd',
-            field=models.DecimalField(blank=True, decimal_places=8, default=Decimal('0'), help_text='Empty: unknown (a billed call had no price).', max_digits=14, null=True),
+            model_name="judgerun",
+            name="cost_usd",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=8,
+                default=Decimal("0"),
+                help_text="Empty: unknown (a billed call had no price).",
+                max_digits=14,
+                null=True,
+            ),
         ),
         migrations.RunPython(prices_unknown, prices_zero),
     ]

@@ -4,25 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judges', '0006_unknown_prices_and_costs'),
+        ("judges", "0006_unknown_prices_and_costs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judge',
-            name='confidence',
-            field=models.CharField(default='none', help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/sampling.py).", max_length=20),
+            model_name="judge",
+            name="confidence",
+            field=models.CharField(
+                default="none",
+                help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/sampling.py).",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='judgeverdict',
-            name='confidence',
+            model_name="judgeverdict",
+            name="confidence",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='judgeverdict',
-            name='samples',
-            field=models.CharField(blank=True, db_default='', default='', max_length=400),
+            model_name="judgeverdict",
+            name="samples",
+            field=models.CharField(blank=True, db_default="", default="", max_length=400),
         ),
     ]

@@ -5,43 +5,61 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0017_one_article_readings'),
-        ('judges', '0007_verdict_confidence'),
+        ("annotate", "0017_one_article_readings"),
+        ("judges", "0007_verdict_confidence"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgeunit',
-            name='reading',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='judge_units', to='annotate.reading'),
+            model_name="judgeunit",
+            name="reading",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="judge_units", to="annotate.reading"
+            ),
         ),
         migrations.AddField(
-            model_name='judgeverdict',
-            name='answer',
-            field=models.CharField(blank=True, db_default='', default='', max_length=20),
+            model_name="judgeverdict",
+            name="answer",
+            field=models.CharField(blank=True, db_default="", default="", max_length=20),
         ),
         migrations.AlterField(
-            model_name='judgeunit',
-            name='pair',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='judge_units', to='annotate.pair'),
+            model_name="judgeunit",
+            name="pair",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="judge_units", to="annotate.pair"
+            ),
         ),
         migrations.AlterField(
-            model_name='judgeverdict',
-            name='winner',
-            field=models.CharField(blank=True, choices=[('a', 'A'), ('b', 'B'), ('tie', 'Tie')], max_length=3),
+            model_name="judgeverdict",
+            name="winner",
+            field=models.CharField(blank=True, choices=[("a", "A"), ("b", "B"), ("tie", "Tie")], max_length=3),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.UniqueConstraint(condition=models.Q(('criterion__isnull', True), ('reading__isnull', False)), fields=('judge', 'reading', 'category'), name='judgeunit_unique_reading_category'),
+            model_name="judgeunit",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("criterion__isnull", True), ("reading__isnull", False)),
+                fields=("judge", "reading", "category"),
+                name="judgeunit_unique_reading_category",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.UniqueConstraint(condition=models.Q(('criterion__isnull', False), ('reading__isnull', False)), fields=('judge', 'reading', 'criterion'), name='judgeunit_unique_reading_criterion'),
+            model_name="judgeunit",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("criterion__isnull", False), ("reading__isnull", False)),
+                fields=("judge", "reading", "criterion"),
+                name="judgeunit_unique_reading_criterion",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('pair__isnull', False), ('reading__isnull', True)), models.Q(('pair__isnull', True), ('reading__isnull', False)), _connector='OR'), name='judgeunit_of_pair_or_reading'),
+            model_name="judgeunit",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("pair__isnull", False), ("reading__isnull", True)),
+                    models.Q(("pair__isnull", True), ("reading__isnull", False)),
+                    _connector="OR",
+                ),
+                name="judgeunit_of_pair_or_reading",
+            ),
         ),
     ]

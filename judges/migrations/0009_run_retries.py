@@ -4,20 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judges', '0008_one_article_units'),
+        ("judges", "0008_one_article_units"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgerun',
-            name='retries',
-            field=models.PositiveIntegerField(default=0, help_text='Requests sent again after an unreadable answer (each one billed).'),
+            model_name="judgerun",
+            name="retries",
+            field=models.PositiveIntegerField(default=0, help_text="Requests sent again after an unreadable answer (each one billed)."),
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='retries_repeated',
-            field=models.PositiveIntegerField(default=0, help_text="Of those retries, the ones whose answer was the previous attempt's again."),
+            model_name="judgerun",
+            name="retries_repeated",
+            field=models.PositiveIntegerField(
+                default=0, help_text="Of those retries, the ones whose answer was the previous attempt's again."
+            ),
         ),
     ]

@@ -46,25 +46,24 @@ def keep_one_per_hash(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judges', '0009_run_retries'),
+        ("judges", "0009_run_retries"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='cachedresponse',
-            name='endpoint',
-            field=models.CharField(default='', help_text='The base URL the answer came from (judges.wire.cache_endpoint).', max_length=500),
+            model_name="cachedresponse",
+            name="endpoint",
+            field=models.CharField(default="", help_text="The base URL the answer came from (judges.wire.cache_endpoint).", max_length=500),
         ),
         migrations.RunPython(fill_endpoints, keep_one_per_hash),
         migrations.AlterField(
-            model_name='cachedresponse',
-            name='request_hash',
+            model_name="cachedresponse",
+            name="request_hash",
             field=models.CharField(max_length=64),
         ),
         migrations.AddConstraint(
-            model_name='cachedresponse',
-            constraint=models.UniqueConstraint(fields=('endpoint', 'request_hash'), name='cachedresponse_unique_endpoint_hash'),
+            model_name="cachedresponse",
+            constraint=models.UniqueConstraint(fields=("endpoint", "request_hash"), name="cachedresponse_unique_endpoint_hash"),
         ),
     ]

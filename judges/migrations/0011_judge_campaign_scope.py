@@ -6,29 +6,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0025_pair_flags_and_void'),
-        ('judges', '0010_cachedresponse_endpoint'),
+        ("annotate", "0025_pair_flags_and_void"),
+        ("judges", "0010_cachedresponse_endpoint"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judge',
-            name='campaign',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='scoped_judges', to='annotate.campaign'),
+            model_name="judge",
+            name="campaign",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="scoped_judges", to="annotate.campaign"
+            ),
         ),
         migrations.AlterField(
-            model_name='judge',
-            name='name',
+            model_name="judge",
+            name="name",
             field=models.CharField(max_length=100, validators=[annotate.models.validate_name]),
         ),
         migrations.AddConstraint(
-            model_name='judge',
-            constraint=models.UniqueConstraint(condition=models.Q(('campaign__isnull', True)), fields=('name',), name='judge_global_name_unique'),
+            model_name="judge",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("campaign__isnull", True)), fields=("name",), name="judge_global_name_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judge',
-            constraint=models.UniqueConstraint(fields=('campaign', 'name'), name='judge_campaign_name_unique'),
+            model_name="judge",
+            constraint=models.UniqueConstraint(fields=("campaign", "name"), name="judge_campaign_name_unique"),
         ),
     ]

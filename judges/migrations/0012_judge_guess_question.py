@@ -5,39 +5,63 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0028_answer_value_text'),
-        ('judges', '0011_judge_campaign_scope'),
+        ("annotate", "0028_answer_value_text"),
+        ("judges", "0011_judge_campaign_scope"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgerun',
-            name='guess',
-            field=models.BooleanField(db_default=False, default=False, help_text='Also ask the judge, in a call of its own per pair and order shown, which article is the reference (the guess question).'),
+            model_name="judgerun",
+            name="guess",
+            field=models.BooleanField(
+                db_default=False,
+                default=False,
+                help_text="Also ask the judge, in a call of its own per pair and order shown, which article is the reference (the guess question).",
+            ),
         ),
         migrations.AddField(
-            model_name='judgeunit',
-            name='guess',
-            field=models.CharField(blank=True, db_default='', default='', max_length=10),
+            model_name="judgeunit",
+            name="guess",
+            field=models.CharField(blank=True, db_default="", default="", max_length=10),
         ),
         migrations.AddField(
-            model_name='judgeunit',
-            name='question',
-            field=models.CharField(choices=[('verdicts', "The rubric's criteria"), ('guess', 'Which article is the reference (the guess question)')], db_default='verdicts', default='verdicts', max_length=10),
+            model_name="judgeunit",
+            name="question",
+            field=models.CharField(
+                choices=[("verdicts", "The rubric's criteria"), ("guess", "Which article is the reference (the guess question)")],
+                db_default="verdicts",
+                default="verdicts",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgeunit',
-            name='category',
-            field=models.ForeignKey(blank=True, help_text="Empty on a guess question's unit.", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotate.category'),
+            model_name="judgeunit",
+            name="category",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Empty on a guess question's unit.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotate.category",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.UniqueConstraint(condition=models.Q(('question', 'guess')), fields=('judge', 'pair', 'a_first'), name='judgeunit_unique_guess'),
+            model_name="judgeunit",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("question", "guess")), fields=("judge", "pair", "a_first"), name="judgeunit_unique_guess"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('category__isnull', True), ('criterion__isnull', True), ('pair__isnull', False), ('question', 'guess')), models.Q(('category__isnull', False), ('guess', ''), ('question', 'verdicts')), _connector='OR'), name='judgeunit_guess_or_category'),
+            model_name="judgeunit",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("category__isnull", True), ("criterion__isnull", True), ("pair__isnull", False), ("question", "guess")),
+                    models.Q(("category__isnull", False), ("guess", ""), ("question", "verdicts")),
+                    _connector="OR",
+                ),
+                name="judgeunit_guess_or_category",
+            ),
         ),
     ]

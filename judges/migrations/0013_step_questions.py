@@ -10,54 +10,95 @@ def step_units_out(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0033_step_vote_time_optional'),
-        ('judges', '0012_judge_guess_question'),
+        ("annotate", "0033_step_vote_time_optional"),
+        ("judges", "0012_judge_guess_question"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='judgeunit',
-            name='judgeunit_guess_or_category',
+            model_name="judgeunit",
+            name="judgeunit_guess_or_category",
         ),
         migrations.AddField(
-            model_name='judgerun',
-            name='steps',
-            field=models.BooleanField(db_default=False, default=False, help_text="Also ask the judge to vote up or down on each of the agents' steps, one call per step (campaigns that show steps)."),
+            model_name="judgerun",
+            name="steps",
+            field=models.BooleanField(
+                db_default=False,
+                default=False,
+                help_text="Also ask the judge to vote up or down on each of the agents' steps, one call per step (campaigns that show steps).",
+            ),
         ),
         migrations.AddField(
-            model_name='judgeunit',
-            name='reason',
-            field=models.TextField(blank=True, db_default='', default=''),
+            model_name="judgeunit",
+            name="reason",
+            field=models.TextField(blank=True, db_default="", default=""),
         ),
         migrations.AddField(
-            model_name='judgeunit',
-            name='step',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='judge_units', to='annotate.articlestep'),
+            model_name="judgeunit",
+            name="step",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="judge_units", to="annotate.articlestep"
+            ),
         ),
         migrations.AddField(
-            model_name='judgeunit',
-            name='vote',
+            model_name="judgeunit",
+            name="vote",
             field=models.SmallIntegerField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='judge',
-            name='confidence',
-            field=models.CharField(default='none', help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/confidence.py).", max_length=20),
+            model_name="judge",
+            name="confidence",
+            field=models.CharField(
+                default="none",
+                help_text="How each verdict's confidence is got: none, logprobs, or samples:N (judges/confidence.py).",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgeunit',
-            name='question',
-            field=models.CharField(choices=[('verdicts', "The rubric's criteria"), ('guess', 'Which article is the reference (the guess question)'), ('step', "A vote on one of an agent's steps")], db_default='verdicts', default='verdicts', max_length=10),
+            model_name="judgeunit",
+            name="question",
+            field=models.CharField(
+                choices=[
+                    ("verdicts", "The rubric's criteria"),
+                    ("guess", "Which article is the reference (the guess question)"),
+                    ("step", "A vote on one of an agent's steps"),
+                ],
+                db_default="verdicts",
+                default="verdicts",
+                max_length=10,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.UniqueConstraint(condition=models.Q(('question', 'step')), fields=('judge', 'pair', 'step'), name='judgeunit_unique_step'),
+            model_name="judgeunit",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("question", "step")), fields=("judge", "pair", "step"), name="judgeunit_unique_step"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgeunit',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('category__isnull', True), ('criterion__isnull', True), ('pair__isnull', False), ('question', 'guess'), ('step__isnull', True)), models.Q(('category__isnull', True), ('criterion__isnull', True), ('guess', ''), ('pair__isnull', False), ('question', 'step'), ('step__isnull', False)), models.Q(('category__isnull', False), ('guess', ''), ('question', 'verdicts'), ('step__isnull', True)), _connector='OR'), name='judgeunit_question_shape'),
+            model_name="judgeunit",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(
+                        ("category__isnull", True),
+                        ("criterion__isnull", True),
+                        ("pair__isnull", False),
+                        ("question", "guess"),
+                        ("step__isnull", True),
+                    ),
+                    models.Q(
+                        ("category__isnull", True),
+                        ("criterion__isnull", True),
+                        ("guess", ""),
+                        ("pair__isnull", False),
+                        ("question", "step"),
+                        ("step__isnull", False),
+                    ),
+                    models.Q(("category__isnull", False), ("guess", ""), ("question", "verdicts"), ("step__isnull", True)),
+                    _connector="OR",
+                ),
+                name="judgeunit_question_shape",
+            ),
         ),
         migrations.RunPython(migrations.RunPython.noop, step_units_out),
     ]

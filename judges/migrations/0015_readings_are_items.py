@@ -32,6 +32,13 @@ CONSTRAINTS = [
 ]
 
 
+def _checks_now(schema_editor) -> None:
+    """PostgreSQL defers foreign key checks to the end of the transaction, and refuses to alter a table
+    with checks still pending: run them now, before the next operation alters the tables."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
 def _moves(pairs, target_of) -> dict[int, list[int]]:
     moves: dict[int, list[int]] = {}
     for pk, source in pairs:
@@ -59,6 +66,7 @@ def units_to_items(apps, schema_editor):
     readings, items = _keys(apps)
     target = {pk: items[key] for pk, key in readings.items()}
     _update(JudgeUnit, "item_id", _moves(JudgeUnit.objects.values_list("id", "reading_id"), target))
+    _checks_now(schema_editor)
 
 
 def units_to_readings(apps, schema_editor):
@@ -66,6 +74,7 @@ def units_to_readings(apps, schema_editor):
     readings, items = _keys(apps)
     target = {items[key]: pk for pk, key in readings.items()}
     _update(JudgeUnit, "reading_id", _moves(JudgeUnit.objects.values_list("id", "item_id"), target))
+    _checks_now(schema_editor)
 
 
 class Migration(migrations.Migration):
@@ -78,7 +87,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="judgeunit",
             name="item",
-            field=models.ForeignKey(null=True, blank=True, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotate.item"),
+            field=models.ForeignKey(
+                null=True, blank=True, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotate.item"
+            ),
         ),
         # The constraints go first, so that going back adds them only once the readings are filled in.
         *[migrations.RemoveConstraint(model_name="judgeunit", name=c.name) for c in CONSTRAINTS],
