@@ -63,6 +63,15 @@ class System(models.Model):
         return self.key
 
 
+# The columns that hold an article's texts, which a read that needs only its system or topic leaves out.
+ARTICLE_TEXTS = ("raw_markdown", "display_markdown", "html", "toc")
+
+
+def article_texts(*paths: str) -> list[str]:
+    """The `defer` names of the texts of the articles at the lookups `paths` ("pair__article_a", ...)."""
+    return [f"{path}__{field}" for path in paths for field in ARTICLE_TEXTS]
+
+
 class Article(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="articles")
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="articles")

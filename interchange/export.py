@@ -6,7 +6,7 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 from __future__ import annotations
 
 from annotate.answers import CANNOT_JUDGE
-from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Label, Span, StepVote
+from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Label, Span, StepVote, article_texts
 from annotate.services.guesses import guess_position
 from interchange.formats import (
     ACCEPTABLE_COLUMN,
@@ -29,13 +29,12 @@ from protocols.pairwise import SIDES, TIE, acceptable_set, position_of, system_o
 _ASSIGNMENT_JOINS = (
     "pair__campaign", "pair__topic", "pair__article_a__system", "pair__article_b__system", "annotator",
 )  # fmt: skip
-_TEXTS = ("raw_markdown", "display_markdown", "html", "toc")
 
 
 def _no_texts(prefix: str = "") -> list[str]:
     """The texts of the pair's articles under `prefix`, for `defer`: a row names the systems and never
     a text, and reading every article's texts again for each of 100,000 labels takes gigabytes."""
-    return [f"{prefix}pair__{side}__{field}" for side in ("article_a", "article_b") for field in _TEXTS]
+    return article_texts(f"{prefix}pair__article_a", f"{prefix}pair__article_b")
 
 
 def _sides(assignment: Assignment) -> tuple[Article, Article]:
@@ -202,7 +201,7 @@ def span_rows(campaign: Campaign) -> list[dict]:
     spans = (
         Span.objects.filter(assignment__pair__campaign=campaign, assignment__repeat_of__isnull=True)
         .select_related("article__system", "criterion", *(f"assignment__{join}" for join in _ASSIGNMENT_JOINS))
-        .defer(*_no_texts("assignment__"), *(f"article__{field}" for field in _TEXTS))
+        .defer(*_no_texts("assignment__"), *article_texts("article"))
     )
     spans = list(spans)
     steps = _step_numbers({span.step_id for span in spans if span.step_id})
@@ -320,7 +319,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
         .select_related(
             "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article_a__system", "batch"
         )
-        .defer(*(f"unit__reading__article_a__{field}" for field in _TEXTS))
+        .defer(*article_texts("unit__reading__article_a"))
     )
     if read:
         calls = sorted([*calls, *read], key=lambda call: (call.unit.judge.name, call.id))

@@ -8,7 +8,7 @@ system, rater and criterion, independent of the campaign's shuffled order.
 
 from __future__ import annotations
 
-from annotate.models import Answer, Campaign, Criterion
+from annotate.models import Answer, Campaign, Criterion, article_texts
 from interchange.formats import EMPHASIS_COLUMN, HUMAN, JUDGE, REMOVED_COLUMN, iso
 from interchange.responses import response_cell
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
@@ -22,6 +22,7 @@ def reading_label_rows(campaign: Campaign) -> list[dict]:
         Answer.objects.filter(assignment__reading__campaign=campaign)
         .exclude(value="")
         .select_related("criterion", "assignment__annotator", "assignment__reading__topic", "assignment__reading__article_a__system")
+        .defer(*article_texts("assignment__reading__article_a"))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
 
@@ -84,6 +85,7 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
         JudgeUnit.objects.filter(reading__campaign=campaign)
         .exclude(status=JudgeUnit.Status.PENDING)
         .select_related("judge", "reading__topic", "reading__article_a__system")
+        .defer(*article_texts("reading__article_a"))
     )
     if not units:
         return []

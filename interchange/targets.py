@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db.models import Max
 
 from annotate.answers import CANNOT_JUDGE
-from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Pair, System, Topic
+from annotate.models import ARTICLE_TEXTS, Article, ArticleStep, Assignment, Campaign, Criterion, Pair, System, Topic
 from annotate.rendering import plain_text
 from annotate.services.answers import imported_answer_problems
 from annotate.services.items import pair_save, pairs_save
@@ -36,8 +36,6 @@ from protocols.pairwise import TIE
 USERNAME = re.compile(r"[\w.@+-]{1,150}")
 # Values per `IN (...)` list.
 CHUNK = 5000
-# What the import never reads of an article: its texts (a benchmark's can be tens of MB).
-TEXTS = ("raw_markdown", "display_markdown", "html", "toc")
 
 
 @dataclass(frozen=True)
@@ -105,10 +103,12 @@ class Context:
             articles = [
                 article
                 for start in range(0, len(ids), CHUNK)
-                for article in Article.objects.filter(topic_id__in=ids[start : start + CHUNK]).select_related("system").defer(*TEXTS)
+                for article in Article.objects.filter(topic_id__in=ids[start : start + CHUNK])
+                .select_related("system")
+                .defer(*ARTICLE_TEXTS)
             ]
         else:
-            articles = articles.select_related("system").defer(*TEXTS)
+            articles = articles.select_related("system").defer(*ARTICLE_TEXTS)
         self.articles = {(a.topic_id, a.system.key): a for a in articles}
         # Raters as written, and as Django stores usernames (NFKC): a name that normalises to
         # another one must be reported, not collide at insertion.

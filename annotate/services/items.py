@@ -11,18 +11,25 @@ from __future__ import annotations
 from annotate.models import Item, ItemArticle, Pair, Reading
 
 
-def pairs_save(pairs: list[Pair], *, batch_size: int | None = None) -> list[Pair]:
-    """Insert `pairs` (unsaved) and their slots; gives the saved pairs, with their ids."""
-    for pair in pairs:
-        pair.kind = Item.Kind.PAIR
-    saved = Pair.objects.bulk_create(pairs, batch_size=batch_size)
+def _items_save(model, kind: str, items: list, batch_size: int | None) -> list:
+    """Insert `items` (unsaved) as items of `kind` and their slots: slot 0 `article_a`, slot 1
+    `article_b` where the kind has one."""
+    for item in items:
+        item.kind = kind
+    saved = model.objects.bulk_create(items, batch_size=batch_size)
     slots = [
-        ItemArticle(item_id=pair.pk, slot=slot, article_id=article_id)
-        for pair in saved
-        for slot, article_id in enumerate((pair.article_a_id, pair.article_b_id))
+        ItemArticle(item_id=item.pk, slot=slot, article_id=article_id)
+        for item in saved
+        for slot, article_id in enumerate((item.article_a_id, item.article_b_id))
+        if article_id is not None
     ]
     ItemArticle.objects.bulk_create(slots, batch_size=batch_size)
     return saved
+
+
+def pairs_save(pairs: list[Pair], *, batch_size: int | None = None) -> list[Pair]:
+    """Insert `pairs` (unsaved) and their slots; gives the saved pairs, with their ids."""
+    return _items_save(Pair, Item.Kind.PAIR, pairs, batch_size)
 
 
 def pair_save(pair: Pair) -> Pair:
@@ -33,10 +40,4 @@ def pair_save(pair: Pair) -> Pair:
 def readings_save(readings: list[Reading], *, batch_size: int | None = None) -> list[Reading]:
     """Insert `readings` (unsaved, `article_a` their article) and their one slot each; gives the
     saved readings, with their ids."""
-    for reading in readings:
-        reading.kind = Item.Kind.READING
-    saved = Reading.objects.bulk_create(readings, batch_size=batch_size)
-    ItemArticle.objects.bulk_create(
-        [ItemArticle(item_id=reading.pk, slot=0, article_id=reading.article_a_id) for reading in saved], batch_size=batch_size
-    )
-    return saved
+    return _items_save(Reading, Item.Kind.READING, readings, batch_size)
