@@ -82,10 +82,12 @@ serve: install
 
 test: install-dev test-only
 
+# PYTEST_ARGS: more arguments for pytest (CI's PostgreSQL run passes --database-tests-only, tests/conftest.py).
+PYTEST_ARGS ?=
 # The checks that need no database first: formatting, lint, the import contracts (pyproject.toml),
 # the docs site built with --strict into site/ (mkdocs.yml; a broken link or a page left out of the nav fails).
 test-only: lint
-	$(TEST_ENV) $(PY) -m pytest -q
+	$(TEST_ENV) $(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff format --check .

@@ -31,6 +31,34 @@ LOOPBACK_ALLOWED = {"JUDGE_ALLOW_ADDRESSES": "127.0.0.1", "JUDGE_BASE_URL_HOSTS"
 for _name, _value in LOOPBACK_ALLOWED.items():
     os.environ.setdefault(_name, _value)
 
+# The fixtures through which a test reaches the database. A test that takes none of them (and has no
+# django_db mark) runs the same on any database: `--database-tests-only` (CI's second, PostgreSQL
+# run) leaves it to the first run, and says how many it left.
+DATABASE_FIXTURES = frozenset(
+    {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database-tests-only",
+        action="store_true",
+        help="run only the tests that reach the database (a django_db mark or fixture); the others are deselected",
+    )
+
+
+def reaches_database(item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--database-tests-only"):
+        return
+    left = [item for item in items if not reaches_database(item)]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if reaches_database(item)]
+
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
