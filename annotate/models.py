@@ -457,8 +457,10 @@ class ItemArticle(models.Model):
 
 
 # While pairs keep `a_first` beside `order` (issue 38), the database holds the two to one meaning.
-def _order_agrees_with_a_first(name: str) -> models.CheckConstraint:
-    return models.CheckConstraint(condition=models.Q(a_first=True, order="ab") | models.Q(a_first=False, order="ba"), name=name)
+# An assignment's item may be a reading too, shown in the order "a" (its one article) with a_first set.
+def _order_agrees_with_a_first(name: str, *, alone: bool = False) -> models.CheckConstraint:
+    first = models.Q(a_first=True, order__in=("ab", "a")) if alone else models.Q(a_first=True, order="ab")
+    return models.CheckConstraint(condition=first | models.Q(a_first=False, order="ba"), name=name)
 
 
 class SectionAlignment(models.Model):
@@ -580,8 +582,25 @@ class GoldPauseLift(models.Model):
         ordering = ["lifted_at", "id"]
 
 
+class PairAssignments(models.Manager):
+    """The assignments of one kind of item: `Assignment.objects` (and so `item.assignments`) holds the
+    work on pairs, `ReadingAssignment.objects` (`ReadingAssignments`) that on readings, and
+    `Assignment.every` both; a foreign key to an assignment (`label.assignment`, `answer.assignment`)
+    reaches either (the base manager). A class per kind: a reverse relation makes its manager anew."""
+
+    kind = Item.Kind.PAIR
+
+    def get_queryset(self):
+        return super().get_queryset().filter(pair__kind=self.kind)
+
+
+class ReadingAssignments(PairAssignments):
+    kind = Item.Kind.READING
+
+
 class Assignment(models.Model):
-    """One annotator's work on one pair, with the left/right order drawn for them.
+    """One annotator's work on one item, with the order of its slots drawn for them: on a pair (the
+    default manager's kind) or on a reading (`ReadingAssignment`, order "a", its one article).
 
     A swapped repeat (`repeat_of` set) is the same annotator's second look at a pair they submitted,
     in the other order: a position check, never a second vote. Every count of annotators, overlap,
@@ -636,13 +655,18 @@ class Assignment(models.Model):
         help_text="The submitted assignment this one repeats in the other order (empty: an original); never shown to the annotator.",
     )
 
+    objects = PairAssignments()
+    # The work on items of every kind: what holds for any claim (expiry, removal, settings), and a row
+    # the caller already holds, read or written by its id (no join to its item's kind on a save).
+    every = models.Manager()
+
     class Meta:
         ordering = ["claimed_at", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["pair", "annotator"], condition=models.Q(repeat_of__isnull=True), name="assignment_one_per_annotator"
             ),
-            _order_agrees_with_a_first("assignment_order_agrees"),
+            _order_agrees_with_a_first("assignment_order_agrees", alone=True),
         ]
         indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["pair", "status"])]
 
@@ -683,27 +707,18 @@ class Label(models.Model):
         ]
 
 
-class ReadingAssignment(models.Model):
-    """One annotator's work on one reading (one article alone), as `Assignment` is on a pair."""
+class ReadingAssignment(Assignment):
+    """One annotator's work on one reading (one article alone): an `Assignment` of a reading item, made
+    with `a_first` and the order "a" (`annotate.services.claims`, the imports); `pair` is its reading."""
 
-    reading = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reading_assignments")
-    annotator = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="reading_assignments")
-    status = models.CharField(max_length=20, choices=Assignment.Status.choices, default=Assignment.Status.ACTIVE)
-    # Empty only for imported work whose file gave no start time.
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    first_opened_at = models.DateTimeField(null=True, blank=True)
-    last_activity_at = models.DateTimeField()
-    submitted_at = models.DateTimeField(null=True, blank=True)
+    objects = ReadingAssignments()
 
     class Meta:
+        proxy = True
         ordering = ["claimed_at", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["reading", "annotator"], name="readingassignment_one_per_annotator"),
-        ]
-        indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["reading", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.annotator} on reading {self.reading_id}"
+        return f"{self.annotator} on reading {self.pair_id}"
 
 
 class Answer(models.Model):
@@ -711,7 +726,7 @@ class Answer(models.Model):
     for a checklist, the point of a rating scale, the count, a class's name, free text), empty until
     answered. Text, not a short string: a free-text answer (`protocols.text`) is up to 5,000 characters."""
 
-    assignment = models.ForeignKey(ReadingAssignment, on_delete=models.CASCADE, related_name="answers")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
     value = models.TextField(blank=True)
     rationale = models.TextField(blank=True)
@@ -765,8 +780,8 @@ class Adjudication(models.Model):
 
 class LabelChange(models.Model):
     """Audit trail: every change to a label, overall answer or submission, to a one-article answer
-    (`reading_assignment` set), and every adjudicated answer (`adjudication` set), with where it came
-    from (`source`). Exactly one of the three is set."""
+    (`assignment` set: of a pair or of a reading), and every adjudicated answer (`adjudication` set),
+    with where it came from (`source`). Exactly one of the two is set."""
 
     class Source(models.TextChoices):
         PAGE = "page", "The annotation page"
@@ -775,7 +790,6 @@ class LabelChange(models.Model):
         ADJUDICATED = "adjudicated", "An adjudicator's final answer"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
-    reading_assignment = models.ForeignKey(ReadingAssignment, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
     adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="changes", null=True, blank=True)
     source = models.CharField(max_length=12, choices=Source.choices, default=Source.PAGE)
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
@@ -791,9 +805,8 @@ class LabelChange(models.Model):
         ordering = ["changed_at", "id"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(assignment__isnull=False, adjudication__isnull=True, reading_assignment__isnull=True)
-                | models.Q(assignment__isnull=True, adjudication__isnull=False, reading_assignment__isnull=True)
-                | models.Q(assignment__isnull=True, adjudication__isnull=True, reading_assignment__isnull=False),
+                condition=models.Q(assignment__isnull=False, adjudication__isnull=True)
+                | models.Q(assignment__isnull=True, adjudication__isnull=False),
                 name="labelchange_of_one_work",
             ),
         ]

@@ -30,7 +30,7 @@ class ReadingSummarySerializer(serializers.Serializer):
     kind = serializers.SerializerMethodField()
     id = serializers.IntegerField()
     campaign = serializers.SerializerMethodField()
-    topic = serializers.CharField(source="reading.topic.title")
+    topic = serializers.CharField(source="pair.topic.title")
     status = serializers.CharField()
     claimed_at = serializers.DateTimeField()
     submitted_at = serializers.DateTimeField(allow_null=True)
@@ -39,7 +39,7 @@ class ReadingSummarySerializer(serializers.Serializer):
         return "reading"
 
     def get_campaign(self, assignment) -> dict:
-        return {"id": assignment.reading.campaign_id, "name": assignment.reading.campaign.name}
+        return {"id": assignment.pair.campaign_id, "name": assignment.pair.campaign.name}
 
 
 class AnswerInputSerializer(serializers.Serializer):
@@ -93,7 +93,7 @@ def reading_detail(request: Request, assignment_id: int) -> Response:
 def answer_save(request: Request, assignment_id: int, criterion_key: str) -> Response:
     assignment = reading_selectors.reading_assignment_for_user(assignment_id=assignment_id, user=request.user, with_article=False)
     criterion = get_object_or_404(
-        Criterion.objects.select_related("category"), criterion_set_id=assignment.reading.campaign.criterion_set_id, key=criterion_key
+        Criterion.objects.select_related("category"), criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key
     )
     body = AnswerInputSerializer(data=request.data)
     if not body.is_valid():
@@ -102,7 +102,7 @@ def answer_save(request: Request, assignment_id: int, criterion_key: str) -> Res
         assignment=assignment, criterion=criterion, user=request.user, source=reading_answers.Source.API, **body.validated_data
     )
     answer = saved.answer if saved.answer.pk else None
-    row = reading_selectors.criterion_row(criterion, answer, Rules.of(assignment.reading.campaign))
+    row = reading_selectors.criterion_row(criterion, answer, Rules.of(assignment.pair.campaign))
     return Response(answer_row(row, criterion.category.key))
 
 

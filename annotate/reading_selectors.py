@@ -29,9 +29,9 @@ NOMINAL_KEYS = 9  # keys 1-9 choose a nominal criterion's first nine classes
 def reading_assignment_for_user(*, assignment_id: int, user: User, with_article: bool = True) -> ReadingAssignment:
     """The reading assignment if it is the user's own; 403 for anybody else's (staff included), and
     for work in a campaign they were removed from. `with_article=False` is for saves (no HTML read)."""
-    rows = ReadingAssignment.objects.select_related("reading__campaign__criterion_set", "reading__topic")
+    rows = ReadingAssignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
     if with_article:
-        rows = rows.select_related("reading__article_a").defer("reading__article_a__raw_markdown", "reading__article_a__display_markdown")
+        rows = rows.select_related("pair__article_a").defer("pair__article_a__raw_markdown", "pair__article_a__display_markdown")
     assignment = rows.filter(pk=assignment_id).annotate(removed=reading_removed()).first()
     if assignment is None or assignment.annotator_id != user.pk:
         raise PermissionDenied("This is not your assignment.")
@@ -43,7 +43,7 @@ def reading_assignment_for_user(*, assignment_id: int, user: User, with_article:
 def reading_removed() -> Exists:
     """Whether a reading assignment's annotator is on its campaign's removed list: a subquery to annotate them with."""
     on_list = Campaign.removed_annotators.through.objects.filter(
-        campaign_id=OuterRef("reading__campaign_id"), user_id=OuterRef("annotator_id")
+        campaign_id=OuterRef("pair__campaign_id"), user_id=OuterRef("annotator_id")
     )
     return Exists(on_list)
 
@@ -122,7 +122,7 @@ def criterion_row(criterion, answer: Answer | None, rules: Rules) -> AnswerRow:
 def reading_page(*, assignment: ReadingAssignment) -> dict:
     """Everything the single-article page shows, in a fixed number of queries: the article (by
     itself, no system), the one-article criteria with their saved answers, and what blocks submission."""
-    reading = assignment.reading
+    reading = assignment.pair
     campaign = reading.campaign
     rules = Rules.of(campaign)
     answers = {answer.criterion_id: answer for answer in Answer.objects.filter(assignment=assignment)}
@@ -159,7 +159,7 @@ def reading_page(*, assignment: ReadingAssignment) -> dict:
 
 def reading_progress(*, assignment: ReadingAssignment) -> tuple[int, int]:
     """(complete criteria, one-article criteria), in one query: the counter after each save."""
-    campaign: Campaign = assignment.reading.campaign
+    campaign: Campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
     mine = Answer.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
     rows = (
@@ -179,8 +179,8 @@ def readings_progress(*, campaign: Campaign) -> dict | None:
     if not n_readings:
         return None
     per_reading = dict(
-        ReadingAssignment.objects.filter(reading__campaign=campaign, status=Assignment.Status.SUBMITTED)
-        .values_list("reading_id")
+        ReadingAssignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.SUBMITTED)
+        .values_list("pair_id")
         .annotate(n=Count("id"))
     )
     complete = sum(1 for n in per_reading.values() if n >= campaign.overlap)

@@ -59,7 +59,7 @@ def answer_save(request: HttpRequest, assignment_id: int, criterion_key: str) ->
     with the reason as plain text), as the pair page's `label_save`."""
     flush = request.POST.get("flush") == "1"
     assignment = reading_selectors.reading_assignment_for_user(assignment_id=assignment_id, user=request.user, with_article=False)
-    criterion = get_object_or_404(Criterion, criterion_set_id=assignment.reading.campaign.criterion_set_id, key=criterion_key)
+    criterion = get_object_or_404(Criterion, criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key)
     try:
         result = reading_answers.answer_save(
             assignment=assignment,
@@ -75,7 +75,7 @@ def answer_save(request: HttpRequest, assignment_id: int, criterion_key: str) ->
     if request.htmx:
         answer = result.answer
         done, total = reading_selectors.reading_progress(assignment=assignment)
-        row = reading_selectors.criterion_row(criterion, answer if answer.pk else None, Rules.of(assignment.reading.campaign))
+        row = reading_selectors.criterion_row(criterion, answer if answer.pk else None, Rules.of(assignment.pair.campaign))
         context = {"saved_at": answer.saved_at if answer.pk else None, "state": row.state, "done": done, "total": total, "oob": True}
         return render(request, PAGE + "#save-status", context)
     return redirect(reverse("reading", args=[assignment.pk]) + f"#c-{criterion.key}")
@@ -91,8 +91,8 @@ def reading_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return _page(request, assignment, status=422, show_gaps=True)
     except ValidationError as exc:
         return _page(request, assignment, status=422, errors=exc.messages, refused_submit=True)
-    messages.success(request, f"Submitted: {assignment.reading.topic.title}.")
-    following = claims.assignment_claim_next(campaign=assignment.reading.campaign, user=request.user)
+    messages.success(request, f"Submitted: {assignment.pair.topic.title}.")
+    following = claims.assignment_claim_next(campaign=assignment.pair.campaign, user=request.user)
     if following is None:
         messages.info(request, "No more work is waiting in this campaign.")
         return redirect("home")

@@ -541,7 +541,7 @@ def annotator_queue(*, user: User) -> list[dict]:
     rows = []
     campaigns = (
         Campaign.objects.filter(is_open=True, labels_only=False)
-        .filter(Q(annotators=user) | Q(items__assignments__annotator=user) | Q(items__reading_assignments__annotator=user))
+        .filter(Q(annotators=user) | Q(items__assignments__annotator=user))  # work on a pair or a reading
         .distinct()
         .order_by("display_name", "name")
     )
@@ -549,7 +549,7 @@ def annotator_queue(*, user: User) -> list[dict]:
         if not can_annotate(campaign, user):
             continue
         mine = Assignment.objects.filter(pair__campaign=campaign, annotator=user)
-        readings = ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user)
+        readings = ReadingAssignment.objects.filter(pair__campaign=campaign, annotator=user)
         rows.append(
             {
                 "campaign": campaign,
@@ -705,7 +705,11 @@ def campaign_list() -> QuerySet[Campaign]:
         pair_count=Count("items", filter=Q(items__kind=Item.Kind.PAIR), distinct=True),
         submitted=Count(
             "items__assignments",
-            filter=Q(items__assignments__status=Assignment.Status.SUBMITTED, items__assignments__repeat_of__isnull=True),
+            filter=Q(
+                items__kind=Item.Kind.PAIR,
+                items__assignments__status=Assignment.Status.SUBMITTED,
+                items__assignments__repeat_of__isnull=True,
+            ),
             distinct=True,
         ),
     )

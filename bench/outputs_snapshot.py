@@ -100,8 +100,8 @@ for round_ in range(4):
             continue
         for i, criterion in enumerate(questions):
             clock += timedelta(seconds=5)
-            answer_save(assignment=work, criterion=criterion, user=user, value="yes" if (number[work.reading_id] * 5 + i + round_) % 3 else "no",
-                        rationale=f"Question {i} checked by {name} on reading {number[work.reading_id]}.", now=clock)
+            answer_save(assignment=work, criterion=criterion, user=user, value="yes" if (number[work.pair_id] * 5 + i + round_) % 3 else "no",
+                        rationale=f"Question {i} checked by {name} on reading {number[work.pair_id]}.", now=clock)
         reading_submit(assignment=work, user=user, now=clock)
 """
 

@@ -59,12 +59,12 @@ def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> 
     criteria = {c.id: c for c in campaign.criterion_set.criteria.all() if measured(c.response)}
     if not criteria:  # a pairwise rubric: nothing to read
         return [], criteria
-    humans = Answer.objects.filter(assignment__reading__campaign=campaign, criterion_id__in=list(criteria)).exclude(value="")
+    humans = Answer.objects.filter(assignment__pair__campaign=campaign, criterion_id__in=list(criteria)).exclude(value="")
     if not include_unsubmitted:
         humans = humans.filter(assignment__status=Assignment.Status.SUBMITTED)
     human_rows = humans.values_list(
-        "criterion_id", "value", "assignment__annotator__username", "assignment__reading__article_a_id",
-        "assignment__reading__article_a__system__key", "assignment__reading__topic_id",
+        "criterion_id", "value", "assignment__annotator__username", "assignment__pair__article_a_id",
+        "assignment__pair__article_a__system__key", "assignment__pair__topic_id",
     )  # fmt: skip
     judge_rows = (
         JudgeVerdict.objects.filter(unit__reading__campaign=campaign, unit__status=JudgeUnit.Status.DONE, criterion_id__in=list(criteria))

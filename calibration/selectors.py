@@ -458,15 +458,13 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
         n=Count("id"), last=Max("id")
     )
     # Every change of a winner, an answer or a rationale writes one (an import may change labels and no time).
-    changes = LabelChange.objects.filter(
-        Q(assignment__pair__campaign=campaign) | Q(reading_assignment__reading__campaign=campaign)
-    ).aggregate(last=Max("id"))
+    changes = LabelChange.objects.filter(assignment__pair__campaign=campaign).aggregate(last=Max("id"))  # pairs' and readings' work
     # A decided item is never decided again (`answers.adjudication_save`), so the count and the last time see every decision.
     adjudications = Adjudication.objects.filter(campaign=campaign).aggregate(
         decided=Count("id", filter=~Q(winner="")), last=Max("decided_at")
     )
     # Answers about one article alone: in the stamp only when there are any, so a pairwise campaign's is as before.
-    answers = Answer.objects.filter(assignment__reading__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))
+    answers = Answer.objects.filter(assignment__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("saved_at"))
     parts = (
         labels["n"], labels["last"], assignments["submitted"], assignments["last"], units["n"], units["done"], units["last"],
         units["verdicts"], calls["n"], calls["last"], changes["last"], adjudications["decided"], adjudications["last"],

@@ -19,22 +19,22 @@ EMPTY_PAIR = {"left_system": "", "right_system": "", "winner_system": ""}
 def reading_label_rows(campaign: Campaign) -> list[dict]:
     """Every human answer about one article that is not empty."""
     answers = (
-        Answer.objects.filter(assignment__reading__campaign=campaign)
+        Answer.objects.filter(assignment__pair__campaign=campaign)
         .exclude(value="")
-        .select_related("criterion", "assignment__annotator", "assignment__reading__topic", "assignment__reading__article_a__system")
-        .defer(*article_texts("assignment__reading__article_a"))
+        .select_related("criterion", "assignment__annotator", "assignment__pair__topic", "assignment__pair__article_a__system")
+        .defer(*article_texts("assignment__pair__article_a"))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
 
     def order(answer: Answer) -> tuple:
-        reading = answer.assignment.reading
+        reading = answer.assignment.pair
         return (reading.topic.title, reading.topic_id, reading.article_a.system.key, answer.assignment.annotator.username,
                 answer.criterion.order, answer.criterion.key)  # fmt: skip
 
     rows = []
     for answer in sorted(answers, key=order):
         assignment = answer.assignment
-        reading = assignment.reading
+        reading = assignment.pair
         rows.append({
             "campaign": campaign.name, "topic": reading.topic.title, "criterion": answer.criterion.key, "rater_kind": HUMAN,
             "rater": assignment.annotator.username, **EMPTY_PAIR, "rationale": answer.rationale,

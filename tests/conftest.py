@@ -34,9 +34,7 @@ for _name, _value in LOOPBACK_ALLOWED.items():
 # The fixtures through which a test reaches the database. A test that takes none of them (and has no
 # django_db mark) runs the same on any database: `--database-tests-only` (CI's second, PostgreSQL
 # run) leaves it to the first run, and says how many it left.
-DATABASE_FIXTURES = frozenset(
-    {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
-)
+DATABASE_FIXTURES = frozenset({"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"})
 
 
 def pytest_addoption(parser):

@@ -207,7 +207,9 @@ def world(campaign, alice, oscar, rachel, bob):
         response={"type": "checklist", "allow_na": False},
     )
     (reading,) = readings_save([Reading(campaign=campaign, topic=assignment.pair.topic, article_a=assignment.pair.article_a)])
-    mine = ReadingAssignment.objects.create(reading=reading, annotator=alice, claimed_at=span.created_at, last_activity_at=span.created_at)
+    mine = ReadingAssignment.objects.create(
+        pair=reading, annotator=alice, a_first=True, order="a", claimed_at=span.created_at, last_activity_at=span.created_at
+    )
     return {
         "users": {"anonymous": None, "annotator": alice, "outsider": oscar, "staff": rachel},
         "arguments": {

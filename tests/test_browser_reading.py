@@ -94,7 +94,7 @@ def test_it_annotates_a_pair_and_single_articles_of_a_mixed_rubric_by_keyboard(p
     page.wait_for_url(lambda url: urlparse(url).path == "/")  # nothing left: home
     assert page.locator("section.card", has_text="Mixed").locator(".pairs-left").inner_text() == "0 pairs left for you."
     assert sorted(kinds) == ["pair", "reading", "reading"]
-    readings = ReadingAssignment.objects.filter(annotator=annotator, reading__campaign=campaign)
+    readings = ReadingAssignment.objects.filter(annotator=annotator, pair__campaign=campaign)
     assert set(readings.values_list("status", flat=True)) == {"submitted"}
     for work in readings:
         answers = dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value"))
@@ -119,7 +119,7 @@ def test_it_answers_a_nominal_criterion_by_its_number_key(page, live_demo):  # n
     page.keyboard.press("j")
     page.keyboard.press("a")  # the checklist's N/A, a class here
     explain(page, "c-ck_dated")
-    work = ReadingAssignment.objects.get(annotator=annotator, reading__campaign=campaign)
+    work = ReadingAssignment.objects.get(annotator=annotator, pair__campaign=campaign)
     answers = dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value"))
     assert answers == {"nm_stance": "Sans réponse", "ck_dated": "na"}
 
@@ -139,5 +139,5 @@ def test_it_types_a_free_text_answer_without_its_keys_being_taken(page, live_dem
     page.keyboard.type("Check 2019 survey; j k n y a 4")
     page.keyboard.press("Escape")
     wait_saved(page, "c-tx_note")
-    work = ReadingAssignment.objects.get(annotator=annotator, reading__campaign=campaign)
+    work = ReadingAssignment.objects.get(annotator=annotator, pair__campaign=campaign)
     assert Answer.objects.get(assignment=work).value == "Check 2019 survey; j k n y a 4"

@@ -69,7 +69,7 @@ def test_it_imports_every_response_type_into_a_labels_only_campaign(arena, tmp_p
     assert ReadingAssignment.objects.filter(status="submitted").count() == 8
     assert Answer.objects.count() == 24
     assert Answer.objects.get(assignment__annotator__username="ann_2", criterion__key="clarity",
-                              assignment__reading__article_a__system__key=GPT, assignment__reading__topic__title="Towers").value == "5"  # fmt: skip
+                              assignment__pair__article_a__system__key=GPT, assignment__pair__topic__title="Towers").value == "5"  # fmt: skip
     units = JudgeUnit.objects.filter(reading__isnull=False)
     # The file's judge is imported in criterion mode: its error rows mark their two criteria alone, its ratings stand.
     assert units.count() == 12
@@ -77,7 +77,7 @@ def test_it_imports_every_response_type_into_a_labels_only_campaign(arena, tmp_p
         ("clarity", "done"), ("has_summary", "error"), ("errors", "error"),
     }  # fmt: skip
     assert sorted(JudgeVerdict.objects.filter(unit__in=units).values_list("answer", flat=True)) == ["2", "2", "4", "4"]
-    changes = LabelChange.objects.filter(reading_assignment__isnull=False)
+    changes = LabelChange.objects.filter(assignment__pair__kind="reading")
     assert set(changes.values_list("source", flat=True)) == {"import"}
     assert changes.filter(field="value").count() == 24 and changes.filter(field="status").count() == 8
     assert "one-article answers: 24 new" in result.out
@@ -181,7 +181,7 @@ def test_it_updates_a_changed_answer_and_records_the_change(arena, tmp_path):
 
     assert result.code == 0, result.err
     assert "one-article answers: 0 new, 1 updated, 23 unchanged" in result.out
-    change = LabelChange.objects.filter(reading_assignment__isnull=False, field="value").order_by("-id").first()
+    change = LabelChange.objects.filter(assignment__pair__kind="reading", field="value").order_by("-id").first()
     assert (change.old_value, change.new_value, change.source, change.changed_by.username) == (
         str(min(5, 4 + 0)),
         "1",

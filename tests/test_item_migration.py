@@ -5,7 +5,9 @@ read whole, migrated forward over the step and back again.
 
 * First step (annotate 0034, judges 0014): items' slots and the orders shown.
 * Second step (annotate 0035 and 0036, judges 0015): readings become items of kind reading; pair ids
-  are kept, a reading's id is not (it is found again by its campaign and article both ways)."""
+  are kept, a reading's id is not (it is found again by its campaign and article both ways).
+* Third step (annotate 0037): reading assignments become assignments of reading items; an assignment's
+  id is kept, a reading assignment's is not (it is found again by its item and annotator both ways)."""
 
 import io
 import json
@@ -26,6 +28,7 @@ from tests.migration_round_trip import columns, migrate_to, rows, tables_now
 
 BEFORE = [("annotate", "0033_step_vote_time_optional"), ("judges", "0013_step_questions")]
 FIRST = [("annotate", "0034_items_and_orders"), ("judges", "0014_items_and_orders")]
+SECOND = [("annotate", "0036_reading_table_dropped"), ("judges", "0015_readings_are_items")]
 # One criterion per one-article protocol, and a value each accepts.
 PROTOCOLS = {
     "checklist": ({"type": "checklist"}, "yes"),
@@ -164,7 +167,7 @@ def test_it_keeps_every_row_through_the_readings_becoming_items_and_back(full_da
     slot_columns = {"annotate_itemarticle": ["id", "item_id", "slot", "article_id"]}
     slots_before = rows(["annotate_itemarticle"], only=slot_columns)["annotate_itemarticle"]
 
-    migrate_to(None)
+    migrate_to(SECOND)
 
     assert "annotate_reading" not in tables_now() and "annotate_pair" not in tables_now()
     pair_columns = old_columns["annotate_pair"]
@@ -203,3 +206,86 @@ def test_it_keeps_every_row_through_the_readings_becoming_items_and_back(full_da
     after = rows(old_tables, only=old_columns)
     assert after["annotate_pair"] == before["annotate_pair"]
     assert _by_reading_key(after, old_columns) == _by_reading_key(before, old_columns)
+
+
+def _by_work_key(tables: dict[str, list[tuple]], names: dict[str, list[str]]) -> dict[str, list[tuple]]:
+    """The rows with every reading assignment id (its own, an answer's and an audit row's) replaced by
+    the reading assignment's (item, annotator), and sorted again: the ids it gets back are new."""
+    work = names["annotate_readingassignment"]
+    key_of = {
+        row[work.index("id")]: (row[work.index("reading_id")], row[work.index("annotator_id")])
+        for row in tables["annotate_readingassignment"]
+    }
+    columns = {"annotate_readingassignment": "id", "annotate_answer": "assignment_id", "annotate_labelchange": "reading_assignment_id"}
+    out = dict(tables)
+    for table, column in columns.items():
+        at = names[table].index(column)
+        out[table] = sorted(
+            (tuple(key_of[v] if i == at and v is not None else v for i, v in enumerate(row)) for row in tables[table]), key=repr
+        )
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_row_through_the_reading_assignments_becoming_assignments_and_back(full_database):
+    migrate_to(SECOND)
+    old_tables = tables_now()
+    old_columns = {table: columns(table) for table in old_tables}
+    before = rows(old_tables)
+    work = old_columns["annotate_readingassignment"]
+    assert len(before["annotate_readingassignment"]) > 0 and len(before["annotate_answer"]) == 10
+    changes = old_columns["annotate_labelchange"]
+    reading_changes = [row for row in before["annotate_labelchange"] if row[changes.index("reading_assignment_id")] is not None]
+    assert reading_changes and len(reading_changes) < len(before["annotate_labelchange"])
+    key_of = {
+        row[work.index("id")]: (row[work.index("reading_id")], row[work.index("annotator_id")])
+        for row in before["annotate_readingassignment"]
+    }
+
+    migrate_to(None)
+
+    assert "annotate_readingassignment" not in tables_now()
+    names = old_columns["annotate_assignment"]
+    after = rows(["annotate_assignment"], only={"annotate_assignment": names})["annotate_assignment"]
+    item_kind = dict(rows(["annotate_item"], only={"annotate_item": ["id", "kind"]})["annotate_item"])
+    on_pairs = [row for row in after if item_kind[row[names.index("pair_id")]] == "pair"]
+    copies = [dict(zip(names, row)) for row in after if item_kind[row[names.index("pair_id")]] == "reading"]
+    assert on_pairs == before["annotate_assignment"]  # the pairs' work, ids and all
+    # Each reading assignment once, on its item, shown alone; its times and status as they were.
+    copy_of = {(c["pair_id"], c["annotator_id"]): c for c in copies}
+    assert len(copy_of) == len(copies) == len(key_of)
+    for row in before["annotate_readingassignment"]:
+        old = dict(zip(work, row))
+        copy = copy_of[old["reading_id"], old["annotator_id"]]
+        assert {f: copy[f] for f in ("status", "claimed_at", "first_opened_at", "last_activity_at", "submitted_at")} == {
+            f: old[f] for f in ("status", "claimed_at", "first_opened_at", "last_activity_at", "submitted_at")
+        }
+        assert (bool(copy["a_first"]), copy["order"], bool(copy["order_known"]), copy["overall"], copy["guess"], copy["repeat_of_id"]) == (
+            True, "a", True, "", "", None
+        )  # fmt: skip
+    new_id = {old: copy_of[key]["id"] for old, key in key_of.items()}
+    answers = old_columns["annotate_answer"]
+    at = answers.index("assignment_id")
+    moved = sorted((tuple(new_id[v] if i == at else v for i, v in enumerate(row)) for row in before["annotate_answer"]), key=repr)
+    assert rows(["annotate_answer"], only={"annotate_answer": answers})["annotate_answer"] == moved
+    # An audit row of a reading's work now names the copy in `assignment`; the others are as they were.
+    kept = [c for c in changes if c != "reading_assignment_id"]
+    one, two = changes.index("assignment_id"), changes.index("reading_assignment_id")
+    expected = sorted(
+        (
+            tuple(new_id[row[two]] if c == "assignment_id" and row[two] is not None else row[changes.index(c)] for c in kept)
+            for row in before["annotate_labelchange"]
+        ),
+        key=repr,
+    )
+    assert rows(["annotate_labelchange"], only={"annotate_labelchange": kept})["annotate_labelchange"] == expected
+    assert all(row[one] is None for row in reading_changes)
+    for table in set(old_tables) - {"annotate_readingassignment", "annotate_assignment", "annotate_answer", "annotate_labelchange"}:
+        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+
+    migrate_to(SECOND)
+
+    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    back = rows(old_tables, only=old_columns)
+    assert back["annotate_assignment"] == before["annotate_assignment"]
+    assert _by_work_key(back, old_columns) == _by_work_key(before, old_columns)

@@ -36,9 +36,7 @@ def test_it_stores_each_protocols_answer_and_audits_each_change(work, alice):
     answer_save(assignment=work, criterion=criterion("ct_typos"), user=alice, value="007")
     stored = dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value"))
     assert stored == {"ck_summary": "na", "rt_style": "4", "ct_typos": "7"}
-    changes = list(
-        LabelChange.objects.filter(reading_assignment=work).values_list("criterion__key", "field", "old_value", "new_value", "source")
-    )
+    changes = list(LabelChange.objects.filter(assignment=work).values_list("criterion__key", "field", "old_value", "new_value", "source"))
     assert changes == [
         ("ck_summary", "value", "", "na", "page"),
         ("ck_summary", "rationale", "", "No summary is needed.", "page"),
@@ -51,7 +49,7 @@ def test_it_records_nothing_for_an_answer_saved_again_unchanged(work, alice):
     first = answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4", source="api")
     again = answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4", source="api")
     assert (first.changed, again.changed) == (True, False)
-    assert list(LabelChange.objects.filter(reading_assignment=work).values_list("source", flat=True)) == ["api"]
+    assert list(LabelChange.objects.filter(assignment=work).values_list("source", flat=True)) == ["api"]
 
 
 @pytest.mark.parametrize(
@@ -113,7 +111,7 @@ def test_it_refuses_submission_until_every_criterion_has_its_answer_and_rational
     reading_submit(assignment=work, user=alice)
     work.refresh_from_db()
     assert work.status == "submitted" and work.submitted_at is not None
-    assert LabelChange.objects.filter(reading_assignment=work, field="status").values_list("old_value", "new_value").get() == (
+    assert LabelChange.objects.filter(assignment=work, field="status").values_list("old_value", "new_value").get() == (
         "active",
         "submitted",
     )
@@ -132,11 +130,11 @@ def test_it_keeps_a_submitted_reading_complete(work, alice):
 
 def test_it_refuses_changes_once_the_campaign_is_closed_or_the_annotator_removed(reading_campaign, work, alice, rachel):
     campaign_set_open(campaign=reading_campaign, is_open=False)
-    work.reading.campaign.is_open = False
+    work.pair.campaign.is_open = False
     with pytest.raises(ValidationError):
         answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="3")
     campaign_set_open(campaign=reading_campaign, is_open=True)
-    work.reading.campaign.is_open = True
+    work.pair.campaign.is_open = True
     campaign_annotator_remove(campaign=reading_campaign, user=alice, by=rachel)
     with pytest.raises(PermissionDenied):
         answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="3")
@@ -151,8 +149,8 @@ def test_it_imports_submitted_readings_with_their_answers_and_audits_them(readin
     )
     assert reading_answers_import(work=[item], now=now).answers == {"new": 1, "updated": 0, "unchanged": 0}
     assert reading_answers_import(work=[item], now=now).answers == {"new": 0, "updated": 0, "unchanged": 1}
-    imported = ReadingAssignment.objects.get(reading=reading, annotator=bob)
+    imported = ReadingAssignment.objects.get(pair=reading, annotator=bob)
     assert imported.status == "submitted"
     assert Answer.objects.get(assignment=imported).value == "2"
-    sources = set(LabelChange.objects.filter(reading_assignment=imported).values_list("field", "source"))
+    sources = set(LabelChange.objects.filter(assignment=imported).values_list("field", "source"))
     assert sources == {("status", "import"), ("value", "import"), ("rationale", "import")}

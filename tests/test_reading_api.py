@@ -45,7 +45,7 @@ def test_it_claims_reads_answers_and_submits_a_reading(reading_campaign, alice):
     done = client.post(base + "submit/")
     assert done.status_code == 200 and done.json()["status"] == "submitted"
     assert dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value")) == {"ck_summary": "na", "rt_style": "2"}
-    assert set(LabelChange.objects.filter(reading_assignment=work).values_list("source", flat=True)) == {"api"}
+    assert set(LabelChange.objects.filter(assignment=work).values_list("source", flat=True)) == {"api"}
 
 
 def test_it_refuses_somebody_elses_reading(reading_campaign, alice, bob):

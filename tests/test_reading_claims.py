@@ -34,7 +34,7 @@ def kind(item):
 
 
 def topic(item):
-    return item.reading.topic_id if isinstance(item, ReadingAssignment) else item.pair.topic_id
+    return item.pair.topic_id
 
 
 def test_it_makes_a_reading_per_distinct_article_of_the_pairs(catalogue):
@@ -131,7 +131,7 @@ def test_it_stops_a_reading_at_overlap_distinct_annotators(catalogue, django_use
     campaign = mixed_campaign(criterion_set=rubric("alone", ONE_ARTICLE), topics=1, overlap=2)
     for user in users:
         drain(campaign, user)
-    taken = ReadingAssignment.objects.filter(reading__campaign=campaign)
+    taken = ReadingAssignment.objects.filter(pair__campaign=campaign)
     assert taken.count() == 4  # 2 readings x 2 annotators; the third gets nothing
     assert not taken.filter(annotator=users[2]).exists()
 
@@ -163,11 +163,11 @@ def test_it_returns_an_untouched_reading_to_the_pool_and_keeps_its_work_for_its_
     now = timezone.now()
     stale = assignment_claim_next(campaign=campaign, user=alice, now=now)
     other = assignment_claim_next(campaign=campaign, user=bob, now=now)
-    assert other.reading_id != stale.reading_id
+    assert other.pair_id != stale.pair_id
     submit(other)
     later = now + timedelta(minutes=31)
     fresh = assignment_claim_next(campaign=campaign, user=bob, now=later)
-    assert fresh is not None and fresh.reading_id == stale.reading_id
+    assert fresh is not None and fresh.pair_id == stale.pair_id
     stale.refresh_from_db()
     assert stale.status == Assignment.Status.EXPIRED
 
@@ -181,7 +181,7 @@ def test_it_gives_an_expired_reading_back_to_its_annotator_with_its_work_and_an_
     assert back.pk == stale.pk and isinstance(back, ReadingAssignment)
     back.refresh_from_db()
     assert (back.status, back.claimed_at, back.last_activity_at) == (Assignment.Status.ACTIVE, later, later)
-    change = LabelChange.objects.get(reading_assignment=back, new_value="active")
+    change = LabelChange.objects.get(assignment=back, new_value="active")
     assert (change.field, change.old_value, change.changed_by, change.changed_at) == ("status", "expired", alice, later)
 
 
@@ -191,7 +191,7 @@ def test_it_revokes_readings_in_progress_when_an_annotator_is_removed(catalogue,
     assert campaign_annotator_remove(campaign=campaign, user=alice, by=rachel) == 1
     work.refresh_from_db()
     assert work.status == Assignment.Status.REVOKED
-    change = LabelChange.objects.get(reading_assignment=work)
+    change = LabelChange.objects.get(assignment=work)
     assert (change.field, change.old_value, change.new_value) == ("status", "active", "revoked")
     with pytest.raises(PermissionDenied):
         assignment_claim_next(campaign=campaign, user=alice)

@@ -21,7 +21,7 @@ def test_it_never_exceeds_the_overlap_on_a_reading_when_claimers_outnumber_the_s
     assert not errors
     # 2 readings x 3 slots: exactly 6 claimers get one, 4 are told nothing is left.
     assert sum(r is not None for r in results) == 6
-    per_reading = Counter(ReadingAssignment.objects.filter(reading__campaign=campaign).values_list("reading_id", flat=True))
+    per_reading = Counter(ReadingAssignment.objects.filter(pair__campaign=campaign).values_list("pair_id", flat=True))
     assert sorted(per_reading.values()) == [3, 3]
 
 
@@ -36,7 +36,7 @@ def test_it_keeps_the_overlap_on_pairs_and_readings_while_claimers_work_through_
 
     _, errors = fire([lambda u=u: work_through(u) for u in users])
     assert not errors
-    per_reading = Counter(ReadingAssignment.objects.filter(reading__campaign=campaign).values_list("reading_id", flat=True))
+    per_reading = Counter(ReadingAssignment.objects.filter(pair__campaign=campaign).values_list("pair_id", flat=True))
     per_pair = Counter(Assignment.objects.filter(pair__campaign=campaign).values_list("pair_id", flat=True))
     assert set(per_reading.values()) == {2} and len(per_reading) == campaign.readings.count() == 4
     assert set(per_pair.values()) == {2} and len(per_pair) == campaign.pairs.count() == 2

@@ -75,7 +75,7 @@ def test_it_saves_by_htmx_and_updates_the_progress(client, alice, work):
     assert 'class="save-status saved"' in html and 'data-state="complete"' in html
     assert '<strong id="progress" hx-swap-oob="true">1 / 3</strong>' in html
     assert Answer.objects.get(assignment=work).value == "yes"
-    assert LabelChange.objects.filter(reading_assignment=work, source="page").count() == 2
+    assert LabelChange.objects.filter(assignment=work, source="page").count() == 2
 
 
 def test_it_saves_without_javascript_and_comes_back_to_the_criterion(client, alice, work):

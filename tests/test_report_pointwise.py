@@ -261,7 +261,7 @@ def test_it_changes_the_report_stamp_when_an_answer_changes(arena):
 
     campaign, _ = arena
     before = calibration_stamp(campaign=campaign)
-    answer = Answer.objects.filter(assignment__reading__campaign=campaign).first()
+    answer = Answer.objects.filter(assignment__pair__campaign=campaign).first()
     Answer.objects.filter(pk=answer.pk).update(saved_at=answer.saved_at.replace(year=2025))
 
     assert calibration_stamp(campaign=campaign) != before

@@ -181,10 +181,10 @@ def assignment_lock_for_change(assignment: Assignment, now: datetime) -> None:
     ones included, so a save under way commits before the removal does, and a
     save that comes after finds them on the removed list.
     """
-    if not Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now):
+    if not Assignment.every.filter(pk=assignment.pk).update(last_activity_at=now):
         raise PermissionDenied("This assignment no longer exists.")
     assignment.status, assignment.overall, removed = (
-        Assignment.objects.filter(pk=assignment.pk)
+        Assignment.every.filter(pk=assignment.pk)
         .annotate(removed=removed_from_campaign())
         .values_list("status", "overall", "removed")
         .get()
@@ -306,7 +306,7 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
             assignment_id=assignment.pk, criterion_id=None, name="overall", before=assignment.overall, after=value, by=user.pk, at=now
         )
         audit.flush()
-        Assignment.objects.filter(pk=assignment.pk).update(overall=value, last_activity_at=now)
+        Assignment.every.filter(pk=assignment.pk).update(overall=value, last_activity_at=now)
         assignment.overall = value
         assignment.last_activity_at = now
 
@@ -562,7 +562,7 @@ def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, in
             by=assignment.annotator_id,
             at=now,
         )
-        Assignment.objects.filter(pk=assignment.pk).update(overall=value)
+        Assignment.every.filter(pk=assignment.pk).update(overall=value)
         assignment.overall = value
     audit.flush()
 

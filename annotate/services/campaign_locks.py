@@ -61,6 +61,6 @@ def first_answer_exists(campaign: Campaign) -> bool:
     return (
         Label.objects.filter(assignment__pair__campaign=campaign).exclude(winner="", rationale="").exists()
         or Assignment.objects.filter(pair__campaign=campaign).exclude(overall="").exists()
-        or Answer.objects.filter(assignment__reading__campaign=campaign).filter(~Q(value="") | ~Q(rationale="")).exists()
+        or Answer.objects.filter(assignment__pair__campaign=campaign).filter(~Q(value="") | ~Q(rationale="")).exists()
         or Span.objects.filter(assignment__pair__campaign=campaign).exists()
     )

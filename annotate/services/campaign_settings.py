@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotate.models import Assignment, Campaign, CampaignSettingChange, ReadingAssignment
+from annotate.models import Assignment, Campaign, CampaignSettingChange
 from annotate.services.alt_epsilon import epsilon_problem
 from common.hooks import hooks
 
@@ -121,9 +121,7 @@ def campaign_settings_change(*, campaign: Campaign, values: dict, by=None) -> li
         rows = Campaign.objects.filter(pk=campaign.pk)
         if any(change.field in PRESENTATION for change in changes):
             # One statement: the check and the change cannot be split by a claim that commits in between.
-            rows = rows.exclude(Exists(Assignment.objects.filter(pair__campaign_id=OuterRef("pk")))).exclude(
-                Exists(ReadingAssignment.objects.filter(reading__campaign_id=OuterRef("pk")))
-            )
+            rows = rows.exclude(Exists(Assignment.every.filter(pair__campaign_id=OuterRef("pk"))))  # pairs and readings
         if not rows.update(**{change.field: change.new for change in changes}):
             raise SettingsConflict([STARTED])
         now = timezone.now()
@@ -144,6 +142,4 @@ def settings_history(*, campaign: Campaign, limit: int = 100) -> list[CampaignSe
 
 def pairs_started(campaign: Campaign) -> bool:
     """Whether any item was claimed: presentation options are fixed from then on."""
-    return (
-        Assignment.objects.filter(pair__campaign=campaign).exists() or ReadingAssignment.objects.filter(reading__campaign=campaign).exists()
-    )
+    return Assignment.every.filter(pair__campaign=campaign).exists()  # pairs and readings

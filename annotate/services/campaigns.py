@@ -26,7 +26,6 @@ from annotate.models import (
     CriterionSet,
     LabelChange,
     Pair,
-    ReadingAssignment,
     System,
     Topic,
 )
@@ -493,8 +492,7 @@ def campaign_set_neutral_emphasis(*, campaign: Campaign, neutral_emphasis: bool)
     # One statement: the check and the change cannot be split by a claim that commits in between.
     changed = (
         Campaign.objects.filter(pk=campaign.pk)
-        .exclude(Exists(Assignment.objects.filter(pair__campaign_id=OuterRef("pk"))))
-        .exclude(Exists(ReadingAssignment.objects.filter(reading__campaign_id=OuterRef("pk"))))
+        .exclude(Exists(Assignment.every.filter(pair__campaign_id=OuterRef("pk"))))  # pairs and readings
         .update(neutral_emphasis=neutral_emphasis)
     )
     if not changed:
@@ -574,24 +572,21 @@ def campaign_annotator_remove(*, campaign: Campaign, user: User, by: User, now: 
         # Saves lock the assignment row too. Every assignment of theirs is locked, submitted
         # ones included: a save under way commits before the removal, and any later one reads
         # the removed list under its own lock and is refused.
-        revoked = _revoke_active(Assignment.objects.filter(pair__campaign=campaign, annotator=user), "assignment_id", by=by, now=now)
-        # Their readings in progress too, the same way (locked like their assignments, audited).
-        revoked += _revoke_active(
-            ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user), "reading_assignment_id", by=by, now=now
-        )
+        # Their pairs and readings alike.
+        revoked = _revoke_active(Assignment.every.filter(pair__campaign=campaign, annotator=user), by=by, now=now)
     return revoked
 
 
-def _revoke_active(work, link: str, *, by: User, now: datetime) -> int:
-    """Locks every row of `work` (assignments or readings, submitted ones included) and revokes the
-    active ones, an audit row each naming its row by `link`; returns how many were revoked."""
+def _revoke_active(work, *, by: User, now: datetime) -> int:
+    """Locks every row of `work` (assignments of pairs and readings, submitted ones included) and revokes
+    the active ones, an audit row each; returns how many were revoked."""
     mine = list(work.select_for_update(of=("self",)).order_by("pk").values_list("pk", "status"))
     active = [pk for pk, status in mine if status == Assignment.Status.ACTIVE]
-    work.model.objects.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
+    Assignment.every.filter(pk__in=active).update(status=Assignment.Status.REVOKED)
     LabelChange.objects.bulk_create(
         [
             LabelChange(
-                **{link: pk},
+                assignment_id=pk,
                 field="status",
                 old_value=Assignment.Status.ACTIVE,
                 new_value=Assignment.Status.REVOKED,

@@ -46,14 +46,8 @@ def assignments_expire(*, campaign: Campaign, now: datetime | None = None) -> in
     """Returns claims left untouched longer than the campaign allows to the pool."""
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=campaign.claim_timeout_minutes)
-    expired = Assignment.objects.filter(pair__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff).update(
-        status=Assignment.Status.EXPIRED
-    )
-    if not campaign_kinds(campaign)[1]:
-        return expired  # no one-article criteria: no readings
-    return expired + ReadingAssignment.objects.filter(
-        reading__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff
-    ).update(status=Assignment.Status.EXPIRED)
+    stale = Assignment.every.filter(pair__campaign=campaign, status=Assignment.Status.ACTIVE, last_activity_at__lt=cutoff)
+    return stale.update(status=Assignment.Status.EXPIRED)  # pairs and readings
 
 
 def claim_candidates(*, campaign: Campaign, user: User) -> list[int]:
@@ -195,7 +189,7 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
         return []
     rows = list(
         Reading.objects.filter(campaign=campaign)
-        .annotate(taken=Count("reading_assignments", filter=~Q(reading_assignments__status__in=RELEASED)))
+        .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
         .order_by("order", "id")
         .values_list("id", "topic_id", "taken", "order")
     )
@@ -203,8 +197,8 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
         return []
     mine = {
         reading_id: (topic_id, status)
-        for reading_id, topic_id, status in ReadingAssignment.objects.filter(annotator=user, reading__campaign=campaign).values_list(
-            "reading_id", "reading__topic_id", "status"
+        for reading_id, topic_id, status in ReadingAssignment.objects.filter(annotator=user, pair__campaign=campaign).values_list(
+            "pair_id", "pair__topic_id", "status"
         )
     }
     annotators = max(1, campaign_annotator_count(campaign=campaign))
@@ -212,10 +206,10 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
     for _, topic_id, taken, _ in rows:
         free_by_topic[topic_id] = free_by_topic.get(topic_id, 0) + max(0, campaign.overlap - taken)
     seen_by = dict(
-        ReadingAssignment.objects.filter(reading__campaign=campaign)
-        .values("reading__topic_id")
+        ReadingAssignment.objects.filter(pair__campaign=campaign)
+        .values("pair__topic_id")
         .annotate(n=Count("annotator", distinct=True))
-        .values_list("reading__topic_id", "n")
+        .values_list("pair__topic_id", "n")
     )
     return _ranked(rows, READING, campaign=campaign, mine=mine, free_by_topic=free_by_topic, seen_by=seen_by, annotators=annotators)
 
@@ -223,12 +217,12 @@ def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
 def _last_claim(campaign: Campaign, user: User) -> tuple[str, int] | None:
     """(kind, topic) of the user's latest claim in the campaign, pair or reading; None before the first."""
     pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
-    reading = ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
+    reading = ReadingAssignment.objects.filter(pair__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
     latest = [
         (claimed_at, kind, topic_id)
         for kind, rows in (
             (PAIR, pair.values_list("claimed_at", "pair__topic_id")[:1]),
-            (READING, reading.values_list("claimed_at", "reading__topic_id")[:1]),
+            (READING, reading.values_list("claimed_at", "pair__topic_id")[:1]),
         )
         for claimed_at, topic_id in rows
         if claimed_at is not None
@@ -362,14 +356,14 @@ def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -
 
 def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime) -> ReadingAssignment | None:
     """Claims a locked reading for the user if it still has a free slot (as `_claim_pair`)."""
-    if reading.reading_assignments.exclude(status__in=RELEASED).count() >= overlap:
+    if ReadingAssignment.objects.filter(pair=reading).exclude(status__in=RELEASED).count() >= overlap:
         return None
-    mine = reading.reading_assignments.filter(annotator=user).first()
+    mine = ReadingAssignment.objects.filter(pair=reading, annotator=user).first()
     if mine is not None:
         if mine.status not in RELEASED:
             return None
         return claim_take_back(mine, user=user, now=now)
-    return ReadingAssignment.objects.create(reading=reading, annotator=user, claimed_at=now, last_activity_at=now)
+    return ReadingAssignment.objects.create(pair=reading, annotator=user, a_first=True, order="a", claimed_at=now, last_activity_at=now)
 
 
 def _unfinished(campaign: Campaign, user: User) -> Assignment | ReadingAssignment | None:
@@ -378,7 +372,7 @@ def _unfinished(campaign: Campaign, user: User) -> Assignment | ReadingAssignmen
     pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
     if pair is not None or not campaign_kinds(campaign)[1]:
         return pair
-    return ReadingAssignment.objects.filter(reading__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
+    return ReadingAssignment.objects.filter(pair__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
 
 
 def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | None = None) -> Assignment | ReadingAssignment | None:

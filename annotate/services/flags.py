@@ -59,7 +59,7 @@ def pair_void(*, pair: Pair, by: User, reason: str = "", now: datetime | None = 
             return 0
         Pair.objects.filter(pk=pair.pk).update(voided_at=now, voided_by=by, void_reason=reason)
         work = list(
-            Assignment.objects.select_for_update()
+            Assignment.objects.select_for_update(of=("self",))
             .filter(pair_id=pair.pk, status__in=(Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED))
             .order_by("pk")
             .values_list("pk", "status")

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.models import Assignment, ReadingAssignment
+from annotate.models import Assignment
 from protocols.pairwise import FIRST, SECOND, position_of, side_of
 
 # What the page posts and the export writes, relative to the display order; "unknown": "Don't know".
@@ -48,10 +48,7 @@ def guess_locked(assignment: Assignment) -> bool:
         return False
     later = {"annotator_id": assignment.annotator_id, "claimed_at__gt": assignment.submitted_at}
     campaign_id = assignment.pair.campaign_id
-    return (
-        Assignment.objects.filter(pair__campaign_id=campaign_id, **later).exclude(pk=assignment.pk).exists()
-        or ReadingAssignment.objects.filter(reading__campaign_id=campaign_id, **later).exists()
-    )
+    return Assignment.every.filter(pair__campaign_id=campaign_id, **later).exclude(pk=assignment.pk).exists()  # pairs and readings
 
 
 def assignment_guess_save(*, assignment: Assignment, user: User, answer: str, now: datetime | None = None) -> Assignment:
@@ -62,7 +59,7 @@ def assignment_guess_save(*, assignment: Assignment, user: User, answer: str, no
     if answer not in GUESS_POSITIONS:
         raise ValidationError(f"Choose Article 1, Article 2 or Don't know (one of {', '.join(GUESS_POSITIONS)}), not '{answer}'.")
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        locked = Assignment.every.select_for_update().get(pk=assignment.pk)
         if locked.annotator_id != user.pk:
             raise ValidationError("This is not your assignment.")
         if locked.status != Assignment.Status.SUBMITTED:

@@ -4,7 +4,7 @@ A reading's criteria are the rubric's one-article criteria (checklist, rating, c
 comes from the single-article page (htmx or a plain form), the JSON API, or a labels file (`annotate.services.reading_imports`, in bulk); each is
 checked by its criterion's protocol (`protocols.get(criterion.response["type"])`: `answer_problems`,
 then `stored_answer`), with the campaign's rationale rules as for pairs, and each change is
-recorded once in the audit trail (`LabelChange.reading_assignment`, with its source). The pairs'
+recorded once in the audit trail (`LabelChange.assignment`, with its source). The pairs'
 side of the same service is `annotate.services.answers`; this file mirrors it for readings:
 
 - `answer_save`: one answer, typed by an annotator, under the reading assignment's row lock;
@@ -51,7 +51,7 @@ def reading_check_editable(assignment: ReadingAssignment) -> None:
     """Refuses a change to revoked, closed or expired work (as `answers.assignment_check_editable`)."""
     if assignment.status == Assignment.Status.REVOKED:
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
-    if not assignment.reading.campaign.is_open:
+    if not assignment.pair.campaign.is_open:
         raise ValidationError(["This campaign is closed; its answers can no longer be changed."])
     if assignment.status == Assignment.Status.EXPIRED:
         raise ValidationError(["This claim expired and went back to the pool; open your queue to continue."])
@@ -61,10 +61,10 @@ def reading_lock_for_change(assignment: ReadingAssignment, now: datetime) -> Non
     """Locks the reading assignment's row until the transaction ends (an UPDATE locks it on both
     databases) and checks, on its current state, that it may change; the removed list is read under
     the lock, which `campaign_annotator_remove` takes too."""
-    if not ReadingAssignment.objects.filter(pk=assignment.pk).update(last_activity_at=now):
+    if not Assignment.every.filter(pk=assignment.pk).update(last_activity_at=now):
         raise PermissionDenied("This assignment no longer exists.")
     assignment.status, removed = (
-        ReadingAssignment.objects.filter(pk=assignment.pk).annotate(removed=reading_removed()).values_list("status", "removed").get()
+        Assignment.every.filter(pk=assignment.pk).annotate(removed=reading_removed()).values_list("status", "removed").get()
     )
     assignment.last_activity_at = now
     if removed:
@@ -74,7 +74,7 @@ def reading_lock_for_change(assignment: ReadingAssignment, now: datetime) -> Non
 
 def _change(assignment_id: int, criterion_id: int | None, name: str, before: str, after: str, by: int, at: datetime, source: str):
     return LabelChange(
-        reading_assignment_id=assignment_id,
+        assignment_id=assignment_id,
         criterion_id=criterion_id,
         field=name,
         old_value=before,
@@ -102,7 +102,7 @@ def answer_save(
     source: str = Source.PAGE,
 ) -> AnswerSaved:
     """Saves one criterion of a reading: the answer as the rater gave it ("" clears it) and/or the rationale."""
-    campaign = assignment.reading.campaign
+    campaign = assignment.pair.campaign
     reading_check_editable(assignment)
     value = None if value is None else value.strip()
     errors = reading_answer_problems(campaign=campaign, criterion=criterion, value=value, rationale=rationale)
@@ -144,7 +144,7 @@ def answer_save(
 
 def reading_missing(*, assignment: ReadingAssignment) -> list[str]:
     """What still blocks submission, one line per problem, in rubric order: "<criterion key>: <problem>"."""
-    campaign = assignment.reading.campaign
+    campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
     answers = {answer.criterion_id: answer for answer in Answer.objects.filter(assignment=assignment)}
     missing = []

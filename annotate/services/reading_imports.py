@@ -2,7 +2,7 @@
 
 The readings' side of `answers.answers_import`: each (reading, rater) becomes a submitted
 `ReadingAssignment`, each row an `Answer` (the protocol's stored form, checked by the importer),
-and every change reaches the audit trail (`LabelChange.reading_assignment`, fields "status",
+and every change reaches the audit trail (`LabelChange.assignment`, fields "status",
 "value" and "rationale") by the rater, at `now`, with the source "import". An answer equal to the
 stored one (value, rationale and save time) is left alone, so importing a file twice changes
 nothing. A fixed number of queries per few thousand answers: a file of a hundred thousand answers
@@ -23,7 +23,7 @@ SUBMITTED = Assignment.Status.SUBMITTED
 IMPORT = LabelChange.Source.IMPORT
 BATCH = 2000
 ANSWER_FIELDS = ("assignment", "criterion", "value", "rationale", "created_at", "saved_at")
-CHANGE_FIELDS = ("reading_assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
+CHANGE_FIELDS = ("assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
 
 
 @dataclass
@@ -52,8 +52,10 @@ def _assignment(
     if stored is None:
         tally["new"] += 1
         assignment = ReadingAssignment(
-            reading_id=item.reading_id,
+            pair_id=item.reading_id,
             annotator_id=item.annotator_id,
+            a_first=True,
+            order="a",
             status=SUBMITTED,
             claimed_at=item.started_at,
             first_opened_at=item.started_at,
@@ -70,9 +72,7 @@ def reading_answers_import(*, work: list[ImportedReading], now: datetime) -> Rea
     done = ReadingsImported()
     reading_ids = sorted({item.reading_id for item in work})
     stored = {
-        (row.reading_id, row.annotator_id): row
-        for ids in batches(reading_ids)
-        for row in ReadingAssignment.objects.filter(reading_id__in=ids)
+        (row.pair_id, row.annotator_id): row for ids in batches(reading_ids) for row in ReadingAssignment.objects.filter(pair_id__in=ids)
     }
     assignments, submitted = [], []
     for item in work:

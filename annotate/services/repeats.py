@@ -104,6 +104,5 @@ def claim_take_back(work: Assignment | ReadingAssignment, *, user: User, now: da
     work.status = Assignment.Status.ACTIVE
     work.claimed_at = work.last_activity_at = now
     work.save(update_fields=["status", "claimed_at", "last_activity_at"])
-    link = "reading_assignment" if isinstance(work, ReadingAssignment) else "assignment"
-    LabelChange.objects.create(**{link: work}, field="status", old_value=old, new_value=work.status, changed_by=user, changed_at=now)
+    LabelChange.objects.create(assignment=work, field="status", old_value=old, new_value=work.status, changed_by=user, changed_at=now)
     return work
