@@ -678,8 +678,26 @@ class Assignment(models.Model):
 ORIGINAL = models.Q(repeat_of__isnull=True)
 
 
+class PairLabels(models.Manager):
+    """The answers of one kind of item: `Label.objects` (and so `assignment.labels`) holds the verdicts
+    on pairs, `Answer.objects` (`ReadingAnswers`) the answers about one article alone, and
+    `Label.every` both (a row the caller holds, by its id). A class per kind: a reverse relation
+    makes its manager anew."""
+
+    kind = Item.Kind.PAIR
+
+    def get_queryset(self):
+        return super().get_queryset().filter(assignment__pair__kind=self.kind)
+
+
+class ReadingAnswers(PairLabels):
+    kind = Item.Kind.READING
+
+
 class Label(models.Model):
-    """A verdict on one criterion. `winner` names a side of the pair (a/b), never a position."""
+    """An answer to one criterion of an item, one table for every protocol: on a pair, `winner` names a
+    side (a/b), never a position, and `value` is empty; on a reading (`Answer`), `value` holds it and
+    `winner` is empty."""
 
     class Winner(models.TextChoices):
         A = "a", "Article A"
@@ -695,10 +713,17 @@ class Label(models.Model):
     # Where the campaign asks for sets (`accept_sets`): every verdict, by side, the annotator finds
     # acceptable besides `winner` (which always belongs to the set); empty: the winner alone.
     acceptable = models.JSONField(default=list, blank=True)
+    # A one-article answer in its protocol's stored form ("yes"/"no"/"na" for a checklist, the point of a
+    # rating scale, the count, a class's name, free text), empty until answered; empty on a pair.
+    # Text, not a short string: a free-text answer (`protocols.text`) is up to 5,000 characters.
+    value = models.TextField(blank=True, default="", db_default="")  # db_default: bulk inserts may leave it out
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField()
     # Empty only for an imported label whose file gave no time.
     saved_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PairLabels()
+    every = models.Manager()
 
     class Meta:
         constraints = [
@@ -721,23 +746,13 @@ class ReadingAssignment(Assignment):
         return f"{self.annotator} on reading {self.pair_id}"
 
 
-class Answer(models.Model):
-    """An answer to one one-article criterion: `value` in its protocol's stored form ("yes"/"no"/"na"
-    for a checklist, the point of a rating scale, the count, a class's name, free text), empty until
-    answered. Text, not a short string: a free-text answer (`protocols.text`) is up to 5,000 characters."""
+class Answer(Label):
+    """An answer to one one-article criterion (a reading's): a `Label` whose `value` holds it."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers")
-    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
-    value = models.TextField(blank=True)
-    rationale = models.TextField(blank=True)
-    created_at = models.DateTimeField()
-    # Empty only for an imported answer whose file gave no time.
-    saved_at = models.DateTimeField(null=True, blank=True)
+    objects = ReadingAnswers()
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["assignment", "criterion"], name="answer_one_per_criterion"),
-        ]
+        proxy = True
 
 
 class Adjudication(models.Model):

@@ -12,14 +12,14 @@ from urllib.parse import quote
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Count, OuterRef, Subquery
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 import protocols
 from annotate.answers import Rules, answer_state, one_article, reading_problems, shorten
 from annotate.models import Answer, Assignment, Campaign, Criterion, Reading, ReadingAssignment
-from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column
+from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column, removed_from_campaign
 
 # Where each protocol's answer is typed on the page, and the keys that give it (README "Annotating one article").
 WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number", "nominal": "choices", "text": "text"}
@@ -32,20 +32,12 @@ def reading_assignment_for_user(*, assignment_id: int, user: User, with_article:
     rows = ReadingAssignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
     if with_article:
         rows = rows.select_related("pair__article_a").defer("pair__article_a__raw_markdown", "pair__article_a__display_markdown")
-    assignment = rows.filter(pk=assignment_id).annotate(removed=reading_removed()).first()
+    assignment = rows.filter(pk=assignment_id).annotate(removed=removed_from_campaign()).first()
     if assignment is None or assignment.annotator_id != user.pk:
         raise PermissionDenied("This is not your assignment.")
     if assignment.status == Assignment.Status.REVOKED or assignment.removed:
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     return assignment
-
-
-def reading_removed() -> Exists:
-    """Whether a reading assignment's annotator is on its campaign's removed list: a subquery to annotate them with."""
-    on_list = Campaign.removed_annotators.through.objects.filter(
-        campaign_id=OuterRef("pair__campaign_id"), user_id=OuterRef("annotator_id")
-    )
-    return Exists(on_list)
 
 
 def reading_criteria(campaign: Campaign) -> list[Criterion]:
@@ -125,7 +117,7 @@ def reading_page(*, assignment: ReadingAssignment) -> dict:
     reading = assignment.pair
     campaign = reading.campaign
     rules = Rules.of(campaign)
-    answers = {answer.criterion_id: answer for answer in Answer.objects.filter(assignment=assignment)}
+    answers = {answer.criterion_id: answer for answer in Answer.every.filter(assignment=assignment)}
     blocks: dict[int, Block] = {}
     gaps: list[Gap] = []
     done = total = 0
@@ -161,7 +153,7 @@ def reading_progress(*, assignment: ReadingAssignment) -> tuple[int, int]:
     """(complete criteria, one-article criteria), in one query: the counter after each save."""
     campaign: Campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
-    mine = Answer.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
+    mine = Answer.every.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
     rows = (
         Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id)
         .annotate(value=Subquery(mine.values("value")[:1]), rationale=Subquery(mine.values("rationale")[:1]))

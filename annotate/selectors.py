@@ -266,7 +266,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
     protocol = protocols.get(campaign.protocol)
     rules = Rules.of(campaign)
     shown = shown_articles(pair, assignment.a_first)
-    labels = {label.criterion_id: label for label in Label.objects.filter(assignment=assignment)}
+    labels = {label.criterion_id: label for label in Label.every.filter(assignment=assignment)}
     marked = list(assignment.spans.all())
     # A passage of an agent's step is listed with the step's number (one query, only when there is one).
     step_numbers = {}
@@ -369,7 +369,7 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     Complete as `annotate.answers` says, counted here in Python: SQL's TRIM strips
     spaces only, where the rule strips every kind of white space.
     """
-    mine = Label.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
+    mine = Label.every.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
     marks = (
         Span.objects.filter(assignment_id=assignment.pk, criterion_id=OuterRef("pk"))
         .order_by()

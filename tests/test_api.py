@@ -298,7 +298,7 @@ def test_it_refuses_changes_once_the_campaign_is_closed(api_campaign, alice):
     campaign_set_open(campaign=api_campaign, is_open=False)
     response = client.post(reverse("api:assignment-submit", args=[assignment_id]))
     assert response.status_code == 400
-    assert response.json() == {"errors": ["This campaign is closed; its labels can no longer be changed."]}
+    assert response.json() == {"errors": ["This campaign is closed; its answers can no longer be changed."]}
     assert client.put(label_url(assignment_id, "ww_cc_1"), {"position": "1"}, format="json").status_code == 400
 
 

@@ -7,7 +7,9 @@ read whole, migrated forward over the step and back again.
 * Second step (annotate 0035 and 0036, judges 0015): readings become items of kind reading; pair ids
   are kept, a reading's id is not (it is found again by its campaign and article both ways).
 * Third step (annotate 0037): reading assignments become assignments of reading items; an assignment's
-  id is kept, a reading assignment's is not (it is found again by its item and annotator both ways)."""
+  id is kept, a reading assignment's is not (it is found again by its item and annotator both ways).
+* Fourth step (annotate 0038): answers about one article become labels with a value; a label's id is
+  kept, an answer's is not (it is found again by its assignment and criterion both ways)."""
 
 import io
 import json
@@ -29,6 +31,7 @@ from tests.migration_round_trip import columns, migrate_to, rows, tables_now
 BEFORE = [("annotate", "0033_step_vote_time_optional"), ("judges", "0013_step_questions")]
 FIRST = [("annotate", "0034_items_and_orders"), ("judges", "0014_items_and_orders")]
 SECOND = [("annotate", "0036_reading_table_dropped"), ("judges", "0015_readings_are_items")]
+THIRD = [("annotate", "0037_reading_assignments_are_assignments")]
 # One criterion per one-article protocol, and a value each accepts.
 PROTOCOLS = {
     "checklist": ({"type": "checklist"}, "yes"),
@@ -242,7 +245,7 @@ def test_it_keeps_every_row_through_the_reading_assignments_becoming_assignments
         for row in before["annotate_readingassignment"]
     }
 
-    migrate_to(None)
+    migrate_to(THIRD)
 
     assert "annotate_readingassignment" not in tables_now()
     names = old_columns["annotate_assignment"]
@@ -289,3 +292,42 @@ def test_it_keeps_every_row_through_the_reading_assignments_becoming_assignments
     back = rows(old_tables, only=old_columns)
     assert back["annotate_assignment"] == before["annotate_assignment"]
     assert _by_work_key(back, old_columns) == _by_work_key(before, old_columns)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_row_through_the_answers_becoming_labels_and_back(full_database):
+    migrate_to(THIRD)
+    old_tables = tables_now()
+    old_columns = {table: columns(table) for table in old_tables}
+    before = rows(old_tables)
+    answers, labels = old_columns["annotate_answer"], old_columns["annotate_label"]
+    assert len(before["annotate_answer"]) == 10 and len(before["annotate_label"]) > 0
+
+    migrate_to(None)
+
+    assert "annotate_answer" not in tables_now()
+    with_value = labels + ["value"]
+    after = [dict(zip(with_value, row)) for row in rows(["annotate_label"], only={"annotate_label": with_value})["annotate_label"]]
+    old_ids = {row[labels.index("id")] for row in before["annotate_label"]}
+    # The pairs' labels, ids and all, with an empty value; then each answer once, with no winner.
+    assert sorted((tuple(row[c] for c in labels) for row in after if row["id"] in old_ids), key=repr) == before["annotate_label"]
+    assert all(row["value"] == "" for row in after if row["id"] in old_ids)
+    fields = ("assignment_id", "criterion_id", "value", "rationale", "created_at", "saved_at")
+    copies = [row for row in after if row["id"] not in old_ids]
+    assert sorted((tuple(row[f] for f in fields) for row in copies), key=repr) == sorted(
+        (tuple(row[answers.index(f)] for f in fields) for row in before["annotate_answer"]), key=repr
+    )
+    assert {(row["winner"], bool(row["cannot_judge"]), row["acceptable"] in ("[]", [])) for row in copies} == {("", False, True)}
+    for table in set(old_tables) - {"annotate_answer", "annotate_label"}:
+        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+
+    migrate_to(THIRD)
+
+    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    back = rows(old_tables, only=old_columns)
+    without_id = [c for c in answers if c != "id"]
+    assert rows(["annotate_answer"], only={"annotate_answer": without_id}) == {
+        "annotate_answer": sorted((tuple(row[answers.index(c)] for c in without_id) for row in before["annotate_answer"]), key=repr)
+    }
+    for table in set(old_tables) - {"annotate_answer"}:
+        assert back[table] == before[table], table

@@ -157,13 +157,13 @@ def imported_overall_problems(*, campaign: Campaign) -> list[str]:
 
 
 def assignment_check_editable(assignment: Assignment) -> None:
-    """Refuses a change to revoked, closed or expired work."""
+    """Refuses a change to revoked, voided, closed or expired work, on a pair or a reading."""
     if assignment.status == Assignment.Status.REVOKED:
         raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
     if assignment.status == Assignment.Status.VOIDED:
         raise PermissionDenied(VOIDED_PAIR)
     if not assignment.pair.campaign.is_open:
-        raise ValidationError(["This campaign is closed; its labels can no longer be changed."])
+        raise ValidationError(["This campaign is closed; its answers can no longer be changed."])
     if assignment.status == Assignment.Status.EXPIRED:
         raise ValidationError(["This claim expired and went back to the pool; open your queue to continue."])
 
@@ -231,7 +231,7 @@ def label_save(
         assignment_lock_for_change(assignment, now or timezone.now())
         # Read the clock once the lock is held, so that save times follow the order writes land in.
         now = now or timezone.now()
-        label = Label.objects.filter(assignment=assignment, criterion=criterion).first()
+        label = Label.every.filter(assignment=assignment, criterion=criterion).first()  # by its assignment: no kind join
         if label is None:
             label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
         # "Cannot judge" is an answer without a winner; any other choice (or clearing) ends it.

@@ -17,16 +17,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 import protocols
 from annotate.answers import Rules, one_article, reading_problems, sentence
 from annotate.models import Answer, Assignment, Campaign, Criterion, LabelChange, ReadingAssignment
-from annotate.reading_selectors import reading_criteria, reading_removed
-from annotate.selectors import REMOVED_FROM_CAMPAIGN
-from annotate.services.answers import MAX_RATIONALE, Source
+from annotate.reading_selectors import reading_criteria
+from annotate.services.answers import MAX_RATIONALE, Source, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
 from annotate.services.labelling import Incomplete
 
@@ -45,31 +44,6 @@ def reading_answer_problems(*, campaign: Campaign, criterion: Criterion, value: 
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
     return errors
-
-
-def reading_check_editable(assignment: ReadingAssignment) -> None:
-    """Refuses a change to revoked, closed or expired work (as `answers.assignment_check_editable`)."""
-    if assignment.status == Assignment.Status.REVOKED:
-        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
-    if not assignment.pair.campaign.is_open:
-        raise ValidationError(["This campaign is closed; its answers can no longer be changed."])
-    if assignment.status == Assignment.Status.EXPIRED:
-        raise ValidationError(["This claim expired and went back to the pool; open your queue to continue."])
-
-
-def reading_lock_for_change(assignment: ReadingAssignment, now: datetime) -> None:
-    """Locks the reading assignment's row until the transaction ends (an UPDATE locks it on both
-    databases) and checks, on its current state, that it may change; the removed list is read under
-    the lock, which `campaign_annotator_remove` takes too."""
-    if not Assignment.every.filter(pk=assignment.pk).update(last_activity_at=now):
-        raise PermissionDenied("This assignment no longer exists.")
-    assignment.status, removed = (
-        Assignment.every.filter(pk=assignment.pk).annotate(removed=reading_removed()).values_list("status", "removed").get()
-    )
-    assignment.last_activity_at = now
-    if removed:
-        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
-    reading_check_editable(assignment)
 
 
 def _change(assignment_id: int, criterion_id: int | None, name: str, before: str, after: str, by: int, at: datetime, source: str):
@@ -103,7 +77,7 @@ def answer_save(
 ) -> AnswerSaved:
     """Saves one criterion of a reading: the answer as the rater gave it ("" clears it) and/or the rationale."""
     campaign = assignment.pair.campaign
-    reading_check_editable(assignment)
+    assignment_check_editable(assignment)
     value = None if value is None else value.strip()
     errors = reading_answer_problems(campaign=campaign, criterion=criterion, value=value, rationale=rationale)
     if errors:
@@ -111,9 +85,9 @@ def answer_save(
     protocol = protocols.get(criterion.response["type"])
     with transaction.atomic():
         answers_share_lock(campaign.pk)  # a study plan's freeze lands before this answer or sees it
-        reading_lock_for_change(assignment, now or timezone.now())
+        assignment_lock_for_change(assignment, now or timezone.now())
         now = now or timezone.now()
-        answer = Answer.objects.filter(assignment=assignment, criterion=criterion).first()
+        answer = Answer.every.filter(assignment=assignment, criterion=criterion).first()  # by its assignment: no kind join
         if answer is None:
             answer = Answer(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
         stored = answer.value if value is None else protocol.stored_answer(value)
@@ -146,7 +120,7 @@ def reading_missing(*, assignment: ReadingAssignment) -> list[str]:
     """What still blocks submission, one line per problem, in rubric order: "<criterion key>: <problem>"."""
     campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
-    answers = {answer.criterion_id: answer for answer in Answer.objects.filter(assignment=assignment)}
+    answers = {answer.criterion_id: answer for answer in Answer.every.filter(assignment=assignment)}
     missing = []
     for criterion in reading_criteria(campaign):
         answer = answers.get(criterion.pk)
@@ -158,9 +132,9 @@ def reading_missing(*, assignment: ReadingAssignment) -> list[str]:
 def reading_submit(*, assignment: ReadingAssignment, user: User, now: datetime | None = None, source: str = Source.PAGE) -> None:
     """Submits a reading; `labelling.Incomplete` (its lines from `reading_missing`) while something lacks."""
     now = now or timezone.now()
-    reading_check_editable(assignment)
+    assignment_check_editable(assignment)
     with transaction.atomic():
-        reading_lock_for_change(assignment, now)
+        assignment_lock_for_change(assignment, now)
         if assignment.status == SUBMITTED:
             return
         missing = reading_missing(assignment=assignment)

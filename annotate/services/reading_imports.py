@@ -22,7 +22,8 @@ from common.batches import batches
 SUBMITTED = Assignment.Status.SUBMITTED
 IMPORT = LabelChange.Source.IMPORT
 BATCH = 2000
-ANSWER_FIELDS = ("assignment", "criterion", "value", "rationale", "created_at", "saved_at")
+# An answer is a label with a value and no winner (`annotate.models.Answer`).
+ANSWER_FIELDS = ("assignment", "criterion", "value", "rationale", "created_at", "saved_at", "winner", "acceptable")
 CHANGE_FIELDS = ("assignment", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source")
 
 
@@ -98,7 +99,7 @@ def reading_answers_import(*, work: list[ImportedReading], now: datetime) -> Rea
             found = old.get((assignment.pk, criterion_id))
             if found is None:
                 before = ("", "")
-                new.append((assignment.pk, criterion_id, value, rationale, saved_at or now, saved_at))
+                new.append((assignment.pk, criterion_id, value, rationale, saved_at or now, saved_at, "", []))
             elif found[1:] == (value, rationale, saved_at):
                 done.answers["unchanged"] += 1
                 continue
