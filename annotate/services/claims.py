@@ -336,34 +336,28 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAs
     return total + len(due_repeats(campaign=campaign, user=user)) + (active is not None)
 
 
-def _claim_pair(*, pair: Pair, user: User, overlap: int | None, now: datetime) -> Assignment | None:
-    """Claims a locked pair for the user if it still has a free slot (`overlap` None: a slot per member)."""
-    if pair.voided_at is not None:
+# How many articles an item of each kind shows at once: the length of the order a claim draws.
+ARTICLES = {PAIR: 2, READING: 1}
+
+
+def _claim_item(*, item: Pair | Reading, kind: str, user: User, overlap: int | None, now: datetime) -> Assignment | None:
+    """Claims a locked item, a pair or a reading, for the user if it still has a free slot (`overlap`
+    None: a slot per member), in an order of its slots drawn at random; a released claim of theirs on
+    it is taken back with its work."""
+    if item.voided_at is not None:
         return None  # voided since the candidates were read (flags.pair_void locks the row too)
-    if overlap is not None and pair.assignments.filter(ORIGINAL).exclude(status__in=RELEASED).count() >= overlap:
+    model = ReadingAssignment if kind == READING else Assignment
+    originals = model.objects.filter(ORIGINAL, pair=item)
+    if overlap is not None and originals.exclude(status__in=RELEASED).count() >= overlap:
         return None
-    mine = pair.assignments.filter(ORIGINAL, annotator=user).first()
+    mine = originals.filter(annotator=user).first()
     if mine is not None:
         if mine.status not in RELEASED:
             return None
-        # Coming back to a pair whose earlier claim was released: keep that work.
+        # Coming back to an item whose earlier claim was released: keep that work.
         return claim_take_back(mine, user=user, now=now)
-    order = orders.drawn(2)
-    return Assignment.objects.create(
-        pair=pair, annotator=user, a_first=orders.a_first(order), order=order, claimed_at=now, last_activity_at=now
-    )
-
-
-def _claim_reading(*, reading: Reading, user: User, overlap: int, now: datetime) -> ReadingAssignment | None:
-    """Claims a locked reading for the user if it still has a free slot (as `_claim_pair`)."""
-    if ReadingAssignment.objects.filter(pair=reading).exclude(status__in=RELEASED).count() >= overlap:
-        return None
-    mine = ReadingAssignment.objects.filter(pair=reading, annotator=user).first()
-    if mine is not None:
-        if mine.status not in RELEASED:
-            return None
-        return claim_take_back(mine, user=user, now=now)
-    return ReadingAssignment.objects.create(pair=reading, annotator=user, a_first=True, order="a", claimed_at=now, last_activity_at=now)
+    order = orders.drawn(ARTICLES[kind])
+    return model.objects.create(pair=item, annotator=user, a_first=orders.a_first(order), order=order, claimed_at=now, last_activity_at=now)
 
 
 def _unfinished(campaign: Campaign, user: User) -> Assignment | ReadingAssignment | None:
@@ -455,11 +449,8 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
                 if item is None:
                     skipped += 1
                     continue
-                if kind == READING:
-                    claimed = _claim_reading(reading=item, user=user, overlap=campaign.overlap, now=now)
-                else:
-                    cap = None if item.pk in uncapped else campaign.overlap
-                    claimed = _claim_pair(pair=item, user=user, overlap=cap, now=now)
+                cap = None if kind == PAIR and item.pk in uncapped else campaign.overlap
+                claimed = _claim_item(item=item, kind=kind, user=user, overlap=cap, now=now)
                 if claimed is not None:
                     return claimed
         # Every candidate was taken or held by another claimer: look again.
