@@ -340,7 +340,7 @@ def annotation_page(*, assignment: Assignment) -> dict:
         "flag": _flag_of(assignment),
         "flag_reasons": PairFlag.Reason.choices,
         "overall_choices": protocol.OVERALL_CHOICES,
-        "overall": protocol.shown_overall(assignment.overall, a_first=assignment.a_first),
+        "overall": protocol.shown_overall(assignment.overall, order=assignment.order),
     }
 
 

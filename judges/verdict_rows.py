@@ -38,7 +38,7 @@ def verdict_rows(done: list, valid_calls: dict) -> list[tuple]:
                 job.unit_id,
                 call_id,
                 by_key[key],
-                protocol.stored_answer(position, a_first=unit.a_first),
+                protocol.stored_answer(position, order=unit.order),
                 "",
                 reason,
                 sure.get(key),

@@ -9,7 +9,8 @@ A protocol is one module (or package) registered in `protocols.REGISTRY`. It say
 - what an answer is, and how it is validated, stored and shown: ``answer_problems``
   (what is wrong with an answer as the rater gave it), ``outcome_problems`` (the same for an
   answer given as exports give it, in an imported file), ``stored_answer`` and
-  ``shown_answer`` (as stored / as the rater sees it, given the order shown), and the
+  ``shown_answer`` (as stored, by slot / as the rater sees it, by position, given ``order=``, the
+  permutation of the item's slots shown: `protocols.order`), and the
   same for the item's overall answer (``OVERALL_CHOICES``, ``overall_problems``,
   ``stored_overall``, ``shown_overall``);
 - what a criterion of a rubric may say about its answers (the criteria file's ``response``

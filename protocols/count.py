@@ -104,7 +104,7 @@ def outcome_problems(outcome: str, *, allow_tie: bool = False, response: dict | 
     return [f"'{outcome}' is not a count from 0 to {_most(response)}"]
 
 
-def stored_answer(shown: str, *, a_first: bool = True) -> str:
+def stored_answer(shown: str, *, order: str = "a") -> str:
     return str(int(shown)) if shown else ""  # "007" is stored as "7"
 
 

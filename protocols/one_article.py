@@ -221,7 +221,7 @@ def na_problems(response: dict) -> tuple[str | None, list[str]]:
     return mode, []
 
 
-def as_given(answer: str, *, a_first: bool = True) -> str:
+def as_given(answer: str, *, order: str = "a") -> str:
     """An answer about one article, stored as the rater gave it and shown as stored: no order to undo."""
     return answer
 

@@ -48,6 +48,21 @@ def a_first(order: str) -> bool:
     return order[:1] == "a"
 
 
+def slot_at(order: str, position: int) -> str:
+    """The slot shown at `position` (1 for the first article shown) under `order`."""
+    if not 1 <= position <= len(order):
+        raise ValueError(f"position {position} is not one of 1 to {len(order)}")
+    return order[position - 1]
+
+
+def position_of(order: str, slot: str) -> int:
+    """Where slot `slot` is shown under `order` (1 for first)."""
+    at = order.find(slot)
+    if at < 0 or len(slot) != 1:
+        raise ValueError(f"slot {slot!r} is not one of {', '.join(order)}")
+    return at + 1
+
+
 def problem(order: object, k: int) -> str | None:
     """None when `order` is a permutation of `k` slots, else what is wrong with it."""
     if not isinstance(order, str) or sorted(order) != list(natural(k)):

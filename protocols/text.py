@@ -42,11 +42,11 @@ def outcome_problems(outcome: str, *, allow_tie: bool = False, response: dict | 
     return [] if len(outcome.strip()) <= MAX_TEXT else [f"is {len(outcome.strip()):,} characters long (at most {MAX_TEXT:,})"]
 
 
-def stored_answer(answer: str, *, a_first: bool = True) -> str:
+def stored_answer(answer: str, *, order: str = "a") -> str:
     return answer.strip()
 
 
-def shown_answer(answer: str, *, a_first: bool = True) -> str:
+def shown_answer(answer: str, *, order: str = "a") -> str:
     return answer
 
 

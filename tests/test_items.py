@@ -36,6 +36,28 @@ def test_it_names_what_is_wrong_with_an_order():
     assert orders.a_first("ab") and not orders.a_first("ba") and orders.a_first("a")
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 6])
+def test_it_turns_positions_into_slots_and_back_under_every_order_of_k(k):
+    for order in map("".join, itertools.permutations(orders.natural(k))):
+        shown = [orders.slot_at(order, position) for position in range(1, k + 1)]
+        assert "".join(shown) == order
+        assert [orders.position_of(order, slot) for slot in shown] == list(range(1, k + 1))
+    with pytest.raises(ValueError, match="position 0 is not one of 1 to 2"):
+        orders.slot_at("ba", 0)
+    with pytest.raises(ValueError, match="slot 'c' is not one of b, a"):
+        orders.position_of("ba", "c")
+
+
+def test_it_stores_and_shows_a_pairs_answers_through_its_order():
+    from protocols import pairwise
+
+    for order in ("ab", "ba"):
+        for position in ("1", "2", "tie"):
+            side = pairwise.stored_answer(position, order=order)
+            assert side == (position if position == "tie" else orders.slot_at(order, int(position)))
+            assert pairwise.shown_answer(side, order=order) == position
+
+
 @pytest.mark.django_db
 def test_it_writes_the_slots_of_every_pair_the_demo_makes():
     """The demo makes pairs by campaign creation, gold copies and a labels-only import; a campaign

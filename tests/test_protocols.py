@@ -30,14 +30,14 @@ def test_it_finds_every_required_name_in_each_protocol(name):
 
 
 def test_it_stores_a_pairwise_answer_by_side_and_shows_it_by_position():
-    assert pairwise.stored_answer("1", a_first=True) == "a"
-    assert pairwise.stored_answer("1", a_first=False) == "b"
-    assert pairwise.shown_answer("b", a_first=False) == "1"
-    assert pairwise.stored_answer("", a_first=False) == ""
-    assert pairwise.stored_overall("2", a_first=True) == "b"
-    assert pairwise.stored_overall("both_bad", a_first=True) == "both_bad"
-    assert pairwise.shown_overall("a", a_first=False) == "2"
-    assert pairwise.shown_overall("tie", a_first=False) == "tie"
+    assert pairwise.stored_answer("1", order="ab") == "a"
+    assert pairwise.stored_answer("1", order="ba") == "b"
+    assert pairwise.shown_answer("b", order="ba") == "1"
+    assert pairwise.stored_answer("", order="ba") == ""
+    assert pairwise.stored_overall("2", order="ab") == "b"
+    assert pairwise.stored_overall("both_bad", order="ab") == "both_bad"
+    assert pairwise.shown_overall("a", order="ba") == "2"
+    assert pairwise.shown_overall("tie", order="ba") == "tie"
 
 
 def test_it_says_what_is_wrong_with_a_pairwise_answer():

@@ -197,7 +197,7 @@ def assignment_lock_for_change(assignment: Assignment, now: datetime) -> None:
 
 def position_from_winner(assignment: Assignment, winner: str) -> str:
     """The position to show for a stored side; "" (no answer) stays ""."""
-    return protocols.get(assignment.pair.campaign.protocol).shown_answer(winner, a_first=assignment.a_first)
+    return protocols.get(assignment.pair.campaign.protocol).shown_answer(winner, order=assignment.order)
 
 
 @dataclass
@@ -241,7 +241,7 @@ def label_save(
         elif cannot:
             winner = ""
         else:
-            winner = protocols.get(campaign.protocol).stored_answer(position, a_first=assignment.a_first)
+            winner = protocols.get(campaign.protocol).stored_answer(position, order=assignment.order)
         # Stored by side in a fixed order, as the winner is; no winner, no set.
         also = label.acceptable if acceptable is None else [side_of(p, assignment.a_first) for p in acceptable]
         also = [side for side in SET_ORDER if side in also and side != winner] if winner else []
@@ -278,7 +278,7 @@ def label_save(
 
 def overall_shown(assignment: Assignment) -> str:
     """The overall answer as the annotator sees it (by position); "" when there is none."""
-    return protocols.get(assignment.pair.campaign.protocol).shown_overall(assignment.overall, a_first=assignment.a_first)
+    return protocols.get(assignment.pair.campaign.protocol).shown_overall(assignment.overall, order=assignment.order)
 
 
 def overall_save(*, assignment: Assignment, user: User, value: str, now: datetime | None = None, source: str = Source.PAGE) -> None:
@@ -294,7 +294,7 @@ def overall_save(*, assignment: Assignment, user: User, value: str, now: datetim
         answers_share_lock(assignment.pair.campaign_id)
         assignment_lock_for_change(assignment, now)
         # Stored by side, so that it names the same article whatever the order shown.
-        value = protocol.stored_overall(value, a_first=assignment.a_first)
+        value = protocol.stored_overall(value, order=assignment.order)
         if value == assignment.overall:
             return
         if value == "" and assignment.status == Assignment.Status.SUBMITTED:
@@ -345,7 +345,7 @@ def adjudication_save(*, adjudication: Adjudication, user: User, position: str, 
         errors.append(REASON_REQUIRED)
     if errors:
         raise ValidationError(errors)
-    winner = protocols.get(campaign.protocol).stored_answer(position, a_first=adjudication.a_first)
+    winner = protocols.get(campaign.protocol).stored_answer(position, order=adjudication.order)
     with transaction.atomic():
         now = now or timezone.now()
         # Only an open item of an open campaign: closing a campaign ends its adjudication too, read in the same

@@ -14,6 +14,7 @@ Pure: no Django.
 
 from __future__ import annotations
 
+from protocols import order as orders
 from protocols.pairwise.prompt import build_request, parse_verdicts
 from protocols.pairwise.words import (
     BOTH_BAD,
@@ -94,14 +95,15 @@ def outcome_problems(outcome: str, *, allow_tie: bool) -> list[str]:
     return []
 
 
-def stored_answer(shown: str, *, a_first: bool) -> str:
-    """The side to store for the position the rater chose; "" (no answer) stays ""."""
-    return side_of(shown, a_first) if shown else ""
+def stored_answer(shown: str, *, order: str) -> str:
+    """The side (slot) to store for the position the rater chose under `order` ("ab" or "ba"); "" (no
+    answer) stays ""."""
+    return side_of(shown, orders.a_first(order)) if shown else ""
 
 
-def shown_answer(stored: str, *, a_first: bool) -> str:
-    """The position to show for a stored side; "" (no answer) stays ""."""
-    return position_of(stored, a_first) if stored else ""
+def shown_answer(stored: str, *, order: str) -> str:
+    """The position to show for a stored side under `order`; "" (no answer) stays ""."""
+    return position_of(stored, orders.a_first(order)) if stored else ""
 
 
 def overall_problems(shown: str) -> list[str]:
@@ -111,14 +113,14 @@ def overall_problems(shown: str) -> list[str]:
     return []
 
 
-def stored_overall(shown: str, *, a_first: bool) -> str:
-    """The overall answer to store (by side) for what the rater chose (by position)."""
-    return side_of(shown, a_first) if shown in POSITIONS else shown
+def stored_overall(shown: str, *, order: str) -> str:
+    """The overall answer to store (by side) for what the rater chose (by position) under `order`."""
+    return side_of(shown, orders.a_first(order)) if shown in POSITIONS else shown
 
 
-def shown_overall(stored: str, *, a_first: bool) -> str:
-    """The overall answer to show (by position) for what is stored (by side)."""
-    return position_of(stored, a_first) if stored in SIDES else stored
+def shown_overall(stored: str, *, order: str) -> str:
+    """The overall answer to show (by position) for what is stored (by side) under `order`."""
+    return position_of(stored, orders.a_first(order)) if stored in SIDES else stored
 
 
 def metric_outcome(stored: str, *, system_a: str, system_b: str) -> str:
