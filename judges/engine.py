@@ -62,7 +62,6 @@ from judges.transport import (
 from judges.verdict_rows import verdict_rows, verdicts_insert
 from judges.wire import cache_endpoint
 from judges.workers import this_worker
-from protocols import order as orders
 from protocols import step_vote
 from protocols.base import InvalidResponse
 from protocols.pairwise import guess as guess_question
@@ -268,7 +267,7 @@ class Engine:
                 [
                     JudgeUnit(
                         judge=self.judge, pair=u.pair, reading=u.reading, category=u.category, criterion=u.criterion, a_first=u.a_first,
-                        order="a" if u.reading else orders.of_a_first(u.a_first), run=self.run, question=u.question, step=u.step,
+                        order=u.order, run=self.run, question=u.question, step=u.step,
                     )
                     for u in missing
                 ],

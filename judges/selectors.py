@@ -36,6 +36,7 @@ from annotate.models import Article, ArticleStep, Campaign, Category, Criterion,
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.pricing import batch_prices, token_cost
 from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
+from protocols import order as orders
 from protocols import step_vote
 from protocols.base import CriterionSpec, JudgeRequest
 from protocols.pairwise import guess as guess_question
@@ -67,6 +68,11 @@ class UnitPlan:
             self.a_first,
             self.step.pk if self.step else None,
         )
+
+    @property
+    def order(self) -> str:
+        """The item's slots in the order the unit shows them (protocols.order): "a" for a reading."""
+        return "a" if self.reading else orders.of_a_first(self.a_first)
 
     @property
     def asks_guess(self) -> bool:

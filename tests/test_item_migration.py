@@ -134,27 +134,25 @@ def _sorted(names: dict[str, list[str]]) -> dict[str, list[str]]:
     return {table: sorted(columns) for table, columns in names.items()}
 
 
-def _by_reading_key(tables: dict[str, list[tuple]], names: dict[str, list[str]]) -> dict[str, list[tuple]]:
-    """The rows with every reading id (the reading table's own, a reading assignment's and a judge's
-    unit's) replaced by the reading's (campaign, article), and sorted again: the ids a reading gets
-    back are new, the rest of every row must be the same."""
-    reading_columns = names["annotate_reading"]
-    key_of = {
-        row[reading_columns.index("id")]: (row[reading_columns.index("campaign_id")], row[reading_columns.index("article_id")])
-        for row in tables["annotate_reading"]
-    }
-    out = {}
-    for table, table_rows in tables.items():
-        column = {"annotate_reading": "id", "annotate_readingassignment": "reading_id", "judges_judgeunit": "reading_id"}.get(table)
-        if column is None:
-            out[table] = table_rows
-            continue
-        at = names[table].index(column)
-        out[table] = sorted(
-            (tuple(key_of.get(value) if i == at and value is not None else value for i, value in enumerate(row)) for row in table_rows),
-            key=repr,
+def _by_key(tables, names, *, table: str, key: tuple[str, ...], columns: dict[str, str]) -> dict[str, list[tuple]]:
+    """The rows with every id of `table`'s rows (in `columns`: the column of each table holding one)
+    replaced by that row's `key` columns, and sorted again: a row copied back gets a new id, the rest
+    of every row must be the same."""
+    own = names[table]
+    key_of = {row[own.index("id")]: tuple(row[own.index(c)] for c in key) for row in tables[table]}
+    out = dict(tables)
+    for name, column in columns.items():
+        at = names[name].index(column)
+        out[name] = sorted(
+            (tuple(key_of[v] if i == at and v is not None else v for i, v in enumerate(row)) for row in tables[name]), key=repr
         )
     return out
+
+
+def _by_reading_key(tables, names):
+    """Reading ids by the reading's (campaign, article)."""
+    columns = {"annotate_reading": "id", "annotate_readingassignment": "reading_id", "judges_judgeunit": "reading_id"}
+    return _by_key(tables, names, table="annotate_reading", key=("campaign_id", "article_id"), columns=columns)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -211,22 +209,10 @@ def test_it_keeps_every_row_through_the_readings_becoming_items_and_back(full_da
     assert _by_reading_key(after, old_columns) == _by_reading_key(before, old_columns)
 
 
-def _by_work_key(tables: dict[str, list[tuple]], names: dict[str, list[str]]) -> dict[str, list[tuple]]:
-    """The rows with every reading assignment id (its own, an answer's and an audit row's) replaced by
-    the reading assignment's (item, annotator), and sorted again: the ids it gets back are new."""
-    work = names["annotate_readingassignment"]
-    key_of = {
-        row[work.index("id")]: (row[work.index("reading_id")], row[work.index("annotator_id")])
-        for row in tables["annotate_readingassignment"]
-    }
+def _by_work_key(tables, names):
+    """Reading assignment ids (their own, an answer's and an audit row's) by its (item, annotator)."""
     columns = {"annotate_readingassignment": "id", "annotate_answer": "assignment_id", "annotate_labelchange": "reading_assignment_id"}
-    out = dict(tables)
-    for table, column in columns.items():
-        at = names[table].index(column)
-        out[table] = sorted(
-            (tuple(key_of[v] if i == at and v is not None else v for i, v in enumerate(row)) for row in tables[table]), key=repr
-        )
-    return out
+    return _by_key(tables, names, table="annotate_readingassignment", key=("reading_id", "annotator_id"), columns=columns)
 
 
 @pytest.mark.django_db(transaction=True)
