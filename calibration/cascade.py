@@ -39,7 +39,7 @@ from dataclasses import asdict
 import numpy as np
 from django.db.models import Q, Sum
 
-from annotate.models import Campaign, Pair
+from annotate.models import Campaign, Item, Pair
 from calibration import cache as report_cache
 from calibration.metrics.confidence import sample_confidence
 from calibration.metrics.labels import LabelTable
@@ -159,7 +159,7 @@ def judge_item_confidences(campaign: Campaign, judge: Judge) -> dict[tuple[int, 
 def _cost_per_item(campaign: Campaign, judge: Judge, n_items: int) -> float | None:
     if not judge.costs_known or n_items == 0:
         return None
-    calls = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign)
+    calls = JudgeCall.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.PAIR)
     if calls.filter(cost_usd__isnull=True).exists():
         return None
     total = calls.aggregate(total=Sum("cost_usd"))["total"] or 0
@@ -298,7 +298,7 @@ def judges_with_confidences(*, campaign: Campaign) -> list[str]:
     names = sorted(set(with_confidence.values_list("unit__judge__name", flat=True)))
     keys = {}
     for judge in campaign_judges_named(campaign=campaign, names=names).values():
-        n = JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__campaign=campaign).count()
+        n = JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.PAIR).count()
         cost = _cost_per_item(campaign, judge, n)
         keys[judge.name] = (cost is None, cost or 0.0, judge.name)
     return sorted(names, key=keys.__getitem__)

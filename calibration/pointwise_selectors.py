@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import protocols
-from annotate.models import Answer, Assignment, Campaign, Label, Pair
+from annotate.models import Answer, Assignment, Campaign, Item, Label, Pair
 from calibration.metrics.crossprotocol import A_PREFERRED, B_PREFERRED, TIE_PREFERRED, PairVerdict
 from calibration.metrics.pointwise import Answer as Row
 from calibration.metrics.pointwise import PointwiseAnswers, pointwise_tables
@@ -67,10 +67,10 @@ def pointwise_rows(*, campaign: Campaign, include_unsubmitted: bool = False) -> 
         "assignment__pair__article_a__system__key", "assignment__pair__topic_id",
     )  # fmt: skip
     judge_rows = (
-        JudgeVerdict.objects.filter(unit__reading__campaign=campaign, unit__status=JudgeUnit.Status.DONE, criterion_id__in=list(criteria))
+        JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.READING, unit__status=JudgeUnit.Status.DONE, criterion_id__in=list(criteria))
         .exclude(answer="")
-        .values_list("criterion_id", "answer", "unit__judge__name", "unit__reading__article_a_id",
-                     "unit__reading__article_a__system__key", "unit__reading__topic_id")
+        .values_list("criterion_id", "answer", "unit__judge__name", "unit__pair__article_a_id",
+                     "unit__pair__article_a__system__key", "unit__pair__topic_id")
     )  # fmt: skip
     rows = []
     outcome = {}
@@ -99,14 +99,17 @@ def pointwise_judge_answers(*, campaign: Campaign) -> dict[str, dict]:
     out: dict[str, dict] = {}
     answered = (
         JudgeVerdict.objects.filter(
-            unit__reading__campaign=campaign, unit__status=JudgeUnit.Status.DONE, criterion_id__in=[c.id for c in criteria]
+            unit__pair__campaign=campaign,
+            unit__pair__kind=Item.Kind.READING,
+            unit__status=JudgeUnit.Status.DONE,
+            criterion_id__in=[c.id for c in criteria],
         )
         .exclude(answer="")
         .values_list("unit__judge__name", flat=True)
     )
     for name in answered.iterator(chunk_size=CHUNK):
         out.setdefault(name, {"answers": 0, "errors": 0, "reasons": {}})["answers"] += 1
-    failed = JudgeUnit.objects.filter(reading__campaign=campaign, status=JudgeUnit.Status.ERROR).values_list(
+    failed = JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind=Item.Kind.READING, status=JudgeUnit.Status.ERROR).values_list(
         "judge__name", "category_id", "criterion_id", "error"
     )
     for name, category_id, criterion_id, error in failed.iterator(chunk_size=CHUNK):

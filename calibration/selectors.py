@@ -22,7 +22,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
 
-from annotate.models import Adjudication, Answer, Assignment, Campaign, Criterion, Label, LabelChange, Pair, PairAdmission
+from annotate.models import Adjudication, Answer, Assignment, Campaign, Criterion, Item, Label, LabelChange, Pair, PairAdmission
 from calibration.metrics import HI_WINS, LO_WINS, SYS_HI, SYS_LO, TIED, UNKNOWN, LabelTable, Vocab, majority_winners, merge_swapped
 from judges.models import Judge, JudgeCall, JudgeUnit, JudgeVerdict
 from protocols.pairwise import SIDE_A, TIE, acceptable_set, system_of
@@ -162,7 +162,12 @@ def acceptable_set_comparisons(*, campaign: Campaign, include_unsubmitted: bool 
 
 
 def judge_verdict_rows(*, campaign: Campaign, gold: bool = False) -> QuerySet:
-    return JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__pair__gold__isnull=not gold, unit__status=JudgeUnit.Status.DONE)
+    return JudgeVerdict.objects.filter(
+        unit__pair__campaign=campaign,
+        unit__pair__kind=Item.Kind.PAIR,
+        unit__pair__gold__isnull=not gold,
+        unit__status=JudgeUnit.Status.DONE,
+    )
 
 
 def _plain_rows(rows: QuerySet) -> list[tuple]:
@@ -297,9 +302,9 @@ def failed_table(*, campaign: Campaign, pairs: dict[int, PairInfo] | None = None
     placeholder; `metrics.judge_votes` reads only which items and orders they are."""
     pairs = pairs if pairs is not None else _pair_infos(campaign)
     units = list(
-        JudgeUnit.objects.filter(pair__campaign=campaign, pair__gold__isnull=True, status=JudgeUnit.Status.ERROR).values_list(
-            "pair_id", "judge__name", "a_first", "criterion__key", "category_id"
-        )
+        JudgeUnit.objects.filter(
+            pair__campaign=campaign, pair__kind=Item.Kind.PAIR, pair__gold__isnull=True, status=JudgeUnit.Status.ERROR
+        ).values_list("pair_id", "judge__name", "a_first", "criterion__key", "category_id")
     )
     columns = _Columns()
     if not units:
@@ -339,13 +344,13 @@ def judge_summaries(*, campaign: Campaign) -> list[JudgeSummary]:
     completed = Q(status=JudgeCall.Status.COMPLETED)
     units = {
         row["judge_id"]: row
-        for row in JudgeUnit.objects.filter(pair__campaign=campaign, pair__gold__isnull=True)
+        for row in JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind=Item.Kind.PAIR, pair__gold__isnull=True)
         .values("judge_id")
         .annotate(n=Count("id"), errors=Count("id", filter=Q(status=JudgeUnit.Status.ERROR)))
     }
     calls = {
         row["unit__judge_id"]: row
-        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign, unit__pair__gold__isnull=True)
+        for row in JudgeCall.objects.filter(unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.PAIR, unit__pair__gold__isnull=True)
         .values("unit__judge_id")
         .annotate(
             n=Count("id", filter=completed),
@@ -441,7 +446,7 @@ def inclusion_probabilities(*, campaign: Campaign) -> dict[str, float] | None:
 def rows_to_rank(*, campaign: Campaign) -> int:
     """The campaign's labels and verdicts (two counts): how big its report's rankings will be, before reading them."""
     labels = Label.objects.filter(assignment__pair__campaign=campaign).count()
-    return labels + JudgeVerdict.objects.filter(unit__pair__campaign=campaign).count()
+    return labels + JudgeVerdict.objects.filter(unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.PAIR).count()
 
 
 def calibration_stamp(*, campaign: Campaign) -> tuple:
@@ -451,12 +456,10 @@ def calibration_stamp(*, campaign: Campaign) -> tuple:
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), last=Max("last_activity_at")
     )
     # A judge's units of pairs and of readings (one article alone; none in a pairwise campaign).
-    units = JudgeUnit.objects.filter(Q(pair__campaign=campaign) | Q(reading__campaign=campaign)).aggregate(
+    units = JudgeUnit.objects.filter(pair__campaign=campaign).aggregate(
         n=Count("id"), last=Max("updated_at"), verdicts=Count("verdicts"), done=Count("id", filter=Q(status=JudgeUnit.Status.DONE))
     )
-    calls = JudgeCall.objects.filter(Q(unit__pair__campaign=campaign) | Q(unit__reading__campaign=campaign)).aggregate(
-        n=Count("id"), last=Max("id")
-    )
+    calls = JudgeCall.objects.filter(unit__pair__campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
     # Every change of a winner, an answer or a rationale writes one (an import may change labels and no time).
     changes = LabelChange.objects.filter(assignment__pair__campaign=campaign).aggregate(last=Max("id"))  # pairs' and readings' work
     # A decided item is never decided again (`answers.adjudication_save`), so the count and the last time see every decision.

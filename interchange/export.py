@@ -6,7 +6,7 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 from __future__ import annotations
 
 from annotate.answers import CANNOT_JUDGE
-from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Label, Span, StepVote, article_texts
+from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Item, Label, Span, StepVote, article_texts
 from annotate.services.guesses import guess_position
 from interchange.formats import (
     ACCEPTABLE_COLUMN,
@@ -120,7 +120,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
 def judge_label_rows(campaign: Campaign) -> list[dict]:
     """A verdict or an error row for every (pair, criterion, order) of every finished judge unit."""
     units = list(
-        JudgeUnit.objects.filter(pair__campaign=campaign)
+        JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind=Item.Kind.PAIR)
         .exclude(status=JudgeUnit.Status.PENDING)
         .select_related("judge", "pair__topic", "pair__article_a__system", "pair__article_b__system")
         .defer(*_no_texts())
@@ -300,7 +300,7 @@ def call_rows(campaign: Campaign) -> list[dict]:
     attempts that were retried and the requests that failed, so `cost_usd` sums to the spend.
     """
     calls = list(
-        JudgeCall.objects.filter(unit__pair__campaign=campaign)
+        JudgeCall.objects.filter(unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.PAIR)
         .select_related(
             "unit__judge",
             "unit__category",
@@ -315,11 +315,9 @@ def call_rows(campaign: Campaign) -> list[dict]:
     )
     # A reading's calls (one article): its system as system_a, system_b empty.
     read = (
-        JudgeCall.objects.filter(unit__reading__campaign=campaign)
-        .select_related(
-            "unit__judge", "unit__category", "unit__criterion", "unit__reading__topic", "unit__reading__article_a__system", "batch"
-        )
-        .defer(*article_texts("unit__reading__article_a"))
+        JudgeCall.objects.filter(unit__pair__campaign=campaign, unit__pair__kind=Item.Kind.READING)
+        .select_related("unit__judge", "unit__category", "unit__criterion", "unit__pair__topic", "unit__pair__article_a__system", "batch")
+        .defer(*article_texts("unit__pair__article_a"))
     )
     if read:
         calls = sorted([*calls, *read], key=lambda call: (call.unit.judge.name, call.id))

@@ -8,7 +8,7 @@ system, rater and criterion, independent of the campaign's shuffled order.
 
 from __future__ import annotations
 
-from annotate.models import Answer, Campaign, Criterion, article_texts
+from annotate.models import Answer, Campaign, Criterion, Item, article_texts
 from interchange.formats import EMPHASIS_COLUMN, HUMAN, JUDGE, REMOVED_COLUMN, iso
 from interchange.responses import response_cell
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
@@ -82,10 +82,10 @@ def unit_results(units: list[JudgeUnit]) -> tuple[dict[int, dict[int, JudgeVerdi
 def judge_reading_rows(campaign: Campaign) -> list[dict]:
     """An answer or an error row for every criterion of every finished judge unit of a reading."""
     units = list(
-        JudgeUnit.objects.filter(reading__campaign=campaign)
+        JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind=Item.Kind.READING)
         .exclude(status=JudgeUnit.Status.PENDING)
-        .select_related("judge", "reading__topic", "reading__article_a__system")
-        .defer(*article_texts("reading__article_a"))
+        .select_related("judge", "pair__topic", "pair__article_a__system")
+        .defer(*article_texts("pair__article_a"))
     )
     if not units:
         return []

@@ -40,10 +40,10 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeUnit)
 class JudgeUnitAdmin(admin.ModelAdmin):
-    list_display = ["id", "judge", "pair", "reading", "category", "criterion", "a_first", "status", "updated_at"]
+    list_display = ["id", "judge", "pair", "order", "category", "criterion", "a_first", "status", "updated_at"]
     list_filter = ["status", "judge"]
     list_select_related = ["judge", "pair__topic", "pair__article_a__system", "pair__article_b__system", "category", "criterion"]
-    raw_id_fields = ["pair", "reading", "run"]
+    raw_id_fields = ["pair", "run"]
 
 
 @admin.register(JudgeCall)

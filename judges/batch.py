@@ -574,7 +574,7 @@ class _BatchRun:
         seed, or done meanwhile) gets one from its row, enough to read and store its answer."""
         job = self.jobs.get(unit_id)
         if job is None:
-            unit = JudgeUnit.objects.select_related("pair", "reading", "category", "criterion").get(pk=unit_id)
+            unit = JudgeUnit.objects.select_related("pair", "category", "criterion").get(pk=unit_id)
             if unit.question == JudgeUnit.Question.GUESS:
                 job = self.jobs[unit_id] = Job(plan=UnitPlan(unit.pair, None, (), None, unit.a_first, protocol=GUESS), unit_id=unit_id)
                 self.outside.add(unit_id)
@@ -585,7 +585,8 @@ class _BatchRun:
             everything = (unit.criterion,) if unit.criterion_id else self._criteria.get(unit.category_id, ())
             criteria = tuple(c for c in everything if one_article(c) == reading and judged(c))
             protocol = criterion_protocol(criteria[0]) if reading and criteria else self.plan.campaign.protocol
-            plan = UnitPlan(unit.pair, unit.category, criteria, unit.criterion, unit.a_first, reading=unit.reading, protocol=protocol)
+            item = None if reading else unit.pair
+            plan = UnitPlan(item, unit.category, criteria, unit.criterion, unit.a_first, reading=unit.reading, protocol=protocol)
             job = self.jobs[unit_id] = Job(plan=plan, unit_id=unit_id)
             self.outside.add(unit_id)
         return job

@@ -266,7 +266,7 @@ class Engine:
             JudgeUnit.objects.bulk_create(
                 [
                     JudgeUnit(
-                        judge=self.judge, pair=u.pair, reading=u.reading, category=u.category, criterion=u.criterion, a_first=u.a_first,
+                        judge=self.judge, pair=u.pair or u.reading, category=u.category, criterion=u.criterion, a_first=u.a_first,
                         order=u.order, run=self.run, question=u.question, step=u.step,
                     )
                     for u in missing

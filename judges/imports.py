@@ -99,8 +99,7 @@ def imported_judges_find(*, campaign: Campaign, names: Iterable[str], scope: str
             Judge.objects.filter(name__in=[n for n in names if n not in found], campaign__isnull=True)
             .filter(
                 ~Q(kind=Judge.Kind.IMPORTED)
-                | Q(units__pair__campaign=campaign)
-                | Q(units__reading__campaign=campaign)
+                | Q(units__pair__campaign=campaign)  # a pair's or a reading's
                 | Q(runs__campaign=campaign)
             )
             .distinct()

@@ -171,8 +171,9 @@ class JudgeRun(models.Model):
 
 
 class JudgeUnit(models.Model):
-    """One piece of judging work: a pair, in one order, on one category (or criterion); or, for the
-    one-article criteria (checklist, rating, count), one reading (an article alone; `a_first` True);
+    """One piece of judging work on an item (`pair`, in the order `order`): a pair, in one order, on one
+    category (or criterion); or, for the one-article criteria (checklist, rating, count), a reading (an
+    article alone; order "a", `a_first` True; `reading` names it);
     or, on a run with `guess`, the guess question about a pair in one order (`question` GUESS, no
     category, its answer in `guess`, no verdicts: `protocols.pairwise.guess`); or, on a run with
     `steps`, the vote on one of an agent's steps (`question` STEP, `step` set, `pair` the campaign's
@@ -193,8 +194,7 @@ class JudgeUnit(models.Model):
         STEP = "step", "A vote on one of an agent's steps"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="units")
-    pair = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_units", null=True, blank=True)
-    reading = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reading_judge_units", null=True, blank=True)
+    pair = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_units", help_text="The item: a pair or a reading.")
     category = models.ForeignKey(
         Category, on_delete=models.PROTECT, related_name="+", null=True, blank=True, help_text="Empty on a guess question's unit."
     )
@@ -233,20 +233,6 @@ class JudgeUnit(models.Model):
                 name="judgeunit_unique_criterion",
             ),
             models.UniqueConstraint(
-                fields=["judge", "reading", "category"],
-                condition=models.Q(criterion__isnull=True, reading__isnull=False),
-                name="judgeunit_unique_reading_category",
-            ),
-            models.UniqueConstraint(
-                fields=["judge", "reading", "criterion"],
-                condition=models.Q(criterion__isnull=False, reading__isnull=False),
-                name="judgeunit_unique_reading_criterion",
-            ),
-            models.CheckConstraint(
-                condition=models.Q(pair__isnull=False, reading__isnull=True) | models.Q(pair__isnull=True, reading__isnull=False),
-                name="judgeunit_of_pair_or_reading",
-            ),
-            models.UniqueConstraint(
                 fields=["judge", "pair", "a_first"], condition=models.Q(question="guess"), name="judgeunit_unique_guess"
             ),
             models.UniqueConstraint(fields=["judge", "pair", "step"], condition=models.Q(question="step"), name="judgeunit_unique_step"),
@@ -260,12 +246,20 @@ class JudgeUnit(models.Model):
             ),
             # While `a_first` stays beside `order` (issue 38), the two say one thing.
             models.CheckConstraint(
-                condition=models.Q(reading__isnull=False, a_first=True, order="a")
-                | models.Q(reading__isnull=True, a_first=True, order="ab")
-                | models.Q(reading__isnull=True, a_first=False, order="ba"),
+                condition=models.Q(a_first=True, order__in=("ab", "a")) | models.Q(a_first=False, order="ba"),
                 name="judgeunit_order_agrees",
             ),
         ]
+
+    # A unit of a reading shows its one article: order "a" (the database holds order and a_first to one meaning).
+    @property
+    def reading(self) -> Item | None:
+        """The unit's item when it is a reading (one article alone), else None."""
+        return self.pair if self.order == "a" else None
+
+    @property
+    def reading_id(self) -> int | None:
+        return self.pair_id if self.order == "a" else None
 
 
 class JudgeBatch(models.Model):

@@ -1,4 +1,4 @@
-"""Imported judges' answers about one article alone: units of a reading (`JudgeUnit.reading`).
+"""Imported judges' answers about one article alone: units of a reading (`JudgeUnit.pair` a reading item, order "a").
 
 The readings' side of `judges.imports`: each unit is (judge, reading, category or criterion),
 shown as is (`a_first` True), its verdicts hold the protocol's stored answer in `answer` (no
@@ -43,7 +43,7 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
     judge_ids = sorted({unit.judge.pk for unit in units})
     stored: dict[tuple, JudgeUnit] = {}
     for reading_ids in batches(sorted({unit.reading_id for unit in units})):
-        for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, reading_id__in=reading_ids):
+        for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, pair_id__in=reading_ids, order="a"):
             stored[row.judge_id, row.reading_id, row.category_id, row.criterion_id] = row
     stored_answers = stored_verdict_sets(stored.values(), "answer")
     outcomes, created, rewritten, fresh_rows = [], [], [], []
@@ -55,7 +55,7 @@ def imported_reading_units_save(*, units: Sequence[ImportedReadingUnit], now: da
         if row is None:
             row = JudgeUnit(
                 judge=unit.judge,
-                reading_id=unit.reading_id,
+                pair_id=unit.reading_id,
                 category_id=unit.category_id,
                 criterion_id=unit.criterion_id,
                 a_first=True,

@@ -32,7 +32,7 @@ from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.models import Article, ArticleStep, Campaign, Category, Criterion, Pair, Reading
+from annotate.models import Article, ArticleStep, Campaign, Category, Criterion, Item, Pair, Reading
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.pricing import batch_prices, token_cost
 from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
@@ -91,8 +91,9 @@ class UnitPlan:
 
 
 def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int | None, int | None, bool, int | None]:
-    """A stored unit's `UnitPlan.key`."""
-    return (unit.pair_id, unit.reading_id, unit.category_id, unit.criterion_id, unit.a_first, unit.step_id)
+    """A stored unit's `UnitPlan.key` (a plan names a reading in `reading`, its unit in `pair`)."""
+    reading = unit.reading_id
+    return (None if reading else unit.pair_id, reading, unit.category_id, unit.criterion_id, unit.a_first, unit.step_id)
 
 
 def criterion_protocol(criterion: Criterion) -> str:
@@ -112,7 +113,7 @@ def judged(criterion: Criterion) -> bool:
 
 def campaign_units_q(campaign: Campaign, prefix: str = "") -> Q:
     """The filter for a campaign's units (pairs' and readings'); `prefix` is the path to the unit, e.g. "unit__"."""
-    return Q(**{f"{prefix}pair__campaign": campaign}) | Q(**{f"{prefix}reading__campaign": campaign})
+    return Q(**{f"{prefix}pair__campaign": campaign})
 
 
 @dataclass
@@ -267,9 +268,7 @@ def reading_groups(criteria: tuple[Criterion, ...], mode: str) -> list[tuple[tup
 
 def stored_units(*, judge: Judge, pairs: list[Pair], readings: list[Reading]) -> dict[tuple, JudgeUnit]:
     """The judge's stored units of these pairs and readings, by `stored_key`."""
-    units = list(JudgeUnit.objects.filter(judge=judge, pair__in=pairs))
-    if readings:
-        units += JudgeUnit.objects.filter(judge=judge, reading__in=readings)
+    units = list(JudgeUnit.objects.filter(judge=judge, pair__in=[*pairs, *readings]))
     return {stored_key(u): u for u in units}
 
 
@@ -491,7 +490,9 @@ def latest_run_verdicts(*, campaign: Campaign) -> tuple[JudgeRun | None, list[Ju
     LATEST_VERDICTS_SHOWN verdicts (with their pair, criterion and confidence), for the judges page
     (staff only): what a model just said, e.g. a local model on one demo pair (docs/how-to/local-judge.md)."""
     run = (
-        JudgeRun.objects.filter(campaign=campaign, judge__kind=Judge.Kind.LLM, units__verdicts__isnull=False, units__pair__isnull=False)
+        JudgeRun.objects.filter(
+            campaign=campaign, judge__kind=Judge.Kind.LLM, units__verdicts__isnull=False, units__pair__kind=Item.Kind.PAIR
+        )
         .select_related("judge")
         .order_by("-created_at", "-id")
         .first()
@@ -499,7 +500,7 @@ def latest_run_verdicts(*, campaign: Campaign) -> tuple[JudgeRun | None, list[Ju
     if run is None:
         return None, []
     verdicts = list(
-        JudgeVerdict.objects.filter(unit__run=run, unit__pair__isnull=False)
+        JudgeVerdict.objects.filter(unit__run=run, unit__pair__kind=Item.Kind.PAIR)
         .select_related("criterion", "unit__pair__topic", "unit__pair__article_a__system", "unit__pair__article_b__system")
         .order_by("unit_id", "criterion__order", "criterion_id")[:LATEST_VERDICTS_SHOWN]
     )

@@ -70,7 +70,7 @@ def test_it_imports_every_response_type_into_a_labels_only_campaign(arena, tmp_p
     assert Answer.objects.count() == 24
     assert Answer.objects.get(assignment__annotator__username="ann_2", criterion__key="clarity",
                               assignment__pair__article_a__system__key=GPT, assignment__pair__topic__title="Towers").value == "5"  # fmt: skip
-    units = JudgeUnit.objects.filter(reading__isnull=False)
+    units = JudgeUnit.objects.filter(pair__kind="reading")
     # The file's judge is imported in criterion mode: its error rows mark their two criteria alone, its ratings stand.
     assert units.count() == 12
     assert {(u.criterion.key, u.status) for u in units.select_related("criterion")} == {

@@ -9,7 +9,9 @@ read whole, migrated forward over the step and back again.
 * Third step (annotate 0037): reading assignments become assignments of reading items; an assignment's
   id is kept, a reading assignment's is not (it is found again by its item and annotator both ways).
 * Fourth step (annotate 0038): answers about one article become labels with a value; a label's id is
-  kept, an answer's is not (it is found again by its assignment and criterion both ways)."""
+  kept, an answer's is not (it is found again by its assignment and criterion both ways).
+* Fifth step (judges 0016): a judge's unit of a reading names its item in `pair`, as a pair's does, and
+  the `reading` column goes; ids are kept."""
 
 import io
 import json
@@ -32,6 +34,7 @@ BEFORE = [("annotate", "0033_step_vote_time_optional"), ("judges", "0013_step_qu
 FIRST = [("annotate", "0034_items_and_orders"), ("judges", "0014_items_and_orders")]
 SECOND = [("annotate", "0036_reading_table_dropped"), ("judges", "0015_readings_are_items")]
 THIRD = [("annotate", "0037_reading_assignments_are_assignments")]
+FOURTH = [("annotate", "0038_answers_are_labels"), ("judges", "0015_readings_are_items")]
 # One criterion per one-article protocol, and a value each accepts.
 PROTOCOLS = {
     "checklist": ({"type": "checklist"}, "yes"),
@@ -289,7 +292,7 @@ def test_it_keeps_every_row_through_the_answers_becoming_labels_and_back(full_da
     answers, labels = old_columns["annotate_answer"], old_columns["annotate_label"]
     assert len(before["annotate_answer"]) == 10 and len(before["annotate_label"]) > 0
 
-    migrate_to(None)
+    migrate_to(FOURTH)
 
     assert "annotate_answer" not in tables_now()
     with_value = labels + ["value"]
@@ -317,3 +320,34 @@ def test_it_keeps_every_row_through_the_answers_becoming_labels_and_back(full_da
     }
     for table in set(old_tables) - {"annotate_answer"}:
         assert back[table] == before[table], table
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_row_through_the_reading_units_naming_their_item_and_back(full_database):
+    migrate_to(FOURTH)
+    old_tables = tables_now()
+    old_columns = {table: columns(table) for table in old_tables}
+    before = rows(old_tables)
+    units = old_columns["judges_judgeunit"]
+    pair, reading = units.index("pair_id"), units.index("reading_id")
+    assert any(row[reading] is not None for row in before["judges_judgeunit"])
+
+    migrate_to(None)
+
+    kept = [c for c in units if c != "reading_id"]
+    moved = sorted(
+        (
+            tuple(row[reading] if c == "pair_id" and row[reading] is not None else row[units.index(c)] for c in kept)
+            for row in before["judges_judgeunit"]
+        ),
+        key=repr,
+    )
+    assert rows(["judges_judgeunit"], only={"judges_judgeunit": kept})["judges_judgeunit"] == moved
+    assert all(row[pair] is None for row in before["judges_judgeunit"] if row[reading] is not None)
+    for table in set(old_tables) - {"judges_judgeunit"}:
+        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+
+    migrate_to(FOURTH)
+
+    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert rows(old_tables, only=old_columns) == before

@@ -74,8 +74,8 @@ def test_it_asks_pairs_the_pairwise_criteria_and_readings_the_others(mixed_campa
     assert {name: len(bodies) for name, bodies in by_schema.items()} == {
         "verdicts": pairs * 4, "checklist": len(readings), "rating": len(readings), "count": len(readings),
     }  # fmt: skip
-    pair_units = JudgeUnit.objects.filter(run=run, pair__isnull=False)
-    assert pair_units.count() == pairs * 4 and not pair_units.filter(reading__isnull=False).exists()
+    pair_units = JudgeUnit.objects.filter(run=run, pair__kind="pair")
+    assert pair_units.count() == pairs * 4 and not pair_units.filter(pair__kind="reading").exists()
     pair_verdicts = JudgeVerdict.objects.filter(unit__in=pair_units).select_related("criterion")
     assert {v.criterion.key for v in pair_verdicts} == PAIRWISE
     assert all(v.winner in ("a", "b") and v.answer == "" for v in pair_verdicts)
@@ -87,9 +87,9 @@ def test_it_asks_pairs_the_pairwise_criteria_and_readings_the_others(mixed_campa
         asked = [body for body in one_article if text in user_message(body)]
         # The article alone, as the pair page shows it: never beside another one.
         assert len(asked) == READING_UNITS and all("Article 2" not in user_message(body) for body in asked)
-        units = JudgeUnit.objects.filter(run=run, reading=reading)
+        units = JudgeUnit.objects.filter(run=run, pair=reading)
         assert units.count() == READING_UNITS and all(u.a_first and u.status == JudgeUnit.Status.DONE for u in units)
-        verdicts = JudgeVerdict.objects.filter(unit__reading=reading).select_related("criterion", "call")
+        verdicts = JudgeVerdict.objects.filter(unit__pair=reading).select_related("criterion", "call")
         got = {v.criterion.key: v.answer for v in verdicts}
         expected_answers = {}
         for body in asked:
@@ -146,7 +146,7 @@ def test_it_asks_one_criterion_per_reading_unit_in_per_criterion_mode_and_plans_
     length, _ = judge_create(name="longer", kind="length")
     assert run_estimate(campaign=mixed_campaign, judge=length).units_total == 8 * 2  # baselines compare pairs only
     run = execute(mixed_campaign, length)
-    assert run.status == JudgeRun.Status.FINISHED and not JudgeUnit.objects.filter(judge=length, reading__isnull=False).exists()
+    assert run.status == JudgeRun.Status.FINISHED and not JudgeUnit.objects.filter(judge=length, pair__kind="reading").exists()
 
 
 def test_it_asks_readings_once_and_without_logprobs_when_the_judge_wants_confidences(mixed_campaign, llm_server, monkeypatch):
@@ -158,8 +158,8 @@ def test_it_asks_readings_once_and_without_logprobs_when_the_judge_wants_confide
     # One pair (2 categories, 3 samples each) and its two articles' readings (3 units each, asked once).
     assert len(llm_server.requests) == 2 * 3 + 2 * READING_UNITS
     verdicts = JudgeVerdict.objects.filter(unit__run=run)
-    assert all(v.confidence is not None and len(v.samples.split(",")) == 3 for v in verdicts.filter(unit__pair__isnull=False))
-    assert all(v.confidence is None and v.samples == "" and v.answer for v in verdicts.filter(unit__reading__isnull=False))
+    assert all(v.confidence is not None and len(v.samples.split(",")) == 3 for v in verdicts.filter(unit__pair__kind="pair"))
+    assert all(v.confidence is None and v.samples == "" and v.answer for v in verdicts.filter(unit__pair__kind="reading"))
 
     llm_server.reset()
     sure = llm_judge(llm_server, monkeypatch, name="sure", confidence="logprobs")
@@ -167,7 +167,7 @@ def test_it_asks_readings_once_and_without_logprobs_when_the_judge_wants_confide
     assert run.status == JudgeRun.Status.FINISHED, run.message
     one_article = [b for b in llm_server.requests if b["response_format"]["json_schema"]["name"] != "verdicts"]
     assert len(one_article) == 2 * READING_UNITS and not any("logprobs" in b for b in one_article)
-    assert all(v.confidence is None for v in JudgeVerdict.objects.filter(unit__run=run, unit__reading__isnull=False))
+    assert all(v.confidence is None for v in JudgeVerdict.objects.filter(unit__run=run, unit__pair__kind="reading"))
 
 
 def test_it_answers_readings_from_the_cache_on_a_second_judge_of_the_same_model(mixed_campaign, llm_server, monkeypatch):
@@ -181,7 +181,7 @@ def test_it_answers_readings_from_the_cache_on_a_second_judge_of_the_same_model(
     assert run.status == JudgeRun.Status.FINISHED and len(llm_server.requests) == asked  # nothing sent again
     assert run.cost_usd == 0 and JudgeCall.objects.filter(run=run, from_cache=False).count() == 0
     answers = lambda judge: sorted(  # noqa: E731
-        JudgeVerdict.objects.filter(unit__judge=judge, unit__reading__isnull=False).values_list("unit__reading", "criterion", "answer")
+        JudgeVerdict.objects.filter(unit__judge=judge, unit__pair__kind="reading").values_list("unit__pair", "criterion", "answer")
     )
     first_pairs = Pair.objects.filter(campaign=mixed_campaign).order_by("order", "id")[:2]
     articles = {a for pair in first_pairs for a in (pair.article_a_id, pair.article_b_id)}
@@ -198,7 +198,7 @@ def test_it_sends_readings_through_the_batch_api(mixed_campaign, llm_server, mon
     total = 8 * 2 + 12 * READING_UNITS
     assert run.status == JudgeRun.Status.FINISHED, run.message
     assert (run.units_done, run.errors) == (total, 0)
-    verdicts = JudgeVerdict.objects.filter(unit__run=run, unit__reading__isnull=False).select_related("criterion")
+    verdicts = JudgeVerdict.objects.filter(unit__run=run, unit__pair__kind="reading").select_related("criterion")
     assert verdicts.count() == 12 * 4 and {v.answer for v in verdicts if v.criterion.key == "l_refs"} == {"na"}
     assert all(v.winner == "" and v.call.batch_id for v in verdicts)
 
@@ -230,7 +230,7 @@ def test_it_exports_a_readings_answers_with_their_response_type(mixed_campaign, 
     assert set(ONE_ARTICLE_COLUMNS) <= set(text.splitlines()[0].split(","))
     calls = call_rows(mixed_campaign)
     assert len(calls) == len(JudgeCall.objects.filter(unit__judge=judge))
-    assert sum(1 for row in calls if row["system_b"] == "") == JudgeCall.objects.filter(unit__reading__isnull=False).count() > 0
+    assert sum(1 for row in calls if row["system_b"] == "") == JudgeCall.objects.filter(unit__pair__kind="reading").count() > 0
 
 
 def test_it_leaves_pairwise_exports_without_the_answer_columns(campaign, llm_server, monkeypatch):

@@ -22,7 +22,7 @@ def study(tmp_path, name: str, *args: str, seed: int = 7):
 
 
 def judge_of(campaign: str, name: str) -> set[int]:
-    units = JudgeUnit.objects.filter(reading__campaign__name=campaign, judge__name=name)
+    units = JudgeUnit.objects.filter(pair__campaign__name=campaign, pair__kind="reading", judge__name=name)
     return set(units.values_list("judge_id", flat=True))
 
 

@@ -300,7 +300,7 @@ def test_it_answers_every_one_article_criterion_under_the_real_grammar(local_ser
         assert all(v.answer in allowed(k) and v.winner == "" for k, v in stored.items()), stored
         # No confidence is read for one article: the request asked for no token probabilities.
         assert all(v.confidence is None for v in stored.values())
-    answered = JudgeVerdict.objects.filter(unit__run=run).values_list("unit__reading", "criterion__key")
+    answered = JudgeVerdict.objects.filter(unit__run=run).values_list("unit__pair", "criterion__key")
     assert len(answered) == 2 * len(criteria) and len(set(answered)) == 2 * len(criteria)
 
 

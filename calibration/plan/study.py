@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 import protocols.pairwise as pairwise
-from annotate.models import Campaign
+from annotate.models import Campaign, Item
 from annotate.services.campaign_locks import answers_freeze_lock, first_answer_exists
 from calibration.models import StudyPlan
 from calibration.plan import check as plan_check
@@ -71,7 +71,7 @@ def campaign_judges(campaign: Campaign) -> list[Judge]:
     """The judges that ran on the campaign (a run, or units on its pairs), by name."""
     # Two subqueries rather than joins: a big campaign's units would multiply the rows to make distinct.
     ran = Q(pk__in=JudgeRun.objects.filter(campaign=campaign).values("judge_id"))
-    judged = Q(pk__in=JudgeUnit.objects.filter(pair__campaign=campaign).values("judge_id"))
+    judged = Q(pk__in=JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind=Item.Kind.PAIR).values("judge_id"))
     return list(Judge.objects.filter(ran | judged).order_by("name"))
 
 
