@@ -106,9 +106,7 @@ def full_database(tmp_path, llm_server, monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_every_row_through_the_first_step_and_back(full_database):
     migrate_to(BEFORE)
-    old_tables = tables_now()
-    old_columns = {table: columns(table) for table in old_tables}
-    before = rows(old_tables)
+    old_tables, old_columns, before = everything_now()
     assert len(before["annotate_pair"]) > 0 and len(before["annotate_assignment"]) > 0 and len(before["annotate_answer"]) == 10
     assert len(before["annotate_adjudication"]) > 0 and len(before["judges_judgeunit"]) > 0
 
@@ -128,13 +126,26 @@ def test_it_keeps_every_row_through_the_first_step_and_back(full_database):
 
     migrate_to(BEFORE)
 
-    # The same tables and columns (a rebuilt SQLite table may list its columns in another order).
-    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert_same_schema(old_tables, old_columns)
     assert rows(old_tables, only=old_columns) == before
 
 
-def _sorted(names: dict[str, list[str]]) -> dict[str, list[str]]:
-    return {table: sorted(columns) for table, columns in names.items()}
+def everything_now() -> tuple[list[str], dict[str, list[str]], dict[str, list[tuple]]]:
+    """The project's tables, each one's columns, and every row: what a step must give back."""
+    tables = tables_now()
+    return tables, {table: columns(table) for table in tables}, rows(tables)
+
+
+def assert_same_schema(old_tables: list[str], old_columns: dict[str, list[str]]) -> None:
+    """The same tables and columns (a rebuilt SQLite table may list its columns in another order)."""
+    assert tables_now() == old_tables
+    assert {table: sorted(columns(table)) for table in old_tables} == {table: sorted(names) for table, names in old_columns.items()}
+
+
+def assert_unchanged(before: dict[str, list[tuple]], old_columns: dict[str, list[str]], *, besides: set[str]) -> None:
+    """Every table but `besides` holds the rows it held, in the columns it had."""
+    for table in set(before) - besides:
+        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
 
 
 def _by_key(tables, names, *, table: str, key: tuple[str, ...], columns: dict[str, str]) -> dict[str, list[tuple]]:
@@ -161,9 +172,7 @@ def _by_reading_key(tables, names):
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_every_row_through_the_readings_becoming_items_and_back(full_database):
     migrate_to(FIRST)
-    old_tables = tables_now()
-    old_columns = {table: columns(table) for table in old_tables}
-    before = rows(old_tables)
+    old_tables, old_columns, before = everything_now()
     readings = rows(["annotate_reading"], only={"annotate_reading": ["id", "campaign_id", "topic_id", "article_id", "order"]})
     assert len(readings["annotate_reading"]) > 0 and len(before["annotate_readingassignment"]) > 0
     assert any(row[old_columns["judges_judgeunit"].index("reading_id")] is not None for row in before["judges_judgeunit"])
@@ -201,12 +210,11 @@ def test_it_keeps_every_row_through_the_readings_becoming_items_and_back(full_da
         moved = [tuple(item_of[reading_of[v]][0] if i == at and v is not None else v for i, v in enumerate(row)) for row in before[table]]
         assert rows([table], only={table: names})[table] == sorted(moved, key=repr), table
     changed = {"annotate_pair", "annotate_reading", "annotate_readingassignment", "judges_judgeunit", "annotate_itemarticle"}
-    for table in set(old_tables) - changed:
-        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+    assert_unchanged(before, old_columns, besides=changed)
 
     migrate_to(FIRST)
 
-    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert_same_schema(old_tables, old_columns)
     after = rows(old_tables, only=old_columns)
     assert after["annotate_pair"] == before["annotate_pair"]
     assert _by_reading_key(after, old_columns) == _by_reading_key(before, old_columns)
@@ -221,9 +229,7 @@ def _by_work_key(tables, names):
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_every_row_through_the_reading_assignments_becoming_assignments_and_back(full_database):
     migrate_to(SECOND)
-    old_tables = tables_now()
-    old_columns = {table: columns(table) for table in old_tables}
-    before = rows(old_tables)
+    old_tables, old_columns, before = everything_now()
     work = old_columns["annotate_readingassignment"]
     assert len(before["annotate_readingassignment"]) > 0 and len(before["annotate_answer"]) == 10
     changes = old_columns["annotate_labelchange"]
@@ -272,12 +278,13 @@ def test_it_keeps_every_row_through_the_reading_assignments_becoming_assignments
     )
     assert rows(["annotate_labelchange"], only={"annotate_labelchange": kept})["annotate_labelchange"] == expected
     assert all(row[one] is None for row in reading_changes)
-    for table in set(old_tables) - {"annotate_readingassignment", "annotate_assignment", "annotate_answer", "annotate_labelchange"}:
-        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+    assert_unchanged(
+        before, old_columns, besides={"annotate_readingassignment", "annotate_assignment", "annotate_answer", "annotate_labelchange"}
+    )
 
     migrate_to(SECOND)
 
-    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert_same_schema(old_tables, old_columns)
     back = rows(old_tables, only=old_columns)
     assert back["annotate_assignment"] == before["annotate_assignment"]
     assert _by_work_key(back, old_columns) == _by_work_key(before, old_columns)
@@ -286,9 +293,7 @@ def test_it_keeps_every_row_through_the_reading_assignments_becoming_assignments
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_every_row_through_the_answers_becoming_labels_and_back(full_database):
     migrate_to(THIRD)
-    old_tables = tables_now()
-    old_columns = {table: columns(table) for table in old_tables}
-    before = rows(old_tables)
+    old_tables, old_columns, before = everything_now()
     answers, labels = old_columns["annotate_answer"], old_columns["annotate_label"]
     assert len(before["annotate_answer"]) == 10 and len(before["annotate_label"]) > 0
 
@@ -307,12 +312,11 @@ def test_it_keeps_every_row_through_the_answers_becoming_labels_and_back(full_da
         (tuple(row[answers.index(f)] for f in fields) for row in before["annotate_answer"]), key=repr
     )
     assert {(row["winner"], bool(row["cannot_judge"]), row["acceptable"] in ("[]", [])) for row in copies} == {("", False, True)}
-    for table in set(old_tables) - {"annotate_answer", "annotate_label"}:
-        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+    assert_unchanged(before, old_columns, besides={"annotate_answer", "annotate_label"})
 
     migrate_to(THIRD)
 
-    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert_same_schema(old_tables, old_columns)
     back = rows(old_tables, only=old_columns)
     without_id = [c for c in answers if c != "id"]
     assert rows(["annotate_answer"], only={"annotate_answer": without_id}) == {
@@ -325,9 +329,7 @@ def test_it_keeps_every_row_through_the_answers_becoming_labels_and_back(full_da
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_every_row_through_the_reading_units_naming_their_item_and_back(full_database):
     migrate_to(FOURTH)
-    old_tables = tables_now()
-    old_columns = {table: columns(table) for table in old_tables}
-    before = rows(old_tables)
+    old_tables, old_columns, before = everything_now()
     units = old_columns["judges_judgeunit"]
     pair, reading = units.index("pair_id"), units.index("reading_id")
     assert any(row[reading] is not None for row in before["judges_judgeunit"])
@@ -344,10 +346,9 @@ def test_it_keeps_every_row_through_the_reading_units_naming_their_item_and_back
     )
     assert rows(["judges_judgeunit"], only={"judges_judgeunit": kept})["judges_judgeunit"] == moved
     assert all(row[pair] is None for row in before["judges_judgeunit"] if row[reading] is not None)
-    for table in set(old_tables) - {"judges_judgeunit"}:
-        assert rows([table], only={table: old_columns[table]})[table] == before[table], table
+    assert_unchanged(before, old_columns, besides={"judges_judgeunit"})
 
     migrate_to(FOURTH)
 
-    assert tables_now() == old_tables and {table: sorted(columns(table)) for table in old_tables} == _sorted(old_columns)
+    assert_same_schema(old_tables, old_columns)
     assert rows(old_tables, only=old_columns) == before
