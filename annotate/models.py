@@ -402,21 +402,49 @@ class Item(models.Model):
 
 
 class KindManager(models.Manager):
-    """The items of one kind: the default manager of the `Pair` and `Reading` proxies, so that
-    `Pair.objects` and `campaign.pairs` never hand out a reading, nor the reverse."""
+    """The rows of one kind of item, for the default managers of the kinds' proxies: `lookup` is the
+    path from a row to its item's kind. `Pair.objects` (and so `campaign.pairs`) never hands out a
+    reading, nor the reverse; `Assignment.objects` and `Label.objects` (and so `item.assignments` and
+    `assignment.labels`) give the work and answers on pairs, the `ReadingAssignment` and `Answer`
+    proxies' those on readings, and their `every` manager both. A foreign key to a row reaches it
+    whatever its kind (the base manager). A subclass per kind, not an argument: a reverse relation
+    makes its model's manager anew, with no arguments."""
 
-    def __init__(self, kind: str):
-        super().__init__()
-        self.kind = kind
+    lookup = "kind"
+    kind = Item.Kind.PAIR
 
     def get_queryset(self):
-        return super().get_queryset().filter(kind=self.kind)
+        return super().get_queryset().filter(**{self.lookup: self.kind})
+
+
+class PairItems(KindManager):
+    kind = Item.Kind.PAIR
+
+
+class ReadingItems(KindManager):
+    kind = Item.Kind.READING
+
+
+class PairAssignments(KindManager):
+    lookup = "pair__kind"
+
+
+class ReadingAssignments(PairAssignments):
+    kind = Item.Kind.READING
+
+
+class PairLabels(KindManager):
+    lookup = "assignment__pair__kind"
+
+
+class ReadingAnswers(PairLabels):
+    kind = Item.Kind.READING
 
 
 class Pair(Item):
     """Two articles on one topic. `article_a` is the reference (or the lower system key)."""
 
-    objects = KindManager(Item.Kind.PAIR)
+    objects = PairItems()
 
     class Meta:
         proxy = True
@@ -429,7 +457,7 @@ class Reading(Item):
     criterion is answered on it. A campaign whose rubric has one-article criteria has a reading per
     article of its pairs."""
 
-    objects = KindManager(Item.Kind.READING)
+    objects = ReadingItems()
 
     class Meta:
         proxy = True
@@ -582,22 +610,6 @@ class GoldPauseLift(models.Model):
         ordering = ["lifted_at", "id"]
 
 
-class PairAssignments(models.Manager):
-    """The assignments of one kind of item: `Assignment.objects` (and so `item.assignments`) holds the
-    work on pairs, `ReadingAssignment.objects` (`ReadingAssignments`) that on readings, and
-    `Assignment.every` both; a foreign key to an assignment (`label.assignment`, `answer.assignment`)
-    reaches either (the base manager). A class per kind: a reverse relation makes its manager anew."""
-
-    kind = Item.Kind.PAIR
-
-    def get_queryset(self):
-        return super().get_queryset().filter(pair__kind=self.kind)
-
-
-class ReadingAssignments(PairAssignments):
-    kind = Item.Kind.READING
-
-
 class Assignment(models.Model):
     """One annotator's work on one item, with the order of its slots drawn for them: on a pair (the
     default manager's kind) or on a reading (`ReadingAssignment`, order "a", its one article).
@@ -676,22 +688,6 @@ class Assignment(models.Model):
 
 # Originals only: the filter every read that counts annotators, slots or votes applies (see `Assignment`).
 ORIGINAL = models.Q(repeat_of__isnull=True)
-
-
-class PairLabels(models.Manager):
-    """The answers of one kind of item: `Label.objects` (and so `assignment.labels`) holds the verdicts
-    on pairs, `Answer.objects` (`ReadingAnswers`) the answers about one article alone, and
-    `Label.every` both (a row the caller holds, by its id). A class per kind: a reverse relation
-    makes its manager anew."""
-
-    kind = Item.Kind.PAIR
-
-    def get_queryset(self):
-        return super().get_queryset().filter(assignment__pair__kind=self.kind)
-
-
-class ReadingAnswers(PairLabels):
-    kind = Item.Kind.READING
 
 
 class Label(models.Model):

@@ -97,13 +97,13 @@ def outcome_problems(outcome: str, *, allow_tie: bool) -> list[str]:
 
 def stored_answer(shown: str, *, order: str) -> str:
     """The side (slot) to store for the position the rater chose under `order` ("ab" or "ba"); "" (no
-    answer) stays ""."""
-    return side_of(shown, orders.a_first(order)) if shown else ""
+    answer), a tie and "both_bad" stay as they are."""
+    return orders.slot_at(order, int(shown)) if shown in POSITIONS else shown
 
 
 def shown_answer(stored: str, *, order: str) -> str:
-    """The position to show for a stored side under `order`; "" (no answer) stays ""."""
-    return position_of(stored, orders.a_first(order)) if stored else ""
+    """The position to show for a stored side under `order`; anything else (no answer, a tie, "both_bad") stays as it is."""
+    return str(orders.position_of(order, stored)) if stored in SIDES else stored
 
 
 def overall_problems(shown: str) -> list[str]:
@@ -113,14 +113,8 @@ def overall_problems(shown: str) -> list[str]:
     return []
 
 
-def stored_overall(shown: str, *, order: str) -> str:
-    """The overall answer to store (by side) for what the rater chose (by position) under `order`."""
-    return side_of(shown, orders.a_first(order)) if shown in POSITIONS else shown
-
-
-def shown_overall(stored: str, *, order: str) -> str:
-    """The overall answer to show (by position) for what is stored (by side) under `order`."""
-    return position_of(stored, orders.a_first(order)) if stored in SIDES else stored
+# The overall answer turns between positions and sides as a criterion's does; "both_bad", like a tie, has no side.
+stored_overall, shown_overall = stored_answer, shown_answer
 
 
 def metric_outcome(stored: str, *, system_a: str, system_b: str) -> str:
