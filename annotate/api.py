@@ -21,10 +21,9 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotate import selectors
-from annotate.answers import CANNOT_JUDGE
-from annotate.models import Assignment, Campaign, Criterion
-from annotate.reading_api import claimed
+from annotate import reading_selectors, selectors
+from annotate.answers import CANNOT_JUDGE, Rules
+from annotate.models import Assignment, Campaign, Criterion, Item
 from annotate.serializers import (
     AnnotatorCampaignSerializer,
     AssignmentPageSerializer,
@@ -33,11 +32,20 @@ from annotate.serializers import (
     CriterionRowSerializer,
     LabelInputSerializer,
     OverallInputSerializer,
+    ReadingSummarySerializer,
+    answer_row,
     campaign_progress_data,
     criterion_row,
     error_messages,
 )
 from annotate.services import answers, claims, labelling
+
+
+def _summary(assignment: Assignment) -> dict:
+    """An assignment as a claim or a submission gives it: a reading's says `"kind": "reading"`."""
+    if assignment.pair.kind == Item.Kind.READING:
+        return ReadingSummarySerializer(assignment).data
+    return AssignmentSummarySerializer(assignment).data
 
 
 class Pages(PageNumberPagination):
@@ -122,7 +130,7 @@ def campaign_claim(request: Request, campaign_id: int) -> Response:
         return Response(status=status.HTTP_204_NO_CONTENT)
     claimed_now = assignment.claimed_at == now
     # A reading (one article alone) says so: {"kind": "reading", ...}; a pair's assignment is as ever.
-    body = claimed(assignment) or AssignmentSummarySerializer(assignment).data
+    body = _summary(assignment)
     return Response(body, status=status.HTTP_201_CREATED if claimed_now else status.HTTP_200_OK)
 
 
@@ -163,7 +171,11 @@ def assignment_list(request: Request) -> Response:
 
 @extend_schema(
     summary="One of the caller's assignments",
-    description="Both articles by position (never a system name), the criteria and the saved answers; opening it starts its clock.",
+    description=(
+        "Both articles by position (never a system name), the criteria and the saved answers; opening it starts its clock. "
+        'Work on one article alone (`kind` "reading") gives `article`, `criteria` (each with its `protocol`, `choices` '
+        "and `value`) and `progress`."
+    ),
     responses={
         200: AssignmentPageSerializer,
         403: OpenApiResponse(description="not the caller's"),
@@ -172,13 +184,26 @@ def assignment_list(request: Request) -> Response:
 )
 @api_view(["GET"])
 def assignment_detail(request: Request, assignment_id: int) -> Response:
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, kinds=selectors.WORK_KINDS)
     claims.assignment_open(assignment=assignment)
-    return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
+    if assignment.pair.kind != Item.Kind.READING:
+        return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
+    page = reading_selectors.reading_page(assignment=assignment)
+    body = ReadingSummarySerializer(assignment).data
+    body.update(
+        article={"html": page["column"]["html"], "toc": [{"level": lv, "text": t, "anchor": a} for lv, t, a in page["column"]["toc"]]},
+        criteria=[answer_row(row, block.key) for block in page["categories"] for row in block.rows],
+        progress={"done": page["done"], "total": page["total"]},
+    )
+    return Response(body)
 
 
 @extend_schema(
     summary="Save one criterion",
+    description=(
+        "A pair's criterion takes `position` (and `acceptable`) and answers with the criterion's row; a criterion of "
+        "one article alone takes `value` and answers with its row as `GET` gives it."
+    ),
     request=LabelInputSerializer,
     responses={
         200: CriterionRowSerializer,
@@ -190,17 +215,23 @@ def assignment_detail(request: Request, assignment_id: int) -> Response:
 )
 @api_view(["PUT", "PATCH"])
 def label_save(request: Request, assignment_id: int, criterion_key: str) -> Response:
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
+    assignment = selectors.assignment_for_user(
+        assignment_id=assignment_id, user=request.user, with_articles=False, kinds=selectors.WORK_KINDS
+    )
+    campaign = assignment.pair.campaign
     criterion = get_object_or_404(
-        Criterion.objects.select_related("category"), criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key
+        Criterion.objects.select_related("category"), criterion_set_id=campaign.criterion_set_id, key=criterion_key
     )
     body = LabelInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    result = answers.label_save(
+    reading = assignment.pair.kind == Item.Kind.READING
+    label = answers.answer_save(
         assignment=assignment, criterion=criterion, user=request.user, source=answers.Source.API, **body.validated_data
-    )
-    label = result.label
+    ).label
+    if reading:
+        row = reading_selectors.criterion_row(criterion, label if label.pk else None, Rules.of(campaign))
+        return Response(answer_row(row, criterion.category.key))
     row = criterion_row(
         criterion=criterion,
         category_key=criterion.category.key,
@@ -239,7 +270,7 @@ def overall_save(request: Request, assignment_id: int) -> Response:
 )
 @api_view(["POST"])
 def assignment_submit(request: Request, assignment_id: int) -> Response:
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, kinds=selectors.WORK_KINDS)
     # Missing answers answer 400 {"missing": [...]}; a closed campaign or an expired claim 400 {"errors": [...]}.
     labelling.assignment_submit(assignment=assignment, user=request.user, source=answers.Source.API)
-    return Response(AssignmentSummarySerializer(assignment).data)
+    return Response(_summary(assignment))

@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import api, reading_api
+from annotate import api
 
 app_name = "api"
 
@@ -14,7 +14,8 @@ urlpatterns = [
     path("assignments/<id:assignment_id>/labels/<str:criterion_key>/", api.label_save, name="label-save"),
     path("assignments/<id:assignment_id>/overall/", api.overall_save, name="overall-save"),
     path("assignments/<id:assignment_id>/submit/", api.assignment_submit, name="assignment-submit"),
-    path("readings/<id:assignment_id>/", reading_api.reading_detail, name="reading-detail"),
-    path("readings/<id:assignment_id>/answers/<str:criterion_key>/", reading_api.answer_save, name="reading-answer-save"),
-    path("readings/<id:assignment_id>/submit/", reading_api.reading_submit, name="reading-submit"),
+    # The one-article addresses of earlier releases: the same assignment routes, kept so that old clients still work.
+    path("readings/<id:assignment_id>/", api.assignment_detail, name="reading-detail"),
+    path("readings/<id:assignment_id>/answers/<str:criterion_key>/", api.label_save, name="reading-answer-save"),
+    path("readings/<id:assignment_id>/submit/", api.assignment_submit, name="reading-submit"),
 ]

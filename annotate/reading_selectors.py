@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from html import escape
 from urllib.parse import quote
 
-from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, OuterRef, Subquery
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -19,25 +17,11 @@ from django.utils.safestring import mark_safe
 import protocols
 from annotate.answers import Rules, answer_state, one_article, reading_problems, shorten
 from annotate.models import Answer, Assignment, Campaign, Criterion, Reading, ReadingAssignment
-from annotate.selectors import REMOVED_FROM_CAMPAIGN, Gap, _column, removed_from_campaign
+from annotate.selectors import Gap, _column
 
 # Where each protocol's answer is typed on the page, and the keys that give it (README "Annotating one article").
 WIDGETS = {"checklist": "choices", "rating": "choices", "count": "number", "nominal": "choices", "text": "text"}
 NOMINAL_KEYS = 9  # keys 1-9 choose a nominal criterion's first nine classes
-
-
-def reading_assignment_for_user(*, assignment_id: int, user: User, with_article: bool = True) -> ReadingAssignment:
-    """The reading assignment if it is the user's own; 403 for anybody else's (staff included), and
-    for work in a campaign they were removed from. `with_article=False` is for saves (no HTML read)."""
-    rows = ReadingAssignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
-    if with_article:
-        rows = rows.select_related("pair__article_a").defer("pair__article_a__raw_markdown", "pair__article_a__display_markdown")
-    assignment = rows.filter(pk=assignment_id).annotate(removed=removed_from_campaign()).first()
-    if assignment is None or assignment.annotator_id != user.pk:
-        raise PermissionDenied("This is not your assignment.")
-    if assignment.status == Assignment.Status.REVOKED or assignment.removed:
-        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
-    return assignment
 
 
 def reading_criteria(campaign: Campaign) -> list[Criterion]:
@@ -122,7 +106,7 @@ def reading_page(*, assignment: ReadingAssignment) -> dict:
     gaps: list[Gap] = []
     done = total = 0
     # One reverse, then the key swapped in: a reverse per criterion costs a millisecond on a long rubric.
-    save_url = reverse("reading-answer-save", args=[assignment.pk, "KEY"])
+    save_url = reverse("label-save", args=[assignment.pk, "KEY"])
     for criterion in reading_criteria(campaign):
         block = blocks.get(criterion.category_id)
         if block is None:

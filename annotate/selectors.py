@@ -122,6 +122,14 @@ REMOVED_FROM_CAMPAIGN = (
     "You were removed from this campaign: you can no longer open or change its pairs, submitted ones included. Your saved labels are kept."
 )
 
+# The kinds of item the work page draws (`annotate.views.PAGES`) and the API serves: the work page,
+# its criteria's saves and its submission take these; everything else a pair's alone.
+WORK_KINDS = (Item.Kind.PAIR, Item.Kind.READING)
+
+# What a part of the pair page (a guess, a flag, a marked passage, a step's vote, the overall verdict)
+# says when it is asked of work on an item of another kind.
+NOT_OF_THIS_KIND = "This work is not on a pair of articles: this part of the pair page does not apply to it."
+
 
 def removed_from_campaign() -> Exists:
     """Whether an assignment's annotator is on its campaign's removed list: a subquery to annotate assignments with."""
@@ -193,13 +201,18 @@ def campaign_design(*, campaign: Campaign) -> Design:
 # --- the annotation page -----------------------------------------------------------
 
 
-def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool = True) -> Assignment:
-    """The assignment if it is the user's own; 403 for anybody else's, staff included.
+def assignment_for_user(
+    *, assignment_id: int, user: User, with_articles: bool = True, kinds: tuple[str, ...] = (Item.Kind.PAIR,)
+) -> Assignment:
+    """The assignment if it is the user's own and its item is of one of `kinds`; 403 for anybody
+    else's, staff included, and for an item of another kind (a part of the pair page, such as a
+    guess or a marked passage, asked of one article alone). The work page, its saves and its
+    submission pass every kind (`annotate.views.WORK_KINDS`) and go on by the item's.
 
     `with_articles=False` is for saves: they never show the articles, and on
     PostgreSQL reading two long (compressed) HTML texts was most of a save's time.
     """
-    assignments = Assignment.objects.select_related("pair__campaign__criterion_set", "pair__topic")
+    assignments = Assignment.every.filter(pair__kind__in=kinds).select_related("pair__campaign__criterion_set", "pair__topic")
     if with_articles:
         # The page shows the rendered HTML; the markdown versions are never needed here.
         # The page shows the annotator's flag on the pair, if any, in the same query.
@@ -208,6 +221,8 @@ def assignment_for_user(*, assignment_id: int, user: User, with_articles: bool =
         )
     assignment = assignments.filter(pk=assignment_id).annotate(removed=removed_from_campaign()).first()
     if assignment is None or assignment.annotator_id != user.pk:
+        if Assignment.every.filter(pk=assignment_id, annotator_id=user.pk).exists():
+            raise PermissionDenied(NOT_OF_THIS_KIND)
         raise PermissionDenied("This is not your assignment.")
     if assignment.pair.campaign.labels_only:
         # Imported work of a rater who happens to have an account: there is no text to show or label.

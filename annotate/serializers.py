@@ -10,14 +10,24 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+import protocols
+
 # --- input ------------------------------------------------------------------------
 
 
 class LabelInputSerializer(serializers.Serializer):
-    """A label change; either field may be omitted. The service checks the values."""
+    """A label change; any field may be omitted. The service checks the values. A pair's criterion
+    takes `position` (and `acceptable`), a criterion about one article alone takes `value`."""
 
     position = serializers.CharField(
         required=False, allow_blank=True, help_text='"1", "2", "tie", "cannot_judge" (where allowed), or "" to clear.'
+    )
+    value = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=protocols.get("text").MAX_TEXT,
+        help_text='One article alone: the answer as the page sends it ("yes"/"no"/"na", a point\'s or a count\'s digits, a '
+        'class\'s name, a free text), or "" to clear.',
     )
     rationale = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     acceptable = serializers.ListField(
@@ -92,6 +102,40 @@ class AssignmentSummarySerializer(serializers.Serializer):
         if not hasattr(assignment, "done"):
             return None
         return {"done": assignment.done, "total": assignment.total or 0}
+
+
+class ReadingSummarySerializer(serializers.Serializer):
+    """Work on one article alone (a reading) as a claim gives it: `kind` tells it from a pair's assignment."""
+
+    kind = serializers.SerializerMethodField()
+    id = serializers.IntegerField()
+    campaign = serializers.SerializerMethodField()
+    topic = serializers.CharField(source="pair.topic.title")
+    status = serializers.CharField()
+    claimed_at = serializers.DateTimeField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+
+    def get_kind(self, assignment) -> str:
+        return "reading"
+
+    def get_campaign(self, assignment) -> dict:
+        return {"id": assignment.pair.campaign_id, "name": assignment.pair.campaign.name}
+
+
+def answer_row(row, category_key: str) -> dict:
+    """One criterion of a reading (`annotate.reading_selectors.AnswerRow`) as the API gives it."""
+    return {
+        "key": row.criterion.key,
+        "category": category_key,
+        "text": row.criterion.text,
+        "protocol": row.protocol,
+        "choices": [value for value, _ in row.choices],
+        "maximum": row.maximum,
+        "value": row.value,
+        "rationale": row.rationale,
+        "saved_at": row.saved_at,
+        "complete": not row.problems,
+    }
 
 
 class ArticleColumnSerializer(serializers.Serializer):

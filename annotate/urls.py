@@ -1,7 +1,7 @@
 from django.urls import path
 
 import annotate.converters  # noqa: F401 (registers <id:...>: ids of at most 18 digits)
-from annotate import adjudication_views, reading_views, settings_views, step_views, upload_views, views
+from annotate import adjudication_views, settings_views, step_views, upload_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -39,7 +39,8 @@ urlpatterns = [
     path("work/<id:assignment_id>/flag/", views.pair_flag, name="pair-flag"),
     path("campaigns/<id:campaign_id>/pairs/<id:pair_id>/void/", views.pair_void, name="pair-void"),
     path("work/<id:assignment_id>/spans/<id:span_id>/delete/", views.span_delete, name="span-delete"),
-    path("reading/<id:assignment_id>/", reading_views.reading_page, name="reading"),
-    path("reading/<id:assignment_id>/criteria/<str:criterion_key>/", reading_views.answer_save, name="reading-answer-save"),
-    path("reading/<id:assignment_id>/submit/", reading_views.reading_submit, name="reading-submit"),
+    # The one-article page's addresses of earlier releases: the same work page, kept so that old links still open.
+    path("reading/<id:assignment_id>/", views.assignment_page, name="reading"),
+    path("reading/<id:assignment_id>/criteria/<str:criterion_key>/", views.label_save, name="reading-answer-save"),
+    path("reading/<id:assignment_id>/submit/", views.submit, name="reading-submit"),
 ]

@@ -9,13 +9,43 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate import alignment_selectors, flag_selectors, reading_selectors, selectors
-from annotate.models import Campaign, Criterion, Pair, Topic
-from annotate.reading_views import save_refused, work_url
+from annotate.answers import Rules
+from annotate.models import Campaign, Criterion, Item, Pair, Topic
 from annotate.removal import removed_segments
-from annotate.services import alignments, alt_epsilon, answers, campaign_settings, campaigns, claims, flags, guesses, labelling
+from annotate.services import (
+    alignments,
+    alt_epsilon,
+    answers,
+    campaign_settings,
+    campaigns,
+    claims,
+    flags,
+    guesses,
+    labelling,
+)
 from common.decorators import staff_required
 
-PAGE = "annotate/assignment.html"
+# The work page of each kind of item: one URL (`work/<id>/`, its criteria's saves and its submission)
+# for every kind, drawn by the item's template. A kind missing here is refused (403) by
+# `selectors.assignment_for_user`, never drawn as another kind's page.
+PAGES = {Item.Kind.PAIR: "annotate/assignment.html", Item.Kind.READING: "annotate/reading.html"}
+WORK_KINDS = selectors.WORK_KINDS
+PAGE = PAGES[Item.Kind.PAIR]
+
+
+def work_url(assignment) -> str:
+    """Where an assignment is worked on: the work page, for every kind of item."""
+    return reverse("assignment", args=[assignment.pk])
+
+
+def save_refused(request: HttpRequest, exc: ValidationError, *, flush: bool, assignment) -> HttpResponse:
+    """A refused save's reply: the reasons as plain text to the page's flush (nobody reads its reply
+    but the status), the status fragment of the item's page to htmx, else the whole page with them."""
+    if flush:
+        return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
+    if request.htmx:
+        return render(request, PAGES[assignment.pair.kind] + "#save-status", {"save_errors": exc.messages}, status=422)
+    return _page(request, assignment, status=422, errors=exc.messages)
 
 
 @require_GET
@@ -101,23 +131,25 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 
 def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
-    """The whole page; after a refused submission (`show_gaps`) it lists what is missing, by criterion text."""
-    context = selectors.annotation_page(assignment=assignment)
-    shown = selectors.shown_articles(assignment.pair, assignment.a_first)
-    alignment = alignments.section_alignment_ensure(first=shown["1"], second=shown["2"])
-    maps = alignment_selectors.section_maps(shown=shown, alignment=alignment)
-    for column in context["columns"]:
-        column["sections"] = maps[column["position"]]
-    context["errors"] = errors or []
-    context["show_gaps"] = show_gaps
-    context["refused_submit"] = refused_submit
-    return render(request, PAGE, context, status=status)
+    """The whole work page of the assignment's item; after a refused submission (`show_gaps`) it lists
+    what is missing, by criterion text."""
+    if assignment.pair.kind == Item.Kind.READING:
+        context = reading_selectors.reading_page(assignment=assignment)
+    else:
+        context = selectors.annotation_page(assignment=assignment)
+        shown = selectors.shown_articles(assignment.pair, assignment.a_first)
+        alignment = alignments.section_alignment_ensure(first=shown["1"], second=shown["2"])
+        maps = alignment_selectors.section_maps(shown=shown, alignment=alignment)
+        for column in context["columns"]:
+            column["sections"] = maps[column["position"]]
+    context.update(errors=errors or [], show_gaps=show_gaps, refused_submit=refused_submit)
+    return render(request, PAGES[assignment.pair.kind], context, status=status)
 
 
 @require_GET
 @login_required
 def assignment_page(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, kinds=WORK_KINDS)
     claims.assignment_open(assignment=assignment)
     return _page(request, assignment)
 
@@ -129,30 +161,34 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
     JavaScript (back to the criterion), and the page's flush when it is hidden or left (`flush=1`
     in the body: `navigator.sendBeacon` or `fetch(..., {keepalive: true})`, which send no htmx
     headers and whose reply nobody may read: 204, or a 4xx with the reason as plain text).
-    All three carry the CSRF token in the body or a header and pass the same CSRF checks."""
+    All three carry the CSRF token in the body or a header and pass the same CSRF checks.
+    A pair's criterion takes its winner as `position`, one article's its answer as `value`."""
     flush = request.POST.get("flush") == "1"
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False)
-    criterion = get_object_or_404(Criterion, criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion_key)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False, kinds=WORK_KINDS)
+    campaign = assignment.pair.campaign
+    criterion = get_object_or_404(Criterion, criterion_set_id=campaign.criterion_set_id, key=criterion_key)
+    reading = assignment.pair.kind == Item.Kind.READING
+    given = {"value": request.POST.get("value")} if reading else {"position": request.POST.get("position")}
+    if "acceptable_given" in request.POST:
+        # Where the form holds the boxes of also-acceptable verdicts (none ticked sends none).
+        given["acceptable"] = request.POST.getlist("acceptable")
     try:
-        result = answers.label_save(
-            assignment=assignment,
-            criterion=criterion,
-            user=request.user,
-            position=request.POST.get("position"),
-            rationale=request.POST.get("rationale"),
-            # Where the form holds the boxes of also-acceptable verdicts (none ticked sends none).
-            acceptable=request.POST.getlist("acceptable") if "acceptable_given" in request.POST else None,
-        )
+        saved = answers.answer_save(
+            assignment=assignment, criterion=criterion, user=request.user, rationale=request.POST.get("rationale"), **given
+        ).label
     except ValidationError as exc:
-        return save_refused(request, exc, flush=flush, page=PAGE, page_view=_page, assignment=assignment)
+        return save_refused(request, exc, flush=flush, assignment=assignment)
     if flush:
         return HttpResponse(status=204)
     if request.htmx:
-        label = result.label
-        done, total = selectors.assignment_progress(assignment=assignment)
-        state = selectors.label_state(campaign=assignment.pair.campaign, label=label)
-        context = {"saved_at": label.saved_at if label.pk else None, "state": state, "done": done, "total": total, "oob": True}
-        return render(request, PAGE + "#save-status", context)
+        if reading:
+            done, total = reading_selectors.reading_progress(assignment=assignment)
+            state = reading_selectors.criterion_row(criterion, saved if saved.pk else None, Rules.of(campaign)).state
+        else:
+            done, total = selectors.assignment_progress(assignment=assignment)
+            state = selectors.label_state(campaign=campaign, label=saved)
+        context = {"saved_at": saved.saved_at if saved.pk else None, "state": state, "done": done, "total": total, "oob": True}
+        return render(request, PAGES[assignment.pair.kind] + "#save-status", context)
     return redirect(reverse("assignment", args=[assignment.pk]) + f"#c-{criterion.key}")
 
 
@@ -175,7 +211,7 @@ def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, kinds=WORK_KINDS)
     try:
         labelling.assignment_submit(assignment=assignment, user=request.user)
     except labelling.Incomplete:
@@ -183,12 +219,12 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     except ValidationError as exc:
         return _page(request, assignment, status=422, errors=exc.messages, refused_submit=True)
     messages.success(request, f"Submitted: {assignment.pair.topic.title}.")
-    if assignment.pair.campaign.guess_question:
+    if assignment.pair.kind == Item.Kind.PAIR and assignment.pair.campaign.guess_question:
         # Asked after the labels are in; the guess page's "Next pair" makes the next claim.
         return redirect("assignment-guess", assignment.pk)
     following = claims.assignment_claim_next(campaign=assignment.pair.campaign, user=request.user)
     if following is None:
-        messages.info(request, "No more pairs are waiting in this campaign.")
+        messages.info(request, "No more work is waiting in this campaign.")
         return redirect("home")
     return redirect(work_url(following))
 

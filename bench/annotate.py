@@ -211,8 +211,8 @@ def main() -> None:
     reading = assignment_claim_next(campaign=campaign, user=annotator)
     first_rated = rated_set.criteria.order_by("order").values_list("key", flat=True)[0]
     print(f"{campaign.name}: '{ref.topic.title}', {longest.chars:,} characters of HTML, {rated_set.criteria.count()} rated criteria")
-    reading_url = reverse("reading", args=[reading.pk])
-    answer_url = reverse("reading-answer-save", args=[reading.pk, first_rated])
+    reading_url = reverse("assignment", args=[reading.pk])
+    answer_url = reverse("label-save", args=[reading.pk, first_rated])
     reading_times, reading_queries = measure("reading page", lambda i: client.get(reading_url), args.requests)
     answer_times, answer_queries = measure(
         "reading save",

@@ -83,7 +83,8 @@ for kind in ("length", "words-to-watch", "random"):
 
 # A one-article campaign on the demo's articles (the checklist rubric: readings, no pairs), answered
 # through the reading services by the same two annotators.
-from annotate.services.reading_answers import answer_save, reading_submit
+from annotate.services.labelling import assignment_submit
+from annotate.services.answers import value_save
 call_command("import_criteria", "fixtures/checklist_report_presentation.json", stdout=io.StringIO())
 call_command("create_campaign", "--name", "Snapshot checklist", "--criteria", "checklist_report_presentation",
              "--systems", "wikipedia,atlas_agent,quill_researcher", "--benchmark", "demo", "--overlap", "2",
@@ -100,9 +101,9 @@ for round_ in range(4):
             continue
         for i, criterion in enumerate(questions):
             clock += timedelta(seconds=5)
-            answer_save(assignment=work, criterion=criterion, user=user, value="yes" if (number[work.pair_id] * 5 + i + round_) % 3 else "no",
+            value_save(assignment=work, criterion=criterion, user=user, value="yes" if (number[work.pair_id] * 5 + i + round_) % 3 else "no",
                         rationale=f"Question {i} checked by {name} on reading {number[work.pair_id]}.", now=clock)
-        reading_submit(assignment=work, user=user, now=clock)
+        assignment_submit(assignment=work, user=user, now=clock)
 """
 
 

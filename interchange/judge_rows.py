@@ -30,6 +30,7 @@ from judges.imports import (
     unit_tally,
 )
 from judges.models import Judge
+from protocols import order as orders
 from protocols.pairwise import side_for_system
 
 
@@ -174,10 +175,10 @@ def judge_rows_write(*, context: Context, plans: dict, now: datetime) -> JudgeRo
             units.append(
                 ImportedUnit(
                     judge=judge,
-                    pair=pair,
+                    pair_id=pair.pk,
                     category_id=category_id,
                     criterion_id=criterion_id,
-                    a_first=plan.a_first,
+                    order=orders.of_a_first(plan.a_first),
                     verdicts=[(c.id, side, rationale, sure) for c, side, rationale, _, sure in rows if side is not None],
                     errors=list(dict.fromkeys(error for _, side, _, error, _ in rows if side is None)),
                 )

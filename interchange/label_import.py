@@ -62,6 +62,7 @@ from interchange.targets import (
     verdict_check,
 )
 from judges.imports import SCOPE_CAMPAIGN
+from protocols import order as orders
 from protocols.pairwise import TIE, side_for_system
 
 # Accounts per INSERT.
@@ -430,7 +431,7 @@ def _write_answers(context: Context, plans: dict, report: ImportReport, now: dat
                 key=key,
                 pair_id=pair.id,
                 annotator_id=user.id,
-                a_first=a_first,
+                order=orders.of_a_first(a_first),
                 # Relative to the display order in the file; stored by side.
                 guess=guess_side(plan.guess, a_first) if plan.guess else "",
                 order_known=plan.order_known,

@@ -8,8 +8,9 @@ that response. The answer is checked by the criterion's protocol (`outcome_probl
 outside the scale, a negative count or an N/A the criterion does not allow names its line.
 
 Human rows become readings (one per article of the campaign), submitted reading assignments and
-answers (`annotate.services.reading_imports`); judges' rows become units of a reading with their
-answers (`judges.reading_imports`), or an error row in place of an answer.
+answers, through the one import of work on every kind of item (`annotate.services.answers.answers_import`);
+judges' rows become units of a reading with their answers, through the one import of judges' units
+(`judges.imports.imported_units_save`), or an error row in place of an answer.
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ from django.contrib.auth.models import User
 from django.db.models import Max
 
 import protocols
-from annotate.models import Article, Criterion, Reading, Topic
-from annotate.services.answers import MAX_RATIONALE
+from annotate.models import Article, Assignment, Criterion, Reading, Topic
+from annotate.services.answers import MAX_RATIONALE, ImportedWork, answers_import
 from annotate.services.items import readings_save
-from annotate.services.reading_imports import ImportedReading, reading_answers_import
+from common.batches import batches
 from interchange.formats import CONFIDENCE_COLUMN, JUDGE, ORDER_COLUMN, time_field
 from interchange.judge_rows import JudgeAnswersTally, answers_tally, confidence_value
 from interchange.responses import response_mismatch, response_read
 from interchange.targets import Context
-from judges.imports import imported_judges_resolve, unit_tally
+from judges.imports import ImportedUnit, imported_judges_resolve, imported_units_save, unit_tally
 from judges.models import Judge
-from judges.reading_imports import ImportedReadingUnit, imported_reading_units_save
+from protocols import order as orders
 
 PAIR_COLUMNS = ("left_system", "right_system", "winner_system")
 
@@ -180,17 +181,27 @@ def readings_write(*, context: Context, plans: dict, judge_plans: dict, now: dat
     User.objects.bulk_create(users, batch_size=2000)
     context.users.update(zip(raters, users))
     written.raters_created = len(users)
-    work = [
-        ImportedReading(
-            reading_id=readings[plan.article.pk],
-            annotator_id=context.users[plan.rater].pk,
-            started_at=plan.started_at,
-            answers=[(criterion.pk, answer, rationale, saved_at) for criterion, answer, rationale, saved_at in plan.rows],
+    one = orders.natural(1)
+    stored = {
+        (a.pair_id, a.annotator_id): a for ids in batches(sorted(set(readings.values()))) for a in Assignment.every.filter(pair_id__in=ids)
+    }
+    work = []
+    for key, plan in plans.items():
+        reading_id, annotator_id = readings[plan.article.pk], context.users[plan.rater].pk
+        work.append(
+            ImportedWork(
+                key=key,
+                pair_id=reading_id,
+                annotator_id=annotator_id,
+                order=one,
+                order_known=True,
+                started_at=plan.started_at,
+                stored=stored.get((reading_id, annotator_id)),
+                values=[(criterion.pk, answer, rationale, saved_at) for criterion, answer, rationale, saved_at in plan.rows],
+            )
         )
-        for plan in plans.values()
-    ]
-    done = reading_answers_import(work=work, now=now)
-    written.assignments, written.answers = done.assignments, done.answers
+    done = answers_import(work=work, now=now)
+    written.assignments, written.answers = done.assignment_tally, done.label_tally
     if judge_plans:
         _judge_units_write(judge_plans, readings, written, now, context.campaign, context.judge_scope)
     return written
@@ -220,14 +231,15 @@ def _judge_units_write(judge_plans: dict, readings: dict[int, int], written: Rea
             grouped.setdefault((row[0].category_id, one), []).append(row)
         for (category_id, criterion_id), rows in grouped.items():
             units.append(
-                ImportedReadingUnit(
+                ImportedUnit(
                     judge=judge,
-                    reading_id=readings[plan.article.pk],
+                    pair_id=readings[plan.article.pk],
                     category_id=category_id,
                     criterion_id=criterion_id,
-                    answers=[(c.pk, answer, rationale, sure) for c, answer, rationale, _, sure in rows if answer],
+                    order=orders.natural(1),
+                    verdicts=[(c.pk, answer, rationale, sure) for c, answer, rationale, _, sure in rows if answer],
                     errors=list(dict.fromkeys(error for _, answer, _, error, _ in rows if not answer)),
                 )
             )
-    for outcome in imported_reading_units_save(units=units, now=now):
+    for outcome in imported_units_save(units=units, now=now):
         written.judge_units[outcome] += 1

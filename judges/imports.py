@@ -110,21 +110,29 @@ def imported_judges_find(*, campaign: Campaign, names: Iterable[str], scope: str
 
 @dataclass(frozen=True)
 class ImportedUnit:
-    """One unit's imported verdicts: (criterion id, side "a"/"b"/tie, reason[, confidence]) each,
-    and the lines saying what the source could not give, which put the unit in ERROR. A verdict
-    without a confidence has none (None)."""
+    """One unit's imported answers on an item of any kind, shown in `order` (the slots in the order
+    shown: "ab" or "ba" for a pair, "a" for one article): (criterion id, stored answer, reason[,
+    confidence]) each, and the lines saying what the source could not give, which put the unit in
+    ERROR. An answer without a confidence has none (None). A pair's answer is its side ("a"/"b") or a
+    tie, kept as the verdict's `winner`; an answer about any other number of articles is kept in the
+    protocol's stored form, as its `answer`."""
 
     judge: Judge
-    pair: Pair
+    pair_id: int
     category_id: int
     criterion_id: int | None
-    a_first: bool
+    order: str
     verdicts: Sequence[tuple]
     errors: Sequence[str]
 
     @property
     def key(self) -> tuple:
-        return (self.judge.pk, self.pair.pk, self.category_id, self.criterion_id, self.a_first)
+        return (self.judge.pk, self.pair_id, self.category_id, self.criterion_id, self.order)
+
+    @property
+    def column(self) -> str:
+        """The verdict's field its answers go in: `winner` for the two articles of a pair, else `answer`."""
+        return "winner" if len(self.order) == 2 else "answer"
 
 
 def imported_unit_save(
@@ -138,27 +146,28 @@ def imported_unit_save(
     errors: list[str],
     now: datetime | None = None,
 ) -> str:
-    """Stores one unit's imported verdicts; returns NEW, UPDATED or UNCHANGED (see `imported_units_save`)."""
-    unit = ImportedUnit(judge, pair, category_id, criterion_id, a_first, tuple(verdicts), tuple(errors))
+    """Stores one pair unit's imported verdicts; returns NEW, UPDATED or UNCHANGED (see `imported_units_save`)."""
+    unit = ImportedUnit(judge, pair.pk, category_id, criterion_id, orders.of_a_first(a_first), tuple(verdicts), tuple(errors))
     return imported_units_save(units=[unit], now=now)[0]
 
 
 def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None = None) -> list[str]:
     """Stores imported units, each NEW, UPDATED or UNCHANGED (returned in order), in a few queries per CHUNK units.
 
-    A unit already stored with the same verdicts, status and error is left
+    A unit already stored with the same answers, status and error is left
     alone; any other is rewritten whole, stamped `now` (default: the current
-    time). The units must be distinct units (judge, pair, order, category or criterion).
+    time). The units must be distinct units (judge, item, order, category or criterion).
     """
     now = now or timezone.now()
     if len({unit.key for unit in units}) != len(units):
         raise ValueError("imported_units_save: the same unit twice")
     stored: dict[tuple, JudgeUnit] = {}
     judge_ids = sorted({unit.judge.pk for unit in units})
-    for pair_ids in batches(sorted({unit.pair.pk for unit in units})):
-        for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, pair_id__in=pair_ids):
-            stored[row.judge_id, row.pair_id, row.category_id, row.criterion_id, row.a_first] = row
-    stored_verdicts = stored_verdict_sets(stored.values(), "winner")
+    for item_ids in batches(sorted({unit.pair_id for unit in units})):
+        for row in JudgeUnit.objects.filter(judge_id__in=judge_ids, pair_id__in=item_ids, question=JudgeUnit.Question.VERDICTS):
+            stored[row.judge_id, row.pair_id, row.category_id, row.criterion_id, row.order] = row
+    columns = {unit.column for unit in units}
+    stored_answers = {column: stored_verdict_sets(stored.values(), column) for column in columns}
     outcomes, created, rewritten, fresh_verdicts = [], [], [], []
     for unit in units:
         status = JudgeUnit.Status.ERROR if unit.errors else JudgeUnit.Status.DONE
@@ -168,32 +177,32 @@ def imported_units_save(*, units: Sequence[ImportedUnit], now: datetime | None =
         if row is None:
             row = JudgeUnit(
                 judge=unit.judge,
-                pair=unit.pair,
+                pair_id=unit.pair_id,
                 category_id=unit.category_id,
                 criterion_id=unit.criterion_id,
-                a_first=unit.a_first,
-                order=orders.of_a_first(unit.a_first),
+                a_first=orders.a_first(unit.order),
+                order=unit.order,
                 status=status,
                 error=error,
             )
             created.append(row)
             outcomes.append(NEW)
-        elif stored_verdicts.get(row.pk, set()) == set(fresh) and (row.status, row.error) == (status, error):
+        elif stored_answers[unit.column].get(row.pk, set()) == set(fresh) and (row.status, row.error) == (status, error):
             outcomes.append(UNCHANGED)
             continue
         else:
             row.status, row.error, row.updated_at = status, error, now
             rewritten.append(row)
             outcomes.append(UPDATED)
-        fresh_verdicts += [(row, *verdict) for verdict in fresh]
+        pairwise = unit.column == "winner"
+        fresh_verdicts += [
+            (row, cid, answer if pairwise else "", "" if pairwise else answer, reason, sure) for cid, answer, reason, sure in fresh
+        ]
     units_write(created=created, rewritten=rewritten, now=now)
     # Plain rows, not model instances: a labels file of a hundred thousand verdicts spent most of its time building them.
+    fields = ("unit", "criterion", "winner", "answer", "rationale", "confidence")
     for start in range(0, len(fresh_verdicts), CHUNK):
-        rows_insert(
-            JudgeVerdict,
-            ("unit", "criterion", "winner", "rationale", "confidence"),
-            [(row.pk, cid, side, reason, sure) for row, cid, side, reason, sure in fresh_verdicts[start : start + CHUNK]],
-        )
+        rows_insert(JudgeVerdict, fields, [(row.pk, *rest) for row, *rest in fresh_verdicts[start : start + CHUNK]])
     return outcomes
 
 
@@ -231,7 +240,7 @@ def imported_step_votes_save(*, votes: Sequence[tuple], tally: dict[str, int], n
 
 def stored_verdict_sets(units: Iterable[JudgeUnit], answer: str) -> dict[int, set]:
     """Each stored unit's verdicts as a set of (criterion id, `answer` field, rationale, confidence):
-    what an import compares with its fresh ones. `answer` is "winner" for a pair, "answer" for a reading."""
+    what an import compares with its fresh ones. `answer` is the field the answers are in (`ImportedUnit.column`)."""
     found: dict[int, set] = {}
     for unit_ids in batches(sorted(unit.pk for unit in units)):
         rows = JudgeVerdict.objects.filter(unit_id__in=unit_ids).values_list("unit_id", "criterion_id", answer, "rationale", "confidence")

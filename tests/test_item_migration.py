@@ -23,10 +23,9 @@ from django.core.management import call_command
 
 from annotate.models import Campaign
 from annotate.services.adjudication import adjudication_open
-from annotate.services.answers import label_save, overall_save
+from annotate.services.answers import label_save, overall_save, value_save
 from annotate.services.claims import assignment_claim_next, assignment_open
 from annotate.services.labelling import assignment_submit
-from annotate.services.reading_answers import answer_save, reading_submit
 from judges.services import judge_create, judge_run_create, judge_run_execute
 from tests.migration_round_trip import columns, migrate_to, rows, tables_now
 
@@ -61,8 +60,8 @@ def every_protocol_campaign(tmp_path) -> Campaign:
         for criterion in campaign.criterion_set.criteria.order_by("order"):
             clock += timedelta(seconds=5)
             value = PROTOCOLS[criterion.key.removeprefix("q_")][1]
-            answer_save(assignment=work, criterion=criterion, user=user, value=value, rationale=f"{name} read it.", now=clock)
-        reading_submit(assignment=work, user=user, now=clock)
+            value_save(assignment=work, criterion=criterion, user=user, value=value, rationale=f"{name} read it.", now=clock)
+        assignment_submit(assignment=work, user=user, now=clock)
     return campaign
 
 

@@ -4,9 +4,8 @@ and a report re-checks the stored plan against its hash ("plan altered")."""
 import pytest
 
 from annotate.models import Campaign, Criterion, Label
-from annotate.services.answers import overall_save
+from annotate.services.answers import overall_save, value_save
 from annotate.services.claims import assignment_claim_next
-from annotate.services.reading_answers import answer_save
 from calibration.models import StudyPlan
 from calibration.plan.study import PlanRefused, plan_record, plan_section, study_plan_freeze
 from calibration.report.build import build_report
@@ -26,7 +25,7 @@ def test_it_refuses_to_freeze_after_a_one_article_answer(catalogue, alice, rache
     campaign = mixed_campaign(criterion_set=rubric("alone", ONE_ARTICLE), topics=1)
     reading = assignment_claim_next(campaign=campaign, user=alice)
     criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key="rt_style")
-    answer_save(assignment=reading, criterion=criterion, user=alice, value="4", rationale="Clear prose.")
+    value_save(assignment=reading, criterion=criterion, user=alice, value="4", rationale="Clear prose.")
     with pytest.raises(PlanRefused, match="has answers already"):
         _freeze(campaign, rachel)
     assert not StudyPlan.objects.exists()

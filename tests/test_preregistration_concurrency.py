@@ -4,9 +4,8 @@ is either refused (the answer came first) or frozen before every answer, never a
 import pytest
 
 from annotate.models import Answer, Criterion, Label
-from annotate.services.answers import label_save, position_from_winner
+from annotate.services.answers import label_save, position_from_winner, value_save
 from annotate.services.claims import assignment_claim_next
-from annotate.services.reading_answers import answer_save
 from calibration.models import StudyPlan
 from calibration.plan.study import PlanRefused, plan_record, study_plan_freeze
 from tests.reading_campaigns import ONE_ARTICLE, mixed_campaign, rubric
@@ -56,7 +55,7 @@ def test_it_never_freezes_a_plan_after_the_first_one_article_answer(catalogue, a
     criterion = Criterion.objects.get(criterion_set=campaign.criterion_set, key="rt_style")
 
     def save():
-        return answer_save(assignment=reading, criterion=criterion, user=alice, value="4", rationale="Clear prose.")
+        return value_save(assignment=reading, criterion=criterion, user=alice, value="4", rationale="Clear prose.")
 
     outcomes = _race(campaign, rachel, save, Answer.objects.filter(assignment=reading))
     assert len(outcomes) == ROUNDS

@@ -5,12 +5,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from annotate.models import Answer, Assignment, Criterion, LabelChange, ReadingAssignment
-from annotate.services.answers import label_save
+from annotate.services.answers import ImportedWork, answer_save, answers_import, label_save, value_save
 from annotate.services.campaigns import campaign_annotator_remove, campaign_set_open
 from annotate.services.claims import assignment_claim_next
-from annotate.services.labelling import Incomplete, assignment_missing
-from annotate.services.reading_answers import answer_save, reading_missing, reading_submit
-from annotate.services.reading_imports import ImportedReading, reading_answers_import
+from annotate.services.labelling import Incomplete, assignment_missing, assignment_submit
 from tests.reading_campaigns import COUNT, ONE_ARTICLE, STRICT, mixed_campaign, rubric
 
 pytestmark = pytest.mark.django_db
@@ -31,9 +29,9 @@ def criterion(key):
 
 
 def test_it_stores_each_protocols_answer_and_audits_each_change(work, alice):
-    answer_save(assignment=work, criterion=criterion("ck_summary"), user=alice, value="na", rationale="No summary is needed.")
-    answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4")
-    answer_save(assignment=work, criterion=criterion("ct_typos"), user=alice, value="007")
+    value_save(assignment=work, criterion=criterion("ck_summary"), user=alice, value="na", rationale="No summary is needed.")
+    value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4")
+    value_save(assignment=work, criterion=criterion("ct_typos"), user=alice, value="007")
     stored = dict(Answer.objects.filter(assignment=work).values_list("criterion__key", "value"))
     assert stored == {"ck_summary": "na", "rt_style": "4", "ct_typos": "7"}
     changes = list(LabelChange.objects.filter(assignment=work).values_list("criterion__key", "field", "old_value", "new_value", "source"))
@@ -46,8 +44,8 @@ def test_it_stores_each_protocols_answer_and_audits_each_change(work, alice):
 
 
 def test_it_records_nothing_for_an_answer_saved_again_unchanged(work, alice):
-    first = answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4", source="api")
-    again = answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4", source="api")
+    first = value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4", source="api")
+    again = value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="4", source="api")
     assert (first.changed, again.changed) == (True, False)
     assert list(LabelChange.objects.filter(assignment=work).values_list("source", flat=True)) == ["api"]
 
@@ -65,7 +63,7 @@ def test_it_records_nothing_for_an_answer_saved_again_unchanged(work, alice):
 )
 def test_it_refuses_an_answer_its_protocol_does_not_allow(work, alice, key, value, message):
     with pytest.raises(ValidationError) as caught:
-        answer_save(assignment=work, criterion=criterion(key), user=alice, value=value)
+        value_save(assignment=work, criterion=criterion(key), user=alice, value=value)
     assert caught.value.messages == [message]
     assert not Answer.objects.exists() and not LabelChange.objects.exists()
 
@@ -78,7 +76,7 @@ def test_it_refuses_a_pairwise_criterion_on_a_reading_and_a_one_article_criterio
     second = assignment_claim_next(campaign=campaign, user=alice)
     reading, pair = (first, second) if isinstance(first, ReadingAssignment) else (second, first)
     with pytest.raises(ValidationError) as caught:
-        answer_save(assignment=reading, criterion=Criterion.objects.get(key="pw_clear"), user=alice, value="1")
+        value_save(assignment=reading, criterion=Criterion.objects.get(key="pw_clear"), user=alice, value="1")
     assert caught.value.messages == ["This criterion compares two articles: it is answered on a pair, not on one article."]
     with pytest.raises(ValidationError) as caught:
         label_save(assignment=pair, criterion=Criterion.objects.get(key="ck_summary"), user=alice, position="1")
@@ -90,13 +88,36 @@ def test_it_refuses_a_pairwise_criterion_on_a_reading_and_a_one_article_criterio
     ]
 
 
+def test_it_saves_by_the_kind_of_item_and_refuses_the_other_kinds_answer_shape(catalogue, alice):
+    campaign = mixed_campaign(topics=1, topic_back_to_back=True)
+    first = assignment_claim_next(campaign=campaign, user=alice)
+    first.status = Assignment.Status.SUBMITTED
+    first.save()
+    second = assignment_claim_next(campaign=campaign, user=alice)
+    reading, pair = (first, second) if isinstance(first, ReadingAssignment) else (second, first)
+    reading.status = Assignment.Status.ACTIVE
+    reading.save()
+    with pytest.raises(ValidationError) as caught:
+        answer_save(assignment=reading, criterion=criterion("ck_summary"), user=alice, position="1")
+    assert caught.value.messages == ["This work is on one article alone: give `value`, not `position`."]
+    with pytest.raises(ValidationError) as caught:
+        answer_save(assignment=pair, criterion=Criterion.objects.get(key="pw_clear"), user=alice, value="yes", acceptable=None)
+    assert caught.value.messages == ["This work is on a pair: give `position`, not `value`."]
+    assert not LabelChange.objects.filter(criterion__isnull=False).exists()
+    assert answer_save(assignment=reading, criterion=criterion("ck_summary"), user=alice, value="yes").label.value == "yes"
+    assert answer_save(assignment=pair, criterion=Criterion.objects.get(key="pw_clear"), user=alice, position="1").label.winner in (
+        "a",
+        "b",
+    )
+
+
 def test_it_refuses_submission_until_every_criterion_has_its_answer_and_rationale(work, alice):
-    answer_save(assignment=work, criterion=criterion("ck_summary"), user=alice, value="yes", rationale="It opens with one.")
+    value_save(assignment=work, criterion=criterion("ck_summary"), user=alice, value="yes", rationale="It opens with one.")
     with pytest.raises(Incomplete) as caught:
-        reading_submit(assignment=work, user=alice)
+        assignment_submit(assignment=work, user=alice)
     assert (
         caught.value.messages
-        == reading_missing(assignment=work)
+        == assignment_missing(assignment=work)
         == [
             "rt_style: give an answer",
             "rt_style: write a rationale of at least 5 characters (0 so far)",
@@ -107,8 +128,8 @@ def test_it_refuses_submission_until_every_criterion_has_its_answer_and_rational
         ]
     )
     for key, value in (("rt_style", "3"), ("ct_typos", "0"), ("ck_strict", "no")):
-        answer_save(assignment=work, criterion=criterion(key), user=alice, value=value, rationale="Read it all.")
-    reading_submit(assignment=work, user=alice)
+        value_save(assignment=work, criterion=criterion(key), user=alice, value=value, rationale="Read it all.")
+    assignment_submit(assignment=work, user=alice)
     work.refresh_from_db()
     assert work.status == "submitted" and work.submitted_at is not None
     assert LabelChange.objects.filter(assignment=work, field="status").values_list("old_value", "new_value").get() == (
@@ -119,11 +140,11 @@ def test_it_refuses_submission_until_every_criterion_has_its_answer_and_rational
 
 def test_it_keeps_a_submitted_reading_complete(work, alice):
     for key, value in (("ck_summary", "yes"), ("rt_style", "3"), ("ct_typos", "0"), ("ck_strict", "no")):
-        answer_save(assignment=work, criterion=criterion(key), user=alice, value=value, rationale="Read it all.")
-    reading_submit(assignment=work, user=alice)
-    answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="5")
+        value_save(assignment=work, criterion=criterion(key), user=alice, value=value, rationale="Read it all.")
+    assignment_submit(assignment=work, user=alice)
+    value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="5")
     with pytest.raises(ValidationError) as caught:
-        answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="")
+        value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="")
     assert caught.value.messages[0] == "This article is submitted, so each answer must stay complete; the change was not saved."
     assert Answer.objects.get(assignment=work, criterion=criterion("rt_style")).value == "5"
 
@@ -132,23 +153,31 @@ def test_it_refuses_changes_once_the_campaign_is_closed_or_the_annotator_removed
     campaign_set_open(campaign=reading_campaign, is_open=False)
     work.pair.campaign.is_open = False
     with pytest.raises(ValidationError):
-        answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="3")
+        value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="3")
     campaign_set_open(campaign=reading_campaign, is_open=True)
     work.pair.campaign.is_open = True
     campaign_annotator_remove(campaign=reading_campaign, user=alice, by=rachel)
     with pytest.raises(PermissionDenied):
-        answer_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="3")
+        value_save(assignment=work, criterion=criterion("rt_style"), user=alice, value="3")
     assert not Answer.objects.exists()
 
 
 def test_it_imports_submitted_readings_with_their_answers_and_audits_them(reading_campaign, alice, bob):
     reading = reading_campaign.readings.order_by("pk").first()
     now = timezone.now()
-    item = ImportedReading(
-        reading_id=reading.pk, annotator_id=bob.pk, started_at=None, answers=[(criterion("rt_style").pk, "2", "Flat prose.", None)]
+
+    def work(stored=None) -> ImportedWork:
+        answers = [(criterion("rt_style").pk, "2", "Flat prose.", None)]
+        return ImportedWork(
+            key="bob", pair_id=reading.pk, annotator_id=bob.pk, order="a", order_known=True, started_at=None, stored=stored, values=answers
+        )
+
+    assert answers_import(work=[work()], now=now).label_tally == {"new": 1, "updated": 0, "unchanged": 0}
+    again = answers_import(work=[work(ReadingAssignment.objects.get(pair=reading, annotator=bob))], now=now)
+    assert (again.assignment_tally, again.label_tally) == (
+        {"new": 0, "updated": 0, "unchanged": 1},
+        {"new": 0, "updated": 0, "unchanged": 1},
     )
-    assert reading_answers_import(work=[item], now=now).answers == {"new": 1, "updated": 0, "unchanged": 0}
-    assert reading_answers_import(work=[item], now=now).answers == {"new": 0, "updated": 0, "unchanged": 1}
     imported = ReadingAssignment.objects.get(pair=reading, annotator=bob)
     assert imported.status == "submitted"
     assert Answer.objects.get(assignment=imported).value == "2"

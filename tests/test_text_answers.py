@@ -39,13 +39,13 @@ def test_it_saves_a_long_text_answer_on_the_single_article_page(client, catalogu
     campaign = mixed_campaign(name="Notes", criterion_set=rubric("notes", TEXT), topics=1, annotators=[alice, bob])
     work = assignment_claim_next(campaign=campaign, user=alice)
     client.force_login(alice)
-    page = client.get(f"/reading/{work.pk}/").content.decode()
+    page = client.get(f"/work/{work.pk}/").content.decode()
     assert 'data-protocol="text"' in page and '<textarea name="value"' in page
-    response = client.post(f"/reading/{work.pk}/criteria/tx_note/", {"value": NOTE, "rationale": "Worth a look."}, HTTP_HX_REQUEST="true")
+    response = client.post(f"/work/{work.pk}/criteria/tx_note/", {"value": NOTE, "rationale": "Worth a look."}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert Answer.objects.get(assignment=work).value == NOTE
     api = client.put(
-        f"/api/readings/{work.pk}/answers/tx_note/", data=json.dumps({"value": NOTE + " (bis)"}), content_type="application/json"
+        f"/api/assignments/{work.pk}/labels/tx_note/", data=json.dumps({"value": NOTE + " (bis)"}), content_type="application/json"
     )
     assert api.status_code == 200, api.content
     assert Answer.objects.get(assignment=work).value == NOTE + " (bis)"

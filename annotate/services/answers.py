@@ -6,9 +6,10 @@ campaign's protocol (`protocols.get(campaign.protocol)`), stored as the protocol
 (pairwise: by side, "a" or "b"), and each change is recorded once in the audit trail
 (`LabelChange`), by `AuditTrail`.
 
-- `label_save`, `overall_save`: one answer, typed by an annotator, under the assignment's row lock;
+- `label_save`, `overall_save`: one answer about a pair, typed by an annotator, under the assignment's row lock;
+- `value_save`: one answer given as a value (about one article alone), the same way;
 - `answers_import`, `overall_import`, `spans_import`: imported work, in bulk (hundreds of thousands of labels);
-- `answer_problems`, `imported_answer_problems`, `imported_overall_problems`: the checks, in the
+- `answer_problems`, `value_problems`, `imported_answer_problems`, `imported_overall_problems`: the checks, in the
   words of each source (the page speaks of Article 1 and 2, a labels file of its columns).
 """
 
@@ -23,10 +24,10 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotate.answers import CANNOT_JUDGE, Rules, criterion_problems, one_article, sentence
+from annotate.answers import CANNOT_JUDGE, Rules, criterion_problems, one_article, reading_problems, sentence
 from annotate.bulk import rows_insert
 from annotate.flag_selectors import VOIDED_PAIR
-from annotate.models import Adjudication, Assignment, Campaign, Criterion, Label, LabelChange, Span
+from annotate.models import Adjudication, Assignment, Campaign, Criterion, Item, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 from annotate.services.campaign_locks import answers_share_lock
 from protocols import order as orders
@@ -41,6 +42,8 @@ CHUNK = 30_000
 CHANGE_FIELDS = ("assignment", "adjudication", "criterion", "field", "old_value", "new_value", "changed_by", "changed_at", "source", "step")
 Source = LabelChange.Source
 LABEL_FIELDS = ("assignment", "criterion", "winner", "cannot_judge", "acceptable", "rationale", "created_at", "saved_at")
+# An answer about one article (or any number but two) has a value and no winner.
+VALUE_FIELDS = ("assignment", "criterion", "value", "rationale", "created_at", "saved_at", "winner", "acceptable")
 
 
 class Buffer:
@@ -121,6 +124,20 @@ def answer_problems(
             errors.append("This campaign does not allow “Cannot judge”: choose an answer.")
     elif position is not None:
         errors += protocols.get(campaign.protocol).answer_problems(position, allow_tie=campaign.allow_tie)
+    if rationale is not None and len(rationale) > MAX_RATIONALE:
+        errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
+    return errors
+
+
+def value_problems(*, campaign: Campaign, criterion: Criterion, value: str | None, rationale: str | None) -> list[str]:
+    """What is wrong with an answer given as a value (about one article; None: not given), as sentences."""
+    if criterion.criterion_set_id != campaign.criterion_set_id:
+        return ["This criterion does not belong to the campaign's rubric."]
+    if not one_article(criterion.response):
+        return ["This criterion compares two articles: it is answered on a pair, not on one article."]
+    errors = []
+    if value is not None:
+        errors += protocols.get(criterion.response["type"]).answer_problems(value, response=criterion.response)
     if rationale is not None and len(rationale) > MAX_RATIONALE:
         errors.append(f"A rationale may be at most {MAX_RATIONALE} characters.")
     return errors
@@ -227,13 +244,7 @@ def label_save(
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
-        answers_share_lock(campaign.pk)  # a study plan's freeze lands before this answer or sees it
-        assignment_lock_for_change(assignment, now or timezone.now())
-        # Read the clock once the lock is held, so that save times follow the order writes land in.
-        now = now or timezone.now()
-        label = Label.every.filter(assignment=assignment, criterion=criterion).first()  # by its assignment: no kind join
-        if label is None:
-            label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
+        label, now = _label_locked(assignment, criterion, now)
         # "Cannot judge" is an answer without a winner; any other choice (or clearing) ends it.
         cannot = label.cannot_judge if position is None else position == CANNOT_JUDGE
         if position is None:
@@ -266,13 +277,87 @@ def label_save(
                     ["This pair is submitted, so each answer must stay complete; the change was not saved."]
                     + [sentence(p) for p in problems]
                 )
-        label.saved_at = now
-        label.save()
-        audit = AuditTrail(source=source)
-        for name, before, after in changes:
-            before, after = (_audit_text(v) for v in (before, after))
-            audit.record(assignment_id=assignment.pk, criterion_id=criterion.pk, name=name, before=before, after=after, by=user.pk, at=now)
-        audit.flush()
+        _label_write(label, changes, by=user, at=now, source=source)
+    return SaveResult(label, True)
+
+
+def answer_save(*, assignment: Assignment, **given) -> SaveResult:
+    """Saves one criterion's answer on an item of any kind, by what the item's kind answers with: a
+    pair's winner (`label_save`: `position`, `acceptable`), or a value (`value_save`: one article's).
+    A field of the other shape is refused with a message, never dropped."""
+    one = assignment.pair.kind == Item.Kind.READING
+    save, foreign = (value_save, ("position", "acceptable")) if one else (label_save, ("value",))
+    if wrong := [name for name in foreign if given.get(name) is not None]:
+        shape = "one article alone: give `value`" if one else "a pair: give `position`"
+        raise ValidationError(f"This work is on {shape}, not {', '.join(f'`{n}`' for n in wrong)}.")
+    return save(assignment=assignment, **{name: value for name, value in given.items() if name not in foreign})
+
+
+def _label_locked(assignment: Assignment, criterion: Criterion, now: datetime | None) -> tuple[Label, datetime]:
+    """The criterion's answer of the assignment (new and unsaved if there is none) and the time of
+    the save, read once the assignment's row lock is held so that save times follow the order the
+    writes land in. Runs in the caller's transaction, after the campaign's share lock."""
+    answers_share_lock(assignment.pair.campaign_id)  # a study plan's freeze lands before this answer or sees it
+    assignment_lock_for_change(assignment, now or timezone.now())
+    now = now or timezone.now()
+    label = Label.every.filter(assignment=assignment, criterion=criterion).first()  # by its assignment: no kind join
+    if label is None:
+        label = Label(assignment=assignment, criterion=criterion, created_at=now, saved_at=now)
+    return label, now
+
+
+def _label_write(label: Label, changes: list[tuple[str, object, object]], *, by: User, at: datetime, source: str) -> None:
+    """Saves a changed answer at `at` and records each (field, before, after) in the audit trail."""
+    label.saved_at = at
+    label.save()
+    audit = AuditTrail(source=source)
+    for name, before, after in changes:
+        before, after = (_audit_text(v) for v in (before, after))
+        audit.record(
+            assignment_id=label.assignment_id, criterion_id=label.criterion_id, name=name, before=before, after=after, by=by.pk, at=at
+        )
+    audit.flush()
+
+
+def value_save(
+    *,
+    assignment: Assignment,
+    criterion: Criterion,
+    user: User,
+    value: str | None = None,
+    rationale: str | None = None,
+    now: datetime | None = None,
+    source: str = Source.PAGE,
+) -> SaveResult:
+    """Saves one criterion whose answer is a value (about one article: a checklist's, a rating's, a
+    count's): the answer as the rater gave it ("" clears it, the protocol's `stored_answer` keeps it)
+    and/or the rationale."""
+    campaign = assignment.pair.campaign
+    assignment_check_editable(assignment)
+    value = None if value is None else value.strip()
+    errors = value_problems(campaign=campaign, criterion=criterion, value=value, rationale=rationale)
+    if errors:
+        raise ValidationError(errors)
+    protocol = protocols.get(criterion.response["type"])
+    with transaction.atomic():
+        label, now = _label_locked(assignment, criterion, now)
+        stored = label.value if value is None else protocol.stored_answer(value)
+        new = (stored, label.rationale if rationale is None else rationale)
+        changes = [
+            (name, was, now_is) for name, was, now_is in zip(("value", "rationale"), (label.value, label.rationale), new) if was != now_is
+        ]
+        if not changes:
+            return SaveResult(label, False)
+        label.value, label.rationale = new
+        if assignment.status == Assignment.Status.SUBMITTED:
+            # A submitted item stays complete: an amendment may change an answer, never empty it.
+            problems = reading_problems(Rules.of(campaign), value=label.value, rationale=label.rationale)
+            if problems:
+                raise ValidationError(
+                    ["This article is submitted, so each answer must stay complete; the change was not saved."]
+                    + [sentence(p) for p in problems]
+                )
+        _label_write(label, changes, by=user, at=now, source=source)
     return SaveResult(label, True)
 
 
@@ -382,19 +467,23 @@ def adjudication_save(*, adjudication: Adjudication, user: User, position: str, 
 
 @dataclass
 class ImportedWork:
-    """One rater's submitted work on one pair, from a labels file; answers by side (or tie)."""
+    """One rater's submitted work on one item, from a labels file. A pair's answers are its winners
+    by side (or tie) in `labels`; an answer about any other number of articles is the protocol's
+    stored form, in `values`."""
 
     key: object  # the importer's name for this work, under which `answers_import` returns its assignment
     pair_id: int
     annotator_id: int
-    a_first: bool
+    order: str  # the slots in the order shown ("ab" or "ba" for a pair, "a" for one article)
     order_known: bool
     started_at: datetime | None
-    stored: Assignment | None  # the assignment already stored for this pair and rater, if any
+    stored: Assignment | None  # the assignment already stored for this item and rater, if any
     # (criterion id, winner by side or tie, rationale, saved_at or None)
     labels: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
     acceptable: dict[int, list[str]] = field(default_factory=dict)  # criterion id -> sides also acceptable (sets)
     guess: str = ""  # the guess question's answer by side ("a", "b", "unknown"); "" leaves a stored one as it is
+    # (criterion id, the answer as its protocol stores it, rationale, saved_at or None)
+    values: list[tuple[int, str, str, datetime | None]] = field(default_factory=list)
 
 
 def _tally() -> dict[str, int]:
@@ -411,10 +500,11 @@ class Imported:
 
 
 def answers_import(*, work: list[ImportedWork], now: datetime) -> Imported:
-    """Stores imported work as submitted assignments with their labels, in bulk, in the caller's transaction.
+    """Stores imported work on items of any kind as submitted assignments with their answers, in bulk,
+    in the caller's transaction.
 
     New assignments are created submitted; stored ones take the file's order and times and become
-    submitted. A label equal to the stored one (winner, rationale and save time) is left as it is.
+    submitted. An answer equal to the stored one (winner or value, rationale and save time) is left as it is.
     Every change reaches the audit trail, by the rater, at `now`.
     """
     imported = Imported()
@@ -438,7 +528,7 @@ def answers_import(*, work: list[ImportedWork], now: datetime) -> Imported:
 
 def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime) -> tuple[Assignment, str | None]:
     """The work's assignment, new (not saved yet) or updated, and its status before when it becomes submitted."""
-    times = [saved_at for *_, saved_at in item.labels if saved_at is not None]
+    times = [saved_at for *_, saved_at in (*item.labels, *item.values) if saved_at is not None]
     last_saved = max(times) if times else None
     assignment = item.stored
     if assignment is None:
@@ -447,8 +537,8 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
         assignment = Assignment(
             pair_id=item.pair_id,
             annotator_id=item.annotator_id,
-            a_first=item.a_first,
-            order=orders.of_a_first(item.a_first),
+            a_first=orders.a_first(item.order),
+            order=item.order,
             order_known=item.order_known,
             status=Assignment.Status.SUBMITTED,
             claimed_at=item.started_at,
@@ -461,17 +551,17 @@ def _assignment_import(item: ImportedWork, tally: dict[str, int], now: datetime)
         return assignment, ""
     updated = []
     # The overall answer is stored by side: a new order leaves it naming the same article.
-    changes = (("a_first", item.a_first), ("order", orders.of_a_first(item.a_first)), ("order_known", item.order_known))
+    changes = (("a_first", orders.a_first(item.order)), ("order", item.order), ("order_known", item.order_known))
     for name, value in (*changes, *((("guess", item.guess),) if item.guess else ())):
         if getattr(assignment, name) != value:
             setattr(assignment, name, value)
             updated.append(name)
-    before = submitted_work_update(assignment, started_at=item.started_at, last_saved=last_saved, tally=tally, updated=updated)
+    before = _submitted_work_update(assignment, started_at=item.started_at, last_saved=last_saved, tally=tally, updated=updated)
     return assignment, before
 
 
-def submitted_work_update(assignment, *, started_at, last_saved, tally: dict[str, int], updated: list[str]) -> str | None:
-    """Brings a stored assignment or reading up to an imported, submitted copy of it: SUBMITTED, first
+def _submitted_work_update(assignment, *, started_at, last_saved, tally: dict[str, int], updated: list[str]) -> str | None:
+    """Brings a stored assignment up to an imported, submitted copy of it: SUBMITTED, first
     opened at `started_at` (when given), submitted and last active no earlier than `last_saved`. Saves
     the fields changed, with `updated` (those the caller changed), and counts it in `tally` ("updated"
     or "unchanged"). Returns its status before when it was not submitted yet, else None."""
@@ -499,17 +589,32 @@ def submitted_work_update(assignment, *, started_at, last_saved, tally: dict[str
 
 def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTrail, now: datetime) -> None:
     ids = sorted(a.id for a in imported.assignments.values() if a.id is not None)
-    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at, cannot_judge).
+    # What is stored, as plain tuples: (assignment, criterion) -> (label id, winner, rationale, saved_at, cannot_judge, acceptable, value).
     stored = {
-        (assignment_id, criterion_id): (label_id, winner, rationale, saved_at, cannot, also)
+        (assignment_id, criterion_id): rest
         for start in range(0, len(ids), CHUNK)
-        for label_id, assignment_id, criterion_id, winner, rationale, saved_at, cannot, also in Label.objects.filter(
-            assignment_id__in=ids[start : start + CHUNK]
-        ).values_list("id", "assignment_id", "criterion_id", "winner", "rationale", "saved_at", "cannot_judge", "acceptable")
+        for assignment_id, criterion_id, *rest in Label.every.filter(assignment_id__in=ids[start : start + CHUNK]).values_list(
+            "assignment_id", "criterion_id", "id", "winner", "rationale", "saved_at", "cannot_judge", "acceptable", "value"
+        )
     }
     new = Buffer(lambda rows: rows_insert(Label, LABEL_FIELDS, rows))
+    new_values = Buffer(lambda rows: rows_insert(Label, VALUE_FIELDS, rows))
     changed = Buffer(lambda items: Label.objects.bulk_update(items, ["winner", "cannot_judge", "acceptable", "rationale", "saved_at"]))
+    changed_values = Buffer(lambda items: Label.every.bulk_update(items, ["value", "rationale", "saved_at"]))
     tally = imported.label_tally
+
+    def record(assignment_id: int, criterion_id: int, changes, by: int) -> None:
+        for name, before, after in changes:
+            audit.record(
+                assignment_id=assignment_id,
+                criterion_id=criterion_id,
+                name=name,
+                before=_audit_text(before),
+                after=_audit_text(after),
+                by=by,
+                at=now,
+            )
+
     for item in work:
         assignment = imported.assignments[item.key]
         for criterion_id, given, rationale, saved_at in item.labels:
@@ -523,26 +628,33 @@ def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTra
                 # Created when it was saved, or now if the file does not say when.
                 new.add((assignment.id, criterion_id, winner, cannot, also, rationale, saved_at or now, saved_at))
             else:
-                label_id, old_winner, old_rationale, old_saved, old_cannot, old_also = old
+                label_id, old_winner, old_rationale, old_saved, old_cannot, old_also, _ = old
                 if (old_winner, old_rationale, old_saved, old_cannot, old_also) == (winner, rationale, saved_at, cannot, also):
                     tally["unchanged"] += 1
                     continue
                 old_answer = (old_winner, old_rationale, old_cannot, old_also)
                 changed.add(Label(id=label_id, winner=winner, cannot_judge=cannot, acceptable=also, rationale=rationale, saved_at=saved_at))
-            for name, before, after in _label_changes(old_answer, (winner, rationale, cannot, also)):
-                audit.record(
-                    assignment_id=assignment.id,
-                    criterion_id=criterion_id,
-                    name=name,
-                    before=_audit_text(before),
-                    after=_audit_text(after),
-                    by=item.annotator_id,
-                    at=now,
-                )
-    for buffer in (new, changed, audit):
+            record(assignment.id, criterion_id, _label_changes(old_answer, (winner, rationale, cannot, also)), item.annotator_id)
+        for criterion_id, value, rationale, saved_at in item.values:
+            old = stored.get((assignment.id, criterion_id))
+            if old is None:
+                before = ("", "")
+                new_values.add((assignment.id, criterion_id, value, rationale, saved_at or now, saved_at, "", []))
+            else:
+                label_id, _, old_rationale, old_saved, _, _, old_value = old
+                if (old_value, old_rationale, old_saved) == (value, rationale, saved_at):
+                    tally["unchanged"] += 1
+                    continue
+                before = (old_value, old_rationale)
+                changed_values.add(Label(id=label_id, value=value, rationale=rationale, saved_at=saved_at))
+            changes = [
+                (name, was, now_is) for name, was, now_is in zip(("value", "rationale"), before, (value, rationale)) if was != now_is
+            ]
+            record(assignment.id, criterion_id, changes, item.annotator_id)
+    for buffer in (new, new_values, changed, changed_values, audit):
         buffer.flush()
-    tally["new"] += new.total
-    tally["updated"] += changed.total
+    tally["new"] += new.total + new_values.total
+    tally["updated"] += changed.total + changed_values.total
 
 
 def overall_import(*, answers: list[tuple[Assignment, str]], tally: dict[str, int], now: datetime) -> None:

@@ -1,7 +1,7 @@
 """Handing out work: claiming an annotator's next item (a pair or a reading), expiring idle claims,
 opening an assignment.
 
-A claim is what holds an item's slot for one annotator; `labelling` and `reading_answers` write
+A claim is what holds an item's slot for one annotator; `labelling` and `answers` write
 the answers under it. A campaign's rubric says which items it hands out (`readings.rubric_kinds`):
 pairs for its pairwise criteria, readings (one article alone) for its one-article criteria.
 """
@@ -458,8 +458,8 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
     raise RuntimeError("A claim kept finding free slots it could not take; the pair counts disagree with the candidates.")
 
 
-def assignment_open(*, assignment: Assignment | ReadingAssignment, now: datetime | None = None) -> None:
+def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> None:
     if assignment.first_opened_at is None:
         now = now or timezone.now()
-        type(assignment).objects.filter(pk=assignment.pk, first_opened_at__isnull=True).update(first_opened_at=now, last_activity_at=now)
+        Assignment.every.filter(pk=assignment.pk, first_opened_at__isnull=True).update(first_opened_at=now, last_activity_at=now)
         assignment.first_opened_at = assignment.last_activity_at = now

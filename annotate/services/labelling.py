@@ -16,8 +16,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article
-from annotate.models import Assignment, Campaign, Criterion, Label, Span
+from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article, reading_problems
+from annotate.models import Assignment, Campaign, Criterion, Item, Label, Span
+from annotate.reading_selectors import reading_criteria
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
 from annotate.services.step_votes import step_of, steps_unvoted
@@ -37,8 +38,11 @@ STEPS_UNVOTED = "vote up or down on every step of the agents ({n} step{s} withou
 def assignment_missing(*, assignment: Assignment) -> list[str]:
     """What still blocks submission, one line per problem, in rubric order: "<criterion key>: <problem>".
 
-    The page shows the same problems by criterion text (`annotate.selectors.annotation_page`).
+    The page shows the same problems by criterion text (`annotate.selectors.annotation_page`, and
+    `annotate.reading_selectors.reading_page` for one article alone).
     """
+    if assignment.pair.kind == Item.Kind.READING:
+        return _reading_missing(assignment)
     campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
     labels = {label.criterion_id: label for label in assignment.labels.all()}
@@ -60,6 +64,18 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
         missing.append(f"overall: {CHOOSE_OVERALL}")
     if campaign.show_steps and campaign.step_votes == Campaign.StepVotes.EVERY and (left := steps_unvoted(assignment)):
         missing.append(f"steps: {STEPS_UNVOTED.format(n=left, s='' if left == 1 else 's')}")
+    return missing
+
+
+def _reading_missing(assignment: Assignment) -> list[str]:
+    """`assignment_missing` of a reading: each one-article criterion's answer (and rationale)."""
+    rules = Rules.of(assignment.pair.campaign)
+    answers = {answer.criterion_id: answer for answer in Label.every.filter(assignment=assignment)}  # by id: no kind join
+    missing = []
+    for criterion in reading_criteria(assignment.pair.campaign):
+        answer = answers.get(criterion.pk)
+        problems = reading_problems(rules, value=answer.value if answer else "", rationale=answer.rationale if answer else "")
+        missing += [f"{criterion.key}: {problem}" for problem in problems]
     return missing
 
 
