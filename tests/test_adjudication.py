@@ -213,7 +213,7 @@ def test_it_records_import_as_the_source_of_imported_work(campaign, bob):
         key=1,
         pair_id=pair.pk,
         annotator_id=bob.pk,
-        a_first=True,
+        order="ab",
         order_known=True,
         started_at=None,
         stored=None,

@@ -21,7 +21,7 @@ AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 def imported(campaign, user, *labels, a_first=True):
     pair = campaign.pairs.order_by("pk").first()
     stored = Assignment.objects.filter(pair=pair, annotator=user).first()
-    work = ImportedWork("k", pair.id, user.id, a_first, True, None, stored, list(labels))
+    work = ImportedWork("k", pair.id, user.id, "ab" if a_first else "ba", True, None, stored, list(labels))
     return answers_import(work=[work], now=AT)
 
 
