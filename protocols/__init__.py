@@ -15,12 +15,14 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
-from protocols import checklist, count, nominal, pairwise, rating, step_vote, text
+from protocols import checklist, count, nominal, pairwise, ranking, rating, step_vote, text
 from protocols.base import REQUIRED, JudgeRequest
 from protocols.pairwise import guess
 
 DEFAULT = pairwise.NAME
-REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count, nominal, text)}
+# The ranking of k articles is registered so that a rubric naming it is told why it cannot be held yet
+# (items of more than two articles come with issue 38's next steps), not that it does not exist.
+REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count, nominal, text, ranking)}
 # What a campaign's `protocol` may be: the protocol of its rubric's pairwise criteria. The
 # one-article protocols are named per criterion (`Criterion.response`), not per campaign: a
 # campaign whose rubric has such criteria asks them on readings, one article at a time.
@@ -59,10 +61,33 @@ def _contract_problem(name: str, module: ModuleType) -> str | None:
     """What keeps `module` from serving as protocol `name`; once per module (`get` is on hot paths)."""
     if missing := [attribute for attribute in REQUIRED if not hasattr(module, attribute)]:
         return f"protocol '{name}' is incomplete: it does not define {', '.join(missing)}"
-    if module.ARTICLES not in ITEM_ARTICLES:
+    held = arities(module)
+    if len(held) > 1 and not hasattr(module, "article_count"):
+        return f"protocol '{name}' is incomplete: it asks about {held[0]} to {held[-1]} articles but does not define article_count"
+    if not held or not set(held) & set(ITEM_ARTICLES):
+        asked = repr(module.ARTICLES) if len(held) <= 1 else f"{held[0]} to {held[-1]}"
         shapes = " or ".join(str(n) for n in ITEM_ARTICLES)
-        return f"protocol '{name}' asks about {module.ARTICLES!r} articles at once; items here hold {shapes}"
+        return f"protocol '{name}' asks about {asked} articles at once; items here hold {shapes}"
     return None
+
+
+def arities(module: ModuleType) -> tuple[int, ...]:
+    """The numbers of articles a protocol's items may hold: its `ARTICLES`, a whole number of at
+    least 1 or a range of them (a ranking's criterion sets its own within it); () for anything else."""
+    declared = module.ARTICLES
+    if isinstance(declared, range) and declared and declared[0] >= 1 and declared.step == 1:
+        return tuple(declared)
+    if isinstance(declared, int) and not isinstance(declared, bool) and declared >= 1:
+        return (declared,)
+    return ()
+
+
+def arity(response: dict | None) -> int:
+    """How many articles an item of a criterion holds: its protocol's `ARTICLES`, or, for a protocol
+    of a range of them, the criterion's own (`article_count` of its response)."""
+    module = for_criterion(response)
+    held = arities(module)
+    return held[0] if len(held) == 1 else module.article_count(response)
 
 
 def get(name: str) -> ModuleType:

@@ -2,7 +2,10 @@
 
 A protocol is one module (or package) registered in `protocols.REGISTRY`. It says:
 
-- what an item is: ``ARTICLES`` (1 or 2 articles per item);
+- what an item is: ``ARTICLES``, the number of articles an item holds (a whole number of at least
+  1), or a range of them, each criterion then saying its own (``article_count(response)``, the
+  ranking's "articles"); the registry refuses a protocol of an arity no item can hold yet
+  (`protocols.ITEM_ARTICLES`);
 - how the page draws a criterion's answer controls: ``PARTIAL``, the template that does (a
   rubric naming a protocol whose partial no template folder holds is refused at import:
   `annotate.services.catalogue.rubric_read`);
@@ -18,7 +21,8 @@ A protocol is one module (or package) registered in `protocols.REGISTRY`. It say
 - how a judge is asked and how its reply is parsed: ``build_request`` and
   ``parse_verdicts`` (raising :class:`InvalidResponse`); ``protocols.parse_reply`` reads a
   reply with the protocol its request names. A protocol of one article (``ARTICLES == 1``)
-  takes ``article=``, one of two ``article_1=``/``article_2=``;
+  takes ``article=``, one of two ``article_1=``/``article_2=``, one of k ``articles=`` (a list, in
+  the order drawn for the call);
 - whether judges are asked its criteria (``JUDGED``: False for free text, whose answers are for
   people to read);
 - which rows it hands to the metrics (``metric_outcome``: a stored answer as the

@@ -16,8 +16,11 @@ from calibration.metrics.orderings import (
     leave_one_out_ceiling,
     mid_ranks,
     order_agreement,
+    ordering_of,
+    pairs_of,
     plackett_luce,
 )
+from protocols import ranking
 
 
 def ordering(item, rater, text):
@@ -130,3 +133,11 @@ def test_it_takes_items_of_three_to_six_articles(k):
     fit = plackett_luce(rows, rounds=20)
 
     assert len(fit.strengths) == k and sum(e.value for e in fit.strengths.values()) == pytest.approx(0, abs=1e-9)
+
+
+def test_it_names_a_stored_rankings_slots_by_their_systems_and_breaks_it_into_pairs():
+    stored = ranking.stored_answer("3>1=2", order="cab")  # the rater saw slot c, then a, then b
+    named = ordering_of("t1", "alice", ranking.metric_outcome(stored), {"a": "wiki", "b": "atlas", "c": "scribe"})
+    assert named == Ordering("t1", "alice", (("atlas",), ("scribe", "wiki")))
+    assert pairs_of(named) == [("atlas", "scribe", "atlas"), ("atlas", "wiki", "atlas"), ("scribe", "wiki", "tie")]
+    assert len(pairs_of(ordering("t", "r", "a>b>c>d>e>f"))) == 15

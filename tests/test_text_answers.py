@@ -27,7 +27,7 @@ def test_it_reads_a_text_response_and_keeps_it_out_of_the_statistics_and_the_jud
     assert text.answer_problems(NOTE) == [] and text.stored_answer(f"  {NOTE}\n") == NOTE
     assert text.answer_problems("x" * 5001) == ["Write at most 5,000 characters (5,001 given)."]
     assert text.metric_table({"type": "text"}) is None and text.AGREEMENT_STATISTICS == ()
-    assert text.JUDGED is False and all(protocols.get(n).JUDGED for n in protocols.REGISTRY if n != "text")
+    assert text.JUDGED is False and all(protocols.REGISTRY[n].JUDGED for n in protocols.REGISTRY if n != "text")
     asked = Criterion(key="nm", response={"type": "nominal", "classes": CLASSES})
     free = Criterion(key="tx", response={"type": "text"})
     assert reading_groups((free, asked), Judge.Mode.CATEGORY) == [((asked,), None, "nominal")]

@@ -20,6 +20,7 @@ Pure: numpy, scipy and choix only.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,24 @@ class Ordering:
     @property
     def systems(self) -> tuple[str, ...]:
         return tuple(system for group in self.groups for system in group)
+
+
+def ordering_of(item: str, rater: str, groups: Sequence[Sequence[str]], systems: Mapping[str, str]) -> Ordering:
+    """The metrics' ordering of one stored answer: `groups` of slots best first (the ranking protocol's
+    `metric_outcome`), each slot named by its system (`systems`, slot -> system key)."""
+    return Ordering(item, rater, tuple(tuple(systems[slot] for slot in group) for group in groups))
+
+
+def pairs_of(ordering: Ordering) -> list[tuple[str, str, str]]:
+    """The pairs of systems an ordering decides, as pairwise outcomes (first, second, winner or "tie"),
+    each pair once, its systems in name order: k systems give k(k-1)/2 pairs. They come from one
+    rater's answer on one item and are not independent: a figure that uses them resamples by item."""
+    ranks = mid_ranks(ordering.groups)
+    pairs = []
+    for first, second in itertools.combinations(sorted(ranks), 2):
+        winner = "tie" if ranks[first] == ranks[second] else (first if ranks[first] < ranks[second] else second)
+        pairs.append((first, second, winner))
+    return pairs
 
 
 def mid_ranks(groups: Sequence[Sequence[str]]) -> dict[str, float]:
