@@ -129,7 +129,7 @@ def test_it_reads_a_judges_places_as_numbers_lists_or_written_out():
         ([1, 2], "clarity: ranking '[1, 2]': Rank all 3 articles, each once (2 given)"),
         ([1, 2, 5], "clarity: ranking '[1, 2, 5]': Rank the articles by their numbers, 1 to 3"),
         ([1, True, 3], "clarity: ranking '[1, true, 3]' is not a list of article numbers"),
-        ({"first": 1}, 'clarity: ranking \'{"first": 1}\' is not a list of places'),
+        ({"first": 1}, "clarity: ranking '{\"first\": 1}' is not a list of places"),
     ],
 )
 def test_it_refuses_a_judges_ranking_that_is_not_whole(answer, reason):
