@@ -31,6 +31,8 @@ from common.decorators import staff_required
 PAGES = {Item.Kind.PAIR: "annotate/assignment.html", Item.Kind.READING: "annotate/reading.html"}
 WORK_KINDS = selectors.WORK_KINDS
 PAGE = PAGES[Item.Kind.PAIR]
+# A criterion's save status, drawn on every work page and sent back alone after a save (htmx).
+SAVE_STATUS = "annotate/save_status.html"
 
 
 def work_url(assignment) -> str:
@@ -44,7 +46,7 @@ def save_refused(request: HttpRequest, exc: ValidationError, *, flush: bool, ass
     if flush:
         return HttpResponse(" ".join(exc.messages), status=422, content_type="text/plain; charset=utf-8")
     if request.htmx:
-        return render(request, PAGES[assignment.pair.kind] + "#save-status", {"save_errors": exc.messages}, status=422)
+        return render(request, SAVE_STATUS, {"save_errors": exc.messages}, status=422)
     return _page(request, assignment, status=422, errors=exc.messages)
 
 
@@ -188,7 +190,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
             done, total = selectors.assignment_progress(assignment=assignment)
             state = selectors.label_state(campaign=campaign, label=saved)
         context = {"saved_at": saved.saved_at if saved.pk else None, "state": state, "done": done, "total": total, "oob": True}
-        return render(request, PAGES[assignment.pair.kind] + "#save-status", context)
+        return render(request, SAVE_STATUS, context)
     return redirect(reverse("assignment", args=[assignment.pk]) + f"#c-{criterion.key}")
 
 
@@ -200,11 +202,11 @@ def overall_save(request: HttpRequest, assignment_id: int) -> HttpResponse:
         answers.overall_save(assignment=assignment, user=request.user, value=request.POST.get("overall", ""))
     except ValidationError as exc:
         if request.htmx:
-            return render(request, PAGE + "#save-status", {"save_errors": exc.messages}, status=422)
+            return render(request, SAVE_STATUS, {"save_errors": exc.messages}, status=422)
         return _page(request, assignment, status=422, errors=exc.messages)
     if request.htmx:
         state = "complete" if assignment.overall else ""
-        return render(request, PAGE + "#save-status", {"saved_at": assignment.last_activity_at, "state": state})
+        return render(request, SAVE_STATUS, {"saved_at": assignment.last_activity_at, "state": state})
     return redirect(reverse("assignment", args=[assignment.pk]) + "#overall")
 
 

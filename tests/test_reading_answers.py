@@ -68,13 +68,19 @@ def test_it_refuses_an_answer_its_protocol_does_not_allow(work, alice, key, valu
     assert not Answer.objects.exists() and not LabelChange.objects.exists()
 
 
-def test_it_refuses_a_pairwise_criterion_on_a_reading_and_a_one_article_criterion_on_a_pair(catalogue, alice):
+def reading_and_pair(alice):
+    """Alice's reading and pair of one topic of a mixed campaign, the first claimed of them submitted."""
     campaign = mixed_campaign(topics=1, topic_back_to_back=True)
     first = assignment_claim_next(campaign=campaign, user=alice)
     first.status = Assignment.Status.SUBMITTED
     first.save()
     second = assignment_claim_next(campaign=campaign, user=alice)
-    reading, pair = (first, second) if isinstance(first, ReadingAssignment) else (second, first)
+    reading, pair = (first, second) if first.pair.kind == "reading" else (second, first)
+    return reading, pair
+
+
+def test_it_refuses_a_pairwise_criterion_on_a_reading_and_a_one_article_criterion_on_a_pair(catalogue, alice):
+    reading, pair = reading_and_pair(alice)
     with pytest.raises(ValidationError) as caught:
         value_save(assignment=reading, criterion=Criterion.objects.get(key="pw_clear"), user=alice, value="1")
     assert caught.value.messages == ["This criterion compares two articles: it is answered on a pair, not on one article."]
@@ -89,12 +95,7 @@ def test_it_refuses_a_pairwise_criterion_on_a_reading_and_a_one_article_criterio
 
 
 def test_it_saves_by_the_kind_of_item_and_refuses_the_other_kinds_answer_shape(catalogue, alice):
-    campaign = mixed_campaign(topics=1, topic_back_to_back=True)
-    first = assignment_claim_next(campaign=campaign, user=alice)
-    first.status = Assignment.Status.SUBMITTED
-    first.save()
-    second = assignment_claim_next(campaign=campaign, user=alice)
-    reading, pair = (first, second) if isinstance(first, ReadingAssignment) else (second, first)
+    reading, pair = reading_and_pair(alice)
     reading.status = Assignment.Status.ACTIVE
     reading.save()
     with pytest.raises(ValidationError) as caught:

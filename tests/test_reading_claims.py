@@ -30,7 +30,7 @@ def drain(campaign, user, *, now=None):
 
 
 def kind(item):
-    return "reading" if isinstance(item, ReadingAssignment) else "pair"
+    return item.pair.kind
 
 
 def topic(item):
@@ -178,7 +178,7 @@ def test_it_gives_an_expired_reading_back_to_its_annotator_with_its_work_and_an_
     stale = assignment_claim_next(campaign=campaign, user=alice, now=now)
     later = now + timedelta(minutes=31)
     back = assignment_claim_next(campaign=campaign, user=alice, now=later)
-    assert back.pk == stale.pk and isinstance(back, ReadingAssignment)
+    assert back.pk == stale.pk and back.pair.kind == "reading"
     back.refresh_from_db()
     assert (back.status, back.claimed_at, back.last_activity_at) == (Assignment.Status.ACTIVE, later, later)
     change = LabelChange.objects.get(assignment=back, new_value="active")

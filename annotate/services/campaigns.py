@@ -24,6 +24,7 @@ from annotate.models import (
     Assignment,
     Campaign,
     CriterionSet,
+    Item,
     LabelChange,
     Pair,
     System,
@@ -32,9 +33,9 @@ from annotate.models import (
 from annotate.rendering import render_html
 from annotate.services.campaign_locks import roles_lock
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
-from annotate.services.items import pairs_save
+from annotate.services.items import pairs_save, rubric_kinds
 from annotate.services.placeholders import criterion_set_for_labels
-from annotate.services.readings import readings_create, rubric_kinds
+from annotate.services.readings import readings_create
 from annotate.services.repeats import repeat_gap_problem, repeat_rate_problem
 from annotate.services.sampling import sampling_problems
 from common.names import REFERENCE_SYSTEM, name_problem
@@ -267,7 +268,7 @@ def campaign_create(
         errors.append("The guess question needs a name for the reference (such as Wikipedia).")
     if len(reference_name) > 60:
         errors.append("The reference's name may have at most 60 characters.")
-    if criterion_set is not None and not rubric_kinds(criterion_set_id=criterion_set.pk)[0]:
+    if criterion_set is not None and Item.Kind.PAIR not in rubric_kinds(criterion_set_id=criterion_set.pk):
         # Only one-article criteria: the pairs are a record, never handed out (README "Annotating one article").
         errors += [f"This rubric has no pairwise criterion: {option} applies to pairs only." for option, given in (
             ("the overall question", ask_overall), ("a calibration set", calibration_pairs), ("gold pairs", gold_rate)) if given]  # fmt: skip

@@ -2,8 +2,11 @@
 opening an assignment.
 
 A claim is what holds an item's slot for one annotator; `labelling` and `answers` write
-the answers under it. A campaign's rubric says which items it hands out (`readings.rubric_kinds`):
-pairs for its pairwise criteria, readings (one article alone) for its one-article criteria.
+the answers under it. A campaign's rubric says which kinds of item it hands out
+(`items.campaign_kinds`, by each criterion's arity): pairs for its pairwise criteria, readings (one
+article alone) for its one-article criteria. Pairs have rules of their own (a calibration set,
+known-answer pairs, swapped repeats, active sampling); every other kind is ranked by one query
+(`_item_candidates`), of the kind asked.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.models import ORIGINAL, Assignment, Campaign, Pair, Reading, ReadingAssignment
+from annotate.models import ORIGINAL, Assignment, Campaign, Item, Pair
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
-from annotate.services.readings import campaign_kinds
+from annotate.services.items import ARTICLES, campaign_kinds
 from annotate.services.repeats import claim_take_back, due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 from common.hooks import hooks
@@ -114,7 +117,7 @@ class Ranked(NamedTuple):
 def _candidates(*, campaign: Campaign, user: User) -> tuple[list[int], list[Ranked]]:
     """The calibration pairs the user still owes, and the other pairs with a free slot for them, best
     first, each with its rank (`work_candidates` merges them with the readings'). None when the rubric has no pairwise criterion: its pairs are a record only."""
-    if campaign.labels_only or not campaign_kinds(campaign)[0]:
+    if campaign.labels_only or PAIR not in campaign_kinds(campaign):
         return [], []
     rows = list(
         Pair.objects.filter(campaign=campaign, gold__isnull=True, voided_at__isnull=True)
@@ -177,57 +180,52 @@ def _ranked(rows, kind: str, *, campaign: Campaign, mine: dict, free_by_topic: d
     return ranked
 
 
-PAIR, READING = "pair", "reading"
+PAIR, READING = Item.Kind.PAIR, Item.Kind.READING
 
 
-def _reading_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
-    """The readings with a free slot for the user, ranked by the pairs' rule (`claim_candidates`): the
-    user's released claim first, then a topic they have not read an article of, then the readings
-    others have gone furthest with (overlap sets fill first), then the topic under the most
-    pressure, then the campaign's order. With `forbid_repeats`, at most one reading per topic."""
-    if campaign.labels_only or not campaign_kinds(campaign)[1]:
+def _item_candidates(*, campaign: Campaign, user: User, kind: str) -> list[Ranked]:
+    """The items of `kind` (any kind but pairs: a reading...) with a free slot for the user, ranked
+    by the pairs' rule (`claim_candidates`): the user's released claim first, then a topic they have
+    not met in this kind, then the items others have gone furthest with (overlap sets fill first),
+    then the topic under the most pressure, then the campaign's order. With `forbid_repeats`, at most
+    one item of the kind per topic."""
+    if campaign.labels_only or kind not in campaign_kinds(campaign):
         return []
     rows = list(
-        Reading.objects.filter(campaign=campaign)
+        Item.objects.filter(campaign=campaign, kind=kind, voided_at__isnull=True)
         .annotate(taken=Count("assignments", filter=~Q(assignments__status__in=RELEASED)))
         .order_by("order", "id")
         .values_list("id", "topic_id", "taken", "order")
     )
     if not rows:
         return []
+    work = Assignment.every.filter(pair__campaign=campaign, pair__kind=kind)
     mine = {
-        reading_id: (topic_id, status)
-        for reading_id, topic_id, status in ReadingAssignment.objects.filter(annotator=user, pair__campaign=campaign).values_list(
-            "pair_id", "pair__topic_id", "status"
-        )
+        item_id: (topic_id, status)
+        for item_id, topic_id, status in work.filter(annotator=user).values_list("pair_id", "pair__topic_id", "status")
     }
     annotators = max(1, campaign_annotator_count(campaign=campaign))
     free_by_topic: dict[int, int] = {}
     for _, topic_id, taken, _ in rows:
         free_by_topic[topic_id] = free_by_topic.get(topic_id, 0) + max(0, campaign.overlap - taken)
-    seen_by = dict(
-        ReadingAssignment.objects.filter(pair__campaign=campaign)
-        .values("pair__topic_id")
-        .annotate(n=Count("annotator", distinct=True))
-        .values_list("pair__topic_id", "n")
-    )
-    return _ranked(rows, READING, campaign=campaign, mine=mine, free_by_topic=free_by_topic, seen_by=seen_by, annotators=annotators)
+    seen_by = dict(work.values("pair__topic_id").annotate(n=Count("annotator", distinct=True)).values_list("pair__topic_id", "n"))
+    return _ranked(rows, kind, campaign=campaign, mine=mine, free_by_topic=free_by_topic, seen_by=seen_by, annotators=annotators)
+
+
+def _other_candidates(*, campaign: Campaign, user: User) -> list[Ranked]:
+    """`_item_candidates` of every kind the campaign hands out but pairs, ranked together."""
+    kinds = sorted(campaign_kinds(campaign) - {PAIR})
+    return sorted(row for kind in kinds for row in _item_candidates(campaign=campaign, user=user, kind=kind))
 
 
 def _last_claim(campaign: Campaign, user: User) -> tuple[str, int] | None:
-    """(kind, topic) of the user's latest claim in the campaign, pair or reading; None before the first."""
-    pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
-    reading = ReadingAssignment.objects.filter(pair__campaign=campaign, annotator=user).order_by("-claimed_at", "-id")
-    latest = [
-        (claimed_at, kind, topic_id)
-        for kind, rows in (
-            (PAIR, pair.values_list("claimed_at", "pair__topic_id")[:1]),
-            (READING, reading.values_list("claimed_at", "pair__topic_id")[:1]),
-        )
-        for claimed_at, topic_id in rows
-        if claimed_at is not None
-    ]
-    return max(latest)[1:] if latest else None
+    """(kind, topic) of the user's latest claim in the campaign, of any kind; None before the first."""
+    return (
+        Assignment.every.filter(pair__campaign=campaign, annotator=user, claimed_at__isnull=False)
+        .order_by("-claimed_at", "-id")
+        .values_list("pair__kind", "pair__topic_id")
+        .first()
+    )
 
 
 def work_candidates(*, campaign: Campaign, user: User) -> list[tuple[str, int]]:
@@ -247,10 +245,9 @@ def work_candidates(*, campaign: Campaign, user: User) -> list[tuple[str, int]]:
     owed, pairs = _candidates(campaign=campaign, user=user)
     if owed:
         return [(PAIR, pair_id) for pair_id in owed]
-    readings = _reading_candidates(campaign=campaign, user=user)
-    ranked = sorted(pairs + readings)
-    # Only a campaign handing out both kinds has two views of a topic.
-    last = _last_claim(campaign, user) if all(campaign_kinds(campaign)) else None
+    ranked = sorted(pairs + _other_candidates(campaign=campaign, user=user))
+    # Only a campaign handing out two kinds or more has two views of a topic.
+    last = _last_claim(campaign, user) if len(campaign_kinds(campaign)) > 1 else None
     if last is not None:
         kind, topic_id = last
 
@@ -268,7 +265,7 @@ def gold_candidates(*, campaign: Campaign, user: User) -> list[int]:
     """The campaign's known-answer pairs the user has not had (or whose claim was released), in the
     campaign's order, those on topics the user has not met first; with `forbid_repeats`, only those.
     A gold pair has a slot for every member, whatever the overlap: each member labels it once."""
-    if not campaign.gold_rate or campaign.labels_only or not campaign_kinds(campaign)[0]:
+    if not campaign.gold_rate or campaign.labels_only or PAIR not in campaign_kinds(campaign):
         return []
     mine = dict(Assignment.objects.filter(ORIGINAL, annotator=user, pair__campaign=campaign).values_list("pair_id", "status"))
     met = set(Assignment.objects.filter(annotator=user, pair__campaign=campaign).values_list("pair__topic_id", flat=True))
@@ -298,16 +295,22 @@ def _gold_turn(campaign: Campaign, user: User, index: int) -> bool:
     return bool(campaign.gold_rate) and gold_draw(campaign_id=campaign.pk, user_id=user.pk, index=index) < campaign.gold_rate
 
 
-def items_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAssignment | None = None) -> tuple[int, int]:
-    """`pairs_left` split by kind: (pairs, single articles). Known-answer pairs and swapped repeats are pairs."""
+def items_left(*, campaign: Campaign, user: User, active: Assignment | None = None) -> tuple[int, int]:
+    """`pairs_left` split by kind: (pairs, items of the other kinds: single articles). Known-answer
+    pairs and swapped repeats are pairs."""
     total = pairs_left(campaign=campaign, user=user, active=active)
-    readings = _reading_candidates(campaign=campaign, user=user)
-    single = len({row.topic for row in readings}) if campaign.forbid_repeats else len(readings)
-    single += isinstance(active, ReadingAssignment)
+    single = _other_left(campaign, user) + (active is not None and active.pair.kind != PAIR)
     return total - single, single
 
 
-def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAssignment | None = None) -> int:
+def _other_left(campaign: Campaign, user: User) -> int:
+    """How many items of the kinds other than pairs a claim could still give the user: at most one per
+    topic and kind where the campaign forbids repeats."""
+    rows = _other_candidates(campaign=campaign, user=user)
+    return len({(row.kind, row.topic) for row in rows}) if campaign.forbid_repeats else len(rows)
+
+
+def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = None) -> int:
     """How many more items (pairs and readings) the user can do in the campaign now: their item in
     progress, if any, and the pairs and readings a claim could still give them (`claim_candidates`), at most one per topic where
     the campaign forbids repeats. Other annotators may take some of those first; a claim that
@@ -322,9 +325,8 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAs
         normal = Pair.objects.filter(pk__in=candidates).values("topic_id").distinct().count()
     else:
         normal = len(candidates)
-    # Readings count as pairs do (at most one per topic where repeats are forbidden).
-    readings = _reading_candidates(campaign=campaign, user=user)
-    normal += len({row.topic for row in readings}) if campaign.forbid_repeats else len(readings)
+    # Items of the other kinds count as pairs do (at most one per topic where repeats are forbidden).
+    normal += _other_left(campaign, user)
     gold_left = len(gold_candidates(campaign=campaign, user=user))
     index, total = _claims_made(campaign, user), 0
     while normal > 0:
@@ -336,18 +338,13 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | ReadingAs
     return total + len(due_repeats(campaign=campaign, user=user)) + (active is not None)
 
 
-# How many articles an item of each kind shows at once: the length of the order a claim draws.
-ARTICLES = {PAIR: 2, READING: 1}
-
-
-def _claim_item(*, item: Pair | Reading, kind: str, user: User, overlap: int | None, now: datetime) -> Assignment | None:
-    """Claims a locked item, a pair or a reading, for the user if it still has a free slot (`overlap`
-    None: a slot per member), in an order of its slots drawn at random; a released claim of theirs on
-    it is taken back with its work."""
+def _claim_item(*, item: Item, kind: str, user: User, overlap: int | None, now: datetime) -> Assignment | None:
+    """Claims a locked item of any kind for the user if it still has a free slot (`overlap` None: a
+    slot per member), in an order of its slots drawn at random (`items.ARTICLES` of its kind); a
+    released claim of theirs on it is taken back with its work."""
     if item.voided_at is not None:
         return None  # voided since the candidates were read (flags.pair_void locks the row too)
-    model = ReadingAssignment if kind == READING else Assignment
-    originals = model.objects.filter(ORIGINAL, pair=item)
+    originals = Assignment.every.filter(ORIGINAL, pair=item)
     if overlap is not None and originals.exclude(status__in=RELEASED).count() >= overlap:
         return None
     mine = originals.filter(annotator=user).first()
@@ -357,21 +354,20 @@ def _claim_item(*, item: Pair | Reading, kind: str, user: User, overlap: int | N
         # Coming back to an item whose earlier claim was released: keep that work.
         return claim_take_back(mine, user=user, now=now)
     order = orders.drawn(ARTICLES[kind])
-    return model.objects.create(pair=item, annotator=user, a_first=orders.a_first(order), order=order, claimed_at=now, last_activity_at=now)
+    return Assignment.objects.create(
+        pair=item, annotator=user, a_first=orders.a_first(order), order=order, claimed_at=now, last_activity_at=now
+    )
 
 
-def _unfinished(campaign: Campaign, user: User) -> Assignment | ReadingAssignment | None:
-    """The user's item in progress (at most one per campaign, pair or reading)."""
-    active = Assignment.Status.ACTIVE
-    pair = Assignment.objects.filter(pair__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
-    if pair is not None or not campaign_kinds(campaign)[1]:
-        return pair
-    return ReadingAssignment.objects.filter(pair__campaign=campaign, annotator=user, status=active).order_by("claimed_at", "id").first()
+def _unfinished(campaign: Campaign, user: User) -> Assignment | None:
+    """The user's item in progress (at most one per campaign, of any kind)."""
+    active = Assignment.every.filter(pair__campaign=campaign, annotator=user, status=Assignment.Status.ACTIVE)
+    return active.order_by("claimed_at", "id").first()
 
 
-def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | None = None) -> Assignment | ReadingAssignment | None:
-    """The user's unfinished work first, else a new claim on a pair or a reading that still needs
-    annotators (`work_candidates` ranks them): an `Assignment` or a `ReadingAssignment`.
+def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | None = None) -> Assignment | None:
+    """The user's unfinished work first, else a new claim on an item of any kind the campaign hands out
+    (a pair, a reading) that still needs annotators (`work_candidates` ranks them).
 
     None means that no item has a free slot for this user. What is said of pairs below holds
     for readings too (their overlap is the campaign's; no calibration or gold readings). Two rules hold
@@ -442,10 +438,9 @@ def assignment_claim_next(*, campaign: Campaign, user: User, now: datetime | Non
             skipped = 0
             # Patient: locks waited for in one order (pairs, then readings, by id), so two claimers never deadlock.
             for kind, item_id in sorted(candidates) if patient else candidates:
-                model = Pair if kind == PAIR else Reading
                 # The item's row only: its default ordering joins the campaign, whose row a lock of the
                 # whole query would take too (other claimers hold it shared: a deadlock on PostgreSQL).
-                item = model.objects.select_for_update(skip_locked=not patient, of=("self",)).filter(pk=item_id).order_by().first()
+                item = Item.objects.select_for_update(skip_locked=not patient, of=("self",)).filter(pk=item_id).order_by().first()
                 if item is None:
                     skipped += 1
                     continue

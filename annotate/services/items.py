@@ -8,7 +8,37 @@ transaction.
 
 from __future__ import annotations
 
-from annotate.models import Item, ItemArticle, Pair, Reading
+import protocols
+from annotate.models import Campaign, Criterion, Item, ItemArticle, Pair, Reading
+
+# The kind of item that holds the criteria of each arity (`protocols.arity`), and back: how many
+# articles an item of each kind shows at once (the length of the order a claim draws).
+KIND_OF_ARITY = {2: Item.Kind.PAIR, 1: Item.Kind.READING}
+ARTICLES = {kind: arity for arity, kind in KIND_OF_ARITY.items()}
+
+
+def criterion_kind(response: dict | None) -> str:
+    """The kind of item a criterion is asked on, by its protocol's arity; ValueError for an arity no
+    kind of item holds (the registry refuses such a protocol first: this is the second lock)."""
+    arity = protocols.arity(response)
+    if arity not in KIND_OF_ARITY:
+        raise ValueError(f"no kind of item holds {arity} articles")
+    return KIND_OF_ARITY[arity]
+
+
+def rubric_kinds(*, criterion_set_id: int | None) -> frozenset[str]:
+    """The kinds of item a rubric's criteria are asked on: pairs for its pairwise criteria, readings
+    for its one-article ones."""
+    responses = Criterion.objects.filter(criterion_set_id=criterion_set_id).values_list("response", flat=True)
+    return frozenset(criterion_kind(response) for response in responses)
+
+
+def campaign_kinds(campaign: Campaign) -> frozenset[str]:
+    """`rubric_kinds` of the campaign's rubric, read once per campaign object: a rubric's rows are
+    never edited, and a claim asks several times (it must stay as quick as a pairwise claim)."""
+    if not hasattr(campaign, "_rubric_kinds"):
+        campaign._rubric_kinds = rubric_kinds(criterion_set_id=campaign.criterion_set_id)
+    return campaign._rubric_kinds
 
 
 def _items_save(model, kind: str, items: list, batch_size: int | None) -> list:

@@ -11,24 +11,8 @@ from __future__ import annotations
 
 import random
 
-from annotate.answers import one_article
-from annotate.models import Campaign, Criterion, Pair, Reading
-from annotate.services.items import readings_save
-
-
-def rubric_kinds(*, criterion_set_id: int | None) -> tuple[bool, bool]:
-    """(has pairwise criteria, has one-article criteria) of a rubric."""
-    responses = list(Criterion.objects.filter(criterion_set_id=criterion_set_id).values_list("response", flat=True))
-    single = [one_article(response) for response in responses]
-    return (not all(single), any(single))
-
-
-def campaign_kinds(campaign: Campaign) -> tuple[bool, bool]:
-    """`rubric_kinds` of the campaign's rubric, read once per campaign object: a rubric's rows are
-    never edited, and a claim asks several times (it must stay as quick as a pairwise claim)."""
-    if not hasattr(campaign, "_rubric_kinds"):
-        campaign._rubric_kinds = rubric_kinds(criterion_set_id=campaign.criterion_set_id)
-    return campaign._rubric_kinds
+from annotate.models import Campaign, Item, Pair, Reading
+from annotate.services.items import readings_save, rubric_kinds
 
 
 def readings_create(*, campaign: Campaign) -> int:
@@ -36,8 +20,7 @@ def readings_create(*, campaign: Campaign) -> int:
     its rubric has one-article criteria; returns how many. Called in the campaign's creating
     transaction. The order is drawn like the pairs' (from the operating system's random source),
     so early work covers many topics."""
-    _, single = rubric_kinds(criterion_set_id=campaign.criterion_set_id)
-    if not single:
+    if Item.Kind.READING not in rubric_kinds(criterion_set_id=campaign.criterion_set_id):
         return 0
     articles: dict[int, int] = {}  # article -> topic, in the pairs' order
     for topic_id, a, b in (
