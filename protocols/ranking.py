@@ -25,7 +25,7 @@ import re
 
 from protocols import order as orders
 from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys, schema_format
-from protocols.one_article import ANSWERS_FIELD, as_given, no_overall, one_line, snippet, verdicts_reader
+from protocols.one_article import as_given, no_overall, one_line, response_schema, snippet, verdicts_reader
 
 NAME = "ranking"
 PARTIAL = "annotate/answers/ranking.html"
@@ -146,22 +146,6 @@ def _answer_schema(count: int) -> dict:
     return {"type": "array", "items": place, "minItems": 1, "maxItems": count}
 
 
-def _response_schema(criteria: list[CriterionSpec], count: int) -> dict:
-    entry = {
-        "type": "object",
-        "properties": {"reason": {"type": "string"}, "answer": _answer_schema(count)},
-        "required": ["reason", "answer"],
-        "additionalProperties": False,
-    }
-    by_criterion = {
-        "type": "object",
-        "properties": {spec.key: entry for spec in criteria},
-        "required": [spec.key for spec in criteria],
-        "additionalProperties": False,
-    }
-    return {"type": "object", "properties": {ANSWERS_FIELD: by_criterion}, "required": [ANSWERS_FIELD], "additionalProperties": False}
-
-
 def build_request(
     *,
     topic: str,
@@ -208,7 +192,7 @@ def build_request(
     )
     return JudgeRequest(
         messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-        response_format=schema_format(NAME, _response_schema(criteria, count), structured=structured),
+        response_format=schema_format(NAME, response_schema(criteria, lambda spec: _answer_schema(count)), structured=structured),
         criteria=keys,
         allow_tie=False,
         protocol=NAME,
