@@ -12,17 +12,7 @@ from annotate import alignment_selectors, flag_selectors, reading_selectors, sel
 from annotate.answers import Rules
 from annotate.models import Campaign, Criterion, Item, Pair, Topic
 from annotate.removal import removed_segments
-from annotate.services import (
-    alignments,
-    alt_epsilon,
-    answers,
-    campaign_settings,
-    campaigns,
-    claims,
-    flags,
-    guesses,
-    labelling,
-)
+from annotate.services import alignments, alt_epsilon, answers, campaign_settings, campaigns, claims, flags, guesses, labelling
 from common.decorators import staff_required
 
 # The work page of each kind of item: one URL (`work/<id>/`, its criteria's saves and its submission)

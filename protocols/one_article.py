@@ -37,10 +37,12 @@ __all__ = [
     "NA_SKIP",
     "as_given",
     "build_one_article_request",
+    "criteria_request",
     "na_problems",
     "no_overall",
     "read_answers",
     "request_builder",
+    "request_text",
     "verdicts_reader",
     "whole_number",
 ]
@@ -77,33 +79,74 @@ def build_one_article_request(
 ) -> JudgeRequest:
     """A request asking one answer per criterion about one article; `choices(spec)` says in words
     what a criterion's answer may be, `answer_schema(spec)` the JSON schema of that answer."""
-    keys = criterion_keys(criteria)
+    criterion_keys(criteria)
+    user = request_text(
+        topic=topic,
+        articles=[("Article", article)],
+        category=category,
+        category_description=category_description,
+        heading="Criteria, one per line as key: what to look for [allowed answers]:",
+        lines=[f"- {spec.key}: {one_line(spec.text)} [{choices(spec)}]" for spec in criteria],
+        task=task + " Give a short reason, one or two sentences, pointing to what in the article decided it.",
+        example="<answer>",
+    )
+    return criteria_request(
+        protocol=protocol, system_prompt=system_prompt, user=user, criteria=criteria, answer_schema=answer_schema, structured=structured
+    )
+
+
+def request_text(
+    *,
+    topic: str,
+    articles: list[tuple[str, str]],
+    category: str,
+    category_description: str,
+    heading: str,
+    lines: list[str],
+    task: str,
+    example: str,
+) -> str:
+    """The user message of a request about the articles of one item, (heading, text) each in the order
+    shown, asking one answer per criterion of one category: the topic and the articles first (so the
+    calls for the categories of one item share a long prefix), then the category, the criteria under
+    `heading` as `lines`, the `task`, and the reply's shape with `example` as the answer."""
     description = one_line(category_description)
-    user = "\n".join(
+    shown = []
+    for name, text in articles:
+        shown += [f"===== {name} =====", text.strip(), f"===== End of {name} =====", ""]
+    return "\n".join(
         [
             f"Topic: {one_line(topic)}",
             "",
-            "===== Article =====",
-            article.strip(),
-            "===== End of Article =====",
-            "",
+            *shown,
             f"Category: {one_line(category)}" + (f" ({description})" if description else ""),
             "",
-            "Criteria, one per line as key: what to look for [allowed answers]:",
-            "\n".join(f"- {spec.key}: {one_line(spec.text)} [{choices(spec)}]" for spec in criteria),
+            heading,
+            "\n".join(lines),
             "",
-            task + " Give a short reason, one or two sentences, pointing to what in the article decided it.",
+            task,
             "",
             "Reply with a single JSON object and nothing else, shaped like this:",
-            '{"answers": {"<key>": {"reason": "<short reason>", "answer": <answer>}}}',
+            '{"answers": {"<key>": {"reason": "<short reason>", "answer": ' + example + "}}}",
             "The object under answers holds exactly one entry per criterion, in the order given above, with the key copied exactly.",
         ]
     )
-    response_format = schema_format(protocol, response_schema(criteria, answer_schema), structured=structured)
+
+
+def criteria_request(
+    *,
+    protocol: str,
+    system_prompt: str,
+    user: str,
+    criteria: list[CriterionSpec],
+    answer_schema: Callable[[CriterionSpec], dict],
+    structured: bool,
+) -> JudgeRequest:
+    """A request of `protocol` asking the `user` message's criteria, each answer under `answer_schema(spec)`."""
     return JudgeRequest(
         messages=[{"role": "system", "content": system_prompt}, {"role": "user", "content": user}],
-        response_format=response_format,
-        criteria=keys,
+        response_format=schema_format(protocol, response_schema(criteria, answer_schema), structured=structured),
+        criteria=criterion_keys(criteria),
         allow_tie=False,
         protocol=protocol,
         responses=tuple(spec.response for spec in criteria),

@@ -24,8 +24,8 @@ import json
 import re
 
 from protocols import order as orders
-from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys, schema_format
-from protocols.one_article import as_given, no_overall, one_line, response_schema, snippet, verdicts_reader
+from protocols.base import CriterionSpec, InvalidResponse, JudgeRequest, criterion_keys
+from protocols.one_article import as_given, criteria_request, no_overall, one_line, request_text, snippet, verdicts_reader
 
 NAME = "ranking"
 PARTIAL = "annotate/answers/ranking.html"
@@ -161,42 +161,31 @@ def build_request(
     count = len(articles)
     if count not in ARTICLES:
         raise ValueError(f"a ranking takes {ARTICLES[0]} to {ARTICLES[-1]} articles, not {count}")
-    keys = criterion_keys(criteria)
+    criterion_keys(criteria)
     _check(criteria, count)
-    description = one_line(category_description)
 
     def rule(spec: CriterionSpec) -> str:
         return "ties allowed" if allows_ties(spec.response) else "no ties"
 
-    shown = []
-    for number, text in enumerate(articles, start=1):
-        shown += [f"===== Article {number} =====", text.strip(), f"===== End of Article {number} =====", ""]
-    user = "\n".join(
-        [
-            f"Topic: {one_line(topic)}",
-            "",
-            *shown,
-            f"Category: {one_line(category)}" + (f" ({description})" if description else ""),
-            "",
-            "Criteria, one per line as key: what to look for [whether two articles may share a place]:",
-            "\n".join(f"- {spec.key}: {one_line(spec.text)} [{rule(spec)}]" for spec in criteria),
-            "",
-            f"For each criterion above, put all {count} articles in order, best first, as a list of places; "
-            "each place is a list of article numbers, one number unless the criterion allows ties and the "
-            "articles are equally good. Give a short reason, one or two sentences, pointing to what decided it.",
-            "",
-            "Reply with a single JSON object and nothing else, shaped like this:",
-            '{"answers": {"<key>": {"reason": "<short reason>", "answer": [[2], [1], [3]]}}}',
-            "The object under answers holds exactly one entry per criterion, in the order given above, with the key copied exactly.",
-        ]
+    user = request_text(
+        topic=topic,
+        articles=[(f"Article {number}", text) for number, text in enumerate(articles, start=1)],
+        category=category,
+        category_description=category_description,
+        heading="Criteria, one per line as key: what to look for [whether two articles may share a place]:",
+        lines=[f"- {spec.key}: {one_line(spec.text)} [{rule(spec)}]" for spec in criteria],
+        task=f"For each criterion above, put all {count} articles in order, best first, as a list of places; "
+        "each place is a list of article numbers, one number unless the criterion allows ties and the "
+        "articles are equally good. Give a short reason, one or two sentences, pointing to what decided it.",
+        example="[[2], [1], [3]]",
     )
-    return JudgeRequest(
-        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-        response_format=schema_format(NAME, response_schema(criteria, lambda spec: _answer_schema(count)), structured=structured),
-        criteria=keys,
-        allow_tie=False,
+    return criteria_request(
         protocol=NAME,
-        responses=tuple(spec.response for spec in criteria),
+        system_prompt=SYSTEM_PROMPT,
+        user=user,
+        criteria=criteria,
+        answer_schema=lambda spec: _answer_schema(count),
+        structured=structured,
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 
 import protocols
 from annotate.models import CriterionSet
+from annotate.services import items
 from protocols import order as orders
 from protocols import ranking
 from protocols.base import CriterionSpec, InvalidResponse
@@ -142,6 +143,8 @@ def test_it_tells_how_many_articles_an_item_of_a_criterion_holds():
     assert protocols.arities(ranking) == (3, 4, 5, 6)
     assert protocols.arities(protocols.REGISTRY["rating"]) == (1,)
     assert protocols.arity({"type": "rating", "points": []}) == 1 and protocols.arity({}) == 2
+    # The registry's item shapes and the kinds of item that hold them are one fact, written in two layers.
+    assert set(items.KIND_OF_ARITY) == set(protocols.ITEM_ARTICLES)
 
 
 @pytest.mark.django_db

@@ -100,6 +100,11 @@ def _label_changes(old: tuple, new: tuple) -> list[tuple[str, object, object]]:
     return [(name, before, after) for name, before, after in zip(names, old, new) if before != after]
 
 
+def _value_changes(old: tuple, new: tuple) -> list[tuple[str, object, object]]:
+    """(field, before, after) for each of an answer's value and rationale that changes."""
+    return [(name, before, after) for name, before, after in zip(("value", "rationale"), old, new) if before != after]
+
+
 # --- checking ----------------------------------------------------------------------------
 
 
@@ -343,9 +348,7 @@ def value_save(
         label, now = _label_locked(assignment, criterion, now)
         stored = label.value if value is None else protocol.stored_answer(value)
         new = (stored, label.rationale if rationale is None else rationale)
-        changes = [
-            (name, was, now_is) for name, was, now_is in zip(("value", "rationale"), (label.value, label.rationale), new) if was != now_is
-        ]
+        changes = _value_changes((label.value, label.rationale), new)
         if not changes:
             return SaveResult(label, False)
         label.value, label.rationale = new
@@ -647,10 +650,7 @@ def _labels_import(work: list[ImportedWork], imported: Imported, audit: AuditTra
                     continue
                 before = (old_value, old_rationale)
                 changed_values.add(Label(id=label_id, value=value, rationale=rationale, saved_at=saved_at))
-            changes = [
-                (name, was, now_is) for name, was, now_is in zip(("value", "rationale"), before, (value, rationale)) if was != now_is
-            ]
-            record(assignment.id, criterion_id, changes, item.annotator_id)
+            record(assignment.id, criterion_id, _value_changes(before, (value, rationale)), item.annotator_id)
     for buffer in (new, new_values, changed, changed_values, audit):
         buffer.flush()
     tally["new"] += new.total + new_values.total
