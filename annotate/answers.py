@@ -88,6 +88,12 @@ def _rationale_problems(rules: Rules, rationale: str) -> list[str]:
     return []
 
 
+def on_pair(response: dict) -> bool:
+    """Whether a criterion whose `response` is this is answered on a pair (two articles compared), not
+    on one article alone or on a group of three or more. {} is the campaign's pairwise verdict."""
+    return protocols.arity(response) == 2
+
+
 def one_article(response: dict) -> bool:
     """Whether a criterion whose `response` is this is answered on one article alone (on a reading),
     not on a pair: its protocol's item is one article. {} is the campaign's pairwise verdict."""

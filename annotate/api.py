@@ -43,7 +43,7 @@ from annotate.services import answers, claims, labelling
 
 def _summary(assignment: Assignment) -> dict:
     """An assignment as a claim or a submission gives it: a reading's says `"kind": "reading"`."""
-    if assignment.pair.kind == Item.Kind.READING:
+    if assignment.pair.kind != Item.Kind.PAIR:
         return ReadingSummarySerializer(assignment).data
     return AssignmentSummarySerializer(assignment).data
 
@@ -186,12 +186,17 @@ def assignment_list(request: Request) -> Response:
 def assignment_detail(request: Request, assignment_id: int) -> Response:
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, kinds=selectors.WORK_KINDS)
     claims.assignment_open(assignment=assignment)
-    if assignment.pair.kind != Item.Kind.READING:
+    if assignment.pair.kind == Item.Kind.PAIR:
         return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
     page = reading_selectors.reading_page(assignment=assignment)
     body = ReadingSummarySerializer(assignment).data
+    shown = [
+        {"position": c["position"], "html": c["html"], "toc": [{"level": lv, "text": t, "anchor": a} for lv, t, a in c["toc"]]}
+        for c in page["columns"]
+    ]
+    # A reading's one article as `article`; a group's, in the order shown, as `articles` (numbered by position).
     body.update(
-        article={"html": page["column"]["html"], "toc": [{"level": lv, "text": t, "anchor": a} for lv, t, a in page["column"]["toc"]]},
+        **({"article": {k: v for k, v in shown[0].items() if k != "position"}} if len(shown) == 1 else {"articles": shown}),
         criteria=[answer_row(row, block.key) for block in page["categories"] for row in block.rows],
         progress={"done": page["done"], "total": page["total"]},
     )
@@ -225,12 +230,12 @@ def label_save(request: Request, assignment_id: int, criterion_key: str) -> Resp
     body = LabelInputSerializer(data=request.data)
     if not body.is_valid():
         return Response({"errors": error_messages(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
-    reading = assignment.pair.kind == Item.Kind.READING
+    reading = assignment.pair.kind != Item.Kind.PAIR
     label = answers.answer_save(
         assignment=assignment, criterion=criterion, user=request.user, source=answers.Source.API, **body.validated_data
     ).label
     if reading:
-        row = reading_selectors.criterion_row(criterion, label if label.pk else None, Rules.of(campaign))
+        row = reading_selectors.criterion_row(criterion, label if label.pk else None, Rules.of(campaign), assignment.order)
         return Response(answer_row(row, criterion.category.key))
     row = criterion_row(
         criterion=criterion,

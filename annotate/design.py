@@ -24,6 +24,7 @@ class Design:
     overlap: int
     annotators: int
     calibration_by_topic: tuple[int, ...] = ()
+    noun: str = "pairs"  # what the campaign hands out: its pairs, or its other items when it asks nothing of pairs
 
     @property
     def pairs(self) -> int:
@@ -55,7 +56,7 @@ class Design:
             return ""
         calibration = f" and the {self.calibration_pairs} calibration pair(s) for all {self.annotators}" if self.calibration_pairs else ""
         shape = (
-            f"{self.pairs} pairs on {self.topics} topics, each for {self.overlap} annotator(s){calibration}, make {self.slots} slots, "
+            f"{self.pairs} {self.noun} on {self.topics} topics, each for {self.overlap} annotator(s){calibration}, make {self.slots} slots, "
             f"but {self.annotators} annotator(s) meeting each topic once can fill only {self.slots - self.forced_repeats} of them."
         )
         if forbid_repeats:

@@ -1,5 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Length
+from django.db.models.lookups import GreaterThan
 
 import protocols
 from common.names import NAME_MAX_LENGTH, name_problem
@@ -360,14 +362,16 @@ class Campaign(models.Model):
 class Item(models.Model):
     """The articles of one topic that a viewer is shown together: the unit work is handed out and
     judged by (issue 38). Its `kind` says how many and what is asked of them: a pair (two articles,
-    compared) or a reading (one article alone, for the one-article criteria). Its articles are its
+    compared), a reading (one article alone, for the one-article criteria) or a group (three to six
+    articles seen together, for the criteria of a protocol of that many: a ranking). Its articles are its
     `ItemArticle` rows, slot 0 (a) and on, written with it by `annotate.services.items`;
     `article_a` (slot a) and `article_b` (slot b, a pair's only) stay while the readers move to the
-    slots. `Pair` and `Reading` are the two kinds as proxies, each with a manager of its kind only."""
+    slots: a group's articles are read from its slots only. `Pair` and `Reading` are the two kinds as proxies, each with a manager of its kind only."""
 
     class Kind(models.TextChoices):
         PAIR = "pair", "Two articles, compared"
         READING = "reading", "One article, read alone"
+        GROUP = "group", "Three to six articles, seen together"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
@@ -390,7 +394,7 @@ class Item(models.Model):
                 fields=["campaign", "article_a"], condition=models.Q(kind="reading"), name="item_reading_unique_article"
             ),
             models.CheckConstraint(
-                condition=models.Q(kind="pair", article_b__isnull=False) | models.Q(kind="reading", article_b__isnull=True),
+                condition=models.Q(kind="pair", article_b__isnull=False) | models.Q(kind__in=("reading", "group"), article_b__isnull=True),
                 name="item_kind_articles",
             ),
         ]
@@ -398,6 +402,8 @@ class Item(models.Model):
     def __str__(self) -> str:
         if self.kind == self.Kind.READING:
             return f"reading {self.pk} of article {self.article_a_id}"
+        if self.kind == self.Kind.GROUP:
+            return f"group {self.pk} of topic {self.topic_id}"
         return f"{self.topic}: {self.article_a.system_id} vs {self.article_b.system_id}"
 
 
@@ -485,10 +491,14 @@ class ItemArticle(models.Model):
 
 
 # While pairs keep `a_first` beside `order` (issue 38), the database holds the two to one meaning.
-# An assignment's item may be a reading too, shown in the order "a" (its one article) with a_first set.
+# An assignment's item may be a reading too, shown in the order "a" (its one article) with a_first set,
+# or a group, in an order of three slots or more (`a_first` then says whether slot a comes first).
 def _order_agrees_with_a_first(name: str, *, alone: bool = False) -> models.CheckConstraint:
     first = models.Q(a_first=True, order__in=("ab", "a")) if alone else models.Q(a_first=True, order="ab")
-    return models.CheckConstraint(condition=first | models.Q(a_first=False, order="ba"), name=name)
+    condition = first | models.Q(a_first=False, order="ba")
+    if alone:
+        condition |= models.Q(GreaterThan(Length("order"), 2))
+    return models.CheckConstraint(condition=condition, name=name)
 
 
 class SectionAlignment(models.Model):

@@ -22,7 +22,7 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 import protocols
-from annotate.answers import CANNOT_JUDGE, CHOOSE_OVERALL, EVIDENCE_NONE, Rules, answer_state, criterion_problems, one_article, shorten
+from annotate.answers import CANNOT_JUDGE, CHOOSE_OVERALL, EVIDENCE_NONE, Rules, answer_state, criterion_problems, on_pair, shorten
 from annotate.design import Design
 from annotate.flag_selectors import VOIDED_PAIR
 from annotate.models import (
@@ -39,7 +39,6 @@ from annotate.models import (
     Label,
     Pair,
     PairFlag,
-    ReadingAssignment,
     Span,
     StepVote,
     Topic,
@@ -124,7 +123,7 @@ REMOVED_FROM_CAMPAIGN = (
 
 # The kinds of item the work page draws (`annotate.views.PAGES`) and the API serves: the work page,
 # its criteria's saves and its submission take these; everything else a pair's alone.
-WORK_KINDS = (Item.Kind.PAIR, Item.Kind.READING)
+WORK_KINDS = (Item.Kind.PAIR, Item.Kind.READING, Item.Kind.GROUP)
 
 # What a part of the pair page (a guess, a flag, a marked passage, a step's vote, the overall verdict)
 # says when it is asked of work on an item of another kind.
@@ -186,16 +185,29 @@ def campaign_design(*, campaign: Campaign) -> Design:
     """The campaign's shape, for the annotators it has now."""
     annotators = campaign_annotator_count(campaign=campaign)
     per_topic = campaign.pairs.filter(gold__isnull=True).order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+    noun = "pairs"
+    if not _asks_pairs(campaign):
+        # A rubric asking nothing of pairs hands out its readings or groups: those are the slots.
+        others = Item.objects.filter(campaign=campaign).exclude(kind=Item.Kind.PAIR)
+        if others.exists():
+            per_topic = others.order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+            noun = "groups of articles" if others.filter(kind=Item.Kind.GROUP).exists() else "single articles"
     calibration: dict[int, int] = {}
     for topic_id in Pair.objects.filter(pk__in=calibration_pair_ids(campaign=campaign)).values_list("topic_id", flat=True):
-        calibration[topic_id] = calibration.get(topic_id, 0) + 1
+        calibration[topic_id] = calibration.get(topic_id, 0) + 1 if noun == "pairs" else 0
     shape = sorted((n, calibration.get(topic_id, 0)) for topic_id, n in per_topic)
     return Design(
         pairs_by_topic=tuple(n for n, _ in shape),
         overlap=campaign.overlap,
         annotators=annotators,
         calibration_by_topic=tuple(c for _, c in shape) if calibration else (),
+        noun=noun,
     )
+
+
+def _asks_pairs(campaign: Campaign) -> bool:
+    """Whether the campaign's rubric has a criterion answered on a pair (else its pairs are a record only)."""
+    return any(on_pair(r) for r in Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).values_list("response", flat=True))
 
 
 # --- the annotation page -----------------------------------------------------------
@@ -309,8 +321,8 @@ def annotation_page(*, assignment: Assignment) -> dict:
     gaps: list[Gap] = []
     done = total = 0
     for criterion in Criterion.objects.filter(criterion_set_id=campaign.criterion_set_id).select_related("category").order_by("order"):
-        if one_article(criterion.response):
-            continue  # asked on the campaign's readings, one article alone
+        if not on_pair(criterion.response):
+            continue  # asked on the campaign's readings (one article alone) or groups
         block = blocks.get(criterion.category_id)
         if block is None:
             block = blocks[criterion.category_id] = CategoryBlock(criterion.category.key, criterion.category.name)
@@ -407,7 +419,7 @@ def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
         for winner, rationale, cannot, evidence, response in answers.values_list(
             "winner", "rationale", "cannot_judge", "evidence", "response"
         )
-        if not one_article(response)
+        if on_pair(response)
     ]
     done = sum(
         not criterion_problems(rules, winner=winner or "", rationale=rationale or "", evidence=evidence, cannot_judge=cannot)
@@ -564,15 +576,19 @@ def annotator_queue(*, user: User) -> list[dict]:
         if not can_annotate(campaign, user):
             continue
         mine = Assignment.objects.filter(pair__campaign=campaign, annotator=user)
-        readings = ReadingAssignment.objects.filter(pair__campaign=campaign, annotator=user)
+        # Work on the items that are not pairs: readings (one article alone) and groups (articles ranked).
+        readings = Assignment.every.filter(pair__campaign=campaign, annotator=user).exclude(pair__kind=Item.Kind.PAIR)
+        grouped = Item.objects.filter(campaign=campaign, kind=Item.Kind.GROUP).exists()
         rows.append(
             {
                 "campaign": campaign,
                 "submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
-                # The item in progress, a pair or else a reading (one article alone).
+                # The item in progress, a pair or else a reading or a group.
                 "active": mine.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first()
                 or readings.filter(status=Assignment.Status.ACTIVE).order_by("claimed_at").first(),
                 "submitted_readings": readings.filter(status=Assignment.Status.SUBMITTED).count(),
+                # What the items that are not pairs are called on the card, one and many.
+                "other_nouns": ("group of articles", "groups of articles") if grouped else ("single article", "single articles"),
                 "submitted_list": list(
                     mine.filter(status=Assignment.Status.SUBMITTED).select_related("pair__topic").order_by("-submitted_at")[:50]
                 ),

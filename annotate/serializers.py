@@ -105,7 +105,8 @@ class AssignmentSummarySerializer(serializers.Serializer):
 
 
 class ReadingSummarySerializer(serializers.Serializer):
-    """Work on one article alone (a reading) as a claim gives it: `kind` tells it from a pair's assignment."""
+    """Work on one article alone (a reading) or on a group of articles as a claim gives it: `kind` ("reading",
+    "group") tells it from a pair's assignment."""
 
     kind = serializers.SerializerMethodField()
     id = serializers.IntegerField()
@@ -116,7 +117,7 @@ class ReadingSummarySerializer(serializers.Serializer):
     submitted_at = serializers.DateTimeField(allow_null=True)
 
     def get_kind(self, assignment) -> str:
-        return "reading"
+        return assignment.pair.kind
 
     def get_campaign(self, assignment) -> dict:
         return {"id": assignment.pair.campaign_id, "name": assignment.pair.campaign.name}
@@ -132,6 +133,7 @@ def answer_row(row, category_key: str) -> dict:
         "choices": [value for value, _ in row.choices],
         "maximum": row.maximum,
         "value": row.value,
+        "articles": len(row.numbers) or 1,  # how many articles the answer is about (a ranking's k)
         "rationale": row.rationale,
         "saved_at": row.saved_at,
         "complete": not row.problems,

@@ -305,6 +305,8 @@ def parse_rubric(data: object, *, key: str, source: str) -> tuple[RubricRecord |
                 criteria=criteria,
             )
         )
+    if problem := protocols.group_size_problem([c.response for category in categories for c in category.criteria]):
+        problems.append(Problem(source, problem))
     if problems:
         return None, problems
     rubric = RubricRecord(

@@ -18,7 +18,7 @@ from common.decorators import staff_required
 # The work page of each kind of item: one URL (`work/<id>/`, its criteria's saves and its submission)
 # for every kind, drawn by the item's template. A kind missing here is refused (403) by
 # `selectors.assignment_for_user`, never drawn as another kind's page.
-PAGES = {Item.Kind.PAIR: "annotate/assignment.html", Item.Kind.READING: "annotate/reading.html"}
+PAGES = {Item.Kind.PAIR: "annotate/assignment.html", Item.Kind.READING: "annotate/reading.html", Item.Kind.GROUP: "annotate/reading.html"}
 WORK_KINDS = selectors.WORK_KINDS
 PAGE = PAGES[Item.Kind.PAIR]
 # A criterion's save status, drawn on every work page and sent back alone after a save (htmx).
@@ -125,7 +125,7 @@ def claim_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def _page(request, assignment, *, status=200, errors=None, show_gaps=False, refused_submit=False):
     """The whole work page of the assignment's item; after a refused submission (`show_gaps`) it lists
     what is missing, by criterion text."""
-    if assignment.pair.kind == Item.Kind.READING:
+    if assignment.pair.kind != Item.Kind.PAIR:
         context = reading_selectors.reading_page(assignment=assignment)
     else:
         context = selectors.annotation_page(assignment=assignment)
@@ -159,7 +159,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
     assignment = selectors.assignment_for_user(assignment_id=assignment_id, user=request.user, with_articles=False, kinds=WORK_KINDS)
     campaign = assignment.pair.campaign
     criterion = get_object_or_404(Criterion, criterion_set_id=campaign.criterion_set_id, key=criterion_key)
-    reading = assignment.pair.kind == Item.Kind.READING
+    reading = assignment.pair.kind != Item.Kind.PAIR
     given = {"value": request.POST.get("value")} if reading else {"position": request.POST.get("position")}
     if "acceptable_given" in request.POST:
         # Where the form holds the boxes of also-acceptable verdicts (none ticked sends none).
@@ -175,7 +175,7 @@ def label_save(request: HttpRequest, assignment_id: int, criterion_key: str) -> 
     if request.htmx:
         if reading:
             done, total = reading_selectors.reading_progress(assignment=assignment)
-            state = reading_selectors.criterion_row(criterion, saved if saved.pk else None, Rules.of(campaign)).state
+            state = reading_selectors.criterion_row(criterion, saved if saved.pk else None, Rules.of(campaign), assignment.order).state
         else:
             done, total = selectors.assignment_progress(assignment=assignment)
             state = selectors.label_state(campaign=campaign, label=saved)

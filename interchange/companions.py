@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from annotate.answers import one_article
+from annotate.answers import on_pair
 from annotate.models import Assignment, Span
 from annotate.services.answers import (
     imported_comment_problems,
@@ -118,7 +118,7 @@ def spans_check(context: Context, rows_file: RowsFile, plans: dict) -> tuple[lis
         criterion = None
         if values["criterion"]:
             criterion = context.criteria.get(values["criterion"])
-            if criterion is None or one_article(criterion.response):
+            if criterion is None or not on_pair(criterion.response):
                 errors.append(f"criterion '{values['criterion']}' is not a criterion of {context.campaign.criterion_set} asked on a pair")
                 criterion = None
         created_at = time_field(values, "created_at", errors, required=True)

@@ -111,8 +111,9 @@ def label_rows(campaign: Campaign) -> list[dict]:
             **({ACCEPTABLE_COLUMN: SET_SEPARATOR.join(system_of(side, *_systems(assignment)) for side in acceptable_set(label.winner, label.acceptable))}
                if sets and label.winner else {}),
         })  # fmt: skip
-    # One-article answers (readings) follow each kind's pairwise rows; a campaign without them exports as before.
-    if not campaign.readings.exists():
+    # Answers given as values (on readings and groups) follow each kind's pairwise rows; a campaign without
+    # them exports as before.
+    if not campaign.items.exclude(kind=Item.Kind.PAIR).exists():
         return rows + judge_label_rows(campaign)
     return rows + reading_label_rows(campaign) + judge_label_rows(campaign) + judge_reading_rows(campaign)
 

@@ -15,6 +15,7 @@ judges' rows become units of a reading with their answers, through the one impor
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -62,6 +63,10 @@ class ReadingsWritten:
     judge_answers: dict[str, JudgeAnswersTally] = field(default_factory=dict)
 
 
+# A ranking's response cell (`responses.response_cell`): its rows are refused, each with why.
+RANKING_CELL = re.compile(r"ranking\s+\d{1,2}(\+ties)?")
+
+
 def _criterion(context: Context, values: dict[str, str], errors: list[str]) -> Criterion | None:
     criterion = context.criterion(values["criterion"], errors)
     try:
@@ -98,6 +103,10 @@ def reading_row_check(context: Context, line: int, values: dict[str, str], plans
     """Adds a one-article row to its plan, or its problems to `bad` as (line, message)."""
     errors: list[str] = []
     judge = values.get("rater_kind") == JUDGE
+    if RANKING_CELL.fullmatch(" ".join(values["response"].split()).lower()):
+        # Exported (each ranking by system key), never half-read: the import of groups is not built.
+        bad.append((line, f"response '{values['response']}': rankings of several articles are exported but not imported yet"))
+        return
     found = context.resolve_article(values, errors)
     criterion = _criterion(context, values, errors)
     if any(values[column] for column in PAIR_COLUMNS):

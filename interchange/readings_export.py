@@ -1,46 +1,74 @@
-"""Reads for the export: a campaign's answers about one article alone, as rows of the long format.
+"""Reads for the export: a campaign's answers given as values, on readings (one article alone) and on
+groups (k articles ranked), as rows of the long format.
 
-Human answers (`annotate.Answer`, non-empty) and judges' answers on readings (`JudgeVerdict.answer`
-of a reading's unit; an error row for a unit in error) with `response` (`responses.response_cell`),
-`system` (the article's) and `answer` (as stored); the pair columns stay empty. Ordered by topic,
-system, rater and criterion, independent of the campaign's shuffled order.
+Human answers (non-empty) and judges' answers (`JudgeVerdict.answer` of a reading's or a group's unit;
+an error row for a unit in error) with `response` (`responses.response_cell`), `system` (a reading's
+article's; empty for a group, whose answer names its systems) and `answer` (as stored; a group's
+ranking by system key, best first: `atlas_agent > wikipedia = scribe`); the pair columns stay empty.
+Ordered by topic, system, rater and criterion, independent of the campaign's shuffled order.
 """
 
 from __future__ import annotations
 
-from annotate.models import Answer, Campaign, Criterion, Item, article_texts
+import protocols
+from annotate.models import Campaign, Criterion, Item, ItemArticle, Label, article_texts
 from interchange.formats import EMPHASIS_COLUMN, HUMAN, JUDGE, REMOVED_COLUMN, iso
 from interchange.responses import response_cell
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
+from protocols import order as orders
 
 EMPTY_PAIR = {"left_system": "", "right_system": "", "winner_system": ""}
 
 
+VALUE_KINDS = (Item.Kind.READING, Item.Kind.GROUP)
+
+
+def _group_systems(campaign: Campaign) -> dict[int, dict[str, str]]:
+    """Each group of the campaign: {slot letter: system key}."""
+    out: dict[int, dict[str, str]] = {}
+    rows = ItemArticle.objects.filter(item__campaign=campaign, item__kind=Item.Kind.GROUP).values_list(
+        "item_id", "slot", "article__system__key"
+    )
+    for item_id, slot, system in rows:
+        out.setdefault(item_id, {})[orders.SLOTS[slot]] = system
+    return out
+
+
+def _cells(item: Item, criterion: Criterion, stored: str, groups: dict[int, dict[str, str]]) -> tuple[str, str]:
+    """(system, answer) of one answer: a reading's article's system and the answer as stored, or, for a
+    group, no system and the answer naming its systems (`named_answer` of its protocol)."""
+    if item.kind != Item.Kind.GROUP:
+        return item.article_a.system.key, stored
+    return "", protocols.for_criterion(criterion.response).named_answer(stored, groups[item.pk]) if stored else ""
+
+
 def reading_label_rows(campaign: Campaign) -> list[dict]:
-    """Every human answer about one article that is not empty."""
+    """Every human answer given as a value (on a reading or a group) that is not empty."""
+    groups = _group_systems(campaign)
     answers = (
-        Answer.objects.filter(assignment__pair__campaign=campaign)
+        Label.every.filter(assignment__pair__campaign=campaign, assignment__pair__kind__in=VALUE_KINDS, assignment__repeat_of__isnull=True)
         .exclude(value="")
         .select_related("criterion", "assignment__annotator", "assignment__pair__topic", "assignment__pair__article_a__system")
         .defer(*article_texts("assignment__pair__article_a"))
     )
     removed = set(campaign.removed_annotators.values_list("pk", flat=True))
 
-    def order(answer: Answer) -> tuple:
+    def order(answer: Label) -> tuple:
         reading = answer.assignment.pair
-        return (reading.topic.title, reading.topic_id, reading.article_a.system.key, answer.assignment.annotator.username,
-                answer.criterion.order, answer.criterion.key)  # fmt: skip
+        return (reading.topic.title, reading.topic_id, _cells(reading, answer.criterion, "", groups)[0], reading.pk,
+                answer.assignment.annotator.username, answer.criterion.order, answer.criterion.key)  # fmt: skip
 
     rows = []
     for answer in sorted(answers, key=order):
         assignment = answer.assignment
         reading = assignment.pair
+        system, value = _cells(reading, answer.criterion, answer.value, groups)
         rows.append({
             "campaign": campaign.name, "topic": reading.topic.title, "criterion": answer.criterion.key, "rater_kind": HUMAN,
             "rater": assignment.annotator.username, **EMPTY_PAIR, "rationale": answer.rationale,
             "started_at": iso(assignment.first_opened_at or assignment.claimed_at), "saved_at": iso(answer.saved_at),
             REMOVED_COLUMN: assignment.annotator_id in removed, EMPHASIS_COLUMN: campaign.neutral_emphasis,
-            "response": response_cell(answer.criterion.response), "system": reading.article_a.system.key, "answer": answer.value,
+            "response": response_cell(answer.criterion.response), "system": system, "answer": value,
         })  # fmt: skip
     return rows
 
@@ -80,9 +108,10 @@ def unit_results(units: list[JudgeUnit]) -> tuple[dict[int, dict[int, JudgeVerdi
 
 
 def judge_reading_rows(campaign: Campaign) -> list[dict]:
-    """An answer or an error row for every criterion of every finished judge unit of a reading."""
+    """An answer or an error row for every criterion of every finished judge unit of a reading or a group."""
+    groups = _group_systems(campaign)
     units = list(
-        JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind=Item.Kind.READING)
+        JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind__in=VALUE_KINDS)
         .exclude(status=JudgeUnit.Status.PENDING)
         .select_related("judge", "pair__topic", "pair__article_a__system")
         .defer(*article_texts("pair__article_a"))
@@ -97,21 +126,26 @@ def judge_reading_rows(campaign: Campaign) -> list[dict]:
             by_category.setdefault(criterion.category_id, []).append(criterion)
     by_id = {c.id: c for c in criteria}
     rows = []
-    for unit in sorted(units, key=lambda u: (u.reading.topic.title, u.reading.topic_id, u.reading.article_a.system.key, u.judge.name)):
-        reading = unit.reading
+
+    def order(unit: JudgeUnit) -> tuple:
+        return (unit.pair.topic.title, unit.pair.topic_id, "" if unit.pair.kind == Item.Kind.GROUP else unit.pair.article_a.system.key,
+                unit.pair_id, unit.judge.name)  # fmt: skip
+
+    for unit in sorted(units, key=order):
+        reading = unit.pair
         head = {
             "campaign": campaign.name, "topic": reading.topic.title, "rater_kind": JUDGE, "rater": unit.judge.name, **EMPTY_PAIR,
             "started_at": "", "saved_at": iso(unit.updated_at), "model": unit.judge.model, "position": "",
-            "system": reading.article_a.system.key,
         }  # fmt: skip
         found = verdicts.get(unit.id, {})
         for criterion in [by_id[unit.criterion_id]] if unit.criterion_id else by_category.get(unit.category_id, []):
             verdict = found.get(criterion.id)
             cell = response_cell(criterion.response)
             if verdict is not None:
-                rows.append({**head, "criterion": criterion.key, "rationale": verdict.rationale, **call_columns(verdict.call),
-                             "error": "", "response": cell, "answer": verdict.answer, "confidence": verdict.confidence})  # fmt: skip
+                system, value = _cells(reading, criterion, verdict.answer, groups)
+                rows.append({**head, "criterion": criterion.key, "rationale": verdict.rationale, **call_columns(verdict.call), "system": system,
+                             "error": "", "response": cell, "answer": value, "confidence": verdict.confidence})  # fmt: skip
             elif unit.status == JudgeUnit.Status.ERROR:
                 rows.append({**head, "criterion": criterion.key, "rationale": "", **call_columns(last_calls.get(unit.id)),
-                             "error": unit.error or "error", "response": cell, "answer": ""})  # fmt: skip
+                             "system": _cells(reading, criterion, "", groups)[0], "error": unit.error or "error", "response": cell, "answer": ""})  # fmt: skip
     return rows

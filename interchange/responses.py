@@ -10,7 +10,9 @@ Empty for a pairwise row. Otherwise one of:
 * ``text``: a free-text answer (stored and exported, in no statistic);
 * ``nominal: Yes | Partially | No``: one class of a list, the classes in order between ``|``
   (``nominal`` alone is read for a criterion the rubric already has); ``nominal+na: ...`` and
-  ``nominal+na-class: ...`` add the "not applicable" answer ``na``, skipped or a class.
+  ``nominal+na-class: ...`` add the "not applicable" answer ``na``, skipped or a class;
+* ``ranking 4`` or ``ranking 4+ties``: a ranking of k articles (here 4), ties allowed or not; its
+  answer names the systems best first (``atlas_agent > wikipedia = scribe``).
 
 Exports write the criterion's cell (`response_cell`); imports read it (`response_read`) to check
 a row against its criterion, or to make the criterion of a rubric that grows from its labels.
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from protocols import checklist, count, nominal, rating, text
+from protocols import checklist, count, nominal, ranking, rating, text
 from protocols.one_article import NA_CLASS, NA_SKIP
 
 ONE_ARTICLE = (checklist.NAME, rating.NAME, count.NAME, nominal.NAME, text.NAME)
@@ -30,11 +32,12 @@ NA_SUFFIX = {NA_SKIP: "+na", NA_CLASS: "+na-class"}
 WITH_NA_CLASS = checklist.NAME + NA_SUFFIX[NA_CLASS]
 _NOMINAL = re.compile(r"nominal(\+na|\+na-class)?\s*:(.*)", re.IGNORECASE | re.DOTALL)
 _RATING = re.compile(r"rating\s+(-?\d{1,12})\s*-\s*(-?\d{1,12})")
+_RANKING = re.compile(r"ranking\s+(\d{1,2})(\+ties)?")
 # The longest response cell read: a nominal criterion's classes at their longest, between separators.
 MAX_CELL = nominal.MAX_CLASSES * (nominal.MAX_NAME + 3) + 32
 FORMS = (
     f"{checklist.NAME}, {WITH_NA}, {WITH_NA_CLASS}, rating <lowest>-<highest> (e.g. rating 1-5), {count.NAME}, {text.NAME}, "
-    "nominal: <class> | <class> | ... (or nominal+na: / nominal+na-class:)"
+    "nominal: <class> | <class> | ... (or nominal+na: / nominal+na-class:), ranking <k> (or ranking <k>+ties)"
 )
 
 
@@ -57,6 +60,8 @@ def response_cell(response: dict | None) -> str:
     if name == rating.NAME:
         lowest, highest = rating.scale(response)
         return f"rating {lowest}-{highest}"
+    if (response or {}).get("type") == ranking.NAME:
+        return f"{ranking.NAME} {ranking.article_count(response)}" + ("+ties" if ranking.allows_ties(response) else "")
     return name
 
 
@@ -92,6 +97,11 @@ def response_read(cell: str) -> tuple[str, dict | None]:
         if problems:
             raise ValueError(f"response '{cell}': {'; '.join(problems)}")
         return rating.NAME, response
+    if match := _RANKING.fullmatch(text):
+        response, problems = ranking.read_response({"type": ranking.NAME, "articles": int(match[1]), "ties": bool(match[2])})
+        if problems:
+            raise ValueError(f"response '{cell}': {'; '.join(problems)}")
+        return ranking.NAME, response
     raise ValueError(f"unknown response type '{cell}' (one of: {FORMS}; empty for a pairwise row)")
 
 

@@ -586,7 +586,10 @@ class _BatchRun:
             criteria = tuple(c for c in everything if one_article(c) == reading and judged(c))
             protocol = criterion_protocol(criteria[0]) if reading and criteria else self.plan.campaign.protocol
             item = None if reading else unit.pair
-            plan = UnitPlan(item, unit.category, criteria, unit.criterion, unit.a_first, reading=unit.reading, protocol=protocol)
+            shown = unit.order if len(unit.order) > 2 else ""  # a group's unit keeps the order its call showed
+            plan = UnitPlan(
+                item, unit.category, criteria, unit.criterion, unit.a_first, reading=unit.reading, protocol=protocol, shown=shown
+            )
             job = self.jobs[unit_id] = Job(plan=plan, unit_id=unit_id)
             self.outside.add(unit_id)
         return job

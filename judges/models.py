@@ -1,6 +1,8 @@
 from decimal import Decimal
 
 from django.db import models
+from django.db.models.functions import Length
+from django.db.models.lookups import GreaterThan
 
 from annotate.models import ArticleStep, Campaign, Category, Criterion, Item, validate_name
 from common.names import NAME_MAX_LENGTH
@@ -244,9 +246,12 @@ class JudgeUnit(models.Model):
                 | models.Q(question="verdicts", category__isnull=False, guess="", step__isnull=True),
                 name="judgeunit_question_shape",
             ),
-            # While `a_first` stays beside `order` (issue 38), the two say one thing.
+            # While `a_first` stays beside `order` (issue 38), the two say one thing (a group's order
+            # is of three slots or more).
             models.CheckConstraint(
-                condition=models.Q(a_first=True, order__in=("ab", "a")) | models.Q(a_first=False, order="ba"),
+                condition=models.Q(a_first=True, order__in=("ab", "a"))
+                | models.Q(a_first=False, order="ba")
+                | models.Q(GreaterThan(Length("order"), 2)),
                 name="judgeunit_order_agrees",
             ),
         ]
@@ -254,12 +259,13 @@ class JudgeUnit(models.Model):
     # A unit of a reading shows its one article: order "a" (the database holds order and a_first to one meaning).
     @property
     def reading(self) -> Item | None:
-        """The unit's item when it is a reading (one article alone), else None."""
-        return self.pair if self.order == "a" else None
+        """The unit's item when it is not a pair (a reading, one article alone; a group, three or more),
+        else None: the units whose verdicts are answers (`JudgeVerdict.answer`), not winners."""
+        return self.pair if len(self.order) != 2 else None
 
     @property
     def reading_id(self) -> int | None:
-        return self.pair_id if self.order == "a" else None
+        return self.pair_id if len(self.order) != 2 else None
 
 
 class JudgeBatch(models.Model):

@@ -32,7 +32,8 @@ from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 import protocols
-from annotate.models import Article, ArticleStep, Campaign, Category, Criterion, Item, Pair, Reading
+from annotate.kinds import criterion_kind
+from annotate.models import Article, ArticleStep, Campaign, Category, Criterion, Item, Pair
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
 from judges.pricing import batch_prices, token_cost
 from judges.wire import cache_endpoint, estimate_completion_tokens, estimate_prompt_tokens, request_hashes
@@ -54,9 +55,10 @@ class UnitPlan:
     criteria: tuple[Criterion, ...]
     criterion: Criterion | None
     a_first: bool
-    reading: Reading | None = None  # set instead of `pair` for a unit of one-article criteria
+    reading: Item | None = None  # set instead of `pair` for a unit of a reading (one article) or a group
     protocol: str = protocols.DEFAULT  # what the unit is asked with: the campaign's, or its criteria's
     step: ArticleStep | None = None  # a step question's step
+    shown: str = ""  # a group's unit: its slots in the order drawn for the call (`group_order_drawn`)
 
     @property
     def key(self) -> tuple[int | None, int | None, int | None, int | None, bool, int | None]:
@@ -71,7 +73,10 @@ class UnitPlan:
 
     @property
     def order(self) -> str:
-        """The item's slots in the order the unit shows them (protocols.order): "a" for a reading."""
+        """The item's slots in the order the unit shows them (protocols.order): "a" for a reading, the
+        drawn order for a group."""
+        if self.shown:
+            return self.shown
         return "a" if self.reading else orders.of_a_first(self.a_first)
 
     @property
@@ -102,8 +107,9 @@ def criterion_protocol(criterion: Criterion) -> str:
 
 
 def one_article(criterion: Criterion) -> bool:
-    """Whether a criterion is asked about one article (a reading) rather than a pair."""
-    return protocols.for_criterion(criterion.response).ARTICLES == 1
+    """Whether a criterion is asked about an item that is not a pair: one article (a reading) or a
+    group of three or more (a ranking's); its units' verdicts are answers, not winners."""
+    return protocols.arity(criterion.response) != 2
 
 
 def judged(criterion: Criterion) -> bool:
@@ -150,6 +156,17 @@ class RunPlan:
                 structured=self.judge.structured_output,
             )
         specs = [CriterionSpec(key=c.key, text=c.text, response=c.response) for c in unit.criteria]
+        if unit.reading is not None and unit.reading.kind == Item.Kind.GROUP:
+            # The articles as the page shows them, numbered in the order drawn for this call.
+            held = unit.reading.held
+            return protocols.get(unit.protocol).build_request(
+                topic=unit.reading.topic.title,
+                articles=[self.texts[held[orders.SLOTS.index(slot)]] for slot in unit.order],
+                category=unit.category.name,
+                category_description=unit.category.description,
+                criteria=specs,
+                structured=self.judge.structured_output,
+            )
         if unit.reading is not None:
             # The article as the pair page shows it (its cleaned display text), alone.
             return protocols.get(unit.protocol).build_request(
@@ -248,25 +265,47 @@ def campaign_pairs(*, campaign: Campaign, limit: int | None = None) -> list[Pair
     return list(pairs[:limit] if limit is not None else pairs)
 
 
-def campaign_readings(*, campaign: Campaign, pairs: list[Pair]) -> list[Reading]:
-    """The campaign's readings of the articles of `pairs` (all its pairs, or the first `limit`)."""
+def campaign_readings(*, campaign: Campaign, pairs: list[Pair]) -> list[Item]:
+    """The campaign's readings and groups whose articles are all among those of `pairs` (all its pairs,
+    or the first `limit`), each with `held`: its articles' ids in slot order."""
     article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
-    readings = Reading.objects.filter(campaign=campaign).select_related("topic").order_by("order", "id")
-    return [reading for reading in readings if reading.article_a_id in article_ids]
+    items = (
+        Item.objects.filter(campaign=campaign, kind__in=(Item.Kind.READING, Item.Kind.GROUP))
+        .select_related("topic")
+        .prefetch_related("slots")
+        .order_by("order", "id")
+    )
+    kept = []
+    for item in items:
+        item.held = [slot.article_id for slot in sorted(item.slots.all(), key=lambda slot: slot.slot)]
+        if set(item.held) <= article_ids:
+            kept.append(item)
+    return kept
 
 
-def reading_groups(criteria: tuple[Criterion, ...], mode: str) -> list[tuple[tuple[Criterion, ...], Criterion | None, str]]:
-    """How a category's one-article criteria are asked about a reading: (criteria, the unit's
-    criterion or None, protocol) per unit. Category mode asks them in one call when they share a
-    protocol, else one criterion per call (the unit key allows one category-wide unit per reading)."""
-    mine = [c for c in criteria if one_article(c) and judged(c)]
+def group_order_drawn(*, seed: int, item_id: int, category_key: str, k: int) -> str:
+    """The order a group's k articles are shown in on one call, drawn from (seed, item, category) so
+    that reruns draw the same, and stored on the unit."""
+    letters = list(orders.natural(k))
+    random.Random(f"{seed}:group:{item_id}:{category_key}").shuffle(letters)
+    return "".join(letters)
+
+
+def reading_groups(
+    criteria: tuple[Criterion, ...], mode: str, *, kind: str = Item.Kind.READING
+) -> list[tuple[tuple[Criterion, ...], Criterion | None, str]]:
+    """How a category's criteria asked on an item of `kind` (a reading's one-article criteria, a group's
+    rankings) are asked about it: (criteria, the unit's criterion or None, protocol) per unit. Category
+    mode asks them in one call when they share a protocol, else one criterion per call (the unit key
+    allows one category-wide unit per item)."""
+    mine = [c for c in criteria if criterion_kind(c.response) == kind and judged(c)]
     names = {criterion_protocol(c) for c in mine}
     if mode == Judge.Mode.CATEGORY and len(names) == 1:
         return [(tuple(mine), None, names.pop())]
     return [((c,), c, criterion_protocol(c)) for c in mine]
 
 
-def stored_units(*, judge: Judge, pairs: list[Pair], readings: list[Reading]) -> dict[tuple, JudgeUnit]:
+def stored_units(*, judge: Judge, pairs: list[Pair], readings: list[Item]) -> dict[tuple, JudgeUnit]:
     """The judge's stored units of these pairs and readings, by `stored_key`."""
     units = list(JudgeUnit.objects.filter(judge=judge, pair__in=[*pairs, *readings]))
     return {stored_key(u): u for u in units}
@@ -308,8 +347,8 @@ def run_plan(
     paired = [(category, criteria) for category, criteria in paired if criteria]
     for pair in pairs:
         for category, criteria in paired:
-            orders = (True, False) if swap else (a_first_drawn(seed=seed, pair_id=pair.pk, category_key=category.key),)
-            for a_first in orders:
+            firsts = (True, False) if swap else (a_first_drawn(seed=seed, pair_id=pair.pk, category_key=category.key),)
+            for a_first in firsts:
                 if judge.mode == Judge.Mode.CRITERION:
                     units += [UnitPlan(pair, category, (c,), c, a_first, protocol=campaign.protocol) for c in criteria]
                 else:
@@ -325,8 +364,13 @@ def run_plan(
         readings = campaign_readings(campaign=campaign, pairs=pairs)
     for reading in readings:
         for category, everything in categories:
-            for criteria, criterion, protocol in reading_groups(everything, judge.mode):
-                units.append(UnitPlan(None, category, criteria, criterion, True, reading=reading, protocol=protocol))
+            for criteria, criterion, protocol in reading_groups(everything, judge.mode, kind=reading.kind):
+                shown = "a"
+                if reading.kind == Item.Kind.GROUP:
+                    shown = group_order_drawn(seed=seed, item_id=reading.pk, category_key=category.key, k=len(reading.held))
+                units.append(
+                    UnitPlan(None, category, criteria, criterion, orders.a_first(shown), reading=reading, protocol=protocol, shown=shown)
+                )
     article_ids = {a for p in pairs for a in (p.article_a_id, p.article_b_id)}
     texts = dict(Article.objects.filter(pk__in=article_ids).values_list("pk", "display_markdown"))
     stored = stored_units(judge=judge, pairs=pairs, readings=readings)

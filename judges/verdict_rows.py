@@ -1,8 +1,9 @@
 """The verdict rows of finished units, and their insert (the engine's hot path).
 
 A pair's unit gives each criterion's winner by side (a/b/tie, the position the judge named undone
-with the order it was shown); a reading's unit (one article) gives each criterion's answer in its
-protocol's stored form (`JudgeVerdict.answer`), with no winner. Confidences and samples are
+with the order it was shown); a reading's unit (one article) or a group's gives each criterion's answer
+in its protocol's stored form (`JudgeVerdict.answer`; a ranking's by slot, undone with the order the
+call showed), with no winner. Confidences and samples are
 pairwise only (`judges.confidence`): a reading's verdicts carry none.
 """
 
@@ -28,7 +29,7 @@ def verdict_rows(done: list, valid_calls: dict) -> list[tuple]:
         protocol = protocols.get(unit.protocol)
         if unit.reading is not None:
             rows += [
-                (job.unit_id, call_id, by_key[key], "", protocol.stored_answer(answer), reason, None, "")
+                (job.unit_id, call_id, by_key[key], "", protocol.stored_answer(answer, order=unit.order), reason, None, "")
                 for key, (answer, reason) in outcome.verdicts.items()
             ]
             continue

@@ -15,13 +15,11 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
-from protocols import checklist, count, nominal, pairwise, ranking, rating, step_vote, text
+from protocols import checklist, count, nominal, order, pairwise, ranking, rating, step_vote, text
 from protocols.base import REQUIRED, JudgeRequest
 from protocols.pairwise import guess
 
 DEFAULT = pairwise.NAME
-# The ranking of k articles is registered so that a rubric naming it is told why it cannot be held yet
-# (items of more than two articles come with issue 38's next steps), not that it does not exist.
 REGISTRY: dict[str, ModuleType] = {module.NAME: module for module in (pairwise, checklist, rating, count, nominal, text, ranking)}
 # What a campaign's `protocol` may be: the protocol of its rubric's pairwise criteria. The
 # one-article protocols are named per criterion (`Criterion.response`), not per campaign: a
@@ -41,10 +39,10 @@ def problem(name: object) -> str | None:
     return f"protocol '{name}' is not one of: {', '.join(NAMES)}"
 
 
-# The items the apps can show, store and hand to judges today: one article (a reading) or two (a pair).
-# A protocol of any other arity is refused wherever it is named (a rubric's import first), never
-# routed to the nearest shape: an item of three articles asked as a pair would be a silent error.
-ITEM_ARTICLES = (1, 2)
+# The items the apps can show, store and hand to judges: one article (a reading), two (a pair), or three
+# to six (a group, `order.MAX_ARTICLES`). A protocol of any other arity is refused wherever it is
+# named (a rubric's import first), never routed to the nearest shape.
+ITEM_ARTICLES = tuple(range(1, order.MAX_ARTICLES + 1))
 
 
 def registered_problem(name: object) -> str | None:
@@ -66,8 +64,7 @@ def _contract_problem(name: str, module: ModuleType) -> str | None:
         return f"protocol '{name}' is incomplete: it asks about {held[0]} to {held[-1]} articles but does not define article_count"
     if not held or not set(held) & set(ITEM_ARTICLES):
         asked = repr(module.ARTICLES) if len(held) <= 1 else f"{held[0]} to {held[-1]}"
-        shapes = " or ".join(str(n) for n in ITEM_ARTICLES)
-        return f"protocol '{name}' asks about {asked} articles at once; items here hold {shapes}"
+        return f"protocol '{name}' asks about {asked} articles at once; items here hold {ITEM_ARTICLES[0]} to {ITEM_ARTICLES[-1]}"
     return None
 
 
@@ -88,6 +85,23 @@ def arity(response: dict | None) -> int:
     module = for_criterion(response)
     held = arities(module)
     return held[0] if len(held) == 1 else module.article_count(response)
+
+
+def group_sizes(responses) -> list[int]:
+    """The numbers of articles, three or more, that criteria of these responses ask about at once,
+    smallest first: each is a group of articles shown together."""
+    return sorted({n for response in responses if (n := arity(response)) > 2})
+
+
+def group_size_problem(responses) -> str | None:
+    """Why one rubric cannot hold criteria of these responses, or None: those asking about three
+    articles or more must all ask about the same number, since they are answered on the same groups."""
+    if len(sizes := group_sizes(responses)) > 1:
+        return (
+            "criteria asking about three articles or more must all ask about the same number, since they are "
+            f"answered on the same groups of articles; this rubric asks about {' and '.join(map(str, sizes))}"
+        )
+    return None
 
 
 def get(name: str) -> ModuleType:

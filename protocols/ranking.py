@@ -130,9 +130,20 @@ stored_overall = shown_overall = as_given
 overall_problems = no_overall(NAME)
 
 
+def named_answer(stored: str, systems: dict[str, str]) -> str:
+    """A stored ranking as a labels file gives it, each slot named by its system (`systems`, slot -> key):
+    "b>a=c" is "atlas_agent > wikipedia = scribe"."""
+    return f" {BETTER} ".join(f" {TIED} ".join(systems[slot] for slot in group) for group in groups_of(stored))
+
+
 def metric_outcome(stored: str, **_context) -> tuple[tuple[str, ...], ...]:
     """The ranking's groups of slots, best first: the calibration's adapter names their systems."""
     return groups_of(stored)
+
+
+def metric_table(response: dict | None) -> None:
+    """No table of the one-article metrics: a ranking's answers go to the orderings' statistics."""
+    return None
 
 
 def _check(criteria: list[CriterionSpec], count: int) -> None:

@@ -233,7 +233,9 @@
       return;
     }
     if (here && here.dataset.protocol) {
-      const box = here.dataset.protocol === "count" ? here.querySelector("input[name=value]:not([type=radio])") : null;
+      // A count or a ranking is typed: its first digit goes to its box, the rest is typed there.
+      const typed = here.dataset.protocol === "count" || here.dataset.protocol === "ranking";
+      const box = typed ? here.querySelector("input[name=value]:not([type=radio])") : null;
       if (box && /^[0-9]$/.test(event.key)) {
         box.value = event.key;
         box.dispatchEvent(new Event("input", { bubbles: true }));

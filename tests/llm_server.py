@@ -34,10 +34,11 @@ user_message)}``, by default ``default_guess`` (the longer article is the refere
 "second"; "unknown" when they are as long); a test sets ``guess_policy`` to answer what it needs.
 ``guess_requests`` counts the guess requests answered.
 
-One-article protocols (checklist, rating, count, nominal): a request whose JSON schema is named after one
-of them is answered ``{"answers": [{"criterion", "reason", "answer"}]}``, each answer a value the
-schema allows, or ``one_article_policy(key, user_message)`` when that is set (None leaves the
-answer out), so tests can send what a bad model would.
+One-article protocols (checklist, rating, count, nominal) and the ranking: a request whose JSON schema is
+named after one of them is answered ``{"answers": [{"criterion", "reason", "answer"}]}``, each answer a
+value the schema allows (a ranking's: every article number once, one per place, in an order drawn from
+the key and the message), or ``one_article_policy(key, user_message)`` when that is set (None leaves
+the answer out), so tests can send what a bad model would.
 
 Faults (``script``), consumed one per request in arrival order:
 ``"500"``, ``"400"`` (a bad request that names no parameter), ``("429", seconds)`` (with ``Retry-After``
@@ -107,6 +108,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import random
 import threading
 import time
 from collections import deque
@@ -141,8 +143,9 @@ __all__ = [
 FAULTS = ("500", "400", "429", "timeout", "truncated", "wrong_count", "bad_winner", "not_json", "no_choices")
 MODEL_ID = "fake-judge"
 BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
-# The schema names of the one-article protocols (protocols/one_article.py), answered as {"answers": [...]}.
-ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count", "nominal")
+# The schema names of the protocols whose replies are answers (protocols/one_article.py's, and the
+# ranking's), answered as {"answers": [...]}.
+ONE_ARTICLE_SCHEMAS = ("checklist", "rating", "count", "nominal", "ranking")
 
 
 class _Server(ThreadingHTTPServer):
@@ -400,6 +403,10 @@ class FakeLLM(BatchAPI):
             item = {"criterion": key, "reason": f"Fake reason for {key}."}
             if self.one_article_policy is not None:
                 value = self.one_article_policy(key, user_message)
+            elif allowed.get("type") == "array":  # a ranking: the article numbers, one per place, in a drawn order
+                numbers = list(allowed["items"]["items"]["enum"])
+                random.Random(f"{key}\0{user_message[:200]}").shuffle(numbers)
+                value = [[n] for n in numbers]
             else:
                 digest = hashlib.sha256(f"{key}\0{user_message[:200]}".encode("utf-8")).digest()[0]
                 choices = allowed.get("enum") or list(range(allowed.get("minimum", 0), allowed.get("minimum", 0) + 4))

@@ -11,7 +11,9 @@ read whole, migrated forward over the step and back again.
 * Fourth step (annotate 0038): answers about one article become labels with a value; a label's id is
   kept, an answer's is not (it is found again by its assignment and criterion both ways).
 * Fifth step (judges 0016): a judge's unit of a reading names its item in `pair`, as a pair's does, and
-  the `reading` column goes; ids are kept."""
+  the `reading` column goes; ids are kept.
+* Sixth step (annotate 0039, judges 0017): items of three to six articles (kind `group`) and orders of
+  three slots or more; constraints only, so every row stays as it is, ids and all."""
 
 import io
 import json
@@ -34,6 +36,7 @@ FIRST = [("annotate", "0034_items_and_orders"), ("judges", "0014_items_and_order
 SECOND = [("annotate", "0036_reading_table_dropped"), ("judges", "0015_readings_are_items")]
 THIRD = [("annotate", "0037_reading_assignments_are_assignments")]
 FOURTH = [("annotate", "0038_answers_are_labels"), ("judges", "0015_readings_are_items")]
+FIFTH = [("annotate", "0038_answers_are_labels"), ("judges", "0016_reading_units_on_their_item")]
 # One criterion per one-article protocol, and a value each accepts.
 PROTOCOLS = {
     "checklist": ({"type": "checklist"}, "yes"),
@@ -348,6 +351,23 @@ def test_it_keeps_every_row_through_the_reading_units_naming_their_item_and_back
     assert_unchanged(before, old_columns, besides={"judges_judgeunit"})
 
     migrate_to(FOURTH)
+
+    assert_same_schema(old_tables, old_columns)
+    assert rows(old_tables, only=old_columns) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_every_row_through_the_groups_arriving_and_back(full_database):
+    migrate_to(FIFTH)
+    old_tables, old_columns, before = everything_now()
+    assert before["annotate_item"] and before["judges_judgeunit"] and before["annotate_label"]
+
+    migrate_to(None)
+
+    assert_same_schema(old_tables, old_columns)
+    assert rows(old_tables, only=old_columns) == before
+
+    migrate_to(FIFTH)
 
     assert_same_schema(old_tables, old_columns)
     assert rows(old_tables, only=old_columns) == before

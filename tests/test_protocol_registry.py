@@ -35,16 +35,16 @@ def rubric_asking(tmp_path, kind):
     return path
 
 
-@pytest.mark.parametrize("articles", [3, 0, "2"])
+@pytest.mark.parametrize("articles", [7, 0, "2"])
 def test_it_refuses_a_rubric_naming_a_protocol_of_an_arity_no_item_has(tmp_path, monkeypatch, articles):
     register(monkeypatch, "rank3", ARTICLES=articles)
 
     result = run("import_criteria", str(rubric_asking(tmp_path, "rank3")))
 
     assert result.code == 1
-    assert f"criterion 'x': response type 'rank3' asks about {articles!r} articles at once; items here hold 1 or 2" in result.err
+    assert f"criterion 'x': response type 'rank3' asks about {articles!r} articles at once; items here hold 1 to 6" in result.err
     assert CriterionSet.objects.count() == 0
-    with pytest.raises(ValueError, match="items here hold 1 or 2"):
+    with pytest.raises(ValueError, match="items here hold 1 to 6"):
         protocols.get("rank3")  # and no other layer can route it to a pair or a reading
 
 

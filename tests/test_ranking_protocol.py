@@ -9,8 +9,8 @@ import json
 import pytest
 
 import protocols
-from annotate.models import CriterionSet
-from annotate.services import items
+from annotate import kinds as items
+from annotate.models import CriterionSet, Item
 from protocols import order as orders
 from protocols import ranking
 from protocols.base import CriterionSpec, InvalidResponse
@@ -148,13 +148,23 @@ def test_it_tells_how_many_articles_an_item_of_a_criterion_holds():
 
 
 @pytest.mark.django_db
-def test_it_refuses_a_rubric_asking_a_ranking_until_items_of_that_many_articles_exist(tmp_path):
-    criterion = {"id": "order", "text": "Order the articles from best to worst.", "response": {"type": "ranking", "articles": 3}}
-    path = tmp_path / "rubric.json"
-    path.write_text(json.dumps({"categories": [{"id": "c", "criteria": [criterion]}]}))
+def test_it_takes_a_rubric_of_rankings_of_one_size_and_refuses_one_mixing_sizes(tmp_path):
+    def rubric(*sizes):
+        criteria = [{"id": f"order_{i}", "text": "Order the articles from best to worst.", "response": {"type": "ranking", "articles": k}}
+                    for i, k in enumerate(sizes)]  # fmt: skip
+        path = tmp_path / f"rubric_{'_'.join(map(str, sizes))}.json"
+        path.write_text(json.dumps({"categories": [{"id": "c", "criteria": criteria}]}))
+        return path
 
-    result = run("import_criteria", str(path))
+    mixed = run("import_criteria", str(rubric(3, 4)))
 
-    assert result.code == 1
-    assert "criterion 'order': response type 'ranking' asks about 3 to 6 articles at once; items here hold 1 or 2" in result.err
+    assert mixed.code == 1
+    assert "criteria asking about three articles or more must all ask about the same number" in mixed.err
+    assert "this rubric asks about 3 and 4" in mixed.err
     assert CriterionSet.objects.count() == 0
+
+    taken = run("import_criteria", str(rubric(4, 4)))
+
+    assert taken.code == 0, taken.err
+    assert items.rubric_group_size(criterion_set_id=CriterionSet.objects.get().pk) == 4
+    assert items.rubric_kinds(criterion_set_id=CriterionSet.objects.get().pk) == {Item.Kind.GROUP}

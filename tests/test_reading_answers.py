@@ -83,10 +83,10 @@ def test_it_refuses_a_pairwise_criterion_on_a_reading_and_a_one_article_criterio
     reading, pair = reading_and_pair(alice)
     with pytest.raises(ValidationError) as caught:
         value_save(assignment=reading, criterion=Criterion.objects.get(key="pw_clear"), user=alice, value="1")
-    assert caught.value.messages == ["This criterion compares two articles: it is answered on a pair, not on one article."]
+    assert caught.value.messages == ["This criterion is answered on a pair, not on one article alone."]
     with pytest.raises(ValidationError) as caught:
         label_save(assignment=pair, criterion=Criterion.objects.get(key="ck_summary"), user=alice, position="1")
-    assert caught.value.messages == ["This criterion is answered on one article alone (a reading), not on a pair."]
+    assert caught.value.messages == ["This criterion is answered on one article alone, not on a pair."]
     # The pair asks only its pairwise criterion.
     assert assignment_missing(assignment=pair) == [
         "pw_clear: choose a winner",

@@ -24,9 +24,10 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotate.answers import CANNOT_JUDGE, Rules, criterion_problems, one_article, reading_problems, sentence
+from annotate.answers import CANNOT_JUDGE, Rules, criterion_problems, on_pair, reading_problems, sentence
 from annotate.bulk import rows_insert
 from annotate.flag_selectors import VOIDED_PAIR
+from annotate.kinds import criterion_kind
 from annotate.models import Adjudication, Assignment, Campaign, Criterion, Item, Label, LabelChange, Span
 from annotate.selectors import REMOVED_FROM_CAMPAIGN, removed_from_campaign
 from annotate.services.campaign_locks import answers_share_lock
@@ -122,8 +123,8 @@ def answer_problems(
             errors.append("Mark as also acceptable only Article 1, Article 2" + (" or Tie." if campaign.allow_tie else "."))
     if criterion.criterion_set_id != campaign.criterion_set_id:
         errors.append("This criterion does not belong to the campaign's rubric.")
-    elif one_article(criterion.response):
-        return ["This criterion is answered on one article alone (a reading), not on a pair."]
+    elif not on_pair(criterion.response):
+        return [f"This criterion is answered on {KIND_SHOWN[criterion_kind(criterion.response)]}, not on a pair."]
     if position == CANNOT_JUDGE:
         if not campaign.allow_cannot_judge:
             errors.append("This campaign does not allow “Cannot judge”: choose an answer.")
@@ -134,12 +135,19 @@ def answer_problems(
     return errors
 
 
-def value_problems(*, campaign: Campaign, criterion: Criterion, value: str | None, rationale: str | None) -> list[str]:
-    """What is wrong with an answer given as a value (about one article; None: not given), as sentences."""
+# What each kind of item is, in the message that refuses a criterion asked on another kind.
+KIND_SHOWN = {Item.Kind.PAIR: "a pair", Item.Kind.READING: "one article alone", Item.Kind.GROUP: "a group of articles"}
+
+
+def value_problems(
+    *, campaign: Campaign, criterion: Criterion, value: str | None, rationale: str | None, kind: str = Item.Kind.READING
+) -> list[str]:
+    """What is wrong with an answer given as a value (None: not given) on an item of `kind` (one article
+    alone, or a group), as sentences."""
     if criterion.criterion_set_id != campaign.criterion_set_id:
         return ["This criterion does not belong to the campaign's rubric."]
-    if not one_article(criterion.response):
-        return ["This criterion compares two articles: it is answered on a pair, not on one article."]
+    if (asked := criterion_kind(criterion.response)) != kind:
+        return [f"This criterion is answered on {KIND_SHOWN[asked]}, not on {KIND_SHOWN[kind]}."]
     errors = []
     if value is not None:
         errors += protocols.get(criterion.response["type"]).answer_problems(value, response=criterion.response)
@@ -290,10 +298,10 @@ def answer_save(*, assignment: Assignment, **given) -> SaveResult:
     """Saves one criterion's answer on an item of any kind, by what the item's kind answers with: a
     pair's winner (`label_save`: `position`, `acceptable`), or a value (`value_save`: one article's).
     A field of the other shape is refused with a message, never dropped."""
-    one = assignment.pair.kind == Item.Kind.READING
+    one = assignment.pair.kind != Item.Kind.PAIR
     save, foreign = (value_save, ("position", "acceptable")) if one else (label_save, ("value",))
     if wrong := [name for name in foreign if given.get(name) is not None]:
-        shape = "one article alone: give `value`" if one else "a pair: give `position`"
+        shape = f"{KIND_SHOWN[assignment.pair.kind]}: give `value`" if one else "a pair: give `position`"
         raise ValidationError(f"This work is on {shape}, not {', '.join(f'`{n}`' for n in wrong)}.")
     return save(assignment=assignment, **{name: value for name, value in given.items() if name not in foreign})
 
@@ -340,13 +348,14 @@ def value_save(
     campaign = assignment.pair.campaign
     assignment_check_editable(assignment)
     value = None if value is None else value.strip()
-    errors = value_problems(campaign=campaign, criterion=criterion, value=value, rationale=rationale)
+    errors = value_problems(campaign=campaign, criterion=criterion, value=value, rationale=rationale, kind=assignment.pair.kind)
     if errors:
         raise ValidationError(errors)
     protocol = protocols.get(criterion.response["type"])
     with transaction.atomic():
         label, now = _label_locked(assignment, criterion, now)
-        stored = label.value if value is None else protocol.stored_answer(value)
+        # Stored by slot (a ranking names its articles), so that it means the same under any order shown.
+        stored = label.value if value is None else protocol.stored_answer(value, order=assignment.order)
         new = (stored, label.rationale if rationale is None else rationale)
         changes = _value_changes((label.value, label.rationale), new)
         if not changes:

@@ -17,6 +17,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 import protocols
+from annotate.kinds import rubric_kinds
 from annotate.models import (
     PLACEHOLDER_SOURCE,
     Article,
@@ -33,9 +34,9 @@ from annotate.models import (
 from annotate.rendering import render_html
 from annotate.services.campaign_locks import roles_lock
 from annotate.services.gold import gold_pause_problems, gold_rate_problem
-from annotate.services.items import pairs_save, rubric_kinds
+from annotate.services.items import pairs_save
 from annotate.services.placeholders import criterion_set_for_labels
-from annotate.services.readings import readings_create
+from annotate.services.readings import groups_create, readings_create
 from annotate.services.repeats import repeat_gap_problem, repeat_rate_problem
 from annotate.services.sampling import sampling_problems
 from common.names import REFERENCE_SYSTEM, name_problem
@@ -368,8 +369,10 @@ def campaign_create(
         random.SystemRandom().shuffle(order)
         order = _calibration_first(order, [topic.pk for topic, _, _ in planned], calibration_pairs)
         pairs_save([Pair(campaign=campaign, topic=t, article_a=a, article_b=b, order=order[i]) for i, (t, a, b) in enumerate(planned)])
-        # One-article criteria in the rubric: a reading per article of the pairs (annotate.services.readings).
+        # One-article criteria in the rubric: a reading per article of the pairs; rankings: groups of
+        # their articles (annotate.services.readings).
         readings_create(campaign=campaign)
+        groups_create(campaign=campaign)
     return campaign
 
 
@@ -477,6 +480,7 @@ def campaign_create_from_pairs(*, name: str, source: Campaign, pair_ids: list[in
              for i, p in enumerate(pairs)]
         )  # fmt: skip
         readings_create(campaign=campaign)
+        groups_create(campaign=campaign)
     return campaign
 
 

@@ -3,7 +3,7 @@ opening an assignment.
 
 A claim is what holds an item's slot for one annotator; `labelling` and `answers` write
 the answers under it. A campaign's rubric says which kinds of item it hands out
-(`items.campaign_kinds`, by each criterion's arity): pairs for its pairwise criteria, readings (one
+(`kinds.campaign_kinds`, by each criterion's arity): pairs for its pairwise criteria, readings (one
 article alone) for its one-article criteria. Pairs have rules of their own (a calibration set,
 known-answer pairs, swapped repeats, active sampling); every other kind is ranked by one query
 (`_item_candidates`), of the kind asked.
@@ -22,10 +22,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotate.kinds import ARTICLES, campaign_kinds
 from annotate.models import ORIGINAL, Assignment, Campaign, Item, Pair
 from annotate.selectors import calibration_pair_ids, campaign_annotator_count, can_annotate, not_annotator_reason
 from annotate.services.gold import gold_draw
-from annotate.services.items import ARTICLES, campaign_kinds
 from annotate.services.repeats import claim_take_back, due_repeats, repeat_claim
 from annotate.services.sampling import admitted_pair_ids
 from common.hooks import hooks
@@ -340,7 +340,8 @@ def pairs_left(*, campaign: Campaign, user: User, active: Assignment | None = No
 
 def _claim_item(*, item: Item, kind: str, user: User, overlap: int | None, now: datetime) -> Assignment | None:
     """Claims a locked item of any kind for the user if it still has a free slot (`overlap` None: a
-    slot per member), in an order of its slots drawn at random (`items.ARTICLES` of its kind); a
+    slot per member), in an order of its slots drawn at random (`kinds.ARTICLES` of its kind, or a
+    group's number of slots); a
     released claim of theirs on it is taken back with its work."""
     if item.voided_at is not None:
         return None  # voided since the candidates were read (flags.pair_void locks the row too)
@@ -353,7 +354,7 @@ def _claim_item(*, item: Item, kind: str, user: User, overlap: int | None, now: 
             return None
         # Coming back to an item whose earlier claim was released: keep that work.
         return claim_take_back(mine, user=user, now=now)
-    order = orders.drawn(ARTICLES[kind])
+    order = orders.drawn(ARTICLES.get(kind) or item.slots.count())  # a group's size is its slots'
     return Assignment.objects.create(
         pair=item, annotator=user, a_first=orders.a_first(order), order=order, claimed_at=now, last_activity_at=now
     )

@@ -8,49 +8,21 @@ transaction.
 
 from __future__ import annotations
 
-import protocols
-from annotate.models import Campaign, Criterion, Item, ItemArticle, Pair, Reading
-
-# The kind of item that holds the criteria of each arity (`protocols.arity`), and back: how many
-# articles an item of each kind shows at once (the length of the order a claim draws).
-KIND_OF_ARITY = {2: Item.Kind.PAIR, 1: Item.Kind.READING}
-ARTICLES = {kind: arity for arity, kind in KIND_OF_ARITY.items()}
+from annotate.models import Item, ItemArticle, Pair, Reading
+from protocols import order as orders
 
 
-def criterion_kind(response: dict | None) -> str:
-    """The kind of item a criterion is asked on, by its protocol's arity; ValueError for an arity no
-    kind of item holds (the registry refuses such a protocol first: this is the second lock)."""
-    arity = protocols.arity(response)
-    if arity not in KIND_OF_ARITY:
-        raise ValueError(f"no kind of item holds {arity} articles")
-    return KIND_OF_ARITY[arity]
-
-
-def rubric_kinds(*, criterion_set_id: int | None) -> frozenset[str]:
-    """The kinds of item a rubric's criteria are asked on: pairs for its pairwise criteria, readings
-    for its one-article ones."""
-    responses = Criterion.objects.filter(criterion_set_id=criterion_set_id).values_list("response", flat=True)
-    return frozenset(criterion_kind(response) for response in responses)
-
-
-def campaign_kinds(campaign: Campaign) -> frozenset[str]:
-    """`rubric_kinds` of the campaign's rubric, read once per campaign object: a rubric's rows are
-    never edited, and a claim asks several times (it must stay as quick as a pairwise claim)."""
-    if not hasattr(campaign, "_rubric_kinds"):
-        campaign._rubric_kinds = rubric_kinds(criterion_set_id=campaign.criterion_set_id)
-    return campaign._rubric_kinds
-
-
-def _items_save(model, kind: str, items: list, batch_size: int | None) -> list:
+def _items_save(model, kind: str, items: list, batch_size: int | None, articles: list[list[int]] | None = None) -> list:
     """Insert `items` (unsaved) as items of `kind` and their slots: slot 0 `article_a`, slot 1
-    `article_b` where the kind has one."""
+    `article_b` where the kind has one, or, for a group, the slots `articles` gives each item."""
     for item in items:
         item.kind = kind
     saved = model.objects.bulk_create(items, batch_size=batch_size)
+    held = articles or [(item.article_a_id, item.article_b_id) for item in saved]
     slots = [
         ItemArticle(item_id=item.pk, slot=slot, article_id=article_id)
-        for item in saved
-        for slot, article_id in enumerate((item.article_a_id, item.article_b_id))
+        for item, ids in zip(saved, held, strict=True)
+        for slot, article_id in enumerate(ids)
         if article_id is not None
     ]
     ItemArticle.objects.bulk_create(slots, batch_size=batch_size)
@@ -71,3 +43,13 @@ def readings_save(readings: list[Reading], *, batch_size: int | None = None) -> 
     """Insert `readings` (unsaved, `article_a` their article) and their one slot each; gives the
     saved readings, with their ids."""
     return _items_save(Reading, Item.Kind.READING, readings, batch_size)
+
+
+def groups_save(groups: list[tuple[Item, list[int]]], *, batch_size: int | None = None) -> list[Item]:
+    """Insert groups, each an unsaved item and its articles' ids in slot order (three or more: slot a
+    is also its `article_a`); gives the saved items, with their ids."""
+    for item, articles in groups:
+        if not 3 <= len(articles) <= orders.MAX_ARTICLES or len(set(articles)) != len(articles):
+            raise ValueError(f"a group holds 3 to {orders.MAX_ARTICLES} distinct articles, not {articles}")
+        item.article_a_id, item.article_b_id = articles[0], None
+    return _items_save(Item, Item.Kind.GROUP, [item for item, _ in groups], batch_size, [articles for _, articles in groups])

@@ -16,9 +16,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, one_article, reading_problems
+from annotate.answers import CHOOSE_OVERALL, Rules, criterion_problems, on_pair, reading_problems
 from annotate.models import Assignment, Campaign, Criterion, Item, Label, Span
-from annotate.reading_selectors import reading_criteria
+from annotate.reading_selectors import item_criteria
 from annotate.services.answers import MAX_COMMENT, AuditTrail, assignment_check_editable, assignment_lock_for_change
 from annotate.services.campaign_locks import answers_share_lock
 from annotate.services.step_votes import step_of, steps_unvoted
@@ -41,7 +41,7 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
     The page shows the same problems by criterion text (`annotate.selectors.annotation_page`, and
     `annotate.reading_selectors.reading_page` for one article alone).
     """
-    if assignment.pair.kind == Item.Kind.READING:
+    if assignment.pair.kind != Item.Kind.PAIR:
         return _reading_missing(assignment)
     campaign = assignment.pair.campaign
     rules = Rules.of(campaign)
@@ -49,8 +49,8 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
     evidence = Counter(assignment.spans.exclude(criterion=None).values_list("criterion_id", flat=True))
     missing = []
     for criterion in campaign.criterion_set.criteria.order_by("order"):
-        if one_article(criterion.response):
-            continue  # answered on a reading, not on the pair
+        if not on_pair(criterion.response):
+            continue  # answered on a reading or a group, not on the pair
         label = labels.get(criterion.pk)
         problems = criterion_problems(
             rules,
@@ -68,11 +68,11 @@ def assignment_missing(*, assignment: Assignment) -> list[str]:
 
 
 def _reading_missing(assignment: Assignment) -> list[str]:
-    """`assignment_missing` of a reading: each one-article criterion's answer (and rationale)."""
+    """`assignment_missing` of a reading or a group: each answer (and rationale) of the criteria asked on it."""
     rules = Rules.of(assignment.pair.campaign)
     answers = {answer.criterion_id: answer for answer in Label.every.filter(assignment=assignment)}  # by id: no kind join
     missing = []
-    for criterion in reading_criteria(assignment.pair.campaign):
+    for criterion in item_criteria(assignment.pair.campaign, assignment.pair.kind):
         answer = answers.get(criterion.pk)
         problems = reading_problems(rules, value=answer.value if answer else "", rationale=answer.rationale if answer else "")
         missing += [f"{criterion.key}: {problem}" for problem in problems]
@@ -128,7 +128,7 @@ def span_add(
     supports = None
     if criterion:
         supports = Criterion.objects.filter(criterion_set_id=assignment.pair.campaign.criterion_set_id, key=criterion).first()
-        if supports is None or one_article(supports.response):
+        if supports is None or not on_pair(supports.response):
             raise ValidationError([f"No criterion '{criterion}' is asked on this pair: the passage was not marked."])
     if position not in POSITIONS:
         raise ValidationError(["Say which article the passage is in (1 or 2)."])

@@ -25,7 +25,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import choix
 import numpy as np
 
 from calibration.metrics.bootstrap import Estimate, percentile_ci
@@ -112,6 +111,8 @@ class PlackettLuce:
 
 
 def _strengths(rankings: Sequence[tuple[int, ...]], n_systems: int, alpha: float) -> np.ndarray:
+    import choix  # imported when first fitted: the report command starts without it (tests/test_metrics_distributions.py)
+
     params = choix.ilsr_rankings(n_systems, rankings, alpha=alpha)
     return params - params.mean()
 
@@ -257,3 +258,14 @@ def agreement_among(orderings: Iterable[Ordering]) -> Mapping[str, float]:
             continue
         out[item] = kendalls_w(np.array([[mid_ranks(row.groups)[s] for s in systems] for row in rows]))
     return out
+
+
+def mean_agreement(orderings: Iterable[Ordering], *, rounds: int = ROUNDS, seed: int = SEED) -> Estimate:
+    """Kendall's W among raters, averaged over the items `agreement_among` measures (W undefined on an
+    item, all its raters tying everything, is left out), with a CI by resampling those items."""
+    values = np.array([w for w in agreement_among(orderings).values()], dtype=float)
+    defined = values[np.isfinite(values)]
+    if not len(defined):
+        return Estimate(None, 0, n_pairs=len(values))
+    low, high = _item_bootstrap(defined[:, None], rounds=rounds, seed=seed, ratio=False)
+    return Estimate(float(defined.mean()), len(defined), low, high, n_pairs=len(defined))

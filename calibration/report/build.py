@@ -40,6 +40,7 @@ from calibration.report.design import notes as design_notes
 from calibration.report.design import with_design
 from calibration.report.ensembles import ensemble_inputs, ensemble_name
 from calibration.report.options import ReportOptions, options_with
+from calibration.report.orderings import orderings_add
 from calibration.report.pointwise import pointwise_add
 from calibration.report.position import section as position_section
 from calibration.report.raters import (
@@ -475,6 +476,8 @@ def build_report(campaign: Campaign, options: ReportOptions | None = None, **cha
     report = report_from_inputs(campaign, inputs, options, vetting=vetting)
     # Answers about one article alone (checklists, ratings, counts): a section only when there are any.
     pointwise_add(report, campaign, include_unsubmitted, unit=alt_unit, rounds=rounds, seed=seed, human_reference=human_reference)
+    # Rankings of k articles (groups): a section only when the rubric asks them.
+    orderings_add(report, campaign, include_unsubmitted, rounds=rounds, seed=seed)
     # What the annotators could tell (the guess question), verdicts by guess and style control (issue 34).
     report["blinding"] = report_blinding.section(
         campaign,

@@ -32,6 +32,8 @@ from calibration.report.tables.agreement import agreement_tables, powered_tables
 from calibration.report.tables.alttest import alttest_tables
 from calibration.report.tables.design import design_tables
 from calibration.report.tables.gold import gold_tables
+from calibration.report.tables.orderings import KEYS as ORDERING_KEYS
+from calibration.report.tables.orderings import ordering_tables
 from calibration.report.tables.plan import plan_tables
 from calibration.report.tables.pointwise import KEYS as POINTWISE_KEYS
 from calibration.report.tables.pointwise import pointwise_tables
@@ -367,6 +369,7 @@ def tables(report: dict) -> dict[str, Table]:
     out.update(gold_tables(report))  # campaigns with known-answer pairs only
     out.update(step_tables(report))  # campaigns that show the agents' steps only
     out.update(pointwise_tables(report))  # only when the report has answers about one article
+    out.update(ordering_tables(report))  # only when the rubric asks rankings
     return out
 
 
@@ -415,15 +418,19 @@ ORDER = {
 
 # Every table a report can hold: the design table (actively sampled campaigns only, first when there) and the
 # one-article tables (campaigns with answers about one article only) are there only when their section is.
-TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", "steps", "steps_by_kind", "step_judges", *POINTWISE_KEYS)
-ABSENT_BECAUSE = {
-    "design": "the campaign is not actively sampled",
-    "acceptable_sets": "the campaign does not ask for sets",
-    "gold": "the campaign has no known-answer pairs",
-    "steps": "the campaign does not show the agents' steps",
-    "steps_by_kind": "the campaign does not show the agents' steps",
-    "step_judges": "the campaign does not show the agents' steps",
-} | {key: "the campaign has no answers about one article" for key in POINTWISE_KEYS}
+TABLE_KEYS = (*ORDER["md"], "design", "acceptable_sets", "gold", "steps", "steps_by_kind", "step_judges", *POINTWISE_KEYS, *ORDERING_KEYS)
+ABSENT_BECAUSE = (
+    {
+        "design": "the campaign is not actively sampled",
+        "acceptable_sets": "the campaign does not ask for sets",
+        "gold": "the campaign has no known-answer pairs",
+        "steps": "the campaign does not show the agents' steps",
+        "steps_by_kind": "the campaign does not show the agents' steps",
+        "step_judges": "the campaign does not show the agents' steps",
+    }
+    | {key: "the campaign has no answers about one article" for key in POINTWISE_KEYS}
+    | {key: "the campaign's rubric asks no rankings" for key in ORDERING_KEYS}
+)
 
 
 @dataclass(frozen=True)

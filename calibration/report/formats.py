@@ -22,6 +22,7 @@ from calibration.report.shape import md_order
 from calibration.report.table_format import ROWS_SHOWN
 from calibration.report.tables.design import CSV_COLUMNS as DESIGN_COLUMNS
 from calibration.report.tables.design import csv_fields as design_csv_fields
+from calibration.report.tables.orderings import KEYS as ORDERING_KEYS
 from calibration.report.tables.pointwise import KEYS as POINTWISE_KEYS
 from common.spreadsheet import row_safe
 
@@ -249,7 +250,7 @@ def render_html(report: dict, svgs: dict[str, str] | None = None) -> str:
     """A standalone page with the charts inline (`svgs`: already rendered ones)."""
     svgs = svgs if svgs is not None else charts.report_charts(report)
     every = tables(report)
-    pointwise = [every[key] for key in POINTWISE_KEYS if key in every]
+    pointwise = [every[key] for key in (*POINTWISE_KEYS, *ORDERING_KEYS) if key in every]
     return render_to_string(
         "calibration/report.html", {"report": report, "tables": every, "charts": svgs, "heading": heading(report), "pointwise": pointwise}
     )

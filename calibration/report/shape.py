@@ -8,16 +8,18 @@ A report with pairs keeps its order and every table, empty or not.
 from __future__ import annotations
 
 from calibration.report.table_format import Table
+from calibration.report.tables.orderings import KEYS as ORDERING_KEYS
 from calibration.report.tables.pointwise import KEYS as POINTWISE_KEYS
 
 
 def one_article_only(report: dict) -> bool:
-    return report.get("n_pairs", 0) == 0 and "pointwise" in report
+    """Whether the campaign holds no pairs but other items: answers about one article, or rankings."""
+    return report.get("n_pairs", 0) == 0 and ("pointwise" in report or "orderings" in report)
 
 
 def md_order(report: dict, every: dict[str, Table], pairwise_order: list[str]) -> tuple[list[str], str | None]:
     """(the table keys to print, in order; the line naming the tables left out for having no data, or None)."""
-    pointwise = [key for key in POINTWISE_KEYS if key in every]
+    pointwise = [key for key in (*POINTWISE_KEYS, *ORDERING_KEYS) if key in every]
     if not one_article_only(report):
         sets = ["acceptable_sets"] if "acceptable_sets" in every else []
         gold = ["gold"] if "gold" in every else []
@@ -34,6 +36,11 @@ def lead_line(report: dict) -> str:
     if not one_article_only(report):
         judges = len(report["judges"])
         return f"{report['humans']['n_labels']} human labels, {judges} judge{'s' if judges != 1 else ''}"
+    if "pointwise" not in report:
+        criteria = report["orderings"]["criteria"]
+        judges = sorted({name for c in criteria for name in c["judges"]})
+        n = sum(c["n_orderings"] for c in criteria)
+        return f"{n:,} human orderings, {len(judges)} judge{'s' if len(judges) != 1 else ''} (no pairs)"
     tables = report["pointwise"]["tables"]
     answers = sum(t["n_answers"] for t in tables)
     judges = sorted({name for t in tables for name in t["judges"]})

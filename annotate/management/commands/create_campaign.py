@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 import protocols
+from annotate.kinds import rubric_group_size
 from annotate.selectors import campaign_design, criterion_set_latest
 from annotate.services.alt_epsilon import campaign_set_alt_epsilon, epsilon_problem
 from annotate.services.campaigns import campaign_create
@@ -296,6 +297,12 @@ class Command(BaseCommand):
             + (f", guess question ({campaign.reference_name})" if campaign.guess_question else "")
             + (f", alt-test epsilon {campaign.alt_epsilon:g}" if campaign.alt_epsilon is not None else "")
             + (f", {readings} one-article readings (overlap {campaign.overlap})" if (readings := campaign.readings.count()) else "")
+            + (
+                f", {groups} groups of {size} articles (overlap {campaign.overlap})"
+                if (groups := campaign.items.filter(kind="group").count())
+                and (size := rubric_group_size(criterion_set_id=campaign.criterion_set_id))
+                else ""
+            )
         )
         warning = design.warning(forbid_repeats=campaign.forbid_repeats)
         if warning:
