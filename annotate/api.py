@@ -8,9 +8,11 @@ own work, with the two articles named by position.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -23,6 +25,7 @@ from rest_framework.response import Response
 
 from annotate import reading_selectors, selectors
 from annotate.answers import CANNOT_JUDGE, Rules
+from annotate.kinds import criterion_kind
 from annotate.models import Assignment, Campaign, Criterion, Item
 from annotate.serializers import (
     AnnotatorCampaignSerializer,
@@ -32,7 +35,6 @@ from annotate.serializers import (
     CriterionRowSerializer,
     LabelInputSerializer,
     OverallInputSerializer,
-    ReadingSummarySerializer,
     answer_row,
     campaign_progress_data,
     criterion_row,
@@ -42,9 +44,7 @@ from annotate.services import answers, claims, labelling
 
 
 def _summary(assignment: Assignment) -> dict:
-    """An assignment as a claim or a submission gives it: a reading's says `"kind": "reading"`."""
-    if assignment.pair.kind != Item.Kind.PAIR:
-        return ReadingSummarySerializer(assignment).data
+    """An assignment as a claim or a submission gives it: its `kind` says which kind of item it is on."""
     return AssignmentSummarySerializer(assignment).data
 
 
@@ -138,22 +138,28 @@ def campaign_claim(request: Request, campaign_id: int) -> Response:
 
 
 def _own_assignments(user: User) -> QuerySet[Assignment]:
-    criteria = (
-        Criterion.objects.filter(criterion_set_id=OuterRef("pair__campaign__criterion_set_id"))
-        .order_by()
-        .values("criterion_set_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
+    """The caller's work on items of every kind, newest first, each with `done`: its answers given (a
+    pair's winners, the values of a reading's or a group's answers)."""
     return (
         # Labels imported into a labels-only campaign under an annotator's name are not their work to open,
         # nor is their work in a campaign they were removed from.
-        Assignment.objects.filter(annotator=user, pair__campaign__labels_only=False)
+        Assignment.every.filter(annotator=user, pair__campaign__labels_only=False)
         .exclude(pair__campaign__removed_annotators=user)
         .select_related("pair__campaign", "pair__topic")
-        .annotate(done=Count("labels", filter=~Q(labels__winner="")), total=Subquery(criteria, output_field=IntegerField()))
+        .annotate(done=Count("labels", filter=~Q(labels__winner="") | ~Q(labels__value="")))
         .order_by("-claimed_at", "-id")
     )
+
+
+def _with_totals(page: list[Assignment]) -> list[Assignment]:
+    """Sets each assignment's `total`: the criteria of its rubric asked on its kind of item."""
+    totals: Counter = Counter()
+    sets = {a.pair.campaign.criterion_set_id for a in page}
+    for set_id, response in Criterion.objects.filter(criterion_set_id__in=sets).values_list("criterion_set_id", "response"):
+        totals[set_id, criterion_kind(response)] += 1
+    for a in page:
+        a.total = totals[a.pair.campaign.criterion_set_id, a.pair.kind]
+    return page
 
 
 @extend_schema(
@@ -165,7 +171,7 @@ def _own_assignments(user: User) -> QuerySet[Assignment]:
 @api_view(["GET"])
 def assignment_list(request: Request) -> Response:
     paginator = Pages()
-    page = paginator.paginate_queryset(_own_assignments(request.user), request)
+    page = _with_totals(list(paginator.paginate_queryset(_own_assignments(request.user), request)))
     return paginator.get_paginated_response(AssignmentSummarySerializer(page, many=True).data)
 
 
@@ -189,7 +195,7 @@ def assignment_detail(request: Request, assignment_id: int) -> Response:
     if assignment.pair.kind == Item.Kind.PAIR:
         return Response(AssignmentPageSerializer(selectors.annotation_page(assignment=assignment)).data)
     page = reading_selectors.reading_page(assignment=assignment)
-    body = ReadingSummarySerializer(assignment).data
+    body = AssignmentSummarySerializer(assignment).data
     shown = [
         {"position": c["position"], "html": c["html"], "toc": [{"level": lv, "text": t, "anchor": a} for lv, t, a in c["toc"]]}
         for c in page["columns"]

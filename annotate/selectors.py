@@ -182,19 +182,20 @@ def calibration_pair_ids(*, campaign: Campaign) -> list[int]:
 
 
 def campaign_design(*, campaign: Campaign) -> Design:
-    """The campaign's shape, for the annotators it has now."""
+    """The campaign's shape, for the annotators it has now: of the items it hands out, its pairs, or, when
+    its rubric asks nothing of pairs, its readings or groups."""
     annotators = campaign_annotator_count(campaign=campaign)
     per_topic = campaign.pairs.filter(gold__isnull=True).order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
     noun = "pairs"
-    if not _asks_pairs(campaign):
-        # A rubric asking nothing of pairs hands out its readings or groups: those are the slots.
-        others = Item.objects.filter(campaign=campaign).exclude(kind=Item.Kind.PAIR)
-        if others.exists():
-            per_topic = others.order_by().values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
-            noun = "groups of articles" if others.filter(kind=Item.Kind.GROUP).exists() else "single articles"
+    not_pairs = Item.objects.filter(campaign=campaign).exclude(kind=Item.Kind.PAIR).order_by()
+    others = dict(not_pairs.values("kind").annotate(n=Count("id")).values_list("kind", "n"))
+    if others and not _asks_pairs(campaign):  # a pairwise campaign has no other items: no rubric read
+        per_topic = not_pairs.values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+        noun = "groups of articles" if Item.Kind.GROUP in others else "single articles"
     calibration: dict[int, int] = {}
-    for topic_id in Pair.objects.filter(pk__in=calibration_pair_ids(campaign=campaign)).values_list("topic_id", flat=True):
-        calibration[topic_id] = calibration.get(topic_id, 0) + 1 if noun == "pairs" else 0
+    if noun == "pairs":
+        for topic_id in Pair.objects.filter(pk__in=calibration_pair_ids(campaign=campaign)).values_list("topic_id", flat=True):
+            calibration[topic_id] = calibration.get(topic_id, 0) + 1
     shape = sorted((n, calibration.get(topic_id, 0)) for topic_id, n in per_topic)
     return Design(
         pairs_by_topic=tuple(n for n, _ in shape),

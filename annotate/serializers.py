@@ -88,8 +88,10 @@ class AnnotatorCampaignSerializer(serializers.Serializer):
 
 
 class AssignmentSummarySerializer(serializers.Serializer):
-    """An assignment in a list; `done`/`total` are read when the queryset annotates them."""
+    """An assignment in a list, or as a claim or a submission gives it, on an item of any kind (`kind`:
+    "pair", "reading", "group"); `done`/`total` are read when they are set (the list sets them)."""
 
+    kind = serializers.CharField(source="pair.kind")
     id = serializers.IntegerField()
     campaign = CampaignBriefSerializer(source="pair.campaign")
     topic = serializers.CharField(source="pair.topic.title")
@@ -102,25 +104,6 @@ class AssignmentSummarySerializer(serializers.Serializer):
         if not hasattr(assignment, "done"):
             return None
         return {"done": assignment.done, "total": assignment.total or 0}
-
-
-class ReadingSummarySerializer(serializers.Serializer):
-    """Work on one article alone (a reading) or on a group of articles as a claim gives it: `kind` ("reading",
-    "group") tells it from a pair's assignment."""
-
-    kind = serializers.SerializerMethodField()
-    id = serializers.IntegerField()
-    campaign = serializers.SerializerMethodField()
-    topic = serializers.CharField(source="pair.topic.title")
-    status = serializers.CharField()
-    claimed_at = serializers.DateTimeField()
-    submitted_at = serializers.DateTimeField(allow_null=True)
-
-    def get_kind(self, assignment) -> str:
-        return assignment.pair.kind
-
-    def get_campaign(self, assignment) -> dict:
-        return {"id": assignment.pair.campaign_id, "name": assignment.pair.campaign.name}
 
 
 def answer_row(row, category_key: str) -> dict:

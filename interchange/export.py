@@ -21,7 +21,7 @@ from interchange.formats import (
     SPAN_STEP_COLUMN,
     iso,
 )
-from interchange.readings_export import call_columns, judge_reading_rows, reading_label_rows, unit_results, usd
+from interchange.value_export import call_columns, judge_value_rows, unit_results, usd, value_label_rows
 from judges.models import JudgeCall, JudgeUnit
 from judges.selectors import one_article
 from protocols.pairwise import SIDES, TIE, acceptable_set, position_of, system_of
@@ -71,7 +71,7 @@ def _head(assignment: Assignment) -> dict:
 
 def label_rows(campaign: Campaign) -> list[dict]:
     """Every human label that names a winner (or is "cannot judge"), the human answers about one article, then the judges'
-    rows (`judge_label_rows`, `readings_export.judge_reading_rows`). Swapped repeats are left out of
+    rows (`judge_label_rows`, `value_export.judge_value_rows`). Swapped repeats are left out of
     every export (labels, overall answers, spans): each row is one annotator's answer, as the import
     reads it back; the repeats serve only the report's position figures."""
     labels = (
@@ -115,7 +115,7 @@ def label_rows(campaign: Campaign) -> list[dict]:
     # them exports as before.
     if not campaign.items.exclude(kind=Item.Kind.PAIR).exists():
         return rows + judge_label_rows(campaign)
-    return rows + reading_label_rows(campaign) + judge_label_rows(campaign) + judge_reading_rows(campaign)
+    return rows + value_label_rows(campaign) + judge_label_rows(campaign) + judge_value_rows(campaign)
 
 
 def judge_label_rows(campaign: Campaign) -> list[dict]:

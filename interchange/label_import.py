@@ -46,12 +46,6 @@ from interchange.judge_rows import (
     judge_row_check,
     judge_rows_write,
 )
-from interchange.readings import (
-    reading_articles,
-    reading_criteria,
-    reading_row_check,
-    readings_write,
-)
 from interchange.responses import pairwise_criterion_check
 from interchange.targets import (
     Context,
@@ -60,6 +54,12 @@ from interchange.targets import (
     pair_ensure,
     pairs_ensure,
     verdict_check,
+)
+from interchange.value_rows import (
+    reading_articles,
+    reading_criteria,
+    reading_row_check,
+    readings_write,
 )
 from judges.imports import SCOPE_CAMPAIGN
 from protocols import order as orders

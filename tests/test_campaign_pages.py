@@ -77,10 +77,11 @@ def test_it_refuses_an_unknown_protocol_from_the_web_form(client, rachel, catalo
 def test_it_shows_progress_per_annotator_pair_and_criterion(client, rachel, alice, campaign, django_assert_max_num_queries):
     assignment_claim_next(campaign=campaign, user=alice)
     client.force_login(rachel)
-    # 14: the session, the user, the campaign, its pairs (submitted per pair, their count, one page),
+    # 15: the session, the user, the campaign, its pairs (submitted per pair, their count, one page),
     # its annotators, its criteria and their labels, the count of its readings (one article alone),
-    # the design warning's three, and its flagged pairs.
-    with django_assert_max_num_queries(14):
+    # the design warning's four (its items other than pairs, by kind: none here, so no rubric read), and
+    # its flagged pairs.
+    with django_assert_max_num_queries(15):
         response = client.get(reverse("campaign-detail", args=[campaign.pk]))
     html = response.content.decode()
     assert "0 / 16" in html and "alice" in html and "ww_cc_1" in html

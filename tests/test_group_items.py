@@ -164,6 +164,16 @@ def annotate_every_group(campaign):
             assignment_submit(assignment=work, user=user)
 
 
+def first_is_best(campaign, llm_server, monkeypatch):
+    """A judge run on every group through the loopback server, its model ranking the article shown first best."""
+    from judges.services import judge_create, judge_run_create, judge_run_execute
+
+    llm_server.one_article_policy = lambda key, message: [[1], [2], [3]]
+    monkeypatch.setenv("FAKE_JUDGE_API_KEY", "sk-test-groups-7a1c")
+    judge, _ = judge_create(name="fake.gpt-4.1", model="fake-judge", base_url=llm_server.base_url, api_key_env="FAKE_JUDGE_API_KEY")
+    judge_run_execute(run=judge_run_create(campaign=campaign, judge=judge, concurrency=2))
+
+
 @pytest.mark.django_db
 def test_it_reports_the_rankings_in_every_format(llm_server, monkeypatch):
     import csv
@@ -173,14 +183,10 @@ def test_it_reports_the_rankings_in_every_format(llm_server, monkeypatch):
     from calibration.metrics import orderings as metrics
     from calibration.report.build import build_report
     from calibration.report.formats import render, render_table_csv
-    from judges.services import judge_create, judge_run_create, judge_run_execute
 
     campaign = ranking_campaign()
     annotate_every_group(campaign)
-    llm_server.one_article_policy = lambda key, message: [[1], [2], [3]]
-    monkeypatch.setenv("FAKE_JUDGE_API_KEY", "sk-test-groups-7a1c")
-    judge, _ = judge_create(name="fake.gpt-4.1", model="fake-judge", base_url=llm_server.base_url, api_key_env="FAKE_JUDGE_API_KEY")
-    judge_run_execute(run=judge_run_create(campaign=campaign, judge=judge, concurrency=2))
+    first_is_best(campaign, llm_server, monkeypatch)
 
     report = build_report(campaign, rounds=200, seed=3)
 
@@ -213,20 +219,19 @@ def test_it_reports_the_rankings_in_every_format(llm_server, monkeypatch):
     rows = list(csv.reader(io.StringIO(render_table_csv(report, "orderings_systems"))))
     assert rows[0][:2] == ["Criterion", "System"] and len(rows) == 1 + 3 * 3
     assert render(report, "csv")  # the judges' CSV renders for a campaign without pairs
+    for key in ("orderings_judges", "orderings_panel", "orderings_systems"):  # and each table through the command
+        written = run("calibration_report", "--campaign", "Ranked", "--rounds", "20", "--format", "csv", "--table", key)
+        assert written.code == 0 and list(csv.reader(io.StringIO(written.out)))[0], (key, written.err)
 
 
 @pytest.mark.django_db
 def test_it_exports_each_ranking_by_system_key_and_an_import_counts_what_it_cannot_take(tmp_path, llm_server, monkeypatch):
     from interchange import label_rows, rows_format
     from interchange.formats import LABEL_COLUMNS
-    from judges.services import judge_create, judge_run_create, judge_run_execute
 
     campaign = ranking_campaign()
     annotate_every_group(campaign)
-    llm_server.one_article_policy = lambda key, message: [[1], [2], [3]]
-    monkeypatch.setenv("FAKE_JUDGE_API_KEY", "sk-test-groups-7a1c")
-    judge, _ = judge_create(name="fake.gpt-4.1", model="fake-judge", base_url=llm_server.base_url, api_key_env="FAKE_JUDGE_API_KEY")
-    judge_run_execute(run=judge_run_create(campaign=campaign, judge=judge, concurrency=2))
+    first_is_best(campaign, llm_server, monkeypatch)
 
     rows = label_rows(campaign)
 
@@ -249,3 +254,43 @@ def test_it_exports_each_ranking_by_system_key_and_an_import_counts_what_it_cann
     skipped = run("import_labels", str(path), "--campaign", "Ranked again", "--skip-bad")
     assert "rankings of several articles are exported but not imported yet" in skipped.out + skipped.err
     assert not Label.every.filter(assignment__pair__campaign__name="Ranked again").exists()
+
+
+@pytest.mark.django_db
+def test_it_serves_a_group_through_the_api_by_position_and_lists_it_with_its_progress():
+    from django.urls import reverse
+
+    from tests.test_api import client_for
+
+    campaign = ranking_campaign()
+    client = client_for(get_user_model().objects.get(username="annotator1"))
+
+    claimed = client.post(reverse("api:campaign-claim", args=[campaign.pk])).json()
+
+    assert claimed["kind"] == "group"
+    detail = client.get(reverse("api:assignment-detail", args=[claimed["id"]])).json()
+    assert [a["position"] for a in detail["articles"]] == [1, 2, 3] and "article" not in detail
+    text = str(detail)
+    assert not any(name in text for name in ("wikipedia", "atlas_agent", "quill_researcher"))
+    assert {row["key"]: row["articles"] for row in detail["criteria"]} == {"rk_clear": 3, "rk_tight": 3, "rk_broad": 3}
+    saved = client.put(reverse("api:label-save", args=[claimed["id"], "rk_clear"]), {"value": "3>1>2", "rationale": "r"}, format="json")
+    assert saved.status_code == 200 and saved.json()["value"] == "3>1>2"
+    refused = client.put(reverse("api:label-save", args=[claimed["id"], "rk_clear"]), {"value": "3>1>4"}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"]
+    listed = client.get(reverse("api:assignment-list")).json()["results"]
+    assert [(row["kind"], row["progress"]) for row in listed] == [("group", {"done": 1, "total": 3})]
+
+
+@pytest.mark.django_db
+def test_it_counts_a_ranking_campaigns_slots_in_groups_not_in_its_pairs():
+    call_command("load_demo", stdout=io.StringIO())
+    call_command("import_criteria", str(RUBRIC), stdout=io.StringIO())
+
+    result = run("create_campaign", "--name", "Thin", "--criteria", "ranking_three", "--benchmark", "demo",
+                 "--systems", "wikipedia,atlas_agent,quill_researcher", "--overlap", "2", "--annotators", "annotator1,annotator2")  # fmt: skip
+
+    assert result.code == 0, result.err
+    assert "4 groups of 3 articles (overlap 2)" in result.out and "(8 assignments)" in result.out
+    # Two annotators meet each topic's one group once each: every slot fits, so no warning (its 8 pairs,
+    # a record only here, would have made 16 slots and warned of repeats).
+    assert "warning" not in result.err

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from calibration.report.display import TABLE_KEYS
+from calibration.report.tables.orderings import KEYS as ORDERING_KEYS
 from tests.helpers import run
 from tests.test_report_pointwise import synthetic_rows, write_csv
 
@@ -66,10 +67,11 @@ def test_it_runs_every_documented_table_through_the_command(both):
                 written.append(campaign)
             else:
                 assert f"table '{name}' is not in this report: " in result.err, (name, campaign, result.err)
-        if name in ("design", "acceptable_sets", "gold", "steps", "steps_by_kind", "step_judges"):
+        if name in ("design", "acceptable_sets", "gold", "steps", "steps_by_kind", "step_judges", *ORDERING_KEYS):
             # actively sampled campaigns only, campaigns that ask for sets only, campaigns with gold pairs only, campaigns
-            # that show the agents' steps only; neither of these is (tests/test_acceptable_sets.py writes the second,
-            # tests/test_demo_figures.py the third, tests/test_step_statistics.py and tests/test_step_judge.py the steps)
+            # that show the agents' steps only, campaigns of rankings only; neither of these is (tests/test_acceptable_sets.py
+            # writes the second, tests/test_demo_figures.py the third, tests/test_step_statistics.py and tests/test_step_judge.py
+            # the steps, tests/test_group_items.py the rankings')
             continue
         assert written, f"{name} (named in {document}) was written for neither campaign"
 

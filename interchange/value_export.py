@@ -42,7 +42,7 @@ def _cells(item: Item, criterion: Criterion, stored: str, groups: dict[int, dict
     return "", protocols.for_criterion(criterion.response).named_answer(stored, groups[item.pk]) if stored else ""
 
 
-def reading_label_rows(campaign: Campaign) -> list[dict]:
+def value_label_rows(campaign: Campaign) -> list[dict]:
     """Every human answer given as a value (on a reading or a group) that is not empty."""
     groups = _group_systems(campaign)
     answers = (
@@ -107,7 +107,7 @@ def unit_results(units: list[JudgeUnit]) -> tuple[dict[int, dict[int, JudgeVerdi
     return verdicts, last_calls
 
 
-def judge_reading_rows(campaign: Campaign) -> list[dict]:
+def judge_value_rows(campaign: Campaign) -> list[dict]:
     """An answer or an error row for every criterion of every finished judge unit of a reading or a group."""
     groups = _group_systems(campaign)
     units = list(

@@ -1,4 +1,6 @@
-"""One-article rows of a labels file (a `response` given): checked, then stored as readings.
+"""Rows of a labels file whose answer is a value (a `response` given). Those about one article are checked,
+then stored as readings; a ranking's rows (exported by `value_export`, each naming its systems) are
+refused, each with why, until the import of groups is built.
 
 A row of a one-article criterion (checklist, rating, count) names its article by `topic` and
 `system` and carries the `answer` as the protocol stores it ("yes"/"no"/"na", the point of the
