@@ -11,7 +11,9 @@ Then it counts the queries of both requests on a 3-criterion campaign over a
 short pair: the counts must not depend on the rubric or the articles.
 Targets: page p95 <= 60 ms, save p95 <= 15 ms. The same for the single-article page (a reading of
 the longest article, with fixtures/rating_writing_1to5.json's 39 rated criteria) and its answer
-save: targets p95 <= 20 ms and <= 10 ms.
+save: targets p95 <= 20 ms and <= 10 ms. Then the page of a group (fixtures/ranking_three.json's three
+rankings over the three longest articles of the longest pair's topic) and a ranking's save, against
+the pair page's targets (three articles drawn instead of two).
 
 Last, unless --no-browser or /usr/bin/chromium is missing, it serves the database with
 `manage.py runserver` and drives Debian's Chromium through all 39 criteria of the longest pair by
@@ -225,6 +227,8 @@ def main() -> None:
     ):
         print_timing(name, times, queries, target)
 
+    group_bench(args, client, annotator, run, measure, by_topic_articles(pairs[-1][1].topic_id))
+
     if args.no_browser:
         return
     from keyboard_flow import CHROMIUM, PASSWORD, label_pair_by_keyboard, serve
@@ -284,6 +288,63 @@ def main() -> None:
         f"next page loaded {keyboard.submit_wall_ms:.0f} ms after the key | target server <= 300 ms: "
         f"{'met' if keyboard.submit_server_ms <= 300 else 'NOT met'}; issue 37 measured 2.2 s before"
     )
+
+
+def by_topic_articles(topic_id: int) -> list:
+    """The topic's articles, longest displayed HTML first."""
+    from django.db.models.functions import Length
+
+    from annotate.models import Article
+
+    return list(
+        Article.objects.filter(topic_id=topic_id)
+        .select_related("system", "topic")
+        .annotate(chars=Length("html"))
+        .defer("html", "raw_markdown", "display_markdown", "toc")
+        .order_by("-chars", "id")
+    )
+
+
+def group_bench(args, client, annotator, run: str, measure, articles: list) -> None:
+    """The page of a group of the topic's three longest articles and a ranking's save, timed."""
+    from django.urls import reverse
+
+    from annotate.models import Item
+    from annotate.services import criterion_set_import
+    from annotate.services.campaigns import campaign_create
+    from annotate.services.claims import assignment_claim_next
+    from annotate.sources import read_rubric
+
+    print()
+    if len(articles) < 3:
+        print(f"group page: the topic has {len(articles)} articles, not 3: no group to time")
+        return
+    rubric, problems = read_rubric(ROOT / "fixtures" / "ranking_three.json", key="ranking_three")
+    if problems:
+        sys.exit("; ".join(map(str, problems)))
+    ranked, _ = criterion_set_import(rubric=rubric)
+    chosen = articles[:3]
+    campaign = campaign_create(
+        name=f"Bench {run}: a group of three",
+        criterion_set=ranked,
+        systems=[a.system.key for a in chosen],
+        annotators=[annotator],
+        benchmark=chosen[0].topic.benchmark,
+    )
+    Item.objects.filter(campaign=campaign, kind=Item.Kind.GROUP).exclude(topic_id=chosen[0].topic_id).delete()
+    work = assignment_claim_next(campaign=campaign, user=annotator)
+    chars = sum(a.chars for a in chosen)
+    print(f"{campaign.name}: '{chosen[0].topic.title}', {chars:,} characters of HTML, {ranked.criteria.count()} ranking criteria")
+    page_url = reverse("assignment", args=[work.pk])
+    save_url = reverse("label-save", args=[work.pk, "rk_clear"])
+    page_times, page_queries = measure("group page", lambda i: client.get(page_url), args.requests)
+    save_times, save_queries = measure(
+        "ranking save",
+        lambda i: client.post(save_url, {"value": ("2>1>3", "3>1>2")[i % 2], "rationale": f"Reason {i}."}, headers={"HX-Request": "true"}),
+        args.requests,
+    )
+    print_timing("group page GET   ", page_times, page_queries, PAGE_TARGET_MS)
+    print_timing("ranking htmx save", save_times, save_queries, SAVE_TARGET_MS)
 
 
 if __name__ == "__main__":

@@ -216,12 +216,18 @@ def test_it_reports_the_rankings_in_every_format(llm_server, monkeypatch):
                   "Rankings: the systems' Plackett-Luce strengths (humans)"):  # fmt: skip
         assert title in md and escape(title) in html
     assert "fake.gpt-4.1" in md and "quill_researcher" in html
+    # No pairwise verdict anywhere (its pairs are a record only): the rankings open the Markdown, the
+    # empty pairwise tables are named in one line instead of printed.
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Rankings: judges against the humans' mean ranks" and "Nothing to show." not in md
+    assert any(line.startswith("No data in this campaign for: ") and "Bradley" in line for line in md.splitlines())
     rows = list(csv.reader(io.StringIO(render_table_csv(report, "orderings_systems"))))
     assert rows[0][:2] == ["Criterion", "System"] and len(rows) == 1 + 3 * 3
     assert render(report, "csv")  # the judges' CSV renders for a campaign without pairs
     for key in ("orderings_judges", "orderings_panel", "orderings_systems"):  # and each table through the command
         written = run("calibration_report", "--campaign", "Ranked", "--rounds", "20", "--format", "csv", "--table", key)
         assert written.code == 0 and list(csv.reader(io.StringIO(written.out)))[0], (key, written.err)
+    assert "Ranked: 24 human orderings, 1 judge (no pairs)" in written.err
 
 
 @pytest.mark.django_db

@@ -1,8 +1,8 @@
 """The Markdown report shaped by what the campaign holds (issue 39, item 10).
 
-A campaign of answers about one article alone (no pairs) opens with its one-article tables; its
-pairwise tables, which can only be empty there, are left out, and one line lists what has no data.
-A report with pairs keeps its order and every table, empty or not.
+A campaign of answers about one article alone or of rankings (no pairwise verdict) opens with their
+tables; its pairwise tables, which can only be empty there, are left out, and one line lists what has
+no data. A report with pairwise verdicts keeps its order and every table, empty or not.
 """
 
 from __future__ import annotations
@@ -13,8 +13,13 @@ from calibration.report.tables.pointwise import KEYS as POINTWISE_KEYS
 
 
 def one_article_only(report: dict) -> bool:
-    """Whether the campaign holds no pairs but other items: answers about one article, or rankings."""
-    return report.get("n_pairs", 0) == 0 and ("pointwise" in report or "orderings" in report)
+    """Whether the report has no pairwise verdict at all, a human's or a judge's, but other answers:
+    about one article, or rankings. A campaign whose rubric asks nothing of pairs still holds its pairs
+    as a record of its articles: they count only once somebody has given a verdict on them."""
+    if "pointwise" not in report and "orderings" not in report:
+        return False
+    pairwise = report.get("n_pairs", 0) and (report["humans"]["n_labels"] or any(j.get("n_labels") for j in report["judges"]))
+    return not pairwise
 
 
 def md_order(report: dict, every: dict[str, Table], pairwise_order: list[str]) -> tuple[list[str], str | None]:
