@@ -300,3 +300,40 @@ def test_it_counts_a_ranking_campaigns_slots_in_groups_not_in_its_pairs():
     # Two annotators meet each topic's one group once each: every slot fits, so no warning (its 8 pairs,
     # a record only here, would have made 16 slots and warned of repeats).
     assert "warning" not in result.err
+
+
+@pytest.mark.django_db
+def test_it_hands_out_pairs_and_groups_of_a_rubric_mixing_them_and_never_a_topics_two_views_back_to_back(tmp_path):
+    import json
+
+    call_command("load_demo", stdout=io.StringIO())
+    rubric = json.loads(RUBRIC.read_text())
+    rubric["categories"].append({"id": "pair", "name": "Pair", "criteria": [{"id": "pw_clear", "text": "A better article is clearer."}]})
+    path = tmp_path / "mixed_ranking.json"
+    path.write_text(json.dumps(rubric))
+    call_command("import_criteria", str(path), stdout=io.StringIO())
+    call_command("create_campaign", "--name", "Mixed ranks", "--criteria", "mixed_ranking", "--benchmark", "demo",
+                 "--systems", "wikipedia,atlas_agent,quill_researcher", "--annotators", "annotator1", stdout=io.StringIO())  # fmt: skip
+    campaign = Campaign.objects.get(name="Mixed ranks")
+    annotator = get_user_model().objects.get(username="annotator1")
+    criteria = list(campaign.criterion_set.criteria.order_by("order"))
+
+    seen = []
+    while (work := assignment_claim_next(campaign=campaign, user=annotator)) is not None:
+        seen.append((work.pair.kind, work.pair.topic_id))
+        for criterion in criteria:
+            if work.pair.kind == Item.Kind.GROUP and criterion.key.startswith("rk_"):
+                answer_save(assignment=work, criterion=criterion, user=annotator, value="1>2=3" if criterion.key == "rk_tight" else "1>2>3",
+                            rationale="Ranked on its merits.")  # fmt: skip
+            elif work.pair.kind == Item.Kind.PAIR and criterion.key == "pw_clear":
+                answer_save(assignment=work, criterion=criterion, user=annotator, position="1", rationale="The first is clearer.")
+        assignment_submit(assignment=work, user=annotator)
+
+    # Every pair (2 per topic: the reference against each agent) and every group (1 per topic), once each.
+    assert sorted(kind for kind, _ in seen) == sorted([Item.Kind.PAIR] * 8 + [Item.Kind.GROUP] * 4)
+    # While other work was left, a group never came right after a pair of its topic, nor the reverse.
+    for i, (kind, topic) in enumerate(seen[:-1]):
+        next_kind, next_topic = seen[i + 1]
+        if next_kind != kind and next_topic == topic:
+            still_left = [(k, t) for k, t in seen[i + 1 :] if not (t == topic and k != kind)]
+            assert not still_left, f"claim {i + 2} gave topic {topic}'s other view while {still_left} were left"
