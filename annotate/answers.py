@@ -94,12 +94,6 @@ def on_pair(response: dict) -> bool:
     return protocols.arity(response) == 2
 
 
-def one_article(response: dict) -> bool:
-    """Whether a criterion whose `response` is this is answered on one article alone (on a reading),
-    not on a pair: its protocol's item is one article. {} is the campaign's pairwise verdict."""
-    return protocols.for_criterion(response).ARTICLES == 1
-
-
 COMPLETE, PARTIAL = "complete", "partial"
 
 

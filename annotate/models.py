@@ -366,7 +366,7 @@ class Item(models.Model):
     articles seen together, for the criteria of a protocol of that many: a ranking). Its articles are its
     `ItemArticle` rows, slot 0 (a) and on, written with it by `annotate.services.items`;
     `article_a` (slot a) and `article_b` (slot b, a pair's only) stay while the readers move to the
-    slots: a group's articles are read from its slots only. `Pair` and `Reading` are the two kinds as proxies, each with a manager of its kind only."""
+    slots: a group's articles are read from its slots only. `Pair` and `Reading` are proxies of two kinds, each with a manager of its kind only (a group has none: it is read as an `Item`)."""
 
     class Kind(models.TextChoices):
         PAIR = "pair", "Two articles, compared"

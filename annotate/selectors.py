@@ -36,6 +36,7 @@ from annotate.models import (
     Criterion,
     CriterionSet,
     Item,
+    ItemArticle,
     Label,
     Pair,
     PairFlag,
@@ -46,6 +47,7 @@ from annotate.models import (
 from annotate.pace_selectors import pair_time_estimate
 from annotate.removal import Removal, article_removal
 from annotate.rendering import emphasis_plain, headings_neutral, toc_neutral
+from protocols import order as orders
 from protocols.pairwise import FIRST, POSITIONS, SECOND, SIDE_A, SIDE_B, position_of, side_of
 
 
@@ -204,6 +206,18 @@ def campaign_design(*, campaign: Campaign) -> Design:
         calibration_by_topic=tuple(c for _, c in shape) if calibration else (),
         noun=noun,
     )
+
+
+def group_systems(*, campaign: Campaign) -> dict[int, dict[str, str]]:
+    """Each group of the campaign (an item of three articles or more): {slot letter: system key}, in one
+    query. What turns a group's answers, stored by slot, into the systems they rank."""
+    out: dict[int, dict[str, str]] = {}
+    rows = ItemArticle.objects.filter(item__campaign=campaign, item__kind=Item.Kind.GROUP).values_list(
+        "item_id", "slot", "article__system__key"
+    )
+    for item_id, slot, system in rows.iterator(chunk_size=5000):
+        out.setdefault(item_id, {})[orders.SLOTS[slot]] = system
+    return out
 
 
 def _asks_pairs(campaign: Campaign) -> bool:

@@ -15,10 +15,10 @@ from django.db.models import Q
 
 import protocols
 from annotate.kinds import criterion_kind
-from annotate.models import Assignment, Campaign, Item, ItemArticle, Label
+from annotate.models import Assignment, Campaign, Item, Label
+from annotate.selectors import group_systems
 from calibration.metrics.orderings import Ordering, ordering_of
 from judges.models import JudgeUnit, JudgeVerdict
-from protocols import order as orders
 
 CHUNK = 5000
 # Originals only (a swapped repeat is a position check, never a second vote), by the answer's assignment.
@@ -42,17 +42,6 @@ class OrderingInputs:
     n_groups: int
 
 
-def _systems(campaign: Campaign) -> dict[int, dict[str, str]]:
-    """Each group of the campaign: {slot letter: system key}."""
-    out: dict[int, dict[str, str]] = {}
-    rows = ItemArticle.objects.filter(item__campaign=campaign, item__kind=Item.Kind.GROUP).values_list(
-        "item_id", "slot", "article__system__key"
-    )
-    for item_id, slot, system in rows.iterator(chunk_size=CHUNK):
-        out.setdefault(item_id, {})[orders.SLOTS[slot]] = system
-    return out
-
-
 def ordering_inputs(*, campaign: Campaign, include_unsubmitted: bool = False) -> OrderingInputs | None:
     """The campaign's orderings per ranking criterion; None when its rubric asks no criterion on groups."""
     criteria = {
@@ -62,7 +51,7 @@ def ordering_inputs(*, campaign: Campaign, include_unsubmitted: bool = False) ->
     }
     if not criteria:
         return None
-    systems = _systems(campaign)
+    systems = group_systems(campaign=campaign)
     found = {
         cid: CriterionOrderings(c.key, c.text, protocols.arity(c.response), protocols.for_criterion(c.response).allows_ties(c.response))
         for cid, c in criteria.items()

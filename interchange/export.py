@@ -5,7 +5,7 @@ Rows are dicts keyed by the columns of `formats`; `formats.rows_format` turns th
 
 from __future__ import annotations
 
-from annotate.answers import CANNOT_JUDGE
+from annotate.answers import CANNOT_JUDGE, on_pair
 from annotate.models import Article, ArticleStep, Assignment, Campaign, Criterion, Item, Label, Span, StepVote, article_texts
 from annotate.services.guesses import guess_position
 from interchange.formats import (
@@ -23,7 +23,6 @@ from interchange.formats import (
 )
 from interchange.value_export import call_columns, judge_value_rows, unit_results, usd, value_label_rows
 from judges.models import JudgeCall, JudgeUnit
-from judges.selectors import one_article
 from protocols.pairwise import SIDES, TIE, acceptable_set, position_of, system_of
 
 _ASSIGNMENT_JOINS = (
@@ -130,7 +129,7 @@ def judge_label_rows(campaign: Campaign) -> list[dict]:
     criteria = list(campaign.criterion_set.criteria.order_by("order", "id"))
     by_category: dict[int, list[Criterion]] = {}
     for criterion in criteria:
-        if not one_article(criterion):  # a pair's units answer its pairwise criteria only
+        if on_pair(criterion.response):  # a pair's units answer its pairwise criteria only
             by_category.setdefault(criterion.category_id, []).append(criterion)
     by_id = {c.id: c for c in criteria}
 

@@ -11,11 +11,11 @@ Ordered by topic, system, rater and criterion, independent of the campaign's shu
 from __future__ import annotations
 
 import protocols
-from annotate.models import Campaign, Criterion, Item, ItemArticle, Label, article_texts
+from annotate.models import Campaign, Criterion, Item, Label, article_texts
+from annotate.selectors import group_systems
 from interchange.formats import EMPHASIS_COLUMN, HUMAN, JUDGE, REMOVED_COLUMN, iso
 from interchange.responses import response_cell
 from judges.models import JudgeCall, JudgeUnit, JudgeVerdict
-from protocols import order as orders
 
 EMPTY_PAIR = {"left_system": "", "right_system": "", "winner_system": ""}
 
@@ -23,28 +23,23 @@ EMPTY_PAIR = {"left_system": "", "right_system": "", "winner_system": ""}
 VALUE_KINDS = (Item.Kind.READING, Item.Kind.GROUP)
 
 
-def _group_systems(campaign: Campaign) -> dict[int, dict[str, str]]:
-    """Each group of the campaign: {slot letter: system key}."""
-    out: dict[int, dict[str, str]] = {}
-    rows = ItemArticle.objects.filter(item__campaign=campaign, item__kind=Item.Kind.GROUP).values_list(
-        "item_id", "slot", "article__system__key"
-    )
-    for item_id, slot, system in rows:
-        out.setdefault(item_id, {})[orders.SLOTS[slot]] = system
-    return out
+def _system_cell(item: Item) -> str:
+    """The `system` cell of an answer on `item`: a reading's article's system; empty for a group, whose
+    answer names its systems."""
+    return "" if item.kind == Item.Kind.GROUP else item.article_a.system.key
 
 
 def _cells(item: Item, criterion: Criterion, stored: str, groups: dict[int, dict[str, str]]) -> tuple[str, str]:
     """(system, answer) of one answer: a reading's article's system and the answer as stored, or, for a
     group, no system and the answer naming its systems (`named_answer` of its protocol)."""
     if item.kind != Item.Kind.GROUP:
-        return item.article_a.system.key, stored
+        return _system_cell(item), stored
     return "", protocols.for_criterion(criterion.response).named_answer(stored, groups[item.pk]) if stored else ""
 
 
 def value_label_rows(campaign: Campaign) -> list[dict]:
     """Every human answer given as a value (on a reading or a group) that is not empty."""
-    groups = _group_systems(campaign)
+    groups = group_systems(campaign=campaign)
     answers = (
         Label.every.filter(assignment__pair__campaign=campaign, assignment__pair__kind__in=VALUE_KINDS, assignment__repeat_of__isnull=True)
         .exclude(value="")
@@ -55,7 +50,7 @@ def value_label_rows(campaign: Campaign) -> list[dict]:
 
     def order(answer: Label) -> tuple:
         reading = answer.assignment.pair
-        return (reading.topic.title, reading.topic_id, _cells(reading, answer.criterion, "", groups)[0], reading.pk,
+        return (reading.topic.title, reading.topic_id, _system_cell(reading), reading.pk,
                 answer.assignment.annotator.username, answer.criterion.order, answer.criterion.key)  # fmt: skip
 
     rows = []
@@ -109,7 +104,7 @@ def unit_results(units: list[JudgeUnit]) -> tuple[dict[int, dict[int, JudgeVerdi
 
 def judge_value_rows(campaign: Campaign) -> list[dict]:
     """An answer or an error row for every criterion of every finished judge unit of a reading or a group."""
-    groups = _group_systems(campaign)
+    groups = group_systems(campaign=campaign)
     units = list(
         JudgeUnit.objects.filter(pair__campaign=campaign, pair__kind__in=VALUE_KINDS)
         .exclude(status=JudgeUnit.Status.PENDING)
@@ -128,8 +123,7 @@ def judge_value_rows(campaign: Campaign) -> list[dict]:
     rows = []
 
     def order(unit: JudgeUnit) -> tuple:
-        return (unit.pair.topic.title, unit.pair.topic_id, "" if unit.pair.kind == Item.Kind.GROUP else unit.pair.article_a.system.key,
-                unit.pair_id, unit.judge.name)  # fmt: skip
+        return (unit.pair.topic.title, unit.pair.topic_id, _system_cell(unit.pair), unit.pair_id, unit.judge.name)
 
     for unit in sorted(units, key=order):
         reading = unit.pair
@@ -147,5 +141,5 @@ def judge_value_rows(campaign: Campaign) -> list[dict]:
                              "error": "", "response": cell, "answer": value, "confidence": verdict.confidence})  # fmt: skip
             elif unit.status == JudgeUnit.Status.ERROR:
                 rows.append({**head, "criterion": criterion.key, "rationale": "", **call_columns(last_calls.get(unit.id)),
-                             "system": _cells(reading, criterion, "", groups)[0], "error": unit.error or "error", "response": cell, "answer": ""})  # fmt: skip
+                             "system": _system_cell(reading), "error": unit.error or "error", "response": cell, "answer": ""})  # fmt: skip
     return rows

@@ -61,9 +61,10 @@ from django.db import transaction
 from django.db.models import Q
 
 import protocols
+from annotate.answers import on_pair
 from judges.models import JudgeBatch, JudgeCall, JudgeRun, JudgeUnit
 from judges.pricing import batch_prices
-from judges.selectors import GUESS, RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, judged, one_article
+from judges.selectors import GUESS, RunPlan, UnitPlan, campaign_categories, campaign_units_q, criterion_protocol, judged
 from judges.transport import (
     FATAL_STATUSES,
     HTTP_RETRIES,
@@ -583,7 +584,7 @@ class _BatchRun:
                 self._criteria = {category.pk: criteria for category, criteria in campaign_categories(campaign=self.plan.campaign)}
             reading = unit.reading_id is not None
             everything = (unit.criterion,) if unit.criterion_id else self._criteria.get(unit.category_id, ())
-            criteria = tuple(c for c in everything if one_article(c) == reading and judged(c))
+            criteria = tuple(c for c in everything if on_pair(c.response) != reading and judged(c))
             protocol = criterion_protocol(criteria[0]) if reading and criteria else self.plan.campaign.protocol
             item = None if reading else unit.pair
             shown = unit.order if len(unit.order) > 2 else ""  # a group's unit keeps the order its call showed

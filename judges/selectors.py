@@ -32,6 +32,7 @@ from django.db.models import Count, DecimalField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 import protocols
+from annotate.answers import on_pair
 from annotate.kinds import criterion_kind
 from annotate.models import Article, ArticleStep, Campaign, Category, Criterion, Item, Pair
 from judges.models import CachedResponse, Judge, JudgeBatch, JudgeCall, JudgeRun, JudgeUnit, JudgeVerdict
@@ -104,12 +105,6 @@ def stored_key(unit: JudgeUnit) -> tuple[int | None, int | None, int | None, int
 def criterion_protocol(criterion: Criterion) -> str:
     """The protocol a criterion's answers follow: its response type, pairwise when it has none."""
     return protocols.for_criterion(criterion.response).NAME
-
-
-def one_article(criterion: Criterion) -> bool:
-    """Whether a criterion is asked about an item that is not a pair: one article (a reading) or a
-    group of three or more (a ranking's); its units' verdicts are answers, not winners."""
-    return protocols.arity(criterion.response) != 2
 
 
 def judged(criterion: Criterion) -> bool:
@@ -343,7 +338,7 @@ def run_plan(
     pairs = campaign_pairs(campaign=campaign, limit=limit)
     categories = campaign_categories(campaign=campaign)
     units: list[UnitPlan] = []
-    paired = [(category, tuple(c for c in criteria if not one_article(c))) for category, criteria in categories]
+    paired = [(category, tuple(c for c in criteria if on_pair(c.response))) for category, criteria in categories]
     paired = [(category, criteria) for category, criteria in paired if criteria]
     for pair in pairs:
         for category, criteria in paired:
@@ -360,7 +355,7 @@ def run_plan(
         units += _step_units(pairs)
         shown_steps = _shown_steps({a for p in pairs for a in (p.article_a_id, p.article_b_id)})
     readings = []
-    if judge.kind == Judge.Kind.LLM and any(one_article(c) and judged(c) for _, criteria in categories for c in criteria):
+    if judge.kind == Judge.Kind.LLM and any(not on_pair(c.response) and judged(c) for _, criteria in categories for c in criteria):
         readings = campaign_readings(campaign=campaign, pairs=pairs)
     for reading in readings:
         for category, everything in categories:

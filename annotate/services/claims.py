@@ -4,7 +4,7 @@ opening an assignment.
 A claim is what holds an item's slot for one annotator; `labelling` and `answers` write
 the answers under it. A campaign's rubric says which kinds of item it hands out
 (`kinds.campaign_kinds`, by each criterion's arity): pairs for its pairwise criteria, readings (one
-article alone) for its one-article criteria. Pairs have rules of their own (a calibration set,
+article alone) for its one-article criteria, groups (three to six articles) for its rankings. Pairs have rules of their own (a calibration set,
 known-answer pairs, swapped repeats, active sampling); every other kind is ranked by one query
 (`_item_candidates`), of the kind asked.
 """

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 import protocols
 from annotate.kinds import rubric_group_size
+from annotate.models import Item
 from annotate.selectors import campaign_design, criterion_set_latest
 from annotate.services.alt_epsilon import campaign_set_alt_epsilon, epsilon_problem
 from annotate.services.campaigns import campaign_create
@@ -299,7 +300,7 @@ class Command(BaseCommand):
             + (f", {readings} one-article readings (overlap {campaign.overlap})" if (readings := campaign.readings.count()) else "")
             + (
                 f", {groups} groups of {size} articles (overlap {campaign.overlap})"
-                if (groups := campaign.items.filter(kind="group").count())
+                if (groups := campaign.items.filter(kind=Item.Kind.GROUP).count())
                 and (size := rubric_group_size(criterion_set_id=campaign.criterion_set_id))
                 else ""
             )

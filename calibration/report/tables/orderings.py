@@ -21,12 +21,12 @@ def _cell(entry: dict | None, what: str = "value") -> str:
 
 def _judges(section: dict, note: str) -> Table:
     headers = ["Criterion", "Rater", "Kendall's τ-b vs the humans' mean ranks", "Pairs ordered as the humans order them",
-               "Reaches the ceiling", "Pairs the humans tie (left out)"]  # fmt: skip
+               "Against the ceiling (95% CIs)", "Pairs the humans tie (left out)"]  # fmt: skip
     rows = []
     for c in section["criteria"]:
         rows.append([c["criterion"], CEILING, _cell(c["ceiling"]), DASH, DASH, DASH])
         for name, j in c["judges"].items():
-            reach = {"yes": "yes", "no": "no, below it"}.get(j["within_ceiling"], DASH)
+            reach = {"yes": "not shown below it (CIs overlap)", "no": "below it"}.get(j["within_ceiling"], DASH)
             rows.append(
                 [c["criterion"], name, _cell(j["tau_mean_rank"]), _cell(j["pairs_ordered_alike"]), reach, f"{j['n_pairs_humans_tied']:,}"]
             )
